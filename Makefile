@@ -1,0 +1,189 @@
+# Trainyard: the one build file.
+#
+#   make              libkc and the programs, optimized, in build/
+#   make test         check-style, then every unit suite (Check) and every
+#                     end-to-end suite (bats), built with ASan and UBSan
+#   make unit         the unit suites only (ASan/UBSan); SUITE=yaml picks one
+#   make e2e          the end-to-end suites only
+#   make check-style  banned functions, include rules, cppcheck
+#   make bench        benchmarks that print figures
+#   make clean
+#
+# Missing packages are installed by scripts/install-deps on first use.
+
+PKGS		 = libcurl json-c yaml-0.1 openssl libwebsockets
+TEST_PKGS	 = check
+
+# Install what is missing before any pkg-config call below needs it.
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+DEPS_OK := $(shell pkg-config --exists $(PKGS) $(TEST_PKGS) 2>/dev/null && \
+	     command -v bats >/dev/null && command -v cppcheck >/dev/null && \
+	     command -v jq >/dev/null && echo yes)
+ifneq ($(DEPS_OK),yes)
+$(info make: some dependencies are missing; running scripts/install-deps)
+DEPS_RUN := $(shell scripts/install-deps >&2; echo $$?)
+ifneq ($(DEPS_RUN),0)
+$(error scripts/install-deps failed; see the messages above)
+endif
+endif
+endif
+
+BUILD		?= build
+VERSION		 = 0.1.0-dev
+CC		?= gcc
+OPT		?= -O2 -g
+
+WARNINGS	 = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+		   -Wmissing-prototypes -Wpointer-arith -Wcast-qual -Wformat=2 \
+		   -Wvla -Wundef -Wno-format-nonliteral
+CPPFLAGS_ALL	 = -D_GNU_SOURCE -DKC_VERSION='"$(VERSION)"' -Ilib/include -Ilib
+CFLAGS_ALL	 = -std=c11 -pthread -MMD -MP $(OPT) $(WARNINGS) \
+		   $(shell pkg-config --cflags $(PKGS)) $(CFLAGS)
+LDLIBS_ALL	 = $(shell pkg-config --libs $(PKGS)) -pthread $(LDLIBS)
+TEST_CFLAGS	 = $(shell pkg-config --cflags $(TEST_PKGS)) \
+		   -DKC_FIXTURES='"$(CURDIR)/tests/fixtures"'
+TEST_LDLIBS	 = $(shell pkg-config --libs $(TEST_PKGS))
+
+SAN_FLAGS	 = -fsanitize=address,undefined -fno-sanitize-recover=all \
+		   -fno-omit-frame-pointer
+
+# libkc, by layer: the data modules the devcluster may use, then the
+# client side.
+LIB_CORE_SRCS	 = lib/err.c lib/alloc.c lib/buf.c lib/str.c lib/json.c \
+		   lib/clock.c lib/log.c
+LIB_DATA_SRCS	 = $(LIB_CORE_SRCS) lib/yaml.c lib/selector.c lib/patch.c \
+		   lib/cert.c
+LIB_SRCS	 = $(LIB_DATA_SRCS) lib/kubeconfig.c lib/transport.c \
+		   lib/client.c lib/watch.c
+
+# Unit suites: tests/unit/test_<name>.c, each listed in tests/unit/suites.h.
+UNIT_SUITES	 = err buf str json log yaml selector patch cert kubeconfig \
+		   transport client watch
+TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
+		   tests/fakes/fake_transport.c tests/server/testserver.c \
+		   tests/unit/testutil.c
+UNIT_SRCS	 = tests/unit/check_main.c $(TEST_SUPPORT_SRCS) \
+		   $(UNIT_SUITES:%=tests/unit/test_%.c)
+
+# What each suite needs beyond the core, for "make unit SUITE=x", which
+# builds and links only that (so one module can be worked on alone).
+SUITE_DEPS_err		=
+SUITE_DEPS_buf		=
+SUITE_DEPS_str		=
+SUITE_DEPS_json		=
+SUITE_DEPS_log		=
+SUITE_DEPS_yaml		= lib/yaml.c
+SUITE_DEPS_selector	= lib/selector.c
+SUITE_DEPS_patch	= lib/patch.c
+SUITE_DEPS_cert		= lib/cert.c
+SUITE_DEPS_kubeconfig	= lib/yaml.c lib/kubeconfig.c
+SUITE_DEPS_transport	= lib/cert.c lib/yaml.c lib/kubeconfig.c lib/transport.c \
+			  tests/server/testserver.c
+SUITE_DEPS_client	= lib/cert.c lib/yaml.c lib/kubeconfig.c lib/transport.c \
+			  lib/client.c tests/fakes/fake_transport.c \
+			  tests/server/testserver.c
+SUITE_DEPS_watch	= $(SUITE_DEPS_client) lib/watch.c
+
+ALL_SRCS	 = $(LIB_SRCS) $(UNIT_SRCS)
+
+# ---------------------------------------------------------------------------
+
+.PHONY: all test unit e2e check-style bench clean demo
+.DEFAULT_GOAL := all
+
+all: $(BUILD)/lib/libkc.a
+
+LIB_OBJS	 = $(LIB_SRCS:%.c=$(BUILD)/%.o)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/tests/%.o: tests/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(TEST_CFLAGS) -c $< -o $@
+
+$(BUILD)/lib/libkc.a: $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+# The sanitizer tree: every object again, with ASan and UBSan.
+SAN		 = $(BUILD)/san
+
+$(SAN)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(SAN_FLAGS) $(TEST_CFLAGS) -c $< -o $@
+
+$(SAN)/tests/unit/check_main: $(UNIT_SRCS:%.c=$(SAN)/%.o) $(LIB_SRCS:%.c=$(SAN)/%.o)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(TEST_LDLIBS) $(LDLIBS_ALL)
+
+ifdef SUITE
+ONE_SRCS	 = $(sort $(LIB_CORE_SRCS) $(SUITE_DEPS_$(SUITE)) \
+		   tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
+		   tests/unit/testutil.c tests/unit/test_$(SUITE).c)
+
+$(SAN)/one/check_$(SUITE).o: tests/unit/check_main.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(SAN_FLAGS) $(TEST_CFLAGS) \
+	    -DKC_ONE_SUITE=$(SUITE)_suite -c $< -o $@
+
+$(SAN)/one/check_$(SUITE): $(SAN)/one/check_$(SUITE).o $(ONE_SRCS:%.c=$(SAN)/%.o)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(TEST_LDLIBS) $(LDLIBS_ALL)
+
+unit: $(SAN)/one/check_$(SUITE)
+	CK_FORK=no $(SAN)/one/check_$(SUITE)
+else
+unit: $(SAN)/tests/unit/check_main
+	CK_FORK=no $(SAN)/tests/unit/check_main
+endif
+
+test: check-style unit e2e
+
+E2E_SUITES	 = $(wildcard tests/e2e/*.bats)
+
+e2e:
+ifeq ($(strip $(E2E_SUITES)),)
+	@echo "e2e: no end-to-end suites yet"
+else
+	bats $(E2E_SUITES)
+endif
+
+# ---------------------------------------------------------------------------
+# Style: banned functions, include rules, cppcheck.
+
+BANNED_FUNCS	 = sprintf vsprintf strcpy strcat strncpy strncat gets atoi atol \
+		   atoll atof sscanf system sleep usleep strtok strerror gmtime \
+		   localtime asctime ctime
+space		:= $(subst ,, )
+BANNED		 = '(^|[^_a-zA-Z0-9.>])($(subst $(space),|,$(strip $(BANNED_FUNCS))))[[:space:]]*\('
+STYLE_SRCS	 = $(sort $(wildcard lib/*.c lib/*.h lib/include/kc/*.h \
+		   controller/*.c controller/*.h devcluster/*.c devcluster/*.h \
+		   tests/unit/*.c tests/unit/*.h tests/fakes/*.c tests/fakes/*.h \
+		   tests/server/*.c tests/server/*.h examples/*/*.c))
+
+check-style:
+	@! grep -nE $(BANNED) $(STYLE_SRCS) || \
+	    { echo 'check-style: banned function (see STYLE.md section 9)'; exit 1; }
+	@! grep -l '<curl/curl.h>' $(STYLE_SRCS) | grep -vx lib/transport.c || \
+	    { echo 'check-style: curl outside lib/transport.c'; exit 1; }
+	@! grep -l '<yaml.h>' $(STYLE_SRCS) | grep -vx lib/yaml.c || \
+	    { echo 'check-style: libyaml outside lib/yaml.c'; exit 1; }
+	@! grep -lE '<(curl|yaml|libwebsockets|openssl/)' lib/include/kc/*.h || \
+	    { echo 'check-style: third-party header in a public kc/ header'; exit 1; }
+	@! grep -l '<libwebsockets.h>' $(STYLE_SRCS) | \
+	    grep -vxE 'lib/exec.c|controller/metrics.c|controller/webhook.c|devcluster/http.c|tests/server/testserver.c' || \
+	    { echo 'check-style: libwebsockets outside its allowed files'; exit 1; }
+	@! grep -lE '"(\.\./)*(controller|devcluster)/' lib/*.c lib/*.h || \
+	    { echo 'check-style: lib/ includes a program header'; exit 1; }
+	@! grep -l 'internal.h"' $(wildcard controller/*.c devcluster/*.c) /dev/null || \
+	    { echo 'check-style: a program includes lib/internal.h'; exit 1; }
+	cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
+	    --enable=warning,portability --suppress=missingIncludeSystem \
+	    -D__GNUC__ -Ilib/include -Ilib $(filter %.c,$(STYLE_SRCS))
+	@echo "check-style: ok"
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,37 @@
+/*
+ * The clock hook. Backoff, rate limits, requeue delays and lease expiry
+ * read kc_clock_now_ms(), and waits go through kc_clock_sleep_ms(), so a
+ * test can install a fake clock (tests/fakes/fake_clock.c) that advances
+ * instantly and never sleeps.
+ */
+#ifndef KC_CLOCK_H
+#define KC_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+struct kc_clock {
+	uint64_t (*now_ms)(void *arg);		/* monotonic milliseconds */
+	time_t	 (*wall)(void *arg);		/* seconds since the epoch */
+	/* Waits 'ms'; returns early, with -EINTR, only if the hook chooses. */
+	int	 (*sleep_ms)(void *arg, uint64_t ms);
+	void	*arg;
+};
+
+/*
+ * Installs 'c' (NULL restores the system clock). Call once at startup, or
+ * between tests; not thread-safe.
+ */
+void		kc_clock_set(const struct kc_clock *c);
+
+uint64_t	kc_clock_now_ms(void);
+time_t		kc_clock_wall(void);
+int		kc_clock_sleep_ms(uint64_t ms);
+
+/*
+ * A random 64-bit value for jitter, from a per-thread generator seeded
+ * from the OS. Not for secrets.
+ */
+uint64_t	kc_random_u64(void);
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * Typed json-c accessors and bounded parsing.
+ *
+ * json-c objects are part of libkc's API on purpose: Kubernetes objects
+ * are JSON trees and every module passes them around as such. These
+ * helpers read paths without building temporary strings and never abort
+ * on a wrong type: a missing key and a value of the wrong type both read
+ * as absent.
+ *
+ *	const char *name = kc_json_str(pod, "metadata", "name");
+ *	int64_t gen = kc_json_int(run, -1, "metadata", "generation");
+ */
+#ifndef KC_JSON_H
+#define KC_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include <kc/err.h>
+#include <kc/macro.h>
+
+/* Limits for kc_json_parse(). */
+#define KC_JSON_DEPTH_MAX	64
+
+/*
+ * Parses exactly one JSON value from 'len' bytes (trailing white space
+ * allowed, anything else is an error). KC_EPARSE with the json-c error and
+ * byte offset in 'st' on malformed or over-deep input. '*ret' is a new
+ * reference.
+ */
+int	kc_json_parse(const char *text, size_t len, struct json_object **ret,
+	    struct kc_status *st) _must_check_;
+
+/*
+ * Path lookups. The variadic arguments are object keys, ended by NULL (the
+ * macros add it). Returns NULL when any step is missing or not an object.
+ * The result is borrowed from 'o'.
+ */
+struct json_object *kc_json_getv(const struct json_object *o, ...);
+#define kc_json_get(o, ...)	kc_json_getv((o), __VA_ARGS__, (const char *)NULL)
+
+/* A string at the path, or NULL when absent or not a string. */
+const char	*kc_json_strv(const struct json_object *o, ...);
+#define kc_json_str(o, ...)	kc_json_strv((o), __VA_ARGS__, (const char *)NULL)
+
+/* An integer at the path, or 'def' when absent or not an integer. */
+int64_t		 kc_json_intv(const struct json_object *o, int64_t def, ...);
+#define kc_json_int(o, def, ...) kc_json_intv((o), (def), __VA_ARGS__, (const char *)NULL)
+
+/* A boolean at the path, or 'def' when absent or not a boolean. */
+bool		 kc_json_boolv(const struct json_object *o, bool def, ...);
+#define kc_json_bool(o, def, ...) kc_json_boolv((o), (def), __VA_ARGS__, (const char *)NULL)
+
+/* Typed single-step lookups: NULL when absent or of another type. */
+struct json_object *kc_json_obj_of(const struct json_object *o, const char *key);
+struct json_object *kc_json_arr_of(const struct json_object *o, const char *key);
+
+/*
+ * Returns the object at 'key' of 'o', creating an empty object there when
+ * absent (replacing a non-object). NULL on allocation failure.
+ */
+struct json_object *kc_json_ensure_obj(struct json_object *o, const char *key);
+
+/*
+ * Sets 'key' of 'o' to a new string / integer / boolean. 0 or -ENOMEM.
+ * A NULL 'value' to kc_json_set_str() removes the key.
+ */
+int	kc_json_set_str(struct json_object *o, const char *key, const char *value)
+	    _must_check_;
+int	kc_json_set_int(struct json_object *o, const char *key, int64_t value)
+	    _must_check_;
+int	kc_json_set_bool(struct json_object *o, const char *key, bool value)
+	    _must_check_;
+
+/*
+ * Moves 'v' (a reference the caller owns) into 'o' at 'key'. On failure
+ * 'v' is released, so "kc_json_put(o, k, json_object_new_…())" never leaks.
+ * A NULL 'v' is an allocation failure: -ENOMEM.
+ */
+int	kc_json_put(struct json_object *o, const char *key, struct json_object *v)
+	    _must_check_;
+
+/* Appends 'v' (owned) to the array 'a'; same contract as kc_json_put(). */
+int	kc_json_append(struct json_object *a, struct json_object *v) _must_check_;
+
+/*
+ * A deep copy (new reference) or NULL on allocation failure. Safe on a
+ * frozen tree shared between threads: it never writes to 'o'.
+ */
+struct json_object *kc_json_copy(const struct json_object *o);
+
+/* Deep equality by value; objects compare without regard to key order. */
+bool	kc_json_equal(const struct json_object *a, const struct json_object *b);
+
+/*
+ * Serializes compactly into a new allocation ('ret_len' may be NULL).
+ * Unlike json_object_to_json_string(), never caches output inside 'o', so
+ * it is safe on shared trees. NULL on allocation failure.
+ */
+char	*kc_json_dump(const struct json_object *o, size_t *ret_len) _must_check_;
+
+/* Release helper for _cleanup_: json_object_put() on *p, then NULL. */
+static inline void
+kc_json_putp(struct json_object **p)
+{
+	if (*p != NULL)
+		json_object_put(*p);
+	*p = NULL;
+}
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * String slices, checked number parsing, bounded copies and files.
+ *
+ * A slice (struct kc_str) points into someone else's bytes; parsers walk
+ * slices instead of copying. The number parsers accept exactly a decimal
+ * number (optional sign for the signed ones, no spaces, no junk after it)
+ * and report overflow, unlike atoi() and friends, which are banned.
+ */
+#ifndef KC_STR_H
+#define KC_STR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <kc/macro.h>
+
+struct kc_str {
+	const char	*p;
+	size_t		 len;
+};
+
+#define KC_STR(lit)	((struct kc_str){ (lit), sizeof(lit) - 1 })
+
+struct kc_str	 kc_str_from(const char *);	/* NULL gives the empty slice */
+bool		 kc_str_eq(struct kc_str, struct kc_str);
+bool		 kc_str_eq_cstr(struct kc_str, const char *);
+bool		 kc_str_has_prefix(struct kc_str, const char *);
+struct kc_str	 kc_str_trim(struct kc_str);	/* ASCII white space, both ends */
+
+/*
+ * Splits 's' at the first 'sep': '*head' gets what comes before it and 's'
+ * is advanced past it. Returns false (and sets *head = s, s empty) when
+ * 'sep' does not occur.
+ */
+bool		 kc_str_cut(struct kc_str *s, char sep, struct kc_str *head);
+
+/* Newly allocated NUL-terminated copy, or NULL on allocation failure. */
+char		*kc_str_dup(struct kc_str) _must_check_;
+
+/*
+ * Decimal number parsing. 0 on success; -EINVAL for an empty string, a
+ * sign where none is allowed, or any character that is not part of the
+ * number; -ERANGE on overflow. '*ret' is untouched on failure.
+ */
+int	kc_parse_u64(const char *, uint64_t *ret) _must_check_;
+int	kc_parse_i64(const char *, int64_t *ret) _must_check_;
+int	kc_parse_u32(const char *, uint32_t *ret) _must_check_;
+int	kc_parse_int(const char *, int *ret) _must_check_;
+int	kc_str_to_u64(struct kc_str, uint64_t *ret) _must_check_;
+int	kc_str_to_i64(struct kc_str, int64_t *ret) _must_check_;
+
+/*
+ * Copies like OpenBSD's strlcpy(): always NUL-terminates (size > 0) and
+ * returns strlen(src); a result >= size means the copy was truncated.
+ */
+size_t	kc_strlcpy(char *dst, const char *src, size_t size);
+size_t	kc_strlcat(char *dst, const char *src, size_t size);
+
+/* Allocated printf. NULL on allocation failure. */
+char	*kc_asprintf(const char *, ...) _printf_(1, 2) _must_check_;
+
+/*
+ * Reads a whole file of at most 'max' bytes into a NUL-terminated
+ * allocation. -E2BIG when it is larger, -errno from the OS otherwise.
+ * 'ret_len' may be NULL.
+ */
+int	kc_read_file(const char *path, size_t max, char **ret, size_t *ret_len)
+	    _must_check_;
+
+/*
+ * Writes 'len' bytes to 'path' atomically: a temporary file in the same
+ * folder, fsync, rename. 'mode' is the new file's permission bits.
+ */
+int	kc_write_file_atomic(const char *path, const void *data, size_t len,
+	    unsigned mode) _must_check_;
+
+/* RFC 3339 UTC with whole seconds, "2026-11-21T19:49:14Z". */
+#define KC_TIME_MAX	32
+int	kc_time_format(time_t t, char *buf, size_t size);
+
+/* Parses RFC 3339 ("Z" or a numeric offset; fractional seconds ignored). */
+int	kc_time_parse(const char *, time_t *ret) _must_check_;
+
+#endif

@@ -1,0 +1,249 @@
+/*
+ * json.c: typed json-c accessors and bounded parsing.
+ *
+ * json-c does the parsing and printing; this file adds what every caller
+ * would otherwise repeat: path lookups that tolerate missing keys and
+ * wrong types, setters that never leak on allocation failure, strict
+ * whole-input parsing with a depth bound, and a copy that never writes
+ * to its source.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include <kc/alloc.h>
+#include <kc/json.h>
+
+int
+kc_json_parse(const char *text, size_t len, struct json_object **ret,
+    struct kc_status *st)
+{
+	struct json_tokener *tok;
+	struct json_object *o;
+	enum json_tokener_error jerr;
+	size_t off;
+
+	if (len > INT32_MAX)
+		return kc_status_set(st, -E2BIG, "JSON document too large");
+	if ((tok = json_tokener_new_ex(KC_JSON_DEPTH_MAX)) == NULL)
+		return -ENOMEM;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	o = json_tokener_parse_ex(tok, text, (int)len);
+	jerr = json_tokener_get_error(tok);
+	off = json_tokener_get_parse_end(tok);
+	if (o == NULL && jerr == json_tokener_continue) {
+		/* Input ended inside a value; a number may still complete. */
+		o = json_tokener_parse_ex(tok, "", 1);
+		jerr = json_tokener_get_error(tok);
+		if (o == NULL && jerr == json_tokener_continue) {
+			json_tokener_free(tok);
+			return kc_status_set(st, KC_EPARSE,
+			    "JSON: unexpected end of input at offset %zu", len);
+		}
+		off = len;
+	}
+	json_tokener_free(tok);
+	if (o == NULL)
+		return kc_status_set(st, KC_EPARSE, "JSON: %s at offset %zu",
+		    json_tokener_error_desc(jerr), off);
+	for (; off < len; off++) {
+		char c = text[off];
+
+		if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
+			json_object_put(o);
+			return kc_status_set(st, KC_EPARSE,
+			    "JSON: unexpected data after the value at offset %zu", off);
+		}
+	}
+	*ret = o;
+	return 0;
+}
+
+static struct json_object *
+json_walk(const struct json_object *o, va_list ap)
+{
+	const char *key;
+	struct json_object *cur = (struct json_object *)(uintptr_t)o;
+
+	while ((key = va_arg(ap, const char *)) != NULL) {
+		if (cur == NULL || !json_object_is_type(cur, json_type_object))
+			return NULL;
+		if (!json_object_object_get_ex(cur, key, &cur))
+			return NULL;
+	}
+	return cur;
+}
+
+struct json_object *
+kc_json_getv(const struct json_object *o, ...)
+{
+	struct json_object *v;
+	va_list ap;
+
+	va_start(ap, o);
+	v = json_walk(o, ap);
+	va_end(ap);
+	return v;
+}
+
+const char *
+kc_json_strv(const struct json_object *o, ...)
+{
+	struct json_object *v;
+	va_list ap;
+
+	va_start(ap, o);
+	v = json_walk(o, ap);
+	va_end(ap);
+	if (v == NULL || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int64_t
+kc_json_intv(const struct json_object *o, int64_t def, ...)
+{
+	struct json_object *v;
+	va_list ap;
+
+	va_start(ap, def);
+	v = json_walk(o, ap);
+	va_end(ap);
+	if (v == NULL || !json_object_is_type(v, json_type_int))
+		return def;
+	return json_object_get_int64(v);
+}
+
+bool
+kc_json_boolv(const struct json_object *o, bool def, ...)
+{
+	struct json_object *v;
+	va_list ap;
+
+	va_start(ap, def);
+	v = json_walk(o, ap);
+	va_end(ap);
+	if (v == NULL || !json_object_is_type(v, json_type_boolean))
+		return def;
+	return json_object_get_boolean(v);
+}
+
+struct json_object *
+kc_json_obj_of(const struct json_object *o, const char *key)
+{
+	struct json_object *v = kc_json_get(o, key);
+
+	return v != NULL && json_object_is_type(v, json_type_object) ? v : NULL;
+}
+
+struct json_object *
+kc_json_arr_of(const struct json_object *o, const char *key)
+{
+	struct json_object *v = kc_json_get(o, key);
+
+	return v != NULL && json_object_is_type(v, json_type_array) ? v : NULL;
+}
+
+int
+kc_json_put(struct json_object *o, const char *key, struct json_object *v)
+{
+	if (v == NULL)
+		return -ENOMEM;
+	if (json_object_object_add(o, key, v) < 0) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int
+kc_json_append(struct json_object *a, struct json_object *v)
+{
+	if (v == NULL)
+		return -ENOMEM;
+	if (json_object_array_add(a, v) < 0) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+struct json_object *
+kc_json_ensure_obj(struct json_object *o, const char *key)
+{
+	struct json_object *v = kc_json_obj_of(o, key);
+
+	if (v != NULL)
+		return v;
+	if (kc_json_put(o, key, json_object_new_object()) < 0)
+		return NULL;
+	return kc_json_obj_of(o, key);
+}
+
+int
+kc_json_set_str(struct json_object *o, const char *key, const char *value)
+{
+	if (value == NULL) {
+		json_object_object_del(o, key);
+		return 0;
+	}
+	return kc_json_put(o, key, json_object_new_string(value));
+}
+
+int
+kc_json_set_int(struct json_object *o, const char *key, int64_t value)
+{
+	return kc_json_put(o, key, json_object_new_int64(value));
+}
+
+int
+kc_json_set_bool(struct json_object *o, const char *key, bool value)
+{
+	return kc_json_put(o, key, json_object_new_boolean(value));
+}
+
+struct json_object *
+kc_json_copy(const struct json_object *o)
+{
+	struct json_object *src = (struct json_object *)(uintptr_t)o;
+	struct json_object *dst = NULL;
+
+	if (o == NULL)
+		return NULL;
+	if (json_object_deep_copy(src, &dst, NULL) < 0)
+		return NULL;
+	return dst;
+}
+
+bool
+kc_json_equal(const struct json_object *a, const struct json_object *b)
+{
+	/* json_object_equal() only reads, despite its non-const signature. */
+	return json_object_equal((struct json_object *)(uintptr_t)a,
+	    (struct json_object *)(uintptr_t)b) != 0;
+}
+
+char *
+kc_json_dump(const struct json_object *o, size_t *ret_len)
+{
+	struct json_object *c = NULL;
+	const char *s;
+	size_t len;
+	char *out;
+
+	/*
+	 * json_object_to_json_string_length() caches its output inside the
+	 * object it prints. Print a private copy so a frozen tree shared
+	 * between threads is never written to.
+	 */
+	if (o != NULL && (c = kc_json_copy(o)) == NULL)
+		return NULL;
+	s = json_object_to_json_string_length(c,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	out = s != NULL ? kc_memdup(s, len + 1) : NULL;
+	if (c != NULL)
+		json_object_put(c);
+	if (out != NULL && ret_len != NULL)
+		*ret_len = len;
+	return out;
+}

@@ -1,0 +1,414 @@
+/*
+ * str.c: slices, checked number parsing, bounded copies, files, time.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <kc/alloc.h>
+#include <kc/macro.h>
+#include <kc/str.h>
+
+struct kc_str
+kc_str_from(const char *s)
+{
+	return (struct kc_str){ s != NULL ? s : "", s != NULL ? strlen(s) : 0 };
+}
+
+bool
+kc_str_eq(struct kc_str a, struct kc_str b)
+{
+	return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);
+}
+
+bool
+kc_str_eq_cstr(struct kc_str a, const char *s)
+{
+	return kc_str_eq(a, kc_str_from(s));
+}
+
+bool
+kc_str_has_prefix(struct kc_str s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return s.len >= n && memcmp(s.p, prefix, n) == 0;
+}
+
+struct kc_str
+kc_str_trim(struct kc_str s)
+{
+	while (s.len > 0 && isspace((unsigned char)s.p[0])) {
+		s.p++;
+		s.len--;
+	}
+	while (s.len > 0 && isspace((unsigned char)s.p[s.len - 1]))
+		s.len--;
+	return s;
+}
+
+bool
+kc_str_cut(struct kc_str *s, char sep, struct kc_str *head)
+{
+	const char *q = s->len > 0 ? memchr(s->p, sep, s->len) : NULL;
+
+	if (q == NULL) {
+		*head = *s;
+		s->p += s->len;
+		s->len = 0;
+		return false;
+	}
+	head->p = s->p;
+	head->len = (size_t)(q - s->p);
+	s->len -= head->len + 1;
+	s->p = q + 1;
+	return true;
+}
+
+char *
+kc_str_dup(struct kc_str s)
+{
+	char *p;
+
+	if ((p = kc_malloc(s.len + 1)) == NULL)
+		return NULL;
+	if (s.len > 0)
+		memcpy(p, s.p, s.len);
+	p[s.len] = '\0';
+	return p;
+}
+
+int
+kc_str_to_u64(struct kc_str s, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (s.len == 0)
+		return -EINVAL;
+	for (size_t i = 0; i < s.len; i++) {
+		unsigned d;
+
+		if (s.p[i] < '0' || s.p[i] > '9')
+			return -EINVAL;
+		d = (unsigned)(s.p[i] - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*ret = v;
+	return 0;
+}
+
+int
+kc_str_to_i64(struct kc_str s, int64_t *ret)
+{
+	bool neg = false;
+	uint64_t u;
+	int r;
+
+	if (s.len > 0 && (s.p[0] == '-' || s.p[0] == '+')) {
+		neg = s.p[0] == '-';
+		s.p++;
+		s.len--;
+	}
+	if ((r = kc_str_to_u64(s, &u)) < 0)
+		return r;
+	if (neg) {
+		if (u > (uint64_t)INT64_MAX + 1)
+			return -ERANGE;
+		*ret = u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
+	} else {
+		if (u > INT64_MAX)
+			return -ERANGE;
+		*ret = (int64_t)u;
+	}
+	return 0;
+}
+
+int
+kc_parse_u64(const char *s, uint64_t *ret)
+{
+	return kc_str_to_u64(kc_str_from(s), ret);
+}
+
+int
+kc_parse_i64(const char *s, int64_t *ret)
+{
+	return kc_str_to_i64(kc_str_from(s), ret);
+}
+
+int
+kc_parse_u32(const char *s, uint32_t *ret)
+{
+	uint64_t v;
+	int r;
+
+	if ((r = kc_parse_u64(s, &v)) < 0)
+		return r;
+	if (v > UINT32_MAX)
+		return -ERANGE;
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+int
+kc_parse_int(const char *s, int *ret)
+{
+	int64_t v;
+	int r;
+
+	if ((r = kc_parse_i64(s, &v)) < 0)
+		return r;
+	if (v < INT_MIN || v > INT_MAX)
+		return -ERANGE;
+	*ret = (int)v;
+	return 0;
+}
+
+size_t
+kc_strlcpy(char *dst, const char *src, size_t size)
+{
+	size_t n = strlen(src);
+
+	if (size > 0) {
+		size_t c = n < size - 1 ? n : size - 1;
+
+		memcpy(dst, src, c);
+		dst[c] = '\0';
+	}
+	return n;
+}
+
+size_t
+kc_strlcat(char *dst, const char *src, size_t size)
+{
+	size_t d = strnlen(dst, size);
+
+	if (d == size)
+		return size + strlen(src);
+	return d + kc_strlcpy(dst + d, src, size - d);
+}
+
+char *
+kc_asprintf(const char *fmt, ...)
+{
+	va_list ap, ap2;
+	char *p;
+	int n;
+
+	va_start(ap, fmt);
+	va_copy(ap2, ap);
+	n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0 || (p = kc_malloc((size_t)n + 1)) == NULL) {
+		va_end(ap);
+		return NULL;
+	}
+	(void)vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+int
+kc_read_file(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+	struct stat sb;
+	char *p = NULL;
+	size_t len = 0, cap;
+	int fd, r;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	if (fstat(fd, &sb) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		r = -EISDIR;
+		goto fail;
+	}
+	/* Regular files tell their size; pipes and /proc files grow as read. */
+	cap = S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size + 1 : 4096;
+	if (cap > max + 1)
+		cap = max + 1;
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 >= cap) {
+			char *q;
+
+			if (cap > max) {
+				r = -E2BIG;
+				goto fail;
+			}
+			cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+			if ((q = kc_realloc(p, cap)) == NULL) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			p = q;
+		} else if (p == NULL && (p = kc_malloc(cap)) == NULL) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		n = read(fd, p + len, cap - len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	(void)close(fd);
+	if (len > max) {
+		kc_free(p);
+		return -E2BIG;
+	}
+	p[len] = '\0';
+	*ret = p;
+	if (ret_len != NULL)
+		*ret_len = len;
+	return 0;
+fail:
+	kc_free(p);
+	(void)close(fd);
+	return r;
+}
+
+int
+kc_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode)
+{
+	_cleanup_(kc_freep) char *tmp = NULL;
+	const char *p = data;
+	int fd, r;
+
+	if ((tmp = kc_asprintf("%s.tmp.%ld", path, (long)getpid())) == NULL)
+		return -ENOMEM;
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)) < 0)
+		return -errno;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto fail;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fsync(fd) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		r = -errno;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	if (fd >= 0)
+		(void)close(fd);
+	(void)unlink(tmp);
+	return r;
+}
+
+int
+kc_time_format(time_t t, char *buf, size_t size)
+{
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm) == NULL)
+		return -EOVERFLOW;
+	if (strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		return -ENOBUFS;
+	return 0;
+}
+
+static int
+take_digits(const char **s, int n, int *ret)
+{
+	int v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if ((*s)[i] < '0' || (*s)[i] > '9')
+			return -EINVAL;
+		v = v * 10 + ((*s)[i] - '0');
+	}
+	*s += n;
+	*ret = v;
+	return 0;
+}
+
+static int
+expect_char(const char **s, char c)
+{
+	if (**s != c)
+		return -EINVAL;
+	(*s)++;
+	return 0;
+}
+
+int
+kc_time_parse(const char *s, time_t *ret)
+{
+	struct tm tm = { 0 };
+	int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
+	time_t t;
+
+	if (take_digits(&s, 4, &y) < 0 || expect_char(&s, '-') < 0 ||
+	    take_digits(&s, 2, &mo) < 0 || expect_char(&s, '-') < 0 ||
+	    take_digits(&s, 2, &d) < 0 ||
+	    (*s != 'T' && *s != 't' && *s != ' ') || (s++, 0) ||
+	    take_digits(&s, 2, &h) < 0 || expect_char(&s, ':') < 0 ||
+	    take_digits(&s, 2, &mi) < 0 || expect_char(&s, ':') < 0 ||
+	    take_digits(&s, 2, &sec) < 0)
+		return -EINVAL;
+	if (*s == '.') {
+		s++;
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	if (*s == 'Z' || *s == 'z')
+		s++;
+	else if (*s == '+' || *s == '-') {
+		sign = *s == '-' ? -1 : 1;
+		s++;
+		if (take_digits(&s, 2, &oh) < 0 || expect_char(&s, ':') < 0 ||
+		    take_digits(&s, 2, &om) < 0)
+			return -EINVAL;
+	} else
+		return -EINVAL;
+	if (*s != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
+	    mi > 59 || sec > 60 || oh > 23 || om > 59)
+		return -EINVAL;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	if ((t = timegm(&tm)) == (time_t)-1)
+		return -EINVAL;
+	*ret = t - sign * (oh * 3600 + om * 60);
+	return 0;
+}

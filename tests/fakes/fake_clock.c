@@ -1,0 +1,77 @@
+/*
+ * fake_clock.c: a clock under the test's control. Sleeping on it moves it
+ * forward at once, so backoff and rate-limit code runs without waiting.
+ */
+#include <stdint.h>
+#include <time.h>
+
+#include <kc/clock.h>
+
+#include "../unit/testutil.h"
+
+static uint64_t	now;
+static uint64_t	slept;
+static unsigned	sleeps;
+
+static uint64_t
+fc_now_ms(void *arg)
+{
+	(void)arg;
+	return now;
+}
+
+static time_t
+fc_wall(void *arg)
+{
+	(void)arg;
+	return (time_t)(1700000000 + now / 1000);
+}
+
+static int
+fc_sleep_ms(void *arg, uint64_t ms)
+{
+	(void)arg;
+	now += ms;
+	slept += ms;
+	sleeps++;
+	return 0;
+}
+
+static const struct kc_clock fake_clock = {
+	.now_ms = fc_now_ms,
+	.wall = fc_wall,
+	.sleep_ms = fc_sleep_ms,
+};
+
+void
+fake_clock_install(uint64_t start_ms)
+{
+	now = start_ms;
+	slept = 0;
+	sleeps = 0;
+	kc_clock_set(&fake_clock);
+}
+
+void
+fake_clock_uninstall(void)
+{
+	kc_clock_set(NULL);
+}
+
+void
+fake_clock_advance(uint64_t ms)
+{
+	now += ms;
+}
+
+uint64_t
+fake_clock_slept_ms(void)
+{
+	return slept;
+}
+
+unsigned
+fake_clock_sleeps(void)
+{
+	return sleeps;
+}

@@ -1,0 +1,18 @@
+/*
+ * Every unit suite, one line each. A suite is tests/unit/test_<name>.c
+ * exporting "Suite *<name>_suite(void)"; add it here and to UNIT_SUITES in
+ * the Makefile.
+ */
+SUITE(err)
+SUITE(buf)
+SUITE(str)
+SUITE(json)
+SUITE(log)
+SUITE(yaml)
+SUITE(selector)
+SUITE(patch)
+SUITE(cert)
+SUITE(kubeconfig)
+SUITE(transport)
+SUITE(client)
+SUITE(watch)

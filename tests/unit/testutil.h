@@ -1,0 +1,46 @@
+/*
+ * Helpers shared by the unit suites, and the fakes' interfaces.
+ */
+#ifndef TESTUTIL_H
+#define TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <check.h>
+
+/*
+ * Reads tests/fixtures/<name> into a NUL-terminated allocation (free with
+ * kc_free()); fails the test when it cannot.
+ */
+char	*tu_fixture(const char *name, size_t *ret_len);
+
+/* The absolute path of tests/fixtures/<name>, in a static buffer. */
+const char *tu_fixture_path(const char *name);
+
+/*
+ * A fresh temporary directory (mkdtemp under $TMPDIR or /tmp), removed
+ * with everything in it by tu_tmpdir_remove().
+ */
+char	*tu_tmpdir(void);
+void	 tu_tmpdir_remove(char *dir);
+
+/* Writes 'text' to dir/name and returns the path (free with kc_free()). */
+char	*tu_write(const char *dir, const char *name, const char *text);
+
+/* tests/fakes/fail_alloc.c: kc_malloc() fails after 'n' more successes. */
+void	 fail_alloc_after(size_t n);	/* SIZE_MAX: never fail (uninstall) */
+size_t	 fail_alloc_count(void);	/* allocations since the last call */
+
+/*
+ * tests/fakes/fake_clock.c: a clock that starts at 'start_ms', moves only
+ * when told (or when code "sleeps" on it, which advances it at once), and
+ * counts sleeps.
+ */
+void	 fake_clock_install(uint64_t start_ms);
+void	 fake_clock_uninstall(void);
+void	 fake_clock_advance(uint64_t ms);
+uint64_t fake_clock_slept_ms(void);	/* total slept since install */
+unsigned fake_clock_sleeps(void);	/* number of sleeps since install */
+
+#endif
