@@ -150,7 +150,10 @@ line_put_value(struct line *l, const char *v, size_t max)
 	size_t n = 0;
 
 	if (!needs_quotes(v)) {
-		line_put(l, v, strnlen(v, max));
+		n = strnlen(v, max);
+		line_put(l, v, n);
+		if (v[n] != '\0')
+			line_puts(l, "...");
 		return;
 	}
 	line_puts(l, "\"");

@@ -238,14 +238,23 @@ kc_read_file(const char *path, size_t max, char **ret, size_t *ret_len)
 	cap = S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size + 1 : 4096;
 	if (cap > max + 1)
 		cap = max + 1;
+	if ((p = kc_malloc(cap)) == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	for (;;) {
 		ssize_t n;
 
 		if (len + 1 >= cap) {
-			char *q;
+			char *q, probe;
 
 			if (cap > max) {
-				r = -E2BIG;
+				/* Full at the bound: larger only if a byte remains. */
+				while ((n = read(fd, &probe, 1)) < 0 && errno == EINTR)
+					;
+				if (n == 0)
+					break;
+				r = n < 0 ? -errno : -E2BIG;
 				goto fail;
 			}
 			cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
@@ -254,9 +263,6 @@ kc_read_file(const char *path, size_t max, char **ret, size_t *ret_len)
 				goto fail;
 			}
 			p = q;
-		} else if (p == NULL && (p = kc_malloc(cap)) == NULL) {
-			r = -ENOMEM;
-			goto fail;
 		}
 		n = read(fd, p + len, cap - len - 1);
 		if (n < 0) {

@@ -14,14 +14,8 @@
 #include "testutil.h"
 
 #ifdef KC_ONE_SUITE
-Suite	*KC_ONE_SUITE(void);
-
 static Suite *(*const suites[])(void) = { KC_ONE_SUITE };
 #else
-#define SUITE(n)	Suite *n##_suite(void);
-#include "suites.h"
-#undef SUITE
-
 static Suite *(*const suites[])(void) = {
 #define SUITE(n)	n##_suite,
 #include "suites.h"

@@ -9,6 +9,11 @@
 
 #include <check.h>
 
+/* Every suite's constructor, from suites.h. */
+#define SUITE(n)	Suite *n##_suite(void);
+#include "suites.h"
+#undef SUITE
+
 /*
  * Reads tests/fixtures/<name> into a NUL-terminated allocation (free with
  * kc_free()); fails the test when it cannot.

@@ -1,0 +1,202 @@
+/*
+ * test_str.c: slices, number parsing, strlcpy, files and time.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <check.h>
+
+#include <kc/alloc.h>
+#include <kc/str.h>
+
+#include "testutil.h"
+
+START_TEST(slices)
+{
+	struct kc_str s = kc_str_from("  key=value,rest  "), head;
+	char *d;
+
+	s = kc_str_trim(s);
+	ck_assert(kc_str_eq_cstr(s, "key=value,rest"));
+	ck_assert(kc_str_has_prefix(s, "key"));
+	ck_assert(!kc_str_has_prefix(s, "value"));
+	ck_assert(kc_str_cut(&s, '=', &head));
+	ck_assert(kc_str_eq(head, KC_STR("key")));
+	ck_assert(kc_str_cut(&s, ',', &head));
+	ck_assert(kc_str_eq_cstr(head, "value"));
+	ck_assert(!kc_str_cut(&s, ',', &head));
+	ck_assert(kc_str_eq_cstr(head, "rest"));
+	ck_assert_uint_eq(s.len, 0);
+	d = kc_str_dup(head);
+	ck_assert_str_eq(d, "rest");
+	kc_free(d);
+	ck_assert(kc_str_eq(kc_str_from(NULL), KC_STR("")));
+	ck_assert(kc_str_eq_cstr(kc_str_trim(KC_STR(" \t\n")), ""));
+}
+END_TEST
+
+START_TEST(numbers)
+{
+	static const struct {
+		const char	*in;
+		int		 r;
+		int64_t		 v;
+	} i64[] = {
+		{ "0", 0, 0 },
+		{ "42", 0, 42 },
+		{ "-42", 0, -42 },
+		{ "+7", 0, 7 },
+		{ "9223372036854775807", 0, INT64_MAX },
+		{ "-9223372036854775808", 0, INT64_MIN },
+		{ "9223372036854775808", -ERANGE, 0 },
+		{ "-9223372036854775809", -ERANGE, 0 },
+		{ "", -EINVAL, 0 },
+		{ "-", -EINVAL, 0 },
+		{ " 1", -EINVAL, 0 },
+		{ "1 ", -EINVAL, 0 },
+		{ "12abc", -EINVAL, 0 },
+		{ "0x10", -EINVAL, 0 },
+		{ "1.5", -EINVAL, 0 },
+	};
+	uint64_t u;
+	uint32_t u32;
+	int iv;
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(i64); i++) {
+		int64_t v = -1;
+		int r = kc_parse_i64(i64[i].in, &v);
+
+		ck_assert_msg(r == i64[i].r, "%s: r=%d", i64[i].in, r);
+		if (r == 0)
+			ck_assert_int_eq(v, i64[i].v);
+		else
+			ck_assert_int_eq(v, -1);	/* untouched on failure */
+	}
+	ck_assert_int_eq(kc_parse_u64("18446744073709551615", &u), 0);
+	ck_assert_uint_eq(u, UINT64_MAX);
+	ck_assert_int_eq(kc_parse_u64("18446744073709551616", &u), -ERANGE);
+	ck_assert_int_eq(kc_parse_u64("-1", &u), -EINVAL);
+	ck_assert_int_eq(kc_parse_u32("4294967295", &u32), 0);
+	ck_assert_uint_eq(u32, UINT32_MAX);
+	ck_assert_int_eq(kc_parse_u32("4294967296", &u32), -ERANGE);
+	ck_assert_int_eq(kc_parse_int("-2147483648", &iv), 0);
+	ck_assert_int_eq(iv, INT_MIN);
+	ck_assert_int_eq(kc_parse_int("2147483648", &iv), -ERANGE);
+	ck_assert_int_eq(kc_str_to_u64(KC_STR("123456"), &u), 0);
+	ck_assert_uint_eq(u, 123456);
+}
+END_TEST
+
+START_TEST(strlcpy_truncation)
+{
+	char small[5];
+
+	ck_assert_uint_eq(kc_strlcpy(small, "abc", sizeof(small)), 3);
+	ck_assert_str_eq(small, "abc");
+	ck_assert_uint_eq(kc_strlcpy(small, "abcdefgh", sizeof(small)), 8);
+	ck_assert_str_eq(small, "abcd");
+	ck_assert_uint_eq(kc_strlcpy(small, "xyz", 0), 3);
+	ck_assert_str_eq(small, "abcd");
+	kc_strlcpy(small, "ab", sizeof(small));
+	ck_assert_uint_eq(kc_strlcat(small, "cdef", sizeof(small)), 6);
+	ck_assert_str_eq(small, "abcd");
+}
+END_TEST
+
+START_TEST(files)
+{
+	char *dir = tu_tmpdir(), *path, *text = NULL, *p2;
+	size_t len = 0;
+
+	path = tu_write(dir, "f.txt", "hello\nworld\n");
+	ck_assert_int_eq(kc_read_file(path, 100, &text, &len), 0);
+	ck_assert_str_eq(text, "hello\nworld\n");
+	ck_assert_uint_eq(len, 12);
+	kc_free(text);
+	text = NULL;
+	/* Bigger than the bound: refused, nothing returned. */
+	ck_assert_int_eq(kc_read_file(path, 11, &text, NULL), -E2BIG);
+	ck_assert_ptr_null(text);
+	ck_assert_int_eq(kc_read_file(path, 12, &text, NULL), 0);
+	kc_free(text);
+	text = NULL;
+	ck_assert_int_eq(kc_read_file(dir, 100, &text, NULL), -EISDIR);
+	p2 = kc_asprintf("%s/missing", dir);
+	ck_assert_int_eq(kc_read_file(p2, 100, &text, NULL), -ENOENT);
+	ck_assert_ptr_null(text);
+	/* Files with no size, like /proc ones, are read to their end. */
+	ck_assert_int_eq(kc_read_file("/proc/self/status", 1 << 20, &text, &len), 0);
+	ck_assert_ptr_nonnull(strstr(text, "Name:"));
+	kc_free(text);
+	/* Atomic writes replace the file and leave no temporary behind. */
+	ck_assert_int_eq(kc_write_file_atomic(path, "new", 3, 0640), 0);
+	ck_assert_int_eq(kc_read_file(path, 100, &text, &len), 0);
+	ck_assert_str_eq(text, "new");
+	kc_free(text);
+	kc_free(p2);
+	p2 = kc_asprintf("%s/nodir/x", dir);
+	ck_assert_int_eq(kc_write_file_atomic(p2, "x", 1, 0600), -ENOENT);
+	kc_free(p2);
+	kc_free(path);
+	tu_tmpdir_remove(dir);
+}
+END_TEST
+
+START_TEST(times)
+{
+	char buf[KC_TIME_MAX];
+	time_t t;
+
+	ck_assert_int_eq(kc_time_format(0, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "1970-01-01T00:00:00Z");
+	ck_assert_int_eq(kc_time_format(1795290554, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "2026-11-21T19:49:14Z");
+	ck_assert_int_eq(kc_time_parse("2026-11-21T19:49:14Z", &t), 0);
+	ck_assert_int_eq(t, 1795290554);
+	ck_assert_int_eq(kc_time_parse("2026-11-21T19:49:14.123456Z", &t), 0);
+	ck_assert_int_eq(t, 1795290554);
+	ck_assert_int_eq(kc_time_parse("2026-11-21T21:49:14+02:00", &t), 0);
+	ck_assert_int_eq(t, 1795290554);
+	ck_assert_int_eq(kc_time_parse("2026-11-21T18:49:14-01:00", &t), 0);
+	ck_assert_int_eq(t, 1795290554);
+	ck_assert_int_eq(kc_time_parse("2026-11-21", &t), -EINVAL);
+	ck_assert_int_eq(kc_time_parse("2026-13-21T19:49:14Z", &t), -EINVAL);
+	ck_assert_int_eq(kc_time_parse("2026-11-21T19:49:14", &t), -EINVAL);
+	ck_assert_int_eq(kc_time_parse("2026-11-21T19:49:14Zjunk", &t), -EINVAL);
+	ck_assert_int_eq(kc_time_parse("", &t), -EINVAL);
+	ck_assert_int_eq(kc_time_format(0, buf, 5), -ENOBUFS);
+}
+END_TEST
+
+START_TEST(asprintf_alloc_failure)
+{
+	char *s;
+
+	fail_alloc_after(0);
+	s = kc_asprintf("%d", 5);
+	fail_alloc_after(SIZE_MAX);
+	ck_assert_ptr_null(s);
+	s = kc_asprintf("%s-%d", "a", 5);
+	ck_assert_str_eq(s, "a-5");
+	kc_free(s);
+}
+END_TEST
+
+Suite *
+str_suite(void)
+{
+	Suite *s = suite_create("str");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, slices);
+	tcase_add_test(tc, numbers);
+	tcase_add_test(tc, strlcpy_truncation);
+	tcase_add_test(tc, files);
+	tcase_add_test(tc, times);
+	tcase_add_test(tc, asprintf_alloc_failure);
+	suite_add_tcase(s, tc);
+	return s;
+}
