@@ -11,7 +11,7 @@
 #
 # Missing packages are installed by scripts/install-deps on first use.
 
-PKGS		 = libcurl json-c yaml-0.1 openssl libwebsockets
+PKGS		 = libcurl json-c yaml-0.1 openssl libwebsockets sqlite3
 TEST_PKGS	 = check
 
 # Install what is missing before any pkg-config call below needs it.
@@ -84,14 +84,21 @@ SUITE_DEPS_client	= lib/cert.c lib/yaml.c lib/kubeconfig.c lib/transport.c \
 			  tests/server/testserver.c
 SUITE_DEPS_watch	= $(SUITE_DEPS_client) lib/watch.c
 
-ALL_SRCS	 = $(LIB_SRCS) $(UNIT_SRCS)
+# trainyard-devcluster: main.c plus DC_SRCS, which the unit suites link too.
+# It links only libkc's data modules (ARCHITECTURE.md).
+DC_SRCS		 =
+DEVCLUSTER_SRCS	 = devcluster/main.c $(DC_SRCS)
+
+ALL_SRCS	 = $(LIB_SRCS) $(UNIT_SRCS) $(DEVCLUSTER_SRCS)
 
 # ---------------------------------------------------------------------------
 
 .PHONY: all test unit e2e check-style bench clean demo
 .DEFAULT_GOAL := all
 
-all: $(BUILD)/lib/libkc.a
+BINS		 = $(BUILD)/bin/trainyard-devcluster
+
+all: $(BUILD)/lib/libkc.a $(BINS)
 
 LIB_OBJS	 = $(LIB_SRCS:%.c=$(BUILD)/%.o)
 
@@ -108,6 +115,11 @@ $(BUILD)/lib/libkc.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
+$(BUILD)/bin/trainyard-devcluster: $(DEVCLUSTER_SRCS:%.c=$(BUILD)/%.o) \
+    $(LIB_DATA_SRCS:%.c=$(BUILD)/%.o)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
 # The sanitizer tree: every object again, with ASan and UBSan.
 SAN		 = $(BUILD)/san
 
@@ -115,7 +127,13 @@ $(SAN)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(SAN_FLAGS) $(TEST_CFLAGS) -c $< -o $@
 
-$(SAN)/tests/unit/check_main: $(UNIT_SRCS:%.c=$(SAN)/%.o) $(LIB_SRCS:%.c=$(SAN)/%.o)
+$(SAN)/bin/trainyard-devcluster: $(DEVCLUSTER_SRCS:%.c=$(SAN)/%.o) \
+    $(LIB_DATA_SRCS:%.c=$(SAN)/%.o)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
+
+$(SAN)/tests/unit/check_main: $(UNIT_SRCS:%.c=$(SAN)/%.o) $(LIB_SRCS:%.c=$(SAN)/%.o) \
+    $(DC_SRCS:%.c=$(SAN)/%.o)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(TEST_LDLIBS) $(LDLIBS_ALL)
 
 ifdef SUITE

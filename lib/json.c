@@ -43,14 +43,16 @@ kc_json_parse(const char *text, size_t len, struct json_object **ret,
 		off = len;
 	}
 	json_tokener_free(tok);
-	if (o == NULL)
+	/* json-c represents a JSON null as NULL, with success. */
+	if (o == NULL && jerr != json_tokener_success)
 		return kc_status_set(st, KC_EPARSE, "JSON: %s at offset %zu",
 		    json_tokener_error_desc(jerr), off);
 	for (; off < len; off++) {
 		char c = text[off];
 
 		if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
-			json_object_put(o);
+			if (o != NULL)
+				json_object_put(o);
 			return kc_status_set(st, KC_EPARSE,
 			    "JSON: unexpected data after the value at offset %zu", off);
 		}

@@ -94,6 +94,14 @@ START_TEST(strict_parse)
 	/* Trailing white space is fine; a bare number at the end completes. */
 	ck_assert_int_eq(kc_json_parse("{\"a\":1}\n  ", 10, &o, NULL), 0);
 	json_object_put(o);
+	{
+		struct json_object *sentinel = json_object_new_object();
+
+		o = sentinel;
+		ck_assert_int_eq(kc_json_parse("null", 4, &o, NULL), 0);
+		ck_assert_ptr_null(o);
+		json_object_put(sentinel);
+	}
 	ck_assert_int_eq(kc_json_parse("42", 2, &o, NULL), 0);
 	ck_assert_int_eq(json_object_get_int(o), 42);
 	json_object_put(o);

@@ -29,7 +29,7 @@
  * Parses exactly one JSON value from 'len' bytes (trailing white space
  * allowed, anything else is an error). KC_EPARSE with the json-c error and
  * byte offset in 'st' on malformed or over-deep input. '*ret' is a new
- * reference.
+ * reference, or NULL for the document "null" (json-c's null).
  */
 int	kc_json_parse(const char *text, size_t len, struct json_object **ret,
 	    struct kc_status *st) _must_check_;

@@ -4,7 +4,7 @@
  * A slice (struct kc_str) points into someone else's bytes; parsers walk
  * slices instead of copying. The number parsers accept exactly a decimal
  * number (optional sign for the signed ones, no spaces, no junk after it)
- * and report overflow, unlike atoi() and friends, which are banned.
+ * and report overflow, unlike the banned libc conversions.
  */
 #ifndef KC_STR_H
 #define KC_STR_H
