@@ -113,9 +113,12 @@ struct kc_kubeconfig_opts {
 int	kc_kubeconfig_load(const struct kc_kubeconfig_opts *opts,
 	    struct kc_rest_config **ret, struct kc_status *st) _must_check_;
 
-/* Where the in-cluster files live; tests point these elsewhere. */
+/*
+ * Where the in-cluster files live; tests point these elsewhere. The
+ * defaults are in /var/run/secrets/kubernetes.io/serviceaccount/.
+ */
 struct kc_incluster_opts {
-	const char	*token_file;	/* default /var/run/secrets/kubernetes.io/serviceaccount/token */
+	const char	*token_file;	/* default .../serviceaccount/token */
 	const char	*ca_file;	/* default .../serviceaccount/ca.crt */
 	const char	*namespace_file;	/* default .../serviceaccount/namespace */
 	const char	*host;		/* default $KUBERNETES_SERVICE_HOST */
