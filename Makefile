@@ -198,7 +198,8 @@ check-style:
 	    { echo 'check-style: a program includes lib/internal.h'; exit 1; }
 	cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 	    --enable=warning,portability --suppress=missingIncludeSystem \
-	    -D__GNUC__ -Ilib/include -Ilib $(filter %.c,$(STYLE_SRCS))
+	    -D__GNUC__ -DKC_FIXTURES='"tests/fixtures"' -DKC_VERSION='"0"' \
+	    -Ilib/include -Ilib $(filter %.c,$(STYLE_SRCS))
 	@echo "check-style: ok"
 
 clean:

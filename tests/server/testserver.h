@@ -22,19 +22,24 @@ struct ts_opts {
 	const char	*script;	/* path of the script file */
 	const char	*script_text;	/* or the script itself (wins) */
 	bool		 require_client_cert;	/* verify against ts_client_ca */
+	bool		 http2;		/* offer h2 over ALPN (default http/1.1) */
 };
 
 /* A request as the server received it. */
 struct ts_request {
 	char	*method;
-	char	*path;		/* path and query, as sent */
+	char	*path;		/* path and query (the query re-encoded: README) */
 	char	*authorization;	/* the header, or NULL */
 	char	*content_type;
 	char	*accept;
 	char	*user_agent;
 	char	*accept_encoding;
+	char	*host;		/* Host, or :authority on h2 */
+	char	*impersonate_user;
+	char	*impersonate_group;	/* the first one: lws 4.1 shows no more */
 	char	*body;		/* NUL-terminated; "" when none */
 	size_t	 body_len;
+	bool	 http2;		/* came over an h2 stream */
 };
 
 /* Starts a server; 0 or a negative code. */
@@ -64,6 +69,9 @@ const char	*ts_ca_pem_other(const struct ts_server *);	/* an unrelated CA */
  */
 size_t		 ts_nrequests(struct ts_server *);
 const struct ts_request *ts_request(struct ts_server *, size_t i);
+
+/* TCP connections accepted so far (keep-alive tests). */
+size_t		 ts_nconnections(struct ts_server *);
 
 /* Waits up to 'ms' for at least 'n' requests; true when they came. */
 bool		 ts_wait_requests(struct ts_server *, size_t n, unsigned ms);
