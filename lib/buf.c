@@ -60,7 +60,7 @@ buf_reserve(struct kc_buf *b, size_t n)
 	cap = b->cap != 0 ? b->cap : 64;
 	while (cap < need)
 		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-	if (cap > b->max + 1)
+	if (b->max < SIZE_MAX && cap > b->max + 1)
 		cap = b->max + 1;
 	if ((p = kc_realloc(b->data, cap)) == NULL)
 		return buf_fail(b, -ENOMEM);

@@ -80,6 +80,20 @@ START_TEST(growth_and_reset)
 }
 END_TEST
 
+START_TEST(unbounded_ceiling)
+{
+	struct kc_buf b;
+
+	/* SIZE_MAX as the ceiling must not wrap the capacity computation. */
+	kc_buf_init(&b, SIZE_MAX);
+	for (int i = 0; i < 100; i++)
+		ck_assert_int_eq(kc_buf_puts(&b, "0123456789"), 0);
+	ck_assert_uint_eq(b.len, 1000);
+	ck_assert_uint_ge(b.cap, 1001);
+	kc_buf_free(&b);
+}
+END_TEST
+
 START_TEST(alloc_failure)
 {
 	struct kc_buf b;
@@ -113,6 +127,7 @@ buf_suite(void)
 	tcase_add_test(tc, append_and_take);
 	tcase_add_test(tc, ceiling_frees);
 	tcase_add_test(tc, growth_and_reset);
+	tcase_add_test(tc, unbounded_ceiling);
 	tcase_add_test(tc, alloc_failure);
 	suite_add_tcase(s, tc);
 	return s;
