@@ -26,7 +26,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -94,21 +93,6 @@ struct kc_client {
 	char		*ns;		/* the rest config's namespace */
 };
 
-/* Clears 'st' and formats our own failure into it. */
-static int _printf_(3, 4)
-fail(struct kc_status *st, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (st == NULL)
-		return code;
-	kc_status_clear(st);
-	va_start(ap, fmt);
-	(void)vsnprintf(st->message, sizeof(st->message), fmt, ap);
-	va_end(ap);
-	return code;
-}
-
 /* ---- names, paths and queries ---------------------------------------- */
 
 /* RFC 3986 pchar, without '%': a segment that needs no escaping. */
@@ -127,15 +111,15 @@ check_segment(const char *what, const char *s, size_t max, struct kc_status *st)
 	size_t len;
 
 	if (s == NULL || s[0] == '\0')
-		return fail(st, -EINVAL, "%s is empty", what);
+		return kc_status_set(st, -EINVAL, "%s is empty", what);
 	len = strnlen(s, max + 1);
 	if (len > max)
-		return fail(st, -EINVAL, "%s is longer than %zu bytes", what, max);
+		return kc_status_set(st, -EINVAL, "%s is longer than %zu bytes", what, max);
 	if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
-		return fail(st, -EINVAL, "%s \"%s\" is not allowed", what, s);
+		return kc_status_set(st, -EINVAL, "%s \"%s\" is not allowed", what, s);
 	for (size_t i = 0; i < len; i++)
 		if (!segment_char((unsigned char)s[i]))
-			return fail(st, -EINVAL, "%s \"%.*s\": character 0x%02x at %zu "
+			return kc_status_set(st, -EINVAL, "%s \"%.*s\": character 0x%02x at %zu "
 			    "is not allowed", what, (int)KC_MIN(len, 64), s,
 			    (unsigned char)s[i], i);
 	return 0;
@@ -153,21 +137,14 @@ kc_client_check_namespace(const char *ns, struct kc_status *st)
 	size_t len;
 
 	if (ns == NULL || ns[0] == '\0')
-		return fail(st, -EINVAL, "namespace is empty");
+		return kc_status_set(st, -EINVAL, "namespace is empty");
 	len = strnlen(ns, KC_NAMESPACE_MAX + 1);
 	if (len > KC_NAMESPACE_MAX)
-		return fail(st, -EINVAL, "namespace is longer than %d bytes",
+		return kc_status_set(st, -EINVAL, "namespace is longer than %d bytes",
 		    KC_NAMESPACE_MAX);
-	for (size_t i = 0; i < len; i++) {
-		char c = ns[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-
-		if (alnum || (c == '-' && i > 0 && i < len - 1))
-			continue;
-		return fail(st, -EINVAL, "namespace \"%.*s\" is not a DNS-1123 label "
-		    "(lower-case letters, digits and inner '-')",
-		    (int)KC_MIN(len, 64), ns);
-	}
+	if (!kc_str_is_dns1123_label((struct kc_str){ ns, len }))
+		return kc_status_set(st, -EINVAL, "namespace \"%.*s\" is not a DNS-1123 "
+		    "label (lower-case letters, digits and inner '-')", (int)len, ns);
 	return 0;
 }
 
@@ -177,7 +154,7 @@ check_resource(const struct kc_resource *res, struct kc_status *st)
 	int r;
 
 	if (res == NULL)
-		return fail(st, -EINVAL, "no resource given");
+		return kc_status_set(st, -EINVAL, "no resource given");
 	if (res->group != NULL && res->group[0] != '\0' &&
 	    (r = check_segment("API group", res->group, KC_NAME_MAX, st)) < 0)
 		return r;
@@ -192,7 +169,7 @@ url_put(struct kc_buf *b, const char *s, struct kc_status *st)
 	int r;
 
 	if ((r = kc_buf_puts(b, s)) == -E2BIG)
-		return fail(st, r, "request path longer than %zu bytes", b->max);
+		return kc_status_set(st, r, "request path longer than %zu bytes", b->max);
 	return r;
 }
 
@@ -206,7 +183,7 @@ kc__client_path(struct kc_buf *b, const struct kc_resource *res, const char *ns,
 	if ((r = check_resource(res, st)) < 0)
 		return r;
 	if (ns != NULL && !res->namespaced)
-		return fail(st, -EINVAL, "%s is cluster-scoped: no namespace allowed",
+		return kc_status_set(st, -EINVAL, "%s is cluster-scoped: no namespace allowed",
 		    res->resource);
 	if (ns != NULL && (r = kc_client_check_namespace(ns, st)) < 0)
 		return r;
@@ -214,7 +191,7 @@ kc__client_path(struct kc_buf *b, const struct kc_resource *res, const char *ns,
 		return r;
 	if (subresource != NULL) {
 		if (name == NULL)
-			return fail(st, -EINVAL, "subresource \"%s\" without a name",
+			return kc_status_set(st, -EINVAL, "subresource \"%s\" without a name",
 			    subresource);
 		if ((r = check_segment("subresource", subresource, 64, st)) < 0)
 			return r;
@@ -280,7 +257,7 @@ query(struct kc_buf *b, const char *key, const char *value, struct kc_status *st
 	int r;
 
 	if ((r = kc__query_add(b, key, value)) == -E2BIG)
-		return fail(st, r, "request path longer than %zu bytes", b->max);
+		return kc_status_set(st, r, "request path longer than %zu bytes", b->max);
 	return r;
 }
 
@@ -326,10 +303,10 @@ write_query(struct kc_buf *b, bool dry_run, const char *field_manager,
 
 	if (field_manager != NULL && (field_manager[0] == '\0' ||
 	    strlen(field_manager) > FIELD_MANAGER_MAX))
-		return fail(st, -EINVAL, "fieldManager must be 1 to %d bytes",
+		return kc_status_set(st, -EINVAL, "fieldManager must be 1 to %d bytes",
 		    FIELD_MANAGER_MAX);
 	if (fv != KC_FIELD_VALIDATION_DEFAULT && field_validation_name(fv) == NULL)
-		return fail(st, -EINVAL, "unknown fieldValidation %d", (int)fv);
+		return kc_status_set(st, -EINVAL, "unknown fieldValidation %d", (int)fv);
 	if ((r = query(b, "dryRun", dry_run ? "All" : NULL, st)) < 0 ||
 	    (r = query(b, "fieldManager", field_manager, st)) < 0 ||
 	    (r = query(b, "fieldValidation", field_validation_name(fv), st)) < 0)
@@ -349,10 +326,10 @@ kc_client_new(const struct kc_client_opts *opts, struct kc_client **ret,
 	int r;
 
 	if (opts == NULL || opts->rc == NULL)
-		return fail(st, -EINVAL, "kc_client_new: no rest config");
+		return kc_status_set(st, -EINVAL, "kc_client_new: no rest config");
 	ops = opts->ops != NULL ? opts->ops : &kc_transport_curl;
 	if (ops->open == NULL || ops->request == NULL || ops->close == NULL)
-		return fail(st, -EINVAL, "kc_client_new: transport %s is incomplete",
+		return kc_status_set(st, -EINVAL, "kc_client_new: transport %s is incomplete",
 		    ops->name != NULL ? ops->name : "(unnamed)");
 	if ((cl = kc_calloc(1, sizeof(*cl))) == NULL)
 		return -ENOMEM;
@@ -546,21 +523,21 @@ client_exec(struct kc_client *cl, const struct kc_http_req *req,
 		goto out;
 	}
 	if (resp.body.len > cl->max_response) {
-		r = fail(st, -E2BIG, "%s %s: response larger than %zu bytes",
+		r = kc_status_set(st, -E2BIG, "%s %s: response larger than %zu bytes",
 		    req->method, req->path, cl->max_response);
 		goto out;
 	}
 	if (ret == NULL)
 		goto out;
 	if ((r = kc_json_parse(kc_buf_str(&resp.body), resp.body.len, &o, &perr)) < 0) {
-		r = fail(st, r, "%s %s: %s", req->method, req->path, perr.message);
+		r = kc_status_set(st, r, "%s %s: %s", req->method, req->path, perr.message);
 		if (st != NULL)
 			st->http_code = resp.status;
 		goto out;
 	}
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
-		r = fail(st, KC_EPARSE, "%s %s: the answer is not a JSON object",
+		r = kc_status_set(st, KC_EPARSE, "%s %s: the answer is not a JSON object",
 		    req->method, req->path);
 		if (st != NULL)
 			st->http_code = resp.status;
@@ -604,7 +581,7 @@ kc__client_stream(struct kc_client *cl, const char *path,
 	int r;
 
 	if (cl->ops->stream == NULL)
-		return fail(st, -EOPNOTSUPP, "transport %s cannot stream",
+		return kc_status_set(st, -EOPNOTSUPP, "transport %s cannot stream",
 		    cl->ops->name != NULL ? cl->ops->name : "(unnamed)");
 	memset(&resp, 0, sizeof(resp));
 	kc_buf_init(&resp.body, cl->max_response);
@@ -629,17 +606,17 @@ object_ns(const struct kc_resource *res, const char *opt,
 
 	if (!res->namespaced) {
 		if (opt != NULL)
-			return fail(st, -EINVAL,
+			return kc_status_set(st, -EINVAL,
 			    "%s is cluster-scoped: no namespace allowed", res->resource);
 		*ret = NULL;
 		return 0;
 	}
 	if (opt != NULL && mine != NULL && mine[0] != '\0' && strcmp(opt, mine) != 0)
-		return fail(st, -EINVAL, "namespace \"%s\" differs from the object's "
+		return kc_status_set(st, -EINVAL, "namespace \"%s\" differs from the object's "
 		    "metadata.namespace \"%s\"", opt, mine);
 	*ret = opt != NULL ? opt : (mine != NULL && mine[0] != '\0' ? mine : NULL);
 	if (*ret == NULL)
-		return fail(st, -EINVAL, "%s is namespaced: a namespace is required",
+		return kc_status_set(st, -EINVAL, "%s is namespaced: a namespace is required",
 		    res->resource);
 	return 0;
 }
@@ -652,11 +629,11 @@ object_name(const char *opt, const struct json_object *obj, const char **ret,
 	const char *mine = obj != NULL ? kc_json_str(obj, "metadata", "name") : NULL;
 
 	if (opt != NULL && mine != NULL && mine[0] != '\0' && strcmp(opt, mine) != 0)
-		return fail(st, -EINVAL, "name \"%s\" differs from the object's "
+		return kc_status_set(st, -EINVAL, "name \"%s\" differs from the object's "
 		    "metadata.name \"%s\"", opt, mine);
 	*ret = opt != NULL ? opt : mine;
 	if (*ret == NULL || (*ret)[0] == '\0')
-		return fail(st, -EINVAL, "no name given and the object has none");
+		return kc_status_set(st, -EINVAL, "no name given and the object has none");
 	return 0;
 }
 
@@ -669,7 +646,7 @@ named_ns(const struct kc_resource *res, const char *ns, struct kc_status *st)
 	if ((r = check_resource(res, st)) < 0)
 		return r;
 	if (res->namespaced && ns == NULL)
-		return fail(st, -EINVAL, "%s is namespaced: a namespace is required",
+		return kc_status_set(st, -EINVAL, "%s is namespaced: a namespace is required",
 		    res->resource);
 	return 0;
 }
@@ -678,7 +655,7 @@ static int
 check_object(const struct json_object *obj, struct kc_status *st)
 {
 	if (obj == NULL || !json_object_is_type(obj, json_type_object))
-		return fail(st, -EINVAL, "the body must be a JSON object");
+		return kc_status_set(st, -EINVAL, "the body must be a JSON object");
 	return 0;
 }
 
@@ -693,7 +670,7 @@ kc_client_get(struct kc_client *cl, const struct kc_get_opts *opts,
 	if ((r = named_ns(opts->res, opts->ns, st)) < 0)
 		return r;
 	if (opts->name == NULL)
-		return fail(st, -EINVAL, "get: a name is required");
+		return kc_status_set(st, -EINVAL, "get: a name is required");
 	if ((r = kc__client_path(&url, opts->res, opts->ns, opts->name,
 	    opts->subresource, st)) < 0 ||
 	    (r = query(&url, "resourceVersion", opts->resource_version, st)) < 0)
@@ -726,9 +703,9 @@ list_page(struct kc_client *cl, const struct kc_list_opts *opts, const char *con
 
 	kc_buf_init(&url, KC_URL_MAX);
 	if (match != KC_RV_MATCH_UNSET && rv_match_name(match) == NULL)
-		return fail(st, -EINVAL, "unknown resourceVersionMatch %d", (int)match);
+		return kc_status_set(st, -EINVAL, "unknown resourceVersionMatch %d", (int)match);
 	if (match != KC_RV_MATCH_UNSET && rv == NULL)
-		return fail(st, -EINVAL, "resourceVersionMatch needs a resourceVersion");
+		return kc_status_set(st, -EINVAL, "resourceVersionMatch needs a resourceVersion");
 	if ((r = kc__client_path(&url, opts->res, opts->ns, NULL, NULL, st)) < 0 ||
 	    (r = query(&url, "continue", cont, st)) < 0 ||
 	    (r = query(&url, "fieldSelector", opts->field_selector, st)) < 0 ||
@@ -757,14 +734,14 @@ page_items(struct json_object *page, struct json_object **ret, struct kc_status 
 	struct json_object *items;
 
 	if (!json_object_object_get_ex(page, "items", &items))
-		return fail(st, KC_EPARSE, "list answer without items");
+		return kc_status_set(st, KC_EPARSE, "list answer without items");
 	if (items == NULL) {
 		if (kc_json_put(page, "items", json_object_new_array()) < 0)
 			return -ENOMEM;
 		items = kc_json_arr_of(page, "items");
 	}
 	if (!json_object_is_type(items, json_type_array))
-		return fail(st, KC_EPARSE, "list answer: items is not an array");
+		return kc_status_set(st, KC_EPARSE, "list answer: items is not an array");
 	*ret = items;
 	return 0;
 }
@@ -781,7 +758,8 @@ kc_client_list_all(struct kc_client *cl, const struct kc_list_opts *opts,
 	int r;
 
 	if (opts->cont != NULL)
-		return fail(st, -EINVAL, "list_all starts from the first page: no continue");
+		return kc_status_set(st, -EINVAL,
+		    "list_all starts from the first page: no continue");
 	for (size_t pages = 0;; pages++) {
 		_cleanup_(kc_json_putp) struct json_object *page = NULL;
 		struct json_object *these = NULL;
@@ -789,7 +767,7 @@ kc_client_list_all(struct kc_client *cl, const struct kc_list_opts *opts,
 		size_t n;
 
 		if (pages == KC_LIST_ALL_PAGES_MAX)
-			return fail(st, -E2BIG, "list of %s: more than %d pages",
+			return kc_status_set(st, -E2BIG, "list of %s: more than %d pages",
 			    opts->res->resource, KC_LIST_ALL_PAGES_MAX);
 		/* A continued page is pinned by its token: no resourceVersion. */
 		if ((r = list_page(cl, opts, cont, limit,
@@ -800,7 +778,7 @@ kc_client_list_all(struct kc_client *cl, const struct kc_list_opts *opts,
 			return r;
 		n = json_object_array_length(these);
 		if (n > max - (items != NULL ? json_object_array_length(items) : 0))
-			return fail(st, -E2BIG, "list of %s: more than %zu items",
+			return kc_status_set(st, -E2BIG, "list of %s: more than %zu items",
 			    opts->res->resource, max);
 		if (list == NULL) {
 			list = page;
@@ -840,7 +818,7 @@ kc_client_create(struct kc_client *cl, const struct kc_create_opts *opts,
 	if ((r = check_resource(opts->res, st)) < 0 || (r = check_object(obj, st)) < 0)
 		return r;
 	if ((opts->name != NULL) != (opts->subresource != NULL))
-		return fail(st, -EINVAL, "create: name and subresource go together");
+		return kc_status_set(st, -EINVAL, "create: name and subresource go together");
 	if ((r = object_ns(opts->res, opts->ns, obj, &ns, st)) < 0)
 		return r;
 	if ((r = kc__client_path(&url, opts->res, ns, opts->name, opts->subresource,
@@ -898,16 +876,16 @@ kc_client_patch(struct kc_client *cl, const struct kc_patch_opts *opts,
 	if ((r = named_ns(opts->res, opts->ns, st)) < 0)
 		return r;
 	if (opts->name == NULL)
-		return fail(st, -EINVAL, "patch: a name is required");
+		return kc_status_set(st, -EINVAL, "patch: a name is required");
 	if (ctype == NULL)
-		return fail(st, -EINVAL, "patch: no patch type given");
+		return kc_status_set(st, -EINVAL, "patch: no patch type given");
 	if (opts->type == KC_PATCH_APPLY && opts->field_manager == NULL)
-		return fail(st, -EINVAL, "apply: a fieldManager is required");
+		return kc_status_set(st, -EINVAL, "apply: a fieldManager is required");
 	if (opts->force && opts->type != KC_PATCH_APPLY)
-		return fail(st, -EINVAL, "patch: force is for apply patches only");
+		return kc_status_set(st, -EINVAL, "patch: force is for apply patches only");
 	want = opts->type == KC_PATCH_JSON ? json_type_array : json_type_object;
 	if (patch == NULL || !json_object_is_type(patch, want))
-		return fail(st, -EINVAL, "patch: the body must be a JSON %s",
+		return kc_status_set(st, -EINVAL, "patch: the body must be a JSON %s",
 		    want == json_type_array ? "array" : "object");
 	if ((r = kc__client_path(&url, opts->res, opts->ns, opts->name,
 	    opts->subresource, st)) < 0 ||
@@ -954,9 +932,9 @@ delete_options(enum kc_propagation prop, bool has_grace, int64_t grace,
 	struct json_object *pre;
 
 	if (prop != KC_PROPAGATION_DEFAULT && propagation_name(prop) == NULL)
-		return fail(st, -EINVAL, "unknown propagationPolicy %d", (int)prop);
+		return kc_status_set(st, -EINVAL, "unknown propagationPolicy %d", (int)prop);
 	if (has_grace && grace < 0)
-		return fail(st, -EINVAL, "gracePeriodSeconds %" PRId64 " is negative",
+		return kc_status_set(st, -EINVAL, "gracePeriodSeconds %" PRId64 " is negative",
 		    grace);
 	if ((o = json_object_new_object()) == NULL)
 		return -ENOMEM;
@@ -995,7 +973,7 @@ kc_client_delete(struct kc_client *cl, const struct kc_delete_opts *opts,
 	if ((r = named_ns(opts->res, opts->ns, st)) < 0)
 		return r;
 	if (opts->name == NULL)
-		return fail(st, -EINVAL, "delete: a name is required");
+		return kc_status_set(st, -EINVAL, "delete: a name is required");
 	if ((r = kc__client_path(&url, opts->res, opts->ns, opts->name, NULL, st)) < 0)
 		return r;
 	if ((r = delete_options(opts->propagation, opts->has_grace_period,
@@ -1036,10 +1014,10 @@ kc_client_get_path(struct kc_client *cl, const char *path,
 
 	kc_buf_init(&url, KC_URL_MAX);
 	if (path == NULL || path[0] != '/')
-		return fail(st, -EINVAL, "path must start with '/'");
+		return kc_status_set(st, -EINVAL, "path must start with '/'");
 	for (const char *p = path; *p != '\0'; p++)
 		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f || *p == '#')
-			return fail(st, -EINVAL, "path: character 0x%02x at %zu is not "
+			return kc_status_set(st, -EINVAL, "path: character 0x%02x at %zu is not "
 			    "allowed", (unsigned char)*p, (size_t)(p - path));
 	if ((r = url_put(&url, path, st)) < 0)
 		return r;

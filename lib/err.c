@@ -136,12 +136,16 @@ kc_status_clear(struct kc_status *st)
 int
 kc_status_set(struct kc_status *st, int code, const char *fmt, ...)
 {
+	char msg[KC_STATUS_MESSAGE_MAX];
 	va_list ap;
 
 	if (st == NULL)
 		return code;
+	/* Format first: the arguments may point into 'st' itself. */
 	va_start(ap, fmt);
-	(void)vsnprintf(st->message, sizeof(st->message), fmt, ap);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	kc_status_clear(st);
+	memcpy(st->message, msg, sizeof(msg));
 	return code;
 }

@@ -6,6 +6,13 @@
  * wrong types, setters that never leak on allocation failure, strict
  * whole-input parsing with a depth bound, and a copy that never writes
  * to its source.
+ *
+ * json-c stores JSON null as a NULL pointer. So kc_json_put(), meant for
+ * "kc_json_put(o, k, json_object_new_…())", reads NULL as a failed
+ * constructor, and the _nullable forms exist for values that may be null.
+ * Equality comes in two strengths: kc_json_equal() is json-c's (types
+ * must match, so 1 differs from 1.0) and kc_json_equal_numeric() is
+ * JSON's own, which RFC 6902's "test" and strategic merge keys need.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -170,6 +177,32 @@ kc_json_append(struct json_object *a, struct json_object *v)
 	return 0;
 }
 
+int
+kc_json_put_nullable(struct json_object *o, const char *key, struct json_object *v)
+{
+	if (json_object_object_add(o, key, v) < 0) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int
+kc_json_append_nullable(struct json_object *a, struct json_object *v)
+{
+	if (json_object_array_add(a, v) < 0) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int
+kc_json_put_null(struct json_object *o, const char *key)
+{
+	return kc_json_put_nullable(o, key, NULL);
+}
+
 struct json_object *
 kc_json_ensure_obj(struct json_object *o, const char *key)
 {
@@ -223,6 +256,66 @@ kc_json_equal(const struct json_object *a, const struct json_object *b)
 	/* json_object_equal() only reads, despite its non-const signature. */
 	return json_object_equal((struct json_object *)(uintptr_t)a,
 	    (struct json_object *)(uintptr_t)b) != 0;
+}
+
+static bool
+equal_numeric(const struct json_object *a, const struct json_object *b, unsigned depth)
+{
+	enum json_type ta = json_object_get_type(a), tb = json_object_get_type(b);
+	struct json_object *ma = (struct json_object *)(uintptr_t)a;
+	struct json_object *mb = (struct json_object *)(uintptr_t)b;
+	size_t n;
+
+	if (depth > KC_JSON_EQUAL_DEPTH_MAX)
+		return false;
+	if ((ta == json_type_int || ta == json_type_double) &&
+	    (tb == json_type_int || tb == json_type_double)) {
+		if (ta == json_type_int && tb == json_type_int)
+			return kc_json_equal(a, b);
+		return json_object_get_double(ma) == json_object_get_double(mb);
+	}
+	if (ta != tb)
+		return false;
+	switch (ta) {
+	case json_type_null:
+		return true;
+	case json_type_boolean:
+		return json_object_get_boolean(ma) == json_object_get_boolean(mb);
+	case json_type_string:
+		n = (size_t)json_object_get_string_len(ma);
+		return n == (size_t)json_object_get_string_len(mb) &&
+		    memcmp(json_object_get_string(ma), json_object_get_string(mb), n) == 0;
+	case json_type_object:
+		if (json_object_object_length(ma) != json_object_object_length(mb))
+			return false;
+		{
+			json_object_object_foreach(ma, k, av) {
+				struct json_object *bv;
+
+				if (!json_object_object_get_ex(mb, k, &bv) ||
+				    !equal_numeric(av, bv, depth + 1))
+					return false;
+			}
+		}
+		return true;
+	case json_type_array:
+		n = json_object_array_length(ma);
+		if (n != json_object_array_length(mb))
+			return false;
+		for (size_t i = 0; i < n; i++)
+			if (!equal_numeric(json_object_array_get_idx(ma, i),
+			    json_object_array_get_idx(mb, i), depth + 1))
+				return false;
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool
+kc_json_equal_numeric(const struct json_object *a, const struct json_object *b)
+{
+	return equal_numeric(a, b, 0);
 }
 
 char *

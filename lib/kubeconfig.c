@@ -432,6 +432,15 @@ entry_str(const struct entry *e, const char *key, const char **ret, struct kc_st
 	return 0;
 }
 
+/* Copies 'src' into '*dst' when it is not NULL. 0 or -ENOMEM. */
+static int
+dup_field(char **dst, const char *src)
+{
+	if (src != NULL && (*dst = kc_strdup(src)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
 static int
 entry_dup(const struct entry *e, const char *key, char **ret, struct kc_status *st)
 {
@@ -440,9 +449,7 @@ entry_dup(const struct entry *e, const char *key, char **ret, struct kc_status *
 
 	if ((r = entry_str(e, key, &s, st)) < 0)
 		return r;
-	if (s != NULL && (*ret = kc_strdup(s)) == NULL)
-		return -ENOMEM;
-	return 0;
+	return dup_field(ret, s);
 }
 
 static int
@@ -835,7 +842,15 @@ load_user(const struct entry *e, struct kc_rest_config *rc, struct kc_status *st
 		return -ENOMEM;
 	(void)snprintf(prefix, sizeof(prefix), "%s: %s.tokenFile: ", e->file->path,
 	    e->where);
-	return token_first_read(rc, prefix, st);
+	if (rc->token == NULL)
+		return token_first_read(rc, prefix, st);
+	/*
+	 * With a static token as well, client-go sends that one until the
+	 * file can be read: kc_rest_config_token() falls back the same way.
+	 */
+	if ((r = token_first_read(rc, prefix, NULL)) == -ENOMEM)
+		return r;
+	return 0;
 }
 
 /* The first current-context the files set; NULL when none does. */
@@ -1038,46 +1053,44 @@ kc_rest_config_load_default(const char *kubeconfig_path, const char *context,
 	return kc_kubeconfig_load(&opts, ret, st);
 }
 
+/*
+ * Re-reads rc->token_file into the cache when its identity changed since
+ * the last read. 0 when the cache is current, else the read's error.
+ */
+static int
+token_refresh(struct kc_rest_config *rc, struct kc_status *st)
+{
+	struct stat sb;
+	char *tok;
+	int r;
+
+	if (stat(rc->token_file, &sb) < 0)
+		return file_error(st, -errno, "", rc->token_file);
+	if (rc->token_cache != NULL && sb.st_mtim.tv_sec == rc->token_mtime &&
+	    sb.st_mtim.tv_nsec == rc->token_mtime_nsec && sb.st_size == rc->token_size &&
+	    sb.st_ino == rc->token_ino)
+		return 0;
+	if ((r = token_read(rc->token_file, &sb, &tok, st)) < 0)
+		return r;
+	token_cache_set(rc, tok, &sb);
+	return 0;
+}
+
 int
 kc_rest_config_token(struct kc_rest_config *rc, const char **ret, struct kc_status *st)
 {
 	struct kc_status tst = { 0 };
-	struct stat sb;
-	char *tok;
 	int r;
 
 	if (rc->token_file == NULL) {
 		*ret = rc->token;
 		return 0;
 	}
-	if (stat(rc->token_file, &sb) < 0) {
-		r = file_error(&tst, -errno, "", rc->token_file);
-		goto fallback;
-	}
-	if (rc->token_cache != NULL && sb.st_mtim.tv_sec == rc->token_mtime &&
-	    sb.st_mtim.tv_nsec == rc->token_mtime_nsec && sb.st_size == rc->token_size &&
-	    sb.st_ino == rc->token_ino) {
-		*ret = rc->token_cache;
-		return 0;
-	}
-	if ((r = token_read(rc->token_file, &sb, &tok, &tst)) < 0)
-		goto fallback;
-	token_cache_set(rc, tok, &sb);
-	*ret = rc->token_cache;
-	return 0;
-fallback:
-	if (rc->token_cache != NULL || rc->token != NULL) {
-		*ret = rc->token_cache != NULL ? rc->token_cache : rc->token;
-		return 0;
-	}
-	return kc_status_set(st, r, "%s", tst.message);
-}
-
-static int
-dup_field(char **dst, const char *src)
-{
-	if (src != NULL && (*dst = kc_strdup(src)) == NULL)
-		return -ENOMEM;
+	/* A failed re-read keeps the last good token, else the static one. */
+	if ((r = token_refresh(rc, &tst)) < 0 && rc->token_cache == NULL &&
+	    rc->token == NULL)
+		return kc_status_set(st, r, "%s", tst.message);
+	*ret = rc->token_cache != NULL ? rc->token_cache : rc->token;
 	return 0;
 }
 

@@ -196,59 +196,6 @@ count_values(const struct json_object *v, size_t max)
 	return total;
 }
 
-/*
- * Equality by value: numbers compare numerically (1 equals 1.0), objects
- * regardless of member order. Inputs are depth-checked, so the recursion
- * is bounded; 'depth' guards it anyway.
- */
-static bool
-value_equal(const struct json_object *a, const struct json_object *b, unsigned depth)
-{
-	enum vkind ka = kind_of(a);
-	size_t n;
-
-	if (ka != kind_of(b) || depth > KC_PATCH_DEPTH_MAX + 1)
-		return false;
-	switch (ka) {
-	case VK_NULL:
-		return true;
-	case VK_BOOL:
-		return json_object_get_boolean(a) == json_object_get_boolean(b);
-	case VK_NUM:
-		if (json_object_is_type(a, json_type_int) &&
-		    json_object_is_type(b, json_type_int))
-			return kc_json_equal(a, b);
-		return json_object_get_double(a) == json_object_get_double(b);
-	case VK_STR:
-		n = (size_t)json_object_get_string_len(a);
-		return n == (size_t)json_object_get_string_len(b) &&
-		    memcmp(str_of(a), str_of(b), n) == 0;
-	case VK_OBJ:
-		if (json_object_object_length(a) != json_object_object_length(b))
-			return false;
-		{
-			json_object_object_foreach(mut(a), k, av) {
-				struct json_object *bv;
-
-				if (!json_object_object_get_ex(b, k, &bv) ||
-				    !value_equal(av, bv, depth + 1))
-					return false;
-			}
-		}
-		return true;
-	case VK_ARR:
-		n = json_object_array_length(a);
-		if (n != json_object_array_length(b))
-			return false;
-		for (size_t i = 0; i < n; i++)
-			if (!value_equal(json_object_array_get_idx(a, i),
-			    json_object_array_get_idx(b, i), depth + 1))
-				return false;
-		return true;
-	}
-	return false;
-}
-
 /* A deep copy of 'v' (NULL, JSON null, copies to NULL). 0 or -ENOMEM. */
 static int
 copy_value(const struct json_object *v, struct json_object **ret)
@@ -258,28 +205,6 @@ copy_value(const struct json_object *v, struct json_object **ret)
 	if (v != NULL && (c = kc_json_copy(v)) == NULL)
 		return -ENOMEM;
 	*ret = c;
-	return 0;
-}
-
-/* Moves 'v' (owned, may be NULL for null) into 'o' at 'k'; released on failure. */
-static int
-obj_set(struct json_object *o, const char *k, struct json_object *v)
-{
-	if (json_object_object_add(o, k, v) < 0) {
-		json_object_put(v);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Appends 'v' (owned, may be NULL for null) to 'a'; released on failure. */
-static int
-arr_add(struct json_object *a, struct json_object *v)
-{
-	if (json_object_array_add(a, v) < 0) {
-		json_object_put(v);
-		return -ENOMEM;
-	}
 	return 0;
 }
 
@@ -329,7 +254,7 @@ merge_apply(const struct json_object *target, const struct json_object *patch,
 				continue;
 			else
 				r = merge_apply(tv, pv, &nv);
-			if (r < 0 || (r = obj_set(res, tk, nv)) < 0)
+			if (r < 0 || (r = kc_json_put_nullable(res, tk, nv)) < 0)
 				goto fail;
 		}
 	}
@@ -339,7 +264,7 @@ merge_apply(const struct json_object *target, const struct json_object *patch,
 			    json_object_object_get_ex(target, pk, NULL)))
 				continue;
 			if ((r = merge_apply(NULL, pv, &nv)) < 0 ||
-			    (r = obj_set(res, pk, nv)) < 0)
+			    (r = kc_json_put_nullable(res, pk, nv)) < 0)
 				goto fail;
 		}
 	}
@@ -385,7 +310,7 @@ merge_diff(const struct json_object *o, const struct json_object *m,
 			(void)ov;
 			if (json_object_object_get_ex(m, ok, &mv) && mv != NULL)
 				continue;
-			if ((r = obj_set(res, ok, NULL)) < 0)
+			if ((r = kc_json_put_null(res, ok)) < 0)
 				return r;
 		}
 	}
@@ -409,11 +334,11 @@ merge_diff(const struct json_object *o, const struct json_object *m,
 				/* An empty diff of two objects is no change. */
 				if (have && is_obj(ov) && json_object_object_length(sub) == 0)
 					json_object_put(sub);
-				else if ((r = obj_set(res, mk, sub)) < 0)
+				else if ((r = kc_json_put_nullable(res, mk, sub)) < 0)
 					return r;
 			} else if (!have || !kc_json_equal(ov, mv)) {
 				if ((r = copy_value(mv, &nv)) < 0 ||
-				    (r = obj_set(res, mk, nv)) < 0)
+				    (r = kc_json_put_nullable(res, mk, nv)) < 0)
 					return r;
 			}
 		}
@@ -701,7 +626,7 @@ array_insert(struct json_object *a, size_t idx, struct json_object *v)
 	int r = 0;
 
 	if (tail == 0)
-		return arr_add(a, v);
+		return kc_json_append_nullable(a, v);
 	if ((hold = kc_reallocarray(NULL, tail, sizeof(*hold))) == NULL) {
 		json_object_put(v);
 		return -ENOMEM;
@@ -709,12 +634,12 @@ array_insert(struct json_object *a, size_t idx, struct json_object *v)
 	for (i = 0; i < tail; i++)
 		hold[i] = json_object_get(json_object_array_get_idx(a, idx + i));
 	(void)json_object_array_del_idx(a, idx, tail);
-	r = arr_add(a, v);
+	r = kc_json_append_nullable(a, v);
 	for (i = 0; i < tail; i++) {
 		if (r < 0)
 			json_object_put(hold[i]);
 		else
-			r = arr_add(a, hold[i]);
+			r = kc_json_append_nullable(a, hold[i]);
 	}
 	kc_free(hold);
 	return r;
@@ -781,7 +706,7 @@ jp_put(struct json_object **rootp, const struct jptr *p, struct json_object *v,
 			r = KC_EINVALID;
 			goto fail;
 		}
-		return obj_set(parent, last, v);
+		return kc_json_put_nullable(parent, last, v);
 	}
 	if (is_arr(parent)) {
 		if ((r = array_index(parent, last, insert, &idx, why, whylen)) < 0)
@@ -921,7 +846,7 @@ jp_apply_one(struct json_object **rootp, const struct jp_op *op, size_t *copied,
 	case JP_TEST:
 		if ((r = jp_get(*rootp, &path, &v, why, whylen)) < 0)
 			break;
-		if (!value_equal(v, op->value, 0)) {
+		if (!kc_json_equal_numeric(v, op->value)) {
 			snprintf(why, whylen, "value differs");
 			r = KC_EINVALID;
 		}
@@ -1284,7 +1209,7 @@ lv_find(const struct lview *l, const char *mk, const struct json_object *key)
 	const struct json_object *k;
 
 	for (size_t i = 0; i < l->n; i++)
-		if (key_of(lv_at(l, i), mk, &k) && value_equal(k, key, 0))
+		if (key_of(lv_at(l, i), mk, &k) && kc_json_equal_numeric(k, key))
 			return (ssize_t)i;
 	return -1;
 }
@@ -1361,7 +1286,7 @@ items_order(struct items *it, struct json_object **ret)
 		} else {
 			pick = right[j++].idx;
 		}
-		r = arr_add(arr, it->a[pick].v);
+		r = kc_json_append_nullable(arr, it->a[pick].v);
 		it->a[pick].v = NULL;
 		if (r < 0)
 			break;
@@ -1520,7 +1445,7 @@ smp_merge_maps(struct smp *s, const struct json_object *orig,
 				goto out;
 			}
 			for (size_t j = 0; j < it.n;) {
-				if (key_of(it.a[j].v, mk, &ek) && value_equal(ek, k, 0)) {
+				if (key_of(it.a[j].v, mk, &ek) && kc_json_equal_numeric(ek, k)) {
 					json_object_put(it.a[j].v);
 					memmove(&it.a[j], &it.a[j + 1],
 					    (it.n - j - 1) * sizeof(*it.a));
@@ -1622,7 +1547,7 @@ smp_delete_from(struct smp *s, const struct json_object *orig, const struct json
 		e = json_object_array_get_idx(orig, i);
 		if (lv_find(&dv, NULL, e) >= 0)
 			continue;
-		if ((r = arr_add(arr, json_object_get(e))) < 0) {
+		if ((r = kc_json_append_nullable(arr, json_object_get(e))) < 0) {
 			json_object_put(arr);
 			return smp_nomem(s);
 		}
@@ -1667,7 +1592,7 @@ smp_check_order(struct smp *s, const struct json_object *pl, const struct json_o
 		if (!key_of(e, mk, &k) || !key_of(json_object_array_get_idx(order, o), mk, &ok))
 			return smp_fail(s, KC_EPARSE, "invalid patch format of %s list: an "
 			    "element does not contain the merge key \"%s\"", SMP_SET_ORDER, mk);
-		if (value_equal(k, ok, 0))
+		if (kc_json_equal_numeric(k, ok))
 			p++;
 		o++;
 	}
@@ -1763,7 +1688,7 @@ smp_set_order(struct smp *s, struct json_object *orig, const struct json_object 
 		r = smp_nomem(s);
 		goto out;
 	}
-	if ((r = obj_set(orig, name, arr)) < 0)
+	if ((r = kc_json_put_nullable(orig, name, arr)) < 0)
 		r = smp_nomem(s);
 out:
 	items_free(&it);
@@ -1804,18 +1729,18 @@ smp_member(struct smp *s, struct json_object *orig, const char *name,
 			r = smp_fail(s, KC_EPARSE, "invalid patch format of primitive list: "
 			    "%s/%s is not a list", SMP_DELETE_FROM, name);
 		else if (is_arr(ov) && (r = smp_delete_from(s, ov, pv, &nv)) == 0)
-			r = obj_set(orig, name, nv);
+			r = kc_json_put_nullable(orig, name, nv);
 	} else if (pv == NULL) {
 		json_object_object_del(orig, name);
 	} else if (have && is_obj(ov) && is_obj(pv) && !(f.strategy & KC_SMP_REPLACE)) {
 		if ((r = smp_map(s, json_object_get(ov), pv, &nv)) == 0)
-			r = obj_set(orig, name, nv);
+			r = kc_json_put_nullable(orig, name, nv);
 	} else if (have && is_arr(ov) && is_arr(pv) && (f.strategy & KC_SMP_MERGE)) {
 		if ((r = smp_merge_list(s, ov, pv, &f, &nv)) == 0)
-			r = obj_set(orig, name, nv);
+			r = kc_json_put_nullable(orig, name, nv);
 	} else {
 		if ((r = smp_fresh(s, pv, &f, &nv)) == 0)
-			r = obj_set(orig, name, nv);
+			r = kc_json_put_nullable(orig, name, nv);
 	}
 	if (r == -ENOMEM)
 		r = smp_nomem(s);

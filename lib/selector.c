@@ -269,32 +269,6 @@ is_qname(struct kc_str s)
 	return true;
 }
 
-static bool
-is_dns1123_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-/* ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ */
-static bool
-is_dns1123_subdomain(struct kc_str s)
-{
-	size_t start = 0;
-
-	for (size_t i = 0; i <= s.len; i++) {
-		if (i < s.len && s.p[i] != '.') {
-			if (!is_dns1123_char(s.p[i]) && s.p[i] != '-')
-				return false;
-			continue;
-		}
-		if (i == start || !is_dns1123_char(s.p[start]) ||
-		    !is_dns1123_char(s.p[i - 1]))
-			return false;
-		start = i + 1;
-	}
-	return true;
-}
-
 /*
  * validation.IsQualifiedName(): the reasons 'k' is not a label key,
  * joined with "; " into 'm'. True when it is valid.
@@ -321,7 +295,7 @@ check_qualified_name(struct kc_str k, struct msg *m)
 			if (prefix.len > DNS1123_MAX)
 				msg_add(m, "; ", "prefix part must be no more than "
 				    "%d characters", DNS1123_MAX);
-			if (!is_dns1123_subdomain(prefix))
+			if (!kc_str_is_dns1123_subdomain(prefix))
 				msg_add(m, "; ", "prefix part " DNS1123_ERR);
 		}
 	}
@@ -1132,18 +1106,17 @@ kc_label_selector_from_json(const struct json_object *ls,
 		    "than %d requirements", KC_SELECTOR_REQS_MAX);
 	if ((sel = sel_new()) == NULL)
 		return -ENOMEM;
-	if (json_is_null(ls)) {
+	if (json_is_null(ls))
 		sel->nothing = true;
-		goto done;
-	}
-	if (nlabels > 0 && (r = add_set(sel, ml, "matchLabels", st)) < 0)
-		return r;
-	for (size_t i = 0; i < nexprs; i++)
-		if ((r = add_expression(sel, json_object_array_get_idx(me, i), i,
-		    st)) < 0)
+	else {
+		if (nlabels > 0 && (r = add_set(sel, ml, "matchLabels", st)) < 0)
 			return r;
-	sel_sort(sel);
-done:
+		for (size_t i = 0; i < nexprs; i++)
+			if ((r = add_expression(sel, json_object_array_get_idx(me, i),
+			    i, st)) < 0)
+				return r;
+		sel_sort(sel);
+	}
 	*ret = sel;
 	sel = NULL;
 	return 0;

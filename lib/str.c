@@ -72,6 +72,37 @@ kc_str_cut(struct kc_str *s, char sep, struct kc_str *head)
 	return true;
 }
 
+static bool
+dns1123_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+bool
+kc_str_is_dns1123_label(struct kc_str s)
+{
+	if (s.len == 0 || !dns1123_char(s.p[0]) || !dns1123_char(s.p[s.len - 1]))
+		return false;
+	for (size_t i = 1; i + 1 < s.len; i++)
+		if (!dns1123_char(s.p[i]) && s.p[i] != '-')
+			return false;
+	return true;
+}
+
+bool
+kc_str_is_dns1123_subdomain(struct kc_str s)
+{
+	struct kc_str label;
+	bool more;
+
+	do {
+		more = kc_str_cut(&s, '.', &label);
+		if (!kc_str_is_dns1123_label(label))
+			return false;
+	} while (more);
+	return true;
+}
+
 char *
 kc_str_dup(struct kc_str s)
 {
@@ -224,6 +255,9 @@ kc_read_file(const char *path, size_t max, char **ret, size_t *ret_len)
 	size_t len = 0, cap;
 	int fd, r;
 
+	/* No file is larger than SSIZE_MAX; the cap keeps max + 1 from wrapping. */
+	if (max > (size_t)SSIZE_MAX)
+		max = (size_t)SSIZE_MAX;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
 	if (fstat(fd, &sb) < 0) {

@@ -192,8 +192,8 @@ setup_server(struct curl_transport *t, struct kc_status *st)
 		return kc_status_set(st, KC_ECONFIG,
 		    "server URL \"%.200s\": scheme must be https or http", server);
 	if (has_line_break(sni) || (sni != NULL && strpbrk(sni, ":/[]@ ") != NULL))
-		return kc_status_set(st, KC_ECONFIG, "tls-server-name \"%.200s\" is not a host name",
-		    sni);
+		return kc_status_set(st, KC_ECONFIG,
+		    "tls-server-name \"%.200s\" is not a host name", sni);
 	if (sni == NULL || *sni == '\0' || strcasecmp(sni, host) == 0) {
 		if ((t->base = kc_strdup(server)) == NULL)
 			return -ENOMEM;
@@ -664,7 +664,14 @@ setup_easy(struct curl_transport *t, const struct kc_http_req *req, const char *
 	SETOPT(CURLOPT_WRITEDATA, t);
 	SETOPT(CURLOPT_HEADERFUNCTION, on_header);
 	SETOPT(CURLOPT_HEADERDATA, t);
-	SETOPT(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)t->opts.max_response);
+	/*
+	 * A streamed 2xx body goes to the caller piece by piece and may run
+	 * for hours (a watch); only a buffered body is capped. Newer curl
+	 * applies this cap to the bytes received, not just to Content-Length.
+	 */
+	if (!stream)
+		SETOPT(CURLOPT_MAXFILESIZE_LARGE,
+		    (curl_off_t)KC_MIN(t->opts.max_response, (size_t)INT64_MAX));
 	SETOPT(CURLOPT_HTTPHEADER, headers);
 	if (t->connect_to != NULL)
 		SETOPT(CURLOPT_CONNECT_TO, t->connect_to);
@@ -672,7 +679,13 @@ setup_easy(struct curl_transport *t, const struct kc_http_req *req, const char *
 		SETOPT(CURLOPT_SSL_VERIFYPEER, 0L);
 		SETOPT(CURLOPT_SSL_VERIFYHOST, 0L);
 	} else if (rc->ca_pem != NULL) {
+		/*
+		 * The config's CA is the only trust anchor, as in client-go:
+		 * without clearing CAPATH, curl built for a distribution also
+		 * trusts every CA under /etc/ssl/certs.
+		 */
 		SETOPT(CURLOPT_CAINFO_BLOB, &ca);
+		SETOPT(CURLOPT_CAPATH, (char *)NULL);
 	}
 	if (rc->cert_pem != NULL && rc->key_pem != NULL) {
 		SETOPT(CURLOPT_SSLCERTTYPE, "PEM");

@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -75,20 +74,6 @@ kc_watch_type_name(enum kc_watch_type t)
 	if ((int)t < KC_WATCH_ADDED || (int)t > KC_WATCH_ERROR)
 		return "UNKNOWN";
 	return type_names[t];
-}
-
-static int _printf_(3, 4)
-fail(struct kc_status *st, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (st == NULL)
-		return code;
-	kc_status_clear(st);
-	va_start(ap, fmt);
-	(void)vsnprintf(st->message, sizeof(st->message), fmt, ap);
-	va_end(ap);
-	return code;
 }
 
 int
@@ -140,11 +125,11 @@ deliver(struct kc__watch_decoder *d, struct json_object *ev, struct kc_status *s
 	int type;
 
 	if (type_s == NULL)
-		return fail(st, KC_EPARSE, "watch event without a type");
+		return kc_status_set(st, KC_EPARSE, "watch event without a type");
 	if ((type = event_type(type_s)) == 0)
-		return fail(st, KC_EPARSE, "unknown watch event type \"%.64s\"", type_s);
+		return kc_status_set(st, KC_EPARSE, "unknown watch event type \"%.64s\"", type_s);
 	if (obj == NULL)
-		return fail(st, KC_EPARSE, "%s watch event without an object", type_s);
+		return kc_status_set(st, KC_EPARSE, "%s watch event without an object", type_s);
 	return d->fn(d->arg, type, obj, st);
 }
 
@@ -164,7 +149,7 @@ kc__watch_decoder_feed(struct kc__watch_decoder *d, const char *data, size_t len
 	int r;
 
 	if (d->spent)
-		return fail(st, -EINVAL, "watch decoder used after it stopped");
+		return kc_status_set(st, -EINVAL, "watch decoder used after it stopped");
 	while (len > 0) {
 		if (d->cur == 0) {
 			while (len > 0 && is_ws(*data)) {
@@ -175,13 +160,13 @@ kc__watch_decoder_feed(struct kc__watch_decoder *d, const char *data, size_t len
 				break;
 			if (*data != '{') {
 				d->spent = true;
-				return fail(st, KC_EPARSE, "watch stream: expected an "
+				return kc_status_set(st, KC_EPARSE, "watch stream: expected an "
 				    "event object, got byte 0x%02x", (unsigned char)*data);
 			}
 		}
 		if (d->cur == d->max_event) {
 			d->spent = true;
-			return fail(st, -E2BIG, "watch event larger than %zu bytes",
+			return kc_status_set(st, -E2BIG, "watch event larger than %zu bytes",
 			    d->max_event);
 		}
 		n = KC_MIN(len, d->max_event - d->cur);
@@ -191,7 +176,7 @@ kc__watch_decoder_feed(struct kc__watch_decoder *d, const char *data, size_t len
 		if (ev == NULL) {
 			if (jerr != json_tokener_continue) {
 				d->spent = true;
-				return fail(st, KC_EPARSE, "watch stream: %s at byte %zu "
+				return kc_status_set(st, KC_EPARSE, "watch stream: %s at byte %zu "
 				    "of an event", json_tokener_error_desc(jerr),
 				    d->cur + json_tokener_get_parse_end(d->tok));
 			}
@@ -218,7 +203,7 @@ int
 kc__watch_decoder_finish(struct kc__watch_decoder *d, struct kc_status *st)
 {
 	if (d->cur != 0)
-		return fail(st, KC_EPARSE, "watch stream ended inside an event "
+		return kc_status_set(st, KC_EPARSE, "watch stream ended inside an event "
 		    "(%zu bytes)", d->cur);
 	return 0;
 }
@@ -256,10 +241,10 @@ on_event(void *arg, int type, struct json_object *obj, struct kc_status *st)
 	if (type == KC_WATCH_ERROR)
 		return error_event(obj, st);
 	if (rv != NULL && strlen(rv) >= KC_RV_MAX)
-		return fail(st, KC_EPARSE, "%s event: resourceVersion longer than %d "
+		return kc_status_set(st, KC_EPARSE, "%s event: resourceVersion longer than %d "
 		    "bytes", kc_watch_type_name(type), KC_RV_MAX - 1);
 	if ((r = ctx->fn(ctx->arg, type, obj)) < 0)
-		return fail(st, r, "watch callback on %s: %s",
+		return kc_status_set(st, r, "watch callback on %s: %s",
 		    kc_watch_type_name(type), kc_strerror(r));
 	ctx->res.events++;
 	switch (type) {
@@ -308,7 +293,7 @@ watch_path(struct kc_buf *url, const struct kc_watch_opts *opts, struct kc_statu
 	    opts->timeout_s != 0 ? num : NULL)) < 0 ||
 	    (r = kc__query_add(url, "watch", "true")) < 0) {
 		if (r == -E2BIG)
-			return fail(st, r, "watch path longer than %zu bytes", url->max);
+			return kc_status_set(st, r, "watch path longer than %zu bytes", url->max);
 		return r;
 	}
 	return 0;
@@ -326,10 +311,10 @@ kc_watch_run(struct kc_client *cl, const struct kc_watch_opts *opts,
 	kc_buf_init(&url, KC_URL_MAX);
 	memset(&ctx, 0, sizeof(ctx));
 	if (opts == NULL || fn == NULL)
-		return fail(st, -EINVAL, "watch: options and a callback are required");
+		return kc_status_set(st, -EINVAL, "watch: options and a callback are required");
 	if (opts->resource_version != NULL &&
 	    strlen(opts->resource_version) >= KC_RV_MAX)
-		return fail(st, -EINVAL, "watch: resourceVersion longer than %d bytes",
+		return kc_status_set(st, -EINVAL, "watch: resourceVersion longer than %d bytes",
 		    KC_RV_MAX - 1);
 	if ((r = watch_path(&url, opts, st)) < 0)
 		return r;

@@ -93,6 +93,7 @@
 
 #include <kc/alloc.h>
 #include <kc/buf.h>
+#include <kc/json.h>
 #include <kc/str.h>
 #include <kc/yaml.h>
 
@@ -920,30 +921,6 @@ key_error(struct ctx *c, int r, const yaml_mark_t *m)
 	return kc_status_set(c->st, r, "YAML: out of memory");
 }
 
-/* Appends 'v' (owned; NULL is JSON null) to the array 'a'. */
-static int
-array_add(struct json_object *a, struct json_object *v)
-{
-	if (json_object_array_add(a, v) < 0) {
-		if (v != NULL)
-			json_object_put(v);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Stores 'v' (owned; NULL is JSON null) under 'key' of 'o'. */
-static int
-object_put(struct json_object *o, const char *key, struct json_object *v)
-{
-	if (json_object_object_add(o, key, v) < 0) {
-		if (v != NULL)
-			json_object_put(v);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 static struct frame *
 top(struct ctx *c)
 {
@@ -987,8 +964,8 @@ merge_one(struct ctx *c, struct frame *f, struct json_object *src)
 			continue;
 		if (f->merged == NULL && (f->merged = json_object_new_object()) == NULL)
 			return kc_status_set(c->st, -ENOMEM, "YAML: out of memory");
-		if (object_put(f->merged, k, NULL) < 0 ||
-		    object_put(f->c, k, v != NULL ? json_object_get(v) : NULL) < 0)
+		if (kc_json_put_null(f->merged, k) < 0 ||
+		    kc_json_put_nullable(f->c, k, json_object_get(v)) < 0)
 			return kc_status_set(c->st, -ENOMEM, "YAML: out of memory");
 	}
 	return 0;
@@ -1040,7 +1017,7 @@ map_put(struct ctx *c, struct frame *f, struct json_object *v)
 		/* An explicit key overrides what a merge brought in. */
 		json_object_object_del(f->merged, f->key);
 	}
-	if (object_put(f->c, f->key, v) < 0)
+	if (kc_json_put_nullable(f->c, f->key, v) < 0)
 		return kc_status_set(c->st, -ENOMEM, "YAML: out of memory");
 	return 0;
 }
@@ -1079,7 +1056,7 @@ deliver(struct ctx *c, struct json_object *v, size_t nodes, unsigned height,
 	}
 	if (!f->is_map) {
 		f->height = KC_MAX(f->height, height);
-		if (array_add(f->c, v) < 0)
+		if (kc_json_append_nullable(f->c, v) < 0)
 			return kc_status_set(c->st, -ENOMEM, "YAML: out of memory");
 		return 0;
 	}
@@ -1288,7 +1265,7 @@ on_document_end(struct ctx *c)
 {
 	int r = 0;
 
-	if (c->have_root && !c->root_empty && array_add(c->docs, c->root) < 0)
+	if (c->have_root && !c->root_empty && kc_json_append_nullable(c->docs, c->root) < 0)
 		r = kc_status_set(c->st, -ENOMEM, "YAML: out of memory");
 	else if (c->root_empty && c->root != NULL)
 		json_object_put(c->root);

@@ -108,6 +108,31 @@ START_TEST(status_set)
 }
 END_TEST
 
+/*
+ * A status reused after an HTTP failure keeps nothing of it: a later
+ * local failure must not still read as "HTTP 409 Conflict" with causes.
+ */
+START_TEST(status_set_resets)
+{
+	struct kc_status st;
+
+	memset(&st, 0x55, sizeof(st));
+	st.message[sizeof(st.message) - 1] = '\0';
+	ck_assert_int_eq(kc_status_set(&st, -EINVAL, "bad %s", "name"), -EINVAL);
+	ck_assert_str_eq(st.message, "bad name");
+	ck_assert_int_eq(st.http_code, 0);
+	ck_assert_uint_eq(st.retry_after_ms, 0);
+	ck_assert_str_eq(st.reason, "");
+	ck_assert_uint_eq(st.ncauses, 0);
+	ck_assert_str_eq(st.causes[0].field, "");
+
+	/* The message may be formatted from the status's own text. */
+	ck_assert_int_eq(kc_status_set(&st, KC_EPARSE, "%s: %s", "file.yaml", st.message),
+	    KC_EPARSE);
+	ck_assert_str_eq(st.message, "file.yaml: bad name");
+}
+END_TEST
+
 Suite *
 err_suite(void)
 {
@@ -119,6 +144,7 @@ err_suite(void)
 	tcase_add_test(tc, http_and_reason);
 	tcase_add_test(tc, from_http);
 	tcase_add_test(tc, status_set);
+	tcase_add_test(tc, status_set_resets);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -7,7 +7,10 @@
 #include <check.h>
 
 #include <kc/alloc.h>
+#include <kc/buf.h>
 #include <kc/json.h>
+#include <kc/patch.h>
+#include <kc/yaml.h>
 
 #include "testutil.h"
 
@@ -126,6 +129,33 @@ START_TEST(depth_bound)
 }
 END_TEST
 
+/*
+ * An object as deep as YAML and patches allow, inside a List, parses: the
+ * client reads back whatever the devcluster accepted.
+ */
+START_TEST(depth_fits_other_bounds)
+{
+	size_t n = KC_YAML_DEPTH_MAX > KC_PATCH_DEPTH_MAX ? KC_YAML_DEPTH_MAX :
+	    KC_PATCH_DEPTH_MAX;
+	struct json_object *o = NULL;
+	struct kc_status st = { 0 };
+	struct kc_buf b;
+
+	kc_buf_init(&b, 1 << 16);
+	ck_assert_int_eq(kc_buf_puts(&b, "{\"kind\":\"List\",\"items\":["), 0);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(kc_buf_puts(&b, "{\"a\":"), 0);
+	ck_assert_int_eq(kc_buf_puts(&b, "1"), 0);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(kc_buf_putc(&b, '}'), 0);
+	ck_assert_int_eq(kc_buf_puts(&b, "]}"), 0);
+	ck_assert_msg(kc_json_parse(b.data, b.len, &o, &st) == 0, "%s", st.message);
+	ck_assert_ptr_nonnull(o);
+	json_object_put(o);
+	kc_buf_free(&b);
+}
+END_TEST
+
 START_TEST(copy_equal_dump)
 {
 	struct json_object *a = parse("{\"x\":[1,{\"y\":null}],\"z\":\"s\",\"f\":1.5}");
@@ -155,6 +185,100 @@ START_TEST(copy_equal_dump)
 }
 END_TEST
 
+START_TEST(nullable_setters)
+{
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	struct json_object *v = (struct json_object *)&v;
+	char *s;
+
+	ck_assert_ptr_nonnull(o);
+	ck_assert_ptr_nonnull(a);
+	/* kc_json_put() takes NULL for a failed constructor ... */
+	ck_assert_int_eq(kc_json_put(o, "x", NULL), -ENOMEM);
+	ck_assert(!json_object_object_get_ex(o, "x", NULL));
+	/* ... the nullable forms store JSON null. */
+	ck_assert_int_eq(kc_json_put_null(o, "a"), 0);
+	ck_assert_int_eq(kc_json_put_nullable(o, "b", NULL), 0);
+	ck_assert_int_eq(kc_json_put_nullable(o, "c", json_object_new_int(1)), 0);
+	ck_assert_int_eq(kc_json_append_nullable(a, NULL), 0);
+	ck_assert_int_eq(kc_json_append_nullable(a, json_object_new_string("s")), 0);
+	ck_assert_int_eq(kc_json_put_nullable(o, "d", a), 0);
+	ck_assert(json_object_object_get_ex(o, "a", &v));
+	ck_assert_ptr_null(v);
+	s = kc_json_dump(o, NULL);
+	ck_assert_str_eq(s, "{\"a\":null,\"b\":null,\"c\":1,\"d\":[null,\"s\"]}");
+	kc_free(s);
+	/* Replacing a member with null drops the old value. */
+	ck_assert_int_eq(kc_json_put_null(o, "c"), 0);
+	ck_assert(json_object_object_get_ex(o, "c", &v));
+	ck_assert_ptr_null(v);
+	json_object_put(o);
+}
+END_TEST
+
+START_TEST(equal_numeric)
+{
+	static const struct {
+		const char	*a, *b;
+		bool		 exact, numeric;
+	} cases[] = {
+		{ "1", "1", true, true },
+		{ "1", "1.0", false, true },
+		{ "1.0", "1e0", true, true },
+		{ "1", "2", false, false },
+		{ "1", "\"1\"", false, false },
+		{ "-0.5", "-5e-1", true, true },
+		{ "9223372036854775807", "9223372036854775807", true, true },
+		{ "9223372036854775807", "9223372036854775806", false, false },
+		{ "18446744073709551615", "18446744073709551615", true, true },
+		{ "{\"a\":[1,{\"b\":2.0}],\"c\":null}",
+		  "{\"c\":null,\"a\":[1.0,{\"b\":2}]}", false, true },
+		{ "{\"a\":1}", "{\"a\":1,\"b\":1}", false, false },
+		{ "[1,2]", "[2,1]", false, false },
+		{ "\"a\\u0000b\"", "\"a\\u0000c\"", false, false },
+		{ "\"a\\u0000b\"", "\"a\\u0000b\"", true, true },
+		{ "true", "1", false, false },
+		{ "null", "null", true, true },
+		{ "null", "0", false, false },
+		{ "{}", "[]", false, false },
+	};
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(cases); i++) {
+		struct json_object *a = NULL, *b = NULL;
+
+		ck_assert_int_eq(kc_json_parse(cases[i].a, strlen(cases[i].a), &a, NULL), 0);
+		ck_assert_int_eq(kc_json_parse(cases[i].b, strlen(cases[i].b), &b, NULL), 0);
+		ck_assert_msg(kc_json_equal(a, b) == cases[i].exact, "exact %zu", i);
+		ck_assert_msg(kc_json_equal_numeric(a, b) == cases[i].numeric,
+		    "numeric %zu", i);
+		ck_assert_msg(kc_json_equal_numeric(b, a) == cases[i].numeric,
+		    "numeric %zu reversed", i);
+		json_object_put(a);
+		json_object_put(b);
+	}
+}
+END_TEST
+
+/* Trees past KC_JSON_EQUAL_DEPTH_MAX compare unequal instead of recursing on. */
+START_TEST(equal_numeric_depth)
+{
+	struct json_object *a = json_object_new_array(), *b = json_object_new_array();
+	struct json_object *ca = a, *cb = b;
+
+	for (int i = 0; i < KC_JSON_EQUAL_DEPTH_MAX + 5; i++) {
+		struct json_object *na = json_object_new_array(), *nb = json_object_new_array();
+
+		ck_assert_int_eq(kc_json_append(ca, na), 0);
+		ck_assert_int_eq(kc_json_append(cb, nb), 0);
+		ca = na;
+		cb = nb;
+	}
+	ck_assert(!kc_json_equal_numeric(a, b));
+	json_object_put(a);
+	json_object_put(b);
+}
+END_TEST
+
 Suite *
 json_suite(void)
 {
@@ -165,7 +289,11 @@ json_suite(void)
 	tcase_add_test(tc, setters);
 	tcase_add_test(tc, strict_parse);
 	tcase_add_test(tc, depth_bound);
+	tcase_add_test(tc, depth_fits_other_bounds);
 	tcase_add_test(tc, copy_equal_dump);
+	tcase_add_test(tc, nullable_setters);
+	tcase_add_test(tc, equal_numeric);
+	tcase_add_test(tc, equal_numeric_depth);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -714,6 +714,17 @@ START_TEST(token_and_token_file)
 	kc_rest_config_free(rc);
 	kc_free(path);
 
+	/* Both, and the file unreadable yet: the static token, as client-go. */
+	path = write_config(dir, "{server: 'https://k'}",
+	    "{token: static-token, tokenFile: later}");
+	rc = load_ok(path, NULL);
+	ck_assert_ptr_nonnull(strstr(rc->token_file, "/later"));
+	ck_assert_str_eq(token_of(rc), "static-token");
+	kc_free(tu_write(dir, "later", "file-token\n"));
+	ck_assert_str_eq(token_of(rc), "file-token");
+	kc_rest_config_free(rc);
+	kc_free(path);
+
 	path = write_config(dir, "{server: 'https://k'}", "{tokenFile: missing}");
 	load_fails(path, NULL, -ENOENT, "users[\"u\"].tokenFile: ");
 	load_fails(path, NULL, -ENOENT, "/missing: No such file or directory");

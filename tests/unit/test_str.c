@@ -38,6 +38,46 @@ START_TEST(slices)
 }
 END_TEST
 
+START_TEST(dns1123)
+{
+	static const struct {
+		const char	*s;
+		bool		 label, subdomain;
+	} cases[] = {
+		{ "a", true, true },
+		{ "team-a", true, true },
+		{ "0abc9", true, true },
+		{ "a.b", false, true },
+		{ "example.com", false, true },
+		{ "kube-system.svc.cluster.local", false, true },
+		{ "", false, false },
+		{ "-a", false, false },
+		{ "a-", false, false },
+		{ "A", false, false },
+		{ "a_b", false, false },
+		{ "a..b", false, false },
+		{ ".a", false, false },
+		{ "a.", false, false },
+		{ "a.-b", false, false },
+		{ "a-.b", false, false },
+		{ "a b", false, false },
+		{ "a/b", false, false },
+	};
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(cases); i++) {
+		struct kc_str s = kc_str_from(cases[i].s);
+
+		ck_assert_msg(kc_str_is_dns1123_label(s) == cases[i].label, "label \"%s\"",
+		    cases[i].s);
+		ck_assert_msg(kc_str_is_dns1123_subdomain(s) == cases[i].subdomain,
+		    "subdomain \"%s\"", cases[i].s);
+	}
+	/* Slices: only the bytes in the slice count. */
+	ck_assert(kc_str_is_dns1123_label((struct kc_str){ "ab-", 2 }));
+	ck_assert(kc_str_is_dns1123_subdomain((struct kc_str){ "a.b.", 3 }));
+}
+END_TEST
+
 START_TEST(numbers)
 {
 	static const struct {
@@ -123,6 +163,15 @@ START_TEST(files)
 	ck_assert_int_eq(kc_read_file(path, 12, &text, NULL), 0);
 	kc_free(text);
 	text = NULL;
+	/* No bound at all: max + 1 must not wrap to 0 (a 1-byte buffer). */
+	ck_assert_int_eq(kc_read_file(path, SIZE_MAX, &text, &len), 0);
+	ck_assert_str_eq(text, "hello\nworld\n");
+	kc_free(text);
+	text = NULL;
+	ck_assert_int_eq(kc_read_file("/proc/self/status", SIZE_MAX, &text, &len), 0);
+	ck_assert_ptr_nonnull(strstr(text, "Name:"));
+	kc_free(text);
+	text = NULL;
 	ck_assert_int_eq(kc_read_file(dir, 100, &text, NULL), -EISDIR);
 	p2 = kc_asprintf("%s/missing", dir);
 	ck_assert_int_eq(kc_read_file(p2, 100, &text, NULL), -ENOENT);
@@ -192,6 +241,7 @@ str_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, slices);
+	tcase_add_test(tc, dns1123);
 	tcase_add_test(tc, numbers);
 	tcase_add_test(tc, strlcpy_truncation);
 	tcase_add_test(tc, files);

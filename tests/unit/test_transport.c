@@ -303,6 +303,53 @@ START_TEST(test_tls_verification)
 }
 END_TEST
 
+/* Material that does not parse or does not fit fails as KC_ETLS, unretried. */
+START_TEST(test_bad_certificates)
+{
+	static const char garbage_ca[] = "-----BEGIN CERTIFICATE-----\n"
+	    "bm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n";
+	struct ts_server *s = start_ex("request\nrepeat forever\nbody ok\n", true, false);
+	struct kc_cert_pair *other = NULL;
+	struct kc_rest_config rc;
+	struct kc_http_resp resp;
+	struct kc_status st = { 0 };
+	void *t;
+
+	/* A CA bundle that is not PEM of a certificate. */
+	rc_for(s, &rc);
+	rc.ca_pem = (char *)(uintptr_t)garbage_ca;
+	rc.ca_pem_len = strlen(garbage_ca);
+	t = open_with(&rc, &(struct kc_transport_opts){ .max_retries = 3 });
+	ck_assert_int_eq(get(t, "/", &resp, &st), KC_ETLS);
+	ck_assert_uint_eq(resp.retries, 0);
+	ck_assert_str_ne(st.message, "");
+	T->close(t);
+
+	/* A client certificate with somebody else's key. */
+	ck_assert_int_eq(kc_cert_create(&(struct kc_cert_opts){
+		.cn = "other", .client = true }, NULL, &other, &st), 0);
+	rc_for(s, &rc);
+	rc.cert_pem = (char *)(uintptr_t)ts_client_cert_pem(s);
+	rc.cert_pem_len = strlen(rc.cert_pem);
+	rc.key_pem = other->key_pem;
+	rc.key_pem_len = other->key_pem_len;
+	t = open_with(&rc, &(struct kc_transport_opts){ .max_retries = 3 });
+	ck_assert_int_eq(get(t, "/", &resp, &st), KC_ETLS);
+	ck_assert_uint_eq(resp.retries, 0);
+	T->close(t);
+
+	/* A key that is not PEM at all. */
+	rc.key_pem = (char *)(uintptr_t)"not a key";
+	rc.key_pem_len = strlen(rc.key_pem);
+	t = open_with(&rc, &(struct kc_transport_opts){ 0 });
+	ck_assert_int_eq(get(t, "/", &resp, &st), KC_ETLS);
+	T->close(t);
+	ck_assert_uint_eq(ts_nrequests(s), 0);
+	kc_cert_pair_free(other);
+	ts_stop(s);
+}
+END_TEST
+
 START_TEST(test_client_certificates)
 {
 	struct ts_server *s = start_ex("request\nrepeat forever\nbody ok\n", true, false);
@@ -423,9 +470,14 @@ START_TEST(test_response_size_cap)
 	/* The same size again, streamed without a Content-Length. */
 	ck_assert_int_eq(kc_buf_puts(&script, "\nrequest\n"), 0);
 	for (int i = 0; i < 30; i++)
-		ck_assert_int_eq(kc_buf_puts(&script, "chunk 0123456789012345678901234567890123456789"
+		ck_assert_int_eq(kc_buf_puts(&script,
+		    "chunk 0123456789012345678901234567890123456789"
 		    "0123456789012345678901234567890123456789\n"), 0);
 	ck_assert_int_eq(kc_buf_puts(&script, "request\nbody small\n"), 0);
+	ck_assert_int_eq(kc_buf_puts(&script, "request\nbody "), 0);
+	for (int i = 0; i < 3000; i++)
+		ck_assert_int_eq(kc_buf_putc(&script, 'x'), 0);
+	ck_assert_int_eq(kc_buf_putc(&script, '\n'), 0);
 	s = start(kc_buf_str(&script));
 	kc_buf_free(&script);
 
@@ -438,6 +490,13 @@ START_TEST(test_response_size_cap)
 	ck_assert_ptr_null(resp.body.data);
 	ck_assert_int_eq(get(t, "/small", &resp, &st), 0);
 	ck_assert_str_eq(kc_buf_str(&resp.body), "small");
+	kc_http_resp_free(&resp);
+	T->close(t);
+
+	/* No practical cap: SIZE_MAX must not turn into a negative curl_off_t. */
+	t = open_with(&rc, &(struct kc_transport_opts){ .max_response = SIZE_MAX });
+	ck_assert_msg(get(t, "/big", &resp, &st) == 0, "%s", st.message);
+	ck_assert_uint_eq(resp.body.len, 3000);
 	kc_http_resp_free(&resp);
 	T->close(t);
 	ts_stop(s);
@@ -774,6 +833,54 @@ START_TEST(test_stream_error_status)
 }
 END_TEST
 
+/*
+ * max_response caps what is buffered, never a 2xx stream, which goes to
+ * the callback: a watch may outlive any cap. An error answer to a stream
+ * is buffered, so it is capped.
+ */
+START_TEST(test_stream_not_capped)
+{
+	struct ts_server *s;
+	struct kc_rest_config rc;
+	struct kc_http_resp resp;
+	struct kc_status st = { 0 };
+	struct chunks c = { 0 };
+	struct kc_buf script;
+	void *t;
+
+	kc_buf_init(&script, 1 << 20);
+	ck_assert_int_eq(kc_buf_puts(&script, "request\nbody "), 0);
+	for (int i = 0; i < 3000; i++)
+		ck_assert_int_eq(kc_buf_putc(&script, 'x'), 0);
+	ck_assert_int_eq(kc_buf_puts(&script, "\nrequest\nstatus 500\nbody "), 0);
+	for (int i = 0; i < 3000; i++)
+		ck_assert_int_eq(kc_buf_putc(&script, 'y'), 0);
+	ck_assert_int_eq(kc_buf_putc(&script, '\n'), 0);
+	s = start(kc_buf_str(&script));
+	kc_buf_free(&script);
+
+	rc_for(s, &rc);
+	t = open_with(&rc, &(struct kc_transport_opts){ .max_response = 1000 });
+	kc_buf_init(&c.buf, 1 << 20);
+	ck_assert_msg(T->stream(t, &(struct kc_http_req){
+		.method = "GET", .path = "/log",
+	}, &resp, on_chunk, &c, &st) == 0, "%s", st.message);
+	ck_assert_int_eq(resp.status, 200);
+	ck_assert_uint_eq(c.buf.len, 3000);
+	ck_assert_uint_eq(resp.body.len, 0);
+	kc_http_resp_free(&resp);
+
+	ck_assert_int_eq(T->stream(t, &(struct kc_http_req){
+		.method = "GET", .path = "/log",
+	}, &resp, on_chunk, &c, &st), -E2BIG);
+	ck_assert_ptr_null(resp.body.data);
+	ck_assert_uint_eq(c.buf.len, 3000);
+	kc_buf_free(&c.buf);
+	T->close(t);
+	ts_stop(s);
+}
+END_TEST
+
 struct canceller {
 	void		*t;
 	unsigned	 after_ms;
@@ -1078,6 +1185,7 @@ transport_suite(void)
 	tcase_add_test(tc, test_post_body_and_headers);
 	tcase_add_test(tc, test_methods);
 	tcase_add_test(tc, test_tls_verification);
+	tcase_add_test(tc, test_bad_certificates);
 	tcase_add_test(tc, test_client_certificates);
 	tcase_add_test(tc, test_token_file_rotation);
 	tcase_add_test(tc, test_gzip_response);
@@ -1091,6 +1199,7 @@ transport_suite(void)
 	tcase_add_test(tc, test_stream_chunks);
 	tcase_add_test(tc, test_stream_cut_short);
 	tcase_add_test(tc, test_stream_error_status);
+	tcase_add_test(tc, test_stream_not_capped);
 	tcase_add_test(tc, test_stream_cancel);
 	tcase_add_test(tc, test_keep_alive);
 	tcase_add_test(tc, test_http2);

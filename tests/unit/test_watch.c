@@ -19,6 +19,7 @@
 #include <kc/client.h>
 #include <kc/err.h>
 #include <kc/json.h>
+#include <kc/patch.h>
 #include <kc/str.h>
 #include <kc/watch.h>
 
@@ -324,12 +325,27 @@ START_TEST(test_decoder_depth)
 	struct seen s = { 0 };
 	struct kc_status st;
 
+	/* As deep as the devcluster accepts an object: decoded. */
 	kc_buf_init(&b, 4096);
 	ck_assert_int_eq(kc_buf_puts(&b, "{\"type\":\"ADDED\",\"object\":"), 0);
-	for (int i = 0; i < 100; i++)
+	for (int i = 0; i < KC_PATCH_DEPTH_MAX; i++)
 		ck_assert_int_eq(kc_buf_puts(&b, "{\"a\":"), 0);
 	ck_assert_int_eq(kc_buf_puts(&b, "1"), 0);
-	for (int i = 0; i < 101; i++)
+	for (int i = 0; i < KC_PATCH_DEPTH_MAX + 1; i++)
+		ck_assert_int_eq(kc_buf_putc(&b, '}'), 0);
+	ck_assert_msg(decode_pieces(b.data, NULL, 0, b.len, 0, &s, &st) == 0, "%s",
+	    st.message);
+	ck_assert_uint_eq(s.n, 1);
+	kc_buf_free(&b);
+
+	/* Past the JSON bound: refused before anything is delivered. */
+	memset(&s, 0, sizeof(s));
+	kc_buf_init(&b, 4096);
+	ck_assert_int_eq(kc_buf_puts(&b, "{\"type\":\"ADDED\",\"object\":"), 0);
+	for (int i = 0; i < KC_JSON_DEPTH_MAX; i++)
+		ck_assert_int_eq(kc_buf_puts(&b, "{\"a\":"), 0);
+	ck_assert_int_eq(kc_buf_puts(&b, "1"), 0);
+	for (int i = 0; i < KC_JSON_DEPTH_MAX + 1; i++)
 		ck_assert_int_eq(kc_buf_putc(&b, '}'), 0);
 	ck_assert_int_eq(decode_pieces(b.data, NULL, 0, b.len, 0, &s, &st), KC_EPARSE);
 	ck_assert_uint_eq(s.n, 0);

@@ -449,7 +449,8 @@ static const struct stream_case anchor_cases[] = {
 	{ "--- &r [1]\n",				"[[1]]" },
 	/* an alias names the closest anchor before it, even one inside */
 	{ "a: &x [&x 1, *x]\nb: *x\n",			"[{\"a\":[1,1],\"b\":1}]" },
-	{ "a: &x {k: &x v}\nb: *x\n",			"[{\"a\":{\"k\":\"v\"},\"b\":\"v\"}]" },
+	{ "a: &x {k: &x v}\nb: *x\n",
+	  "[{\"a\":{\"k\":\"v\"},\"b\":\"v\"}]" },
 	{ "a: &a\n  b: &b [x]\n  c: *b\nd: *a\n",
 	  "[{\"a\":{\"b\":[\"x\"],\"c\":[\"x\"]},\"d\":{\"b\":[\"x\"],\"c\":[\"x\"]}}]" },
 	/* merge keys */
@@ -467,7 +468,8 @@ static const struct stream_case anchor_cases[] = {
 	{ "a: &a {x: {deep: 1}}\nm:\n  <<: *a\n",
 	  "[{\"a\":{\"x\":{\"deep\":1}},\"m\":{\"x\":{\"deep\":1}}}]" },
 	{ "m: {\"<<\": 1}\n",				"[{\"m\":{\"<<\":1}}]" },
-	{ "a: &a {x: 1}\nm: {<<: *a, x: 2}\n",		"[{\"a\":{\"x\":1},\"m\":{\"x\":2}}]" },
+	{ "a: &a {x: 1}\nm: {<<: *a, x: 2}\n",
+	  "[{\"a\":{\"x\":1},\"m\":{\"x\":2}}]" },
 	{ "m: {<<: &i {x: 1}}\nn: *i\n",		"[{\"m\":{\"x\":1},\"n\":{\"x\":1}}]" },
 	/* the Kubernetes idiom: shared container defaults */
 	{ "x-defaults: &d\n  imagePullPolicy: Always\n  resources: {limits: {cpu: 1}}\n"

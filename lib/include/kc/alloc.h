@@ -23,6 +23,12 @@ struct kc_allocator {
  */
 void	 kc_set_allocator(const struct kc_allocator *a);
 
+/*
+ * The libc functions through the installed allocator: NULL on failure
+ * (the caller returns -ENOMEM), never a NULL for a zero size. Memory from
+ * them is released with kc_free(). Thread-safe whenever the installed
+ * allocator is (libc's is).
+ */
 void	*kc_malloc(size_t) _must_check_;
 void	*kc_calloc(size_t n, size_t size) _must_check_;	/* overflow-checked */
 void	*kc_realloc(void *, size_t) _must_check_;

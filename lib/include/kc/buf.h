@@ -27,7 +27,17 @@ struct kc_buf {
 	size_t	 max;		/* ceiling on len */
 };
 
-void	 kc_buf_init(struct kc_buf *, size_t max);
+/*
+ * Makes 'b' an empty buffer whose length may never pass 'max'. It holds
+ * no memory until the first append; kc_buf_free() is fine at any time.
+ */
+void	 kc_buf_init(struct kc_buf *b, size_t max);
+
+/*
+ * Append bytes, a string, a byte or formatted text. 0 on success; on
+ * -E2BIG (past the ceiling) or -ENOMEM the buffer has been freed and is
+ * empty, as the header says. Not thread-safe: a buffer has one owner.
+ */
 int	 kc_buf_append(struct kc_buf *, const void *, size_t) _must_check_;
 int	 kc_buf_puts(struct kc_buf *, const char *) _must_check_;
 int	 kc_buf_putc(struct kc_buf *, char) _must_check_;

@@ -84,6 +84,7 @@ struct kc_resource {
 	bool		 namespaced;
 };
 
+/* Descriptors of the built-in resources Trainyard uses; read-only. */
 extern const struct kc_resource kc_res_pods;
 extern const struct kc_resource kc_res_services;
 extern const struct kc_resource kc_res_endpoints;

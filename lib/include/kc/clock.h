@@ -24,6 +24,11 @@ struct kc_clock {
  */
 void		kc_clock_set(const struct kc_clock *c);
 
+/*
+ * The installed clock: monotonic milliseconds (for intervals, never for
+ * dates), wall-clock seconds since the epoch, and a sleep that returns 0
+ * once 'ms' passed, or -EINTR early if the hook chooses. Thread-safe.
+ */
 uint64_t	kc_clock_now_ms(void);
 time_t		kc_clock_wall(void);
 int		kc_clock_sleep_ms(uint64_t ms);

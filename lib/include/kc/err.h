@@ -76,6 +76,7 @@ int		 kc_err_from_http(int http_code, const char *reason);
  * failure; kc_status_clear() resets it.
  */
 #define KC_STATUS_CAUSES_MAX	8
+#define KC_STATUS_MESSAGE_MAX	512	/* bytes of st->message, with the NUL */
 
 struct kc_status_cause {
 	char		reason[48];	/* "FieldValueRequired" */
@@ -87,18 +88,23 @@ struct kc_status {
 	int		http_code;	/* 0 when no response arrived */
 	uint32_t	retry_after_ms;	/* from Retry-After; 0 if absent */
 	char		reason[64];	/* metav1.Status.reason */
-	char		message[512];	/* metav1.Status.message, or libkc's own */
+	char		message[KC_STATUS_MESSAGE_MAX];	/* Status.message or ours */
 	unsigned	ncauses;	/* entries used in causes[] */
 	struct kc_status_cause causes[KC_STATUS_CAUSES_MAX];
 };
 
-void	kc_status_clear(struct kc_status *);
+/* Zeroes every field of 'st' (NULL is fine), as a fresh one on the stack. */
+void	kc_status_clear(struct kc_status *st);
 
 /*
- * Formats a message into st->message (truncating) and returns 'code', so a
- * failure and its detail leave in one statement:
+ * Resets 'st' (http_code, retry_after_ms, reason and causes from an
+ * earlier failure never linger) and formats a message into st->message,
+ * truncating, then returns 'code', so a failure and its detail leave in
+ * one statement:
  *	return kc_status_set(st, KC_EPARSE, "line %d: bad indent", line);
- * 'st' may be NULL.
+ * The arguments may point into 'st' itself, as in prefixing its own
+ * message: kc_status_set(st, r, "%s: %s", path, st->message). 'st' may be
+ * NULL. Thread-safe for distinct 'st'.
  */
 int	kc_status_set(struct kc_status *st, int code, const char *fmt, ...)
 	    _printf_(3, 4);

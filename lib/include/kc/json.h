@@ -22,8 +22,14 @@
 #include <kc/err.h>
 #include <kc/macro.h>
 
-/* Limits for kc_json_parse(). */
-#define KC_JSON_DEPTH_MAX	64
+/*
+ * Nesting kc_json_parse() and the watch decoder accept. It must exceed
+ * what the rest of libkc lets into an object (KC_YAML_DEPTH_MAX and
+ * KC_PATCH_DEPTH_MAX, 100) by the envelopes around one: a List's items
+ * and a watch event add two levels. Otherwise the client could not read
+ * back an object the devcluster accepted.
+ */
+#define KC_JSON_DEPTH_MAX	128
 
 /*
  * Parses exactly one JSON value from 'len' bytes (trailing white space
@@ -87,13 +93,42 @@ int	kc_json_put(struct json_object *o, const char *key, struct json_object *v)
 int	kc_json_append(struct json_object *a, struct json_object *v) _must_check_;
 
 /*
+ * As kc_json_put() and kc_json_append(), except that a NULL 'v' is the
+ * JSON value null (json-c's representation of it) and is stored as such.
+ * For values copied from or computed out of other trees, which may be
+ * null. 0, or -ENOMEM with 'v' released.
+ */
+int	kc_json_put_nullable(struct json_object *o, const char *key,
+	    struct json_object *v) _must_check_;
+int	kc_json_append_nullable(struct json_object *a, struct json_object *v)
+	    _must_check_;
+
+/* Sets 'key' of 'o' to JSON null. 0 or -ENOMEM. */
+int	kc_json_put_null(struct json_object *o, const char *key) _must_check_;
+
+/*
  * A deep copy (new reference) or NULL on allocation failure. Safe on a
  * frozen tree shared between threads: it never writes to 'o'.
  */
 struct json_object *kc_json_copy(const struct json_object *o);
 
-/* Deep equality by value; objects compare without regard to key order. */
+/*
+ * Deep equality by value; objects compare without regard to key order.
+ * Numbers compare by type too: 1 and 1.0 differ, as they print differently.
+ * NULL (JSON null) equals only NULL. Never writes to either tree.
+ */
 bool	kc_json_equal(const struct json_object *a, const struct json_object *b);
+
+/*
+ * Deep equality as JSON defines it (RFC 6902's "test", strategic merge
+ * keys): as kc_json_equal(), except that numbers compare by numeric value,
+ * so 1 equals 1.0 and 1e0. Integers compare exactly; an integer and a
+ * double compare as doubles. Trees nested deeper than
+ * KC_JSON_EQUAL_DEPTH_MAX levels compare unequal. Never writes to either
+ * tree, so it is safe on frozen shared ones.
+ */
+#define KC_JSON_EQUAL_DEPTH_MAX	1000
+bool	kc_json_equal_numeric(const struct json_object *a, const struct json_object *b);
 
 /*
  * Serializes compactly into a new allocation ('ret_len' may be NULL).

@@ -5,7 +5,8 @@
  * reach one API server as one identity. File-based material (CA,
  * client certificate and key) is read at load time, so a bad path is
  * reported by the load with the file and field that named it; a token
- * file is read at load time too (a missing one is an error there) and
+ * file is read at load time too (a missing one is an error there, unless
+ * the user also has a static token to fall back on, as in client-go) and
  * kept as a path, because bound service-account tokens rotate and the
  * transport re-reads it when it changes (kc_rest_config_token()).
  *

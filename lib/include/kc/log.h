@@ -6,7 +6,8 @@
  * ones of struct kc_log_ctx (action, kind, namespace, name, request id)
  * and any extra pairs given to kc_log_kv(). Two formats:
  *
- *	text: 2026-11-21T19:49:14.123Z info  reconcile ns=a name=r1 rid=7 msg="pods created" pods=4
+ *	text: 2026-11-21T19:49:14.123Z info reconcile ns=a name=r1 rid=7
+ *	      msg="pods created" pods=4		(one line)
  *	json: {"ts":"2026-11-21T19:49:14.123Z","level":"info","action":"reconcile",
  *	       "ns":"a","name":"r1","rid":7,"msg":"pods created","pods":"4"}
  *
@@ -54,6 +55,11 @@ struct kc_log_field {
 	const char	*value;
 };
 
+/*
+ * The level below which events are dropped (default info), the format
+ * (default text) and the descriptor lines go to (default 2, stderr; the
+ * logger never closes it). Plain settings for startup, before threads log.
+ */
 void	kc_log_set_level(enum kc_log_level);
 void	kc_log_set_format(enum kc_log_format);
 void	kc_log_set_fd(int fd);			/* default 2 (stderr) */
@@ -63,9 +69,17 @@ int	kc_log_parse_level(const char *, enum kc_log_level *ret) _must_check_;
 /* "text", "json"; -EINVAL otherwise. */
 int	kc_log_parse_format(const char *, enum kc_log_format *ret) _must_check_;
 
+/* Whether an event at 'level' would be written; thread-safe. */
 bool	kc_log_enabled(enum kc_log_level);
 
-/* 'ctx' may be NULL. */
+/*
+ * Writes one event as one line with one write(2): the timestamp, the
+ * level, the fields of 'ctx' (may be NULL), the message and then the
+ * 'nfields' key=value 'fields' (pairs with a NULL key or value are
+ * skipped). A message over 4096 bytes or a value over 1024 is cut and
+ * marked "..."; a failed write is dropped. Nothing is formatted below the
+ * level. Never allocates through kc_malloc(); thread-safe.
+ */
 void	kc_log(enum kc_log_level, const struct kc_log_ctx *ctx, const char *fmt, ...)
 	    _printf_(3, 4);
 void	kc_logv(enum kc_log_level, const struct kc_log_ctx *ctx,

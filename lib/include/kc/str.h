@@ -23,6 +23,11 @@ struct kc_str {
 
 #define KC_STR(lit)	((struct kc_str){ (lit), sizeof(lit) - 1 })
 
+/*
+ * Slices borrow their bytes: the caller keeps the string alive while a
+ * slice of it is used. Comparisons are byte-wise; kc_str_has_prefix()
+ * takes a NUL-terminated prefix. None of these allocate or fail.
+ */
 struct kc_str	 kc_str_from(const char *);	/* NULL gives the empty slice */
 bool		 kc_str_eq(struct kc_str, struct kc_str);
 bool		 kc_str_eq_cstr(struct kc_str, const char *);
@@ -35,6 +40,16 @@ struct kc_str	 kc_str_trim(struct kc_str);	/* ASCII white space, both ends */
  * 'sep' does not occur.
  */
 bool		 kc_str_cut(struct kc_str *s, char sep, struct kc_str *head);
+
+/*
+ * Kubernetes name patterns (k8s.io/apimachinery/pkg/util/validation): a
+ * DNS-1123 label, ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (namespace names), and
+ * a DNS-1123 subdomain, such labels joined by '.' (most object names).
+ * The pattern only: callers check the length (63 and 253 bytes), which
+ * Kubernetes reports as a separate error. The empty string matches neither.
+ */
+bool		 kc_str_is_dns1123_label(struct kc_str);
+bool		 kc_str_is_dns1123_subdomain(struct kc_str);
 
 /* Newly allocated NUL-terminated copy, or NULL on allocation failure. */
 char		*kc_str_dup(struct kc_str) _must_check_;

@@ -113,6 +113,7 @@ struct kc_transport_ops {
 	void	*(*close)(void *);	/* NULL is fine; returns NULL */
 };
 
+/* The libcurl transport, the one kc_client_new() uses by default. */
 extern const struct kc_transport_ops kc_transport_curl;
 
 /*
