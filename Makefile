@@ -58,7 +58,9 @@ LIB_SRCS	 = $(LIB_DATA_SRCS) lib/kubeconfig.c lib/transport.c \
 
 # Unit suites: tests/unit/test_<name>.c, each listed in tests/unit/suites.h.
 UNIT_SUITES	 = err buf str json log yaml selector patch cert kubeconfig \
-		   transport client watch
+		   transport client watch dc_protobuf
+UNIT_SUITES	+= dc_router dc_storage dc_watch dc_errors dc_auth dc_discovery \
+		   dc_api
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c
@@ -83,10 +85,27 @@ SUITE_DEPS_client	= lib/cert.c lib/yaml.c lib/kubeconfig.c lib/transport.c \
 			  lib/client.c tests/fakes/fake_transport.c \
 			  tests/server/testserver.c
 SUITE_DEPS_watch	= $(SUITE_DEPS_client) lib/watch.c
+SUITE_DEPS_dc_schema	= devcluster/schema.c lib/yaml.c
+SUITE_DEPS_dc_table	= devcluster/jsonpath.c devcluster/table.c lib/yaml.c
+SUITE_DEPS_dc_protobuf	= devcluster/protobuf.c
+SUITE_DEPS_dc_fieldmanager = devcluster/fieldmanager.c lib/patch.c lib/yaml.c
+SUITE_DEPS_dc_router	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
+SUITE_DEPS_dc_storage	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
+SUITE_DEPS_dc_watch	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
+SUITE_DEPS_dc_errors	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
+SUITE_DEPS_dc_auth	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
+SUITE_DEPS_dc_discovery	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
+SUITE_DEPS_dc_api	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
 
 # trainyard-devcluster: main.c plus DC_SRCS, which the unit suites link too.
 # It links only libkc's data modules (ARCHITECTURE.md).
-DC_SRCS		 =
+DC_SRCS		 = devcluster/http.c devcluster/router.c devcluster/registry.c \
+		   devcluster/builtin.c devcluster/storage.c devcluster/watchhub.c \
+		   devcluster/api.c devcluster/errors.c devcluster/discovery.c \
+		   devcluster/auth.c
+# Pure modules: json-c in, json-c (or bytes) out, no event loop state.
+DC_PURE_SRCS	 = devcluster/protobuf.c
+DC_SRCS		+= $(DC_PURE_SRCS)
 DEVCLUSTER_SRCS	 = devcluster/main.c $(DC_SRCS)
 
 ALL_SRCS	 = $(LIB_SRCS) $(UNIT_SRCS) $(DEVCLUSTER_SRCS)

@@ -839,9 +839,9 @@ parse_requirement(struct parser *p, struct kc_label_selector *sel)
 {
 	struct msg el = { 0 };
 	struct kc_str key;
-	enum label_op op;
+	enum label_op op = OP_EXISTS;
 	size_t n = 0;
-	int r, inferred;
+	int r, inferred = -1;
 
 	p->nvals = 0;
 	if ((r = parse_key(p, &key, &inferred)) < 0)

@@ -1,0 +1,547 @@
+/*
+ * auth.c: who is asking, and may they.
+ *
+ * Authentication is by bearer token only, from two sources: the admin
+ * token main.c generates (user "admin" in group system:masters) and
+ * kube-apiserver's --token-auth-file, a CSV file of
+ *
+ *	token,user,uid[,"group1,group2"]
+ *
+ * read exactly as upstream reads it (k8s.io/apiserver
+ * pkg/authentication/token/tokenfile): Go's encoding/csv rules (quoted
+ * fields with "" escapes and embedded newlines, CRLF folded, empty lines
+ * skipped, no comments, a bare quote in an unquoted field is an error),
+ * at least three columns per record, columns past the fourth ignored, an
+ * empty token skips its line, a repeated token's last line wins, and the
+ * groups column split on commas without trimming.
+ *
+ * A known token gives its user plus system:authenticated; anything else
+ * is 401. Impersonation (Impersonate-User, -Group, -Uid) replaces the
+ * identity after an authorization check of the "impersonate" verb on
+ * users, groups, serviceaccounts and uids. Authorization itself is a
+ * hook (struct dc_hooks.authorize, the RBAC file's); system:masters
+ * always passes and, until a hook is installed, so does everyone.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <kc/alloc.h>
+#include <kc/buf.h>
+#include <kc/str.h>
+
+#include "devcluster.h"
+
+struct token {
+	char		*token;
+	struct dc_user	 user;
+};
+
+struct dc_auth {
+	struct token	*t;
+	size_t		 n;
+};
+
+/*
+ * Users
+ */
+
+void
+user_clear(struct dc_user *u)
+{
+	kc_free(u->name);
+	kc_free(u->uid);
+	for (size_t i = 0; i < u->ngroups; i++)
+		kc_free(u->groups[i]);
+	memset(u, 0, sizeof(*u));
+}
+
+int
+user_add_group(struct dc_user *u, const char *group)
+{
+	if (u->ngroups == DC_GROUPS_MAX)
+		return -E2BIG;
+	if ((u->groups[u->ngroups] = kc_strdup(group)) == NULL)
+		return -ENOMEM;
+	u->ngroups++;
+	u->groups[u->ngroups] = NULL;
+	return 0;
+}
+
+int
+user_set(struct dc_user *u, const char *name, const char *uid,
+    const char *const *groups)
+{
+	struct dc_user n;
+	int r;
+
+	memset(&n, 0, sizeof(n));
+	if ((n.name = kc_strdup(name)) == NULL ||
+	    (n.uid = kc_strdup(uid != NULL ? uid : "")) == NULL) {
+		user_clear(&n);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; groups != NULL && groups[i] != NULL; i++)
+		if ((r = user_add_group(&n, groups[i])) < 0) {
+			user_clear(&n);
+			return r;
+		}
+	user_clear(u);
+	*u = n;
+	return 0;
+}
+
+bool
+user_in_group(const struct dc_user *u, const char *group)
+{
+	for (size_t i = 0; i < u->ngroups; i++)
+		if (strcmp(u->groups[i], group) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Tokens
+ */
+
+int
+auth_new(struct dc_auth **ret)
+{
+	struct dc_auth *a;
+
+	if ((a = kc_calloc(1, sizeof(*a))) == NULL)
+		return -ENOMEM;
+	*ret = a;
+	return 0;
+}
+
+struct dc_auth *
+auth_free(struct dc_auth *a)
+{
+	if (a == NULL)
+		return NULL;
+	for (size_t i = 0; i < a->n; i++) {
+		kc_free_secret(a->t[i].token);
+		user_clear(&a->t[i].user);
+	}
+	kc_free(a->t);
+	kc_free(a);
+	return NULL;
+}
+
+size_t
+auth_count(const struct dc_auth *a)
+{
+	return a->n;
+}
+
+int
+auth_add(struct dc_auth *a, const char *token, const char *name, const char *uid,
+    const char *const *groups)
+{
+	struct dc_user u;
+	struct token *t;
+	char *tok;
+	int r;
+
+	memset(&u, 0, sizeof(u));
+	if ((r = user_set(&u, name, uid, groups)) < 0)
+		return r;
+	for (size_t i = 0; i < a->n; i++) {
+		if (strcmp(a->t[i].token, token) == 0) {
+			user_clear(&a->t[i].user);
+			a->t[i].user = u;
+			return 0;
+		}
+	}
+	if ((tok = kc_strdup(token)) == NULL ||
+	    (t = kc_reallocarray(a->t, a->n + 1, sizeof(*t))) == NULL) {
+		kc_free_secret(tok);
+		user_clear(&u);
+		return -ENOMEM;
+	}
+	a->t = t;
+	a->t[a->n].token = tok;
+	a->t[a->n].user = u;
+	a->n++;
+	return 0;
+}
+
+/* One CSV record: fields as allocated strings. */
+struct record {
+	char	*f[8];		/* the first columns; the rest are dropped */
+	size_t	 n;		/* fields seen, dropped ones included */
+};
+
+static void
+record_clear(struct record *rec)
+{
+	for (size_t i = 0; i < KC_ARRAY_SIZE(rec->f); i++)
+		kc_free_secret(rec->f[i]);
+	memset(rec, 0, sizeof(*rec));
+}
+
+static int
+record_add(struct record *rec, struct kc_buf *field)
+{
+	if (rec->n < KC_ARRAY_SIZE(rec->f)) {
+		if ((rec->f[rec->n] = kc_strdup(kc_buf_str(field))) == NULL)
+			return -ENOMEM;
+	}
+	rec->n++;
+	kc_buf_reset(field);
+	return 0;
+}
+
+/*
+ * Reads the next record from text[*pos..len), Go encoding/csv style.
+ * Returns 1 with a record, 0 at the end, or KC_ECONFIG with 'st'.
+ */
+static int
+csv_next(const char *text, size_t len, size_t *pos, unsigned *line, struct record *rec,
+    const char *path, struct kc_status *st)
+{
+	struct kc_buf field;
+	size_t p = *pos;
+	unsigned start_line;
+	int r;
+
+	kc_buf_init(&field, DC_TOKEN_FILE_MAX);
+	/* Empty lines (after CR folding) are skipped. */
+	while (p < len && (text[p] == '\n' || (text[p] == '\r' && p + 1 < len &&
+	    text[p + 1] == '\n'))) {
+		p += text[p] == '\r' ? 2 : 1;
+		(*line)++;
+	}
+	if (p >= len) {
+		*pos = p;
+		return 0;
+	}
+	start_line = *line;
+	for (;;) {
+		if (p < len && text[p] == '"') {
+			size_t col = p;
+
+			p++;
+			for (;;) {
+				if (p >= len) {
+					r = kc_status_set(st, KC_ECONFIG, "%s: record on line %u: "
+					    "parse error on line %u, column %zu: extraneous or "
+					    "missing \" in quoted-field", path, start_line, *line,
+					    col + 1);
+					goto fail;
+				}
+				if (text[p] == '"') {
+					if (p + 1 < len && text[p + 1] == '"') {
+						if ((r = kc_buf_putc(&field, '"')) < 0)
+							goto fail;
+						p += 2;
+						continue;
+					}
+					p++;
+					break;
+				}
+				if (text[p] == '\r' && p + 1 < len && text[p + 1] == '\n') {
+					p++;
+					continue;
+				}
+				if (text[p] == '\n')
+					(*line)++;
+				if (text[p] == '\0') {
+					r = kc_status_set(st, KC_ECONFIG, "%s: line %u: NUL byte",
+					    path, *line);
+					goto fail;
+				}
+				if ((r = kc_buf_putc(&field, text[p])) < 0)
+					goto fail;
+				p++;
+			}
+			if (p < len && text[p] != ',' && text[p] != '\n' &&
+			    !(text[p] == '\r' && p + 1 < len && text[p + 1] == '\n') &&
+			    !(text[p] == '\r' && p + 1 == len)) {
+				r = kc_status_set(st, KC_ECONFIG, "%s: parse error on line %u: "
+				    "extraneous or missing \" in quoted-field", path, *line);
+				goto fail;
+			}
+		} else {
+			while (p < len && text[p] != ',' && text[p] != '\n') {
+				if (text[p] == '"') {
+					r = kc_status_set(st, KC_ECONFIG, "%s: parse error on line "
+					    "%u: bare \" in non-quoted-field", path, *line);
+					goto fail;
+				}
+				if (text[p] == '\r' && (p + 1 == len || text[p + 1] == '\n')) {
+					p++;
+					continue;
+				}
+				if (text[p] == '\0') {
+					r = kc_status_set(st, KC_ECONFIG, "%s: line %u: NUL byte",
+					    path, *line);
+					goto fail;
+				}
+				if ((r = kc_buf_putc(&field, text[p])) < 0)
+					goto fail;
+				p++;
+			}
+		}
+		if ((r = record_add(rec, &field)) < 0)
+			goto fail;
+		if (p < len && text[p] == '\r')
+			p++;
+		if (p >= len)
+			break;
+		if (text[p] == '\n') {
+			p++;
+			(*line)++;
+			break;
+		}
+		p++;	/* the comma */
+		if (p >= len) {
+			/* "a,b," at the very end: a last empty field. */
+			if ((r = record_add(rec, &field)) < 0)
+				goto fail;
+			break;
+		}
+	}
+	kc_buf_free(&field);
+	*pos = p;
+	return 1;
+fail:
+	kc_buf_free(&field);
+	record_clear(rec);
+	return r;
+}
+
+int
+auth_load_csv(struct dc_auth *a, const char *text, size_t len, const char *path,
+    struct kc_status *st)
+{
+	unsigned line = 1;
+	size_t pos = 0;
+	int r;
+
+	if (len > DC_TOKEN_FILE_MAX)
+		return kc_status_set(st, KC_ECONFIG, "%s: token file too large", path);
+	for (;;) {
+		struct record rec = { 0 };
+		const char *groups[DC_GROUPS_MAX + 1];
+		char *gcopy = NULL;
+		size_t ng = 0;
+
+		if ((r = csv_next(text, len, &pos, &line, &rec, path, st)) <= 0)
+			return r;
+		if (rec.n < 3) {
+			r = kc_status_set(st, KC_ECONFIG, "token file '%s' must have at least "
+			    "3 columns (token, user name, user uid), found %zu", path, rec.n);
+			record_clear(&rec);
+			return r;
+		}
+		if (rec.f[0][0] == '\0') {
+			record_clear(&rec);
+			continue;
+		}
+		if (rec.n >= 4) {
+			char *p;
+
+			if ((gcopy = kc_strdup(rec.f[3])) == NULL) {
+				record_clear(&rec);
+				return -ENOMEM;
+			}
+			for (p = gcopy;; ) {
+				char *comma = strchr(p, ',');
+
+				if (ng == DC_GROUPS_MAX) {
+					kc_free(gcopy);
+					record_clear(&rec);
+					return kc_status_set(st, KC_ECONFIG, "%s: line %u: more "
+					    "than %d groups", path, line - 1, DC_GROUPS_MAX);
+				}
+				groups[ng++] = p;
+				if (comma == NULL)
+					break;
+				*comma = '\0';
+				p = comma + 1;
+			}
+		}
+		groups[ng] = NULL;
+		r = auth_add(a, rec.f[0], rec.f[1], rec.f[2], groups);
+		kc_free(gcopy);
+		record_clear(&rec);
+		if (r < 0)
+			return r;
+	}
+}
+
+int
+auth_load_file(struct dc_auth *a, const char *path, struct kc_status *st)
+{
+	char *text = NULL;
+	size_t len;
+	int r;
+
+	if ((r = kc_read_file(path, DC_TOKEN_FILE_MAX, &text, &len)) < 0)
+		return kc_status_set(st, r == -E2BIG ? KC_ECONFIG : r,
+		    "reading token file %s: %s", path, kc_strerror(r));
+	r = auth_load_csv(a, text, len, path, st);
+	kc_free_secret(text);
+	return r;
+}
+
+/* Compares without stopping at the first difference. */
+static bool
+token_eq(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned char d = la != lb;
+
+	for (size_t i = 0; i < la && i < lb; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+int
+auth_authenticate(const struct dc_auth *a, const char *authorization,
+    struct dc_user *user)
+{
+	char buf[8192], *p, *tok, *sp;
+	const struct token *found = NULL;
+	size_t n;
+	int r;
+
+	if (authorization == NULL)
+		return KC_EUNAUTHORIZED;
+	while (*authorization == ' ' || *authorization == '\t')
+		authorization++;
+	if ((n = kc_strlcpy(buf, authorization, sizeof(buf))) >= sizeof(buf))
+		return KC_EUNAUTHORIZED;
+	while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\t' || buf[n - 1] == '\r' ||
+	    buf[n - 1] == '\n'))
+		buf[--n] = '\0';
+	if ((sp = strchr(buf, ' ')) == NULL)
+		return KC_EUNAUTHORIZED;
+	*sp = '\0';
+	if (strcasecmp(buf, "bearer") != 0)
+		return KC_EUNAUTHORIZED;
+	tok = sp + 1;
+	if ((p = strchr(tok, ' ')) != NULL)
+		*p = '\0';
+	if (tok[0] == '\0')
+		return KC_EUNAUTHORIZED;
+	for (size_t i = 0; i < a->n; i++)
+		if (token_eq(a->t[i].token, tok))
+			found = &a->t[i];
+	explicit_bzero(buf, sizeof(buf));
+	if (found == NULL)
+		return KC_EUNAUTHORIZED;
+	if ((r = user_set(user, found->user.name, found->user.uid,
+	    (const char *const *)found->user.groups)) < 0)
+		return r;
+	if (!user_in_group(user, "system:authenticated") &&
+	    (r = user_add_group(user, "system:authenticated")) < 0)
+		return r;
+	return 0;
+}
+
+/*
+ * Authorization and impersonation
+ */
+
+bool
+auth_authorize(struct dc *dc, const struct dc_attrs *attrs, char *reason, size_t size)
+{
+	if (size > 0)
+		reason[0] = '\0';
+	if (attrs->user != NULL && user_in_group(attrs->user, "system:masters"))
+		return true;
+	if (dc->hooks.authorize == NULL)
+		return true;
+	return dc->hooks.authorize(dc, attrs, reason, size);
+}
+
+static int
+may_impersonate(struct dc *dc, const struct dc_user *caller, const char *group,
+    const char *resource, const char *ns, const char *name, struct kc_status *st)
+{
+	struct dc_attrs attrs = {
+		.user = caller, .verb = "impersonate", .resource_request = true,
+		.group = group, .version = "", .resource = resource, .subresource = "",
+		.ns = ns, .name = name,
+	};
+	char reason[256];
+
+	if (auth_authorize(dc, &attrs, reason, sizeof(reason)))
+		return 0;
+	if (ns[0] != '\0')
+		return kc_status_set(st, KC_EFORBIDDEN, "%s \"%s\" is forbidden: User \"%s\" "
+		    "cannot impersonate resource \"%s\" in API group \"%s\" in the namespace "
+		    "\"%s\"", resource, name, caller->name, resource, group, ns);
+	return kc_status_set(st, KC_EFORBIDDEN, "%s \"%s\" is forbidden: User \"%s\" "
+	    "cannot impersonate resource \"%s\" in API group \"%s\" at the cluster scope",
+	    resource, name, caller->name, resource, group);
+}
+
+int
+auth_impersonate(struct dc *dc, struct dc_req *req, struct kc_status *st)
+{
+	struct dc_user nu;
+	const char *user = req->imp_user, *prefix = "system:serviceaccount:";
+	char sa_ns[DC_SEGMENT_MAX] = "";
+	bool is_sa = false;
+	int r;
+
+	if ((user == NULL || user[0] == '\0') &&
+	    ((req->imp_group != NULL && req->imp_group[0] != '\0') ||
+	    (req->imp_uid != NULL && req->imp_uid[0] != '\0')))
+		return kc_status_set(st, KC_EINTERNAL, "Internal error occurred: requested "
+		    "impersonation of groups or uid without impersonating a user");
+	if (user == NULL || user[0] == '\0')
+		return 0;
+	if (strncmp(user, prefix, strlen(prefix)) == 0) {
+		const char *rest = user + strlen(prefix), *colon = strchr(rest, ':');
+
+		if (colon != NULL && (size_t)(colon - rest) < sizeof(sa_ns) &&
+		    colon[1] != '\0' && strchr(colon + 1, ':') == NULL) {
+			memcpy(sa_ns, rest, (size_t)(colon - rest));
+			sa_ns[colon - rest] = '\0';
+			is_sa = true;
+			if ((r = may_impersonate(dc, &req->user, "", "serviceaccounts", sa_ns,
+			    colon + 1, st)) < 0)
+				return r;
+		}
+	}
+	if (!is_sa && (r = may_impersonate(dc, &req->user, "", "users", "", user, st)) < 0)
+		return r;
+	if (req->imp_group != NULL && req->imp_group[0] != '\0' &&
+	    (r = may_impersonate(dc, &req->user, "", "groups", "", req->imp_group, st)) < 0)
+		return r;
+	if (req->imp_uid != NULL && req->imp_uid[0] != '\0' &&
+	    (r = may_impersonate(dc, &req->user, "authentication.k8s.io", "uids", "",
+	    req->imp_uid, st)) < 0)
+		return r;
+	memset(&nu, 0, sizeof(nu));
+	if ((r = user_set(&nu, user, req->imp_uid, NULL)) < 0)
+		return r;
+	if (req->imp_group != NULL && req->imp_group[0] != '\0') {
+		if ((r = user_add_group(&nu, req->imp_group)) < 0)
+			goto fail;
+	} else if (is_sa) {
+		char g[DC_SEGMENT_MAX + 32];
+
+		(void)snprintf(g, sizeof(g), "system:serviceaccounts:%s", sa_ns);
+		if ((r = user_add_group(&nu, "system:serviceaccounts")) < 0 ||
+		    (r = user_add_group(&nu, g)) < 0)
+			goto fail;
+	}
+	if (strcmp(user, "system:anonymous") != 0 &&
+	    !user_in_group(&nu, "system:authenticated") &&
+	    !user_in_group(&nu, "system:unauthenticated") &&
+	    (r = user_add_group(&nu, "system:authenticated")) < 0)
+		goto fail;
+	user_clear(&req->user);
+	req->user = nu;
+	return 0;
+fail:
+	user_clear(&nu);
+	return r;
+}

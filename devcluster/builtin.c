@@ -1,0 +1,1345 @@
+/*
+ * builtin.c: what the built-in kinds do on top of plain storage.
+ *
+ * Each struct dc_type_ops here plays the part of a kube-apiserver
+ * registry strategy plus the defaulting and admission plugins that touch
+ * the kind:
+ *
+ *	Namespace	spec.finalizers [kubernetes], status.phase Active,
+ *			label kubernetes.io/metadata.name
+ *	Pod		upstream defaults (restartPolicy, dnsPolicy, grace,
+ *			scheduler, container termination message and pull
+ *			policy, limits copied to requests), admission defaults
+ *			(service account, priority, the two 300 s
+ *			tolerations), status Pending with its QoS class, spec
+ *			immutability, graceful deletion on a node
+ *	Service		type ClusterIP, clusterIP from 10.96.0.0/12 (None
+ *			stays None), node ports, TCP, targetPort = port,
+ *			immutable clusterIP
+ *	Secret		type Opaque, stringData folded into data
+ *	ConfigMap	key names, immutable
+ *	Event		field selectors; events.k8s.io/v1 as a view of the
+ *			core/v1 store (regarding <-> involvedObject, ...)
+ *
+ * Validation appends field errors (errors.c) worded as upstream's
+ * k8s.io/apimachinery/pkg/util/validation messages, so kubectl prints
+ * what it would print against a real cluster.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <kc/alloc.h>
+#include <kc/clock.h>
+#include <kc/json.h>
+#include <kc/str.h>
+
+#include "devcluster.h"
+
+#define SUBDOMAIN_MSG	"a lowercase RFC 1123 subdomain must consist of lower case " \
+	"alphanumeric characters, '-' or '.', and must start and end with an alphanumeric " \
+	"character (e.g. 'example.com', regex used for validation is " \
+	"'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+#define LABEL_MSG	"a lowercase RFC 1123 label must consist of lower case " \
+	"alphanumeric characters or '-', and must start and end with an alphanumeric " \
+	"character (e.g. 'my-name',  or '123-abc', regex used for validation is " \
+	"'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+#define DNS1035_MSG	"a DNS-1035 label must consist of lower case alphanumeric " \
+	"characters or '-', start with an alphabetic character, and end with an " \
+	"alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for " \
+	"validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+#define QNAME_MSG	"must consist of alphanumeric characters, '-', '_' or '.', and " \
+	"must start and end with an alphanumeric character (e.g. 'MyName',  or " \
+	"'my.name',  or '123-abc', regex used for validation is " \
+	"'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+#define LVALUE_MSG	"a valid label must be an empty string or consist of " \
+	"alphanumeric characters, '-', '_' or '.', and must start and end with an " \
+	"alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex " \
+	"used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+#define KEY_MSG		"a valid config key must consist of alphanumeric characters, " \
+	"'-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used " \
+	"for validation is '[-._a-zA-Z0-9]+')"
+#define POD_UPDATE_MSG	"pod updates may not change fields other than " \
+	"`spec.containers[*].image`,`spec.initContainers[*].image`," \
+	"`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing " \
+	"tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if " \
+	"it was previously negative)"
+#define ANNOTATIONS_MAX	(256 * 1024)
+#define SVC_CIDR_BASE	0x0a600000u	/* 10.96.0.0/12 */
+#define SVC_CIDR_SIZE	(1u << 20)
+#define NODE_PORT_MIN	30000
+#define NODE_PORT_MAX	32767
+
+/*
+ * Names, labels and metadata
+ */
+
+static bool
+is_lower_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+static bool
+is_alnum(char c)
+{
+	return is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
+}
+
+/* [a-z0-9]([-a-z0-9]*[a-z0-9])? over s[0..n) */
+static bool
+dns_label(const char *s, size_t n)
+{
+	if (n == 0 || !is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!is_lower_alnum(s[i]) && s[i] != '-')
+			return false;
+	return true;
+}
+
+static bool
+dns_subdomain(const char *s)
+{
+	const char *p = s;
+
+	for (;;) {
+		const char *dot = strchr(p, '.');
+		size_t n = dot != NULL ? (size_t)(dot - p) : strlen(p);
+
+		if (!dns_label(p, n))
+			return false;
+		if (dot == NULL)
+			return true;
+		p = dot + 1;
+	}
+}
+
+static bool
+dns1035(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && s[0] >= 'a' && s[0] <= 'z' && dns_label(s, n);
+}
+
+/* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] */
+static bool
+qualified_part(const char *s, size_t n)
+{
+	if (n == 0 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return false;
+	return true;
+}
+
+void
+builtin_validate_name(enum dc_name_rule rule, const char *field, const char *name,
+    struct dc_errs *errs)
+{
+	char q[DC_NAME_MAX * 4 + 64];
+	size_t n = strlen(name);
+
+	errors_quote(name, q, sizeof(q));
+	switch (rule) {
+	case DC_NAME_SUBDOMAIN:
+		if (n > 253)
+			errs_invalid(errs, field, q, "must be no more than 253 characters");
+		if (!dns_subdomain(name))
+			errs_invalid(errs, field, q, SUBDOMAIN_MSG);
+		break;
+	case DC_NAME_LABEL:
+		if (n > 63)
+			errs_invalid(errs, field, q, "must be no more than 63 characters");
+		if (!dns_label(name, n))
+			errs_invalid(errs, field, q, LABEL_MSG);
+		break;
+	case DC_NAME_DNS1035:
+		if (n > 63)
+			errs_invalid(errs, field, q, "must be no more than 63 characters");
+		if (!dns1035(name))
+			errs_invalid(errs, field, q, DNS1035_MSG);
+		break;
+	case DC_NAME_PATH:
+		if (strcmp(name, ".") == 0)
+			errs_invalid(errs, field, q, "may not be '.'");
+		else if (strcmp(name, "..") == 0)
+			errs_invalid(errs, field, q, "may not be '..'");
+		else {
+			if (strchr(name, '/') != NULL)
+				errs_invalid(errs, field, q, "may not contain '/'");
+			if (strchr(name, '%') != NULL)
+				errs_invalid(errs, field, q, "may not contain '%'");
+		}
+		break;
+	}
+}
+
+/* IsQualifiedName(): "[prefix/]name". */
+static void
+qualified_name(const char *field, const char *key, struct dc_errs *errs)
+{
+	const char *slash = strchr(key, '/'), *name = key;
+	char q[512], msg[700];
+
+	errors_quote(key, q, sizeof(q));
+	if (slash != NULL) {
+		char prefix[300];
+		size_t pl = (size_t)(slash - key);
+
+		if (strchr(slash + 1, '/') != NULL) {
+			errs_invalid(errs, field, q, "a qualified name " QNAME_MSG
+			    " with an optional DNS subdomain prefix and '/' (e.g. "
+			    "'example.com/MyName')");
+			return;
+		}
+		name = slash + 1;
+		if (pl == 0)
+			errs_invalid(errs, field, q, "prefix part must be non-empty");
+		else if (pl >= sizeof(prefix) || pl > 253)
+			errs_invalid(errs, field, q,
+			    "prefix part must be no more than 253 characters");
+		else {
+			memcpy(prefix, key, pl);
+			prefix[pl] = '\0';
+			if (!dns_subdomain(prefix))
+				errs_invalid(errs, field, q, "prefix part " SUBDOMAIN_MSG);
+		}
+	}
+	if (name[0] == '\0')
+		errs_invalid(errs, field, q, "name part must be non-empty");
+	else if (strlen(name) > 63)
+		errs_invalid(errs, field, q, "name part must be no more than 63 characters");
+	if (!qualified_part(name, strlen(name))) {
+		(void)snprintf(msg, sizeof(msg), "name part %s", QNAME_MSG);
+		errs_invalid(errs, field, q, msg);
+	}
+}
+
+static void
+validate_labels(const struct json_object *labels, struct dc_errs *errs)
+{
+	if (labels == NULL)
+		return;
+	if (!json_object_is_type(labels, json_type_object)) {
+		errs_add(errs, "TypeInvalid", "metadata.labels",
+		    "Invalid value: \"\": must be a map of strings");
+		return;
+	}
+	json_object_object_foreach((struct json_object *)(uintptr_t)labels, k, v) {
+		const char *s = json_object_get_string(v);
+		char q[512];
+
+		qualified_name("metadata.labels", k, errs);
+		if (!json_object_is_type(v, json_type_string)) {
+			errs_invalid(errs, "metadata.labels", "null", "must be a string");
+			continue;
+		}
+		errors_quote(s, q, sizeof(q));
+		if (strlen(s) > 63)
+			errs_invalid(errs, "metadata.labels", q,
+			    "must be no more than 63 characters");
+		if (s[0] != '\0' && !qualified_part(s, strlen(s)))
+			errs_invalid(errs, "metadata.labels", q, LVALUE_MSG);
+	}
+}
+
+static void
+validate_annotations(const struct json_object *ann, struct dc_errs *errs)
+{
+	size_t total = 0;
+
+	if (ann == NULL)
+		return;
+	if (!json_object_is_type(ann, json_type_object)) {
+		errs_add(errs, "TypeInvalid", "metadata.annotations",
+		    "Invalid value: \"\": must be a map of strings");
+		return;
+	}
+	json_object_object_foreach((struct json_object *)(uintptr_t)ann, k, v) {
+		char lower[512];
+		size_t i;
+
+		for (i = 0; k[i] != '\0' && i + 1 < sizeof(lower); i++)
+			lower[i] = (char)(k[i] >= 'A' && k[i] <= 'Z' ? k[i] + 32 : k[i]);
+		lower[i] = '\0';
+		qualified_name("metadata.annotations", lower, errs);
+		total += strlen(k);
+		if (json_object_is_type(v, json_type_string))
+			total += (size_t)json_object_get_string_len(v);
+		else
+			errs_invalid(errs, "metadata.annotations", "null", "must be a string");
+	}
+	if (total > ANNOTATIONS_MAX)
+		errs_add(errs, "TooLong", "metadata.annotations",
+		    "Too long: must have at most %d bytes", ANNOTATIONS_MAX);
+}
+
+static void
+validate_owner_refs(const struct json_object *refs, struct dc_errs *errs)
+{
+	size_t n = json_object_is_type(refs, json_type_array) ?
+	    json_object_array_length(refs) : 0;
+	int controllers = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *r = json_object_array_get_idx(refs, i);
+		static const char *const req[] = { "apiVersion", "kind", "name", "uid" };
+		char f[96];
+
+		for (size_t j = 0; j < KC_ARRAY_SIZE(req); j++) {
+			const char *v = kc_json_str(r, req[j]);
+
+			if (v == NULL || v[0] == '\0') {
+				(void)snprintf(f, sizeof(f), "metadata.ownerReferences.%s", req[j]);
+				errs_invalid(errs, f, "\"\"", strcmp(req[j], "uid") == 0 ?
+				    "uid must not be empty" : strcmp(req[j], "name") == 0 ?
+				    "name must not be empty" : strcmp(req[j], "kind") == 0 ?
+				    "kind must not be empty" : "version must not be empty");
+			}
+		}
+		if (kc_json_bool(r, false, "controller"))
+			controllers++;
+	}
+	if (controllers > 1)
+		errs_invalid(errs, "metadata.ownerReferences", "[]v1.OwnerReference{...}",
+		    "Only one reference can have Controller set to true");
+}
+
+void
+builtin_validate_meta(const struct json_object *obj, struct dc_errs *errs)
+{
+	struct json_object *meta = kc_json_obj_of(obj, "metadata");
+	struct json_object *fins = kc_json_arr_of(meta, "finalizers");
+
+	validate_labels(kc_json_get(meta, "labels"), errs);
+	validate_annotations(kc_json_get(meta, "annotations"), errs);
+	validate_owner_refs(kc_json_get(meta, "ownerReferences"), errs);
+	for (size_t i = 0; fins != NULL && i < json_object_array_length(fins); i++) {
+		const char *f = json_object_get_string(json_object_array_get_idx(fins, i));
+
+		if (f == NULL || !json_object_is_type(json_object_array_get_idx(fins, i),
+		    json_type_string))
+			errs_invalid(errs, "metadata.finalizers", "null", "must be a string");
+		else
+			qualified_name("metadata.finalizers", f, errs);
+	}
+}
+
+/*
+ * Small JSON helpers
+ */
+
+static int
+set_default_str(struct json_object *o, const char *key, const char *value)
+{
+	if (kc_json_get(o, key) != NULL)
+		return 0;
+	return kc_json_set_str(o, key, value);
+}
+
+static int
+set_default_int(struct json_object *o, const char *key, int64_t value)
+{
+	if (kc_json_get(o, key) != NULL)
+		return 0;
+	return kc_json_set_int(o, key, value);
+}
+
+static size_t
+arr_len(const struct json_object *a)
+{
+	return json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
+
+static bool
+str_empty(const char *s)
+{
+	return s == NULL || s[0] == '\0';
+}
+
+/*
+ * Namespaces
+ */
+
+static int
+ns_defaults(struct dc_write_ctx *wc, struct json_object *obj)
+{
+	struct json_object *meta = kc_json_ensure_obj(obj, "metadata"), *labels;
+	const char *name = kc_json_str(obj, "metadata", "name");
+
+	(void)wc;
+	if (meta == NULL)
+		return -ENOMEM;
+	if (str_empty(name))
+		return 0;
+	if ((labels = kc_json_ensure_obj(meta, "labels")) == NULL)
+		return -ENOMEM;
+	return kc_json_set_str(labels, "kubernetes.io/metadata.name", name);
+}
+
+static int
+ns_prepare_create(struct dc_write_ctx *wc, struct json_object *obj)
+{
+	struct json_object *spec, *fins, *status;
+
+	(void)wc;
+	if ((spec = kc_json_ensure_obj(obj, "spec")) == NULL ||
+	    (fins = json_object_new_array()) == NULL || kc_json_put(spec, "finalizers", fins) < 0 ||
+	    kc_json_append(fins, json_object_new_string("kubernetes")) < 0)
+		return -ENOMEM;
+	json_object_object_del(obj, "status");
+	if ((status = kc_json_ensure_obj(obj, "status")) == NULL)
+		return -ENOMEM;
+	return kc_json_set_str(status, "phase", "Active");
+}
+
+static int
+ns_prepare_update(struct dc_write_ctx *wc, struct json_object *obj,
+    const struct json_object *old)
+{
+	struct json_object *spec = kc_json_ensure_obj(obj, "spec");
+	struct json_object *of = kc_json_get(old, "spec", "finalizers");
+
+	(void)wc;
+	if (spec == NULL)
+		return -ENOMEM;
+	if (of == NULL) {
+		json_object_object_del(spec, "finalizers");
+		return 0;
+	}
+	return kc_json_put(spec, "finalizers", kc_json_copy(of));
+}
+
+static const char *const ns_fields[] = { "status.phase", NULL };
+
+const struct dc_type_ops ops_namespace = {
+	.defaults = ns_defaults,
+	.prepare_create = ns_prepare_create,
+	.prepare_update = ns_prepare_update,
+	.field_selectors = ns_fields,
+};
+
+/*
+ * Pods
+ */
+
+static const char *
+pull_policy(const char *image)
+{
+	const char *slash, *colon;
+
+	if (image == NULL)
+		return "IfNotPresent";
+	if (strchr(image, '@') != NULL)
+		return "IfNotPresent";
+	slash = strrchr(image, '/');
+	colon = strrchr(slash != NULL ? slash : image, ':');
+	if (colon == NULL || strcmp(colon + 1, "latest") == 0)
+		return "Always";
+	return "IfNotPresent";
+}
+
+static int
+container_defaults(struct json_object *c)
+{
+	struct json_object *res, *lim, *reqs, *ports;
+	int r;
+
+	if ((r = set_default_str(c, "terminationMessagePath", "/dev/termination-log")) < 0 ||
+	    (r = set_default_str(c, "terminationMessagePolicy", "File")) < 0 ||
+	    (r = set_default_str(c, "imagePullPolicy",
+	    pull_policy(kc_json_str(c, "image")))) < 0)
+		return r;
+	if ((res = kc_json_ensure_obj(c, "resources")) == NULL)
+		return -ENOMEM;
+	lim = kc_json_obj_of(res, "limits");
+	if (lim != NULL && json_object_object_length(lim) > 0) {
+		if ((reqs = kc_json_ensure_obj(res, "requests")) == NULL)
+			return -ENOMEM;
+		json_object_object_foreach(lim, k, v) {
+			if (kc_json_get(reqs, k) == NULL &&
+			    kc_json_put(reqs, k, json_object_get(v)) < 0)
+				return -ENOMEM;
+		}
+	}
+	ports = kc_json_arr_of(c, "ports");
+	for (size_t i = 0; i < arr_len(ports); i++) {
+		struct json_object *p = json_object_array_get_idx(ports, i);
+
+		if (json_object_is_type(p, json_type_object) &&
+		    (r = set_default_str(p, "protocol", "TCP")) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int
+pod_defaults(struct dc_write_ctx *wc, struct json_object *obj)
+{
+	struct json_object *spec = kc_json_ensure_obj(obj, "spec");
+	static const char *const lists[] = { "containers", "initContainers" };
+	int r;
+
+	(void)wc;
+	if (spec == NULL)
+		return -ENOMEM;
+	if ((r = set_default_str(spec, "restartPolicy", "Always")) < 0 ||
+	    (r = set_default_str(spec, "dnsPolicy", "ClusterFirst")) < 0 ||
+	    (r = set_default_int(spec, "terminationGracePeriodSeconds", 30)) < 0 ||
+	    (r = set_default_str(spec, "schedulerName", "default-scheduler")) < 0 ||
+	    (kc_json_get(spec, "securityContext") == NULL &&
+	    (r = kc_json_put(spec, "securityContext", json_object_new_object())) < 0) ||
+	    (kc_json_get(spec, "enableServiceLinks") == NULL &&
+	    (r = kc_json_set_bool(spec, "enableServiceLinks", true)) < 0))
+		return r;
+	for (size_t l = 0; l < KC_ARRAY_SIZE(lists); l++) {
+		struct json_object *cs = kc_json_arr_of(spec, lists[l]);
+
+		for (size_t i = 0; i < arr_len(cs); i++) {
+			struct json_object *c = json_object_array_get_idx(cs, i);
+
+			if (json_object_is_type(c, json_type_object) &&
+			    (r = container_defaults(c)) < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+const char *
+builtin_pod_qos(const struct json_object *pod)
+{
+	static const char *const lists[] = { "containers", "initContainers" };
+	bool any = false, guaranteed = true;
+
+	for (size_t l = 0; l < KC_ARRAY_SIZE(lists); l++) {
+		struct json_object *cs = kc_json_get(pod, "spec", lists[l]);
+
+		for (size_t i = 0; i < arr_len(cs); i++) {
+			struct json_object *c = json_object_array_get_idx(cs, i);
+			static const char *const rs[] = { "cpu", "memory" };
+
+			for (size_t k = 0; k < KC_ARRAY_SIZE(rs); k++) {
+				struct json_object *rq = kc_json_get(c, "resources", "requests",
+				    rs[k]);
+				struct json_object *lm = kc_json_get(c, "resources", "limits",
+				    rs[k]);
+
+				if (rq != NULL || lm != NULL)
+					any = true;
+				if (lm == NULL || (rq != NULL && !kc_json_equal(rq, lm)))
+					guaranteed = false;
+			}
+		}
+	}
+	if (!any)
+		return "BestEffort";
+	return guaranteed ? "Guaranteed" : "Burstable";
+}
+
+static int
+add_toleration(struct json_object *tols, const char *key)
+{
+	struct json_object *t;
+
+	for (size_t i = 0; i < arr_len(tols); i++) {
+		struct json_object *e = json_object_array_get_idx(tols, i);
+		const char *k = kc_json_str(e, "key");
+		const char *eff = kc_json_str(e, "effect");
+
+		if (k != NULL && strcmp(k, key) == 0 &&
+		    (eff == NULL || strcmp(eff, "NoExecute") == 0))
+			return 0;
+	}
+	if ((t = json_object_new_object()) == NULL || kc_json_append(tols, t) < 0 ||
+	    kc_json_set_str(t, "key", key) < 0 ||
+	    kc_json_set_str(t, "operator", "Exists") < 0 ||
+	    kc_json_set_str(t, "effect", "NoExecute") < 0 ||
+	    kc_json_set_int(t, "tolerationSeconds", 300) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int
+pod_prepare_create(struct dc_write_ctx *wc, struct json_object *obj)
+{
+	struct json_object *spec = kc_json_ensure_obj(obj, "spec"), *tols, *status;
+	const char *sa;
+	int r;
+
+	(void)wc;
+	if (spec == NULL)
+		return -ENOMEM;
+	sa = kc_json_str(spec, "serviceAccountName");
+	if (str_empty(sa))
+		sa = kc_json_str(spec, "serviceAccount");
+	if (str_empty(sa))
+		sa = "default";
+	{
+		char sabuf[DC_SEGMENT_MAX];
+
+		(void)kc_strlcpy(sabuf, sa, sizeof(sabuf));
+		if ((r = kc_json_set_str(spec, "serviceAccountName", sabuf)) < 0 ||
+		    (r = kc_json_set_str(spec, "serviceAccount", sabuf)) < 0)
+			return r;
+	}
+	if ((r = set_default_int(spec, "priority", 0)) < 0 ||
+	    (r = set_default_str(spec, "preemptionPolicy", "PreemptLowerPriority")) < 0)
+		return r;
+	if ((tols = kc_json_arr_of(spec, "tolerations")) == NULL) {
+		if ((tols = json_object_new_array()) == NULL ||
+		    kc_json_put(spec, "tolerations", tols) < 0)
+			return -ENOMEM;
+	}
+	if ((r = add_toleration(tols, "node.kubernetes.io/not-ready")) < 0 ||
+	    (r = add_toleration(tols, "node.kubernetes.io/unreachable")) < 0)
+		return r;
+	json_object_object_del(obj, "status");
+	if ((status = kc_json_ensure_obj(obj, "status")) == NULL ||
+	    kc_json_set_str(status, "phase", "Pending") < 0 ||
+	    kc_json_set_str(status, "qosClass", builtin_pod_qos(obj)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The spec with the fields an update may change taken out. */
+static struct json_object *
+pod_spec_masked(const struct json_object *pod, const struct json_object *tols_ok)
+{
+	struct json_object *spec = kc_json_copy(kc_json_obj_of(pod, "spec"));
+	static const char *const lists[] = { "containers", "initContainers" };
+
+	if (spec == NULL)
+		return NULL;
+	for (size_t l = 0; l < KC_ARRAY_SIZE(lists); l++) {
+		struct json_object *cs = kc_json_arr_of(spec, lists[l]);
+
+		for (size_t i = 0; i < arr_len(cs); i++)
+			json_object_object_del(json_object_array_get_idx(cs, i), "image");
+	}
+	json_object_object_del(spec, "activeDeadlineSeconds");
+	if (tols_ok != NULL)
+		json_object_object_del(spec, "tolerations");
+	return spec;
+}
+
+/* Every toleration of 'old' is still in 'new' (additions only). */
+static bool
+tolerations_added(const struct json_object *old, const struct json_object *new)
+{
+	struct json_object *ot = kc_json_get(old, "spec", "tolerations");
+	struct json_object *nt = kc_json_get(new, "spec", "tolerations");
+
+	for (size_t i = 0; i < arr_len(ot); i++) {
+		bool found = false;
+
+		for (size_t j = 0; j < arr_len(nt) && !found; j++)
+			found = kc_json_equal(json_object_array_get_idx(ot, i),
+			    json_object_array_get_idx(nt, j));
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+static void
+validate_containers(const struct json_object *spec, const char *list, bool required,
+    struct dc_errs *errs)
+{
+	struct json_object *cs = kc_json_arr_of(spec, list);
+	char f[128];
+
+	if (arr_len(cs) == 0) {
+		if (required) {
+			(void)snprintf(f, sizeof(f), "spec.%s", list);
+			errs_required(errs, f, NULL);
+		}
+		return;
+	}
+	for (size_t i = 0; i < arr_len(cs); i++) {
+		struct json_object *c = json_object_array_get_idx(cs, i);
+		const char *name = kc_json_str(c, "name");
+		const char *image = kc_json_str(c, "image");
+		char q[300];
+
+		(void)snprintf(f, sizeof(f), "spec.%s[%zu].name", list, i);
+		if (str_empty(name))
+			errs_required(errs, f, NULL);
+		else {
+			builtin_validate_name(DC_NAME_LABEL, f, name, errs);
+			for (size_t j = 0; j < i; j++) {
+				const char *other = kc_json_str(json_object_array_get_idx(cs, j),
+				    "name");
+
+				if (other != NULL && strcmp(other, name) == 0) {
+					errs_duplicate(errs, f, errors_quote(name, q, sizeof(q)));
+					break;
+				}
+			}
+		}
+		(void)snprintf(f, sizeof(f), "spec.%s[%zu].image", list, i);
+		if (str_empty(image))
+			errs_required(errs, f, NULL);
+	}
+}
+
+static int
+pod_validate(struct dc_write_ctx *wc, const struct json_object *obj,
+    const struct json_object *old, struct dc_errs *errs)
+{
+	struct json_object *spec = kc_json_obj_of(obj, "spec");
+	const char *rp = kc_json_str(spec, "restartPolicy");
+
+	if (wc->subresource != NULL)
+		return 0;
+	validate_containers(spec, "containers", true, errs);
+	validate_containers(spec, "initContainers", false, errs);
+	if (rp != NULL && strcmp(rp, "Always") != 0 && strcmp(rp, "OnFailure") != 0 &&
+	    strcmp(rp, "Never") != 0)
+		errs_unsupported(errs, "spec.restartPolicy", rp,
+		    (const char *const []){ "Always", "Never", "OnFailure", NULL });
+	if (old != NULL) {
+		bool tols_ok = tolerations_added(old, obj);
+		struct json_object *a = pod_spec_masked(obj, tols_ok ? obj : NULL);
+		struct json_object *b = pod_spec_masked(old, tols_ok ? old : NULL);
+		bool same;
+
+		if (a == NULL || b == NULL) {
+			if (a != NULL)
+				json_object_put(a);
+			if (b != NULL)
+				json_object_put(b);
+			return -ENOMEM;
+		}
+		same = kc_json_equal(a, b);
+		json_object_put(a);
+		json_object_put(b);
+		if (!same)
+			errs_forbidden(errs, "spec", POD_UPDATE_MSG);
+	}
+	return 0;
+}
+
+static int64_t
+pod_delete_grace(struct dc_write_ctx *wc, const struct json_object *obj,
+    int64_t requested)
+{
+	const char *node = kc_json_str(obj, "spec", "nodeName");
+	const char *phase = kc_json_str(obj, "status", "phase");
+
+	(void)wc;
+	if (str_empty(node))
+		return 0;
+	if (phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))
+		return 0;
+	if (requested >= 0)
+		return requested;
+	return kc_json_int(obj, 30, "spec", "terminationGracePeriodSeconds");
+}
+
+static const char *const pod_fields[] = {
+	"spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+	"spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
+	"status.podIPs", "status.nominatedNodeName", NULL
+};
+
+const struct dc_type_ops ops_pod = {
+	.defaults = pod_defaults,
+	.prepare_create = pod_prepare_create,
+	.validate = pod_validate,
+	.field_selectors = pod_fields,
+	.delete_grace = pod_delete_grace,
+};
+
+int
+builtin_pod_log(struct dc *dc, const struct dc_req *req, const struct json_object *pod,
+    struct dc_resp *resp)
+{
+	const char *want = req_param(req, "container");
+	const char *pname = kc_json_str(pod, "metadata", "name");
+	struct json_object *cs = kc_json_get(pod, "spec", "containers");
+	struct json_object *ics = kc_json_get(pod, "spec", "initContainers");
+	bool found = false;
+
+	(void)dc;
+	if (str_empty(want) && arr_len(cs) == 1 && arr_len(ics) == 0)
+		want = kc_json_str(json_object_array_get_idx(cs, 0), "name");
+	if (str_empty(want)) {
+		char names[1024] = "", inames[1024] = "";
+		size_t off = 0, ioff = 0;
+
+		for (size_t i = 0; i < arr_len(cs); i++) {
+			int n = snprintf(names + off, sizeof(names) - off, "%s%s", i > 0 ? " " : "",
+			    kc_json_str(json_object_array_get_idx(cs, i), "name"));
+
+			if (n > 0 && (size_t)n < sizeof(names) - off)
+				off += (size_t)n;
+		}
+		for (size_t i = 0; i < arr_len(ics); i++) {
+			int n = snprintf(inames + ioff, sizeof(inames) - ioff, "%s%s",
+			    i > 0 ? " " : "",
+			    kc_json_str(json_object_array_get_idx(ics, i), "name"));
+
+			if (n > 0 && (size_t)n < sizeof(inames) - ioff)
+				ioff += (size_t)n;
+		}
+		if (ioff > 0)
+			errors_reply(resp, KC_EBADREQUEST, "a container name must be specified "
+			    "for pod %s, choose one of: [%s] or one of the init containers: [%s]",
+			    pname, names, inames);
+		else
+			errors_reply(resp, KC_EBADREQUEST, "a container name must be specified "
+			    "for pod %s, choose one of: [%s]", pname, names);
+		return 0;
+	}
+	for (size_t i = 0; i < arr_len(cs) && !found; i++)
+		found = strcmp(want, kc_json_str(json_object_array_get_idx(cs, i), "name")) == 0;
+	for (size_t i = 0; i < arr_len(ics) && !found; i++)
+		found = strcmp(want, kc_json_str(json_object_array_get_idx(ics, i), "name")) == 0;
+	if (!found) {
+		errors_reply(resp, KC_EBADREQUEST, "container %s is not valid for pod %s", want,
+		    pname);
+		return 0;
+	}
+	return resp_text(resp, 200, "text/plain", "");
+}
+
+/*
+ * Services
+ */
+
+static bool
+svc_headless_or_external(const struct json_object *spec)
+{
+	const char *ip = kc_json_str(spec, "clusterIP");
+	const char *type = kc_json_str(spec, "type");
+
+	return (ip != NULL && strcmp(ip, "None") == 0) ||
+	    (type != NULL && strcmp(type, "ExternalName") == 0);
+}
+
+static int
+svc_defaults(struct dc_write_ctx *wc, struct json_object *obj)
+{
+	struct json_object *spec = kc_json_ensure_obj(obj, "spec"), *ports;
+	const char *type;
+	int r;
+
+	(void)wc;
+	if (spec == NULL)
+		return -ENOMEM;
+	if ((r = set_default_str(spec, "type", "ClusterIP")) < 0 ||
+	    (r = set_default_str(spec, "sessionAffinity", "None")) < 0)
+		return r;
+	type = kc_json_str(spec, "type");
+	if (type != NULL && strcmp(type, "ExternalName") != 0 &&
+	    (r = set_default_str(spec, "internalTrafficPolicy", "Cluster")) < 0)
+		return r;
+	if (type != NULL && (strcmp(type, "NodePort") == 0 ||
+	    strcmp(type, "LoadBalancer") == 0) &&
+	    (r = set_default_str(spec, "externalTrafficPolicy", "Cluster")) < 0)
+		return r;
+	ports = kc_json_arr_of(spec, "ports");
+	for (size_t i = 0; i < arr_len(ports); i++) {
+		struct json_object *p = json_object_array_get_idx(ports, i);
+		struct json_object *port;
+
+		if (!json_object_is_type(p, json_type_object))
+			continue;
+		if ((r = set_default_str(p, "protocol", "TCP")) < 0)
+			return r;
+		port = kc_json_get(p, "port");
+		if (kc_json_get(p, "targetPort") == NULL && port != NULL &&
+		    kc_json_put(p, "targetPort", json_object_get(port)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A cluster IP (ip set) or node port being checked against the services. */
+struct used {
+	char		 ip[20];
+	int64_t		 port;
+	bool		 taken;
+};
+
+static void
+svc_scan(const struct json_object *svc, struct used *u)
+{
+	if (u->ip[0] != '\0') {
+		const char *ip = kc_json_str(svc, "spec", "clusterIP");
+
+		if (ip != NULL && strcmp(ip, u->ip) == 0)
+			u->taken = true;
+	} else {
+		struct json_object *ports = kc_json_get(svc, "spec", "ports");
+
+		for (size_t i = 0; i < arr_len(ports); i++)
+			if (kc_json_int(json_object_array_get_idx(ports, i), -1, "nodePort") ==
+			    u->port)
+				u->taken = true;
+	}
+}
+
+static bool
+svc_taken(struct dc *dc, struct used *u)
+{
+	struct dc_rtype *rt = registry_find(dc, "", "v1", "services");
+	struct json_object **objs = NULL;
+	size_t n = 0;
+
+	if (rt == NULL || coll_list(rt->coll, NULL, NULL, &objs, &n) < 0)
+		return false;
+	u->taken = false;
+	for (size_t i = 0; i < n && !u->taken; i++)
+		svc_scan(objs[i], u);
+	objs_free(objs, n);
+	return u->taken;
+}
+
+static int
+alloc_ip(struct dc *dc, char *buf, size_t size)
+{
+	struct used u = { .port = -1 };
+
+	for (int tries = 0; tries < 64; tries++) {
+		uint32_t off = 2 + (uint32_t)(kc_random_u64() % (SVC_CIDR_SIZE - 3));
+		uint32_t ip = SVC_CIDR_BASE + off;
+
+		(void)snprintf(u.ip, sizeof(u.ip), "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255,
+		    (ip >> 8) & 255, ip & 255);
+		if (!svc_taken(dc, &u)) {
+			(void)kc_strlcpy(buf, u.ip, size);
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+static int64_t
+alloc_node_port(struct dc *dc)
+{
+	struct used u = { .port = 0 };
+
+	for (int tries = 0; tries < 64; tries++) {
+		u.port = NODE_PORT_MIN + (int64_t)(kc_random_u64() %
+		    (NODE_PORT_MAX - NODE_PORT_MIN + 1));
+		if (!svc_taken(dc, &u))
+			return u.port;
+	}
+	return -ENOSPC;
+}
+
+static int
+svc_fill(struct dc_write_ctx *wc, struct json_object *obj, const struct json_object *old)
+{
+	struct json_object *spec = kc_json_ensure_obj(obj, "spec"), *ips, *fams, *ports;
+	const char *ip = kc_json_str(spec, "clusterIP");
+	const char *type = kc_json_str(spec, "type");
+	const char *oip = kc_json_str(old, "spec", "clusterIP");
+	char buf[20];
+	int r;
+
+	if (spec == NULL)
+		return -ENOMEM;
+	if (type != NULL && strcmp(type, "ExternalName") == 0)
+		return 0;
+	if (str_empty(ip)) {
+		if (!str_empty(oip))
+			(void)kc_strlcpy(buf, oip, sizeof(buf));
+		else if ((r = alloc_ip(wc->dc, buf, sizeof(buf))) < 0)
+			return r;
+		if ((r = kc_json_set_str(spec, "clusterIP", buf)) < 0)
+			return r;
+		ip = kc_json_str(spec, "clusterIP");
+	}
+	if (kc_json_get(spec, "clusterIPs") == NULL) {
+		if ((ips = json_object_new_array()) == NULL ||
+		    kc_json_put(spec, "clusterIPs", ips) < 0 ||
+		    kc_json_append(ips, json_object_new_string(ip)) < 0)
+			return -ENOMEM;
+	}
+	if (kc_json_get(spec, "ipFamilies") == NULL) {
+		if ((fams = json_object_new_array()) == NULL ||
+		    kc_json_put(spec, "ipFamilies", fams) < 0 ||
+		    kc_json_append(fams, json_object_new_string("IPv4")) < 0)
+			return -ENOMEM;
+	}
+	if ((r = set_default_str(spec, "ipFamilyPolicy", "SingleStack")) < 0)
+		return r;
+	if (type == NULL || (strcmp(type, "NodePort") != 0 && strcmp(type, "LoadBalancer") != 0))
+		return 0;
+	ports = kc_json_arr_of(spec, "ports");
+	for (size_t i = 0; i < arr_len(ports); i++) {
+		struct json_object *p = json_object_array_get_idx(ports, i);
+		struct json_object *oports = kc_json_get(old, "spec", "ports");
+		int64_t np = -1;
+
+		if (kc_json_get(p, "nodePort") != NULL)
+			continue;
+		for (size_t j = 0; j < arr_len(oports); j++) {
+			struct json_object *op = json_object_array_get_idx(oports, j);
+
+			if (kc_json_int(op, -1, "port") == kc_json_int(p, -2, "port"))
+				np = kc_json_int(op, -1, "nodePort");
+		}
+		if (np < 0 && (np = alloc_node_port(wc->dc)) < 0)
+			return (int)np;
+		if ((r = kc_json_set_int(p, "nodePort", np)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int
+svc_prepare_create(struct dc_write_ctx *wc, struct json_object *obj)
+{
+	struct json_object *status;
+	int r;
+
+	if ((r = svc_fill(wc, obj, NULL)) < 0)
+		return r;
+	json_object_object_del(obj, "status");
+	if ((status = kc_json_ensure_obj(obj, "status")) == NULL)
+		return -ENOMEM;
+	return kc_json_put(status, "loadBalancer", json_object_new_object());
+}
+
+static int
+svc_prepare_update(struct dc_write_ctx *wc, struct json_object *obj,
+    const struct json_object *old)
+{
+	return svc_fill(wc, obj, old);
+}
+
+static int
+svc_validate(struct dc_write_ctx *wc, const struct json_object *obj,
+    const struct json_object *old, struct dc_errs *errs)
+{
+	struct json_object *spec = kc_json_obj_of(obj, "spec");
+	struct json_object *ports = kc_json_arr_of(spec, "ports");
+	const char *type = kc_json_str(spec, "type");
+	const char *ip = kc_json_str(spec, "clusterIP");
+	const char *oip = kc_json_str(old, "spec", "clusterIP");
+	char f[96], q[64];
+
+	if (wc->subresource != NULL)
+		return 0;
+	if (type != NULL && strcmp(type, "ClusterIP") != 0 && strcmp(type, "NodePort") != 0 &&
+	    strcmp(type, "LoadBalancer") != 0 && strcmp(type, "ExternalName") != 0)
+		errs_unsupported(errs, "spec.type", type, (const char *const []){
+		    "ClusterIP", "ExternalName", "LoadBalancer", "NodePort", NULL });
+	if (arr_len(ports) == 0 && !svc_headless_or_external(spec))
+		errs_required(errs, "spec.ports", NULL);
+	for (size_t i = 0; i < arr_len(ports); i++) {
+		struct json_object *p = json_object_array_get_idx(ports, i);
+		int64_t port = kc_json_int(p, 0, "port");
+
+		if (port < 1 || port > 65535) {
+			char v[32];
+
+			(void)snprintf(f, sizeof(f), "spec.ports[%zu].port", i);
+			(void)snprintf(v, sizeof(v), "%" PRId64, port);
+			errs_invalid(errs, f, v, "must be between 1 and 65535, inclusive");
+		}
+		if (arr_len(ports) > 1 && str_empty(kc_json_str(p, "name"))) {
+			(void)snprintf(f, sizeof(f), "spec.ports[%zu].name", i);
+			errs_required(errs, f, NULL);
+		}
+	}
+	if (old != NULL && !str_empty(oip) && ip != NULL && strcmp(ip, oip) != 0)
+		errs_invalid(errs, "spec.clusterIPs[0]", errors_quote(ip, q, sizeof(q)),
+		    "may not change once set");
+	return 0;
+}
+
+const struct dc_type_ops ops_service = {
+	.defaults = svc_defaults,
+	.prepare_create = svc_prepare_create,
+	.prepare_update = svc_prepare_update,
+	.validate = svc_validate,
+};
+
+/*
+ * Secrets and ConfigMaps
+ */
+
+static bool
+valid_key(const char *k)
+{
+	if (k[0] == '\0')
+		return false;
+	for (const char *p = k; *p != '\0'; p++)
+		if (!is_alnum(*p) && *p != '-' && *p != '_' && *p != '.')
+			return false;
+	return true;
+}
+
+static void
+validate_keys(const struct json_object *map, const char *field, struct dc_errs *errs)
+{
+	if (map == NULL || !json_object_is_type(map, json_type_object))
+		return;
+	json_object_object_foreach((struct json_object *)(uintptr_t)map, k, v) {
+		char f[300], q[300];
+
+		(void)v;
+		if (valid_key(k) && strcmp(k, ".") != 0 && strcmp(k, "..") != 0)
+			continue;
+		(void)snprintf(f, sizeof(f), "%s[%s]", field, k);
+		errs_invalid(errs, f, errors_quote(k, q, sizeof(q)), KEY_MSG);
+	}
+}
+
+static void
+validate_immutable(const struct json_object *obj, const struct json_object *old,
+    struct dc_errs *errs)
+{
+	static const char *const fields[] = { "data", "binaryData", "stringData" };
+
+	if (old == NULL || !kc_json_bool(old, false, "immutable"))
+		return;
+	if (!kc_json_bool(obj, false, "immutable"))
+		errs_forbidden(errs, "immutable", "field is immutable when `immutable` is set");
+	for (size_t i = 0; i < KC_ARRAY_SIZE(fields); i++)
+		if (!kc_json_equal(kc_json_get(obj, fields[i]), kc_json_get(old, fields[i])))
+			errs_forbidden(errs, fields[i],
+			    "field is immutable when `immutable` is set");
+}
+
+static int
+secret_defaults(struct dc_write_ctx *wc, struct json_object *obj)
+{
+	struct json_object *sd = kc_json_obj_of(obj, "stringData"), *data;
+	int r;
+
+	(void)wc;
+	if ((r = set_default_str(obj, "type", "Opaque")) < 0)
+		return r;
+	if (sd == NULL)
+		return 0;
+	if ((data = kc_json_ensure_obj(obj, "data")) == NULL)
+		return -ENOMEM;
+	json_object_object_foreach(sd, k, v) {
+		const char *s = json_object_get_string(v);
+		char *b64;
+
+		if (s == NULL)
+			continue;
+		if ((b64 = api_b64_encode(s, strlen(s))) == NULL)
+			return -ENOMEM;
+		r = kc_json_set_str(data, k, b64);
+		kc_free(b64);
+		if (r < 0)
+			return r;
+	}
+	json_object_object_del(obj, "stringData");
+	return 0;
+}
+
+static int
+secret_validate(struct dc_write_ctx *wc, const struct json_object *obj,
+    const struct json_object *old, struct dc_errs *errs)
+{
+	struct json_object *data = kc_json_obj_of(obj, "data");
+	const char *type = kc_json_str(obj, "type");
+	const char *otype = kc_json_str(old, "type");
+	char q[300];
+
+	(void)wc;
+	validate_keys(data, "data", errs);
+	if (data != NULL) {
+		json_object_object_foreach(data, k, v) {
+			char *dec = NULL, f[300];
+
+			if (json_object_is_type(v, json_type_string) &&
+			    api_b64_decode(json_object_get_string(v), &dec, NULL) == 0) {
+				kc_free(dec);
+				continue;
+			}
+			(void)snprintf(f, sizeof(f), "data[%s]", k);
+			errs_invalid(errs, f, "\"<secret contents redacted>\"",
+			    "illegal base64 data");
+		}
+	}
+	if (old != NULL && otype != NULL && type != NULL && strcmp(type, otype) != 0)
+		errs_invalid(errs, "type", errors_quote(type, q, sizeof(q)), "field is immutable");
+	validate_immutable(obj, old, errs);
+	return 0;
+}
+
+const struct dc_type_ops ops_secret = {
+	.defaults = secret_defaults,
+	.validate = secret_validate,
+	.field_selectors = (const char *const []){ "type", NULL },
+};
+
+static int
+configmap_validate(struct dc_write_ctx *wc, const struct json_object *obj,
+    const struct json_object *old, struct dc_errs *errs)
+{
+	(void)wc;
+	validate_keys(kc_json_obj_of(obj, "data"), "data", errs);
+	validate_keys(kc_json_obj_of(obj, "binaryData"), "binaryData", errs);
+	validate_immutable(obj, old, errs);
+	return 0;
+}
+
+const struct dc_type_ops ops_configmap = {
+	.validate = configmap_validate,
+};
+
+/*
+ * Events: core/v1 is the storage form; events.k8s.io/v1 a renamed view.
+ */
+
+static const char *const event_fields[] = {
+	"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+	"involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+	"involvedObject.fieldPath", "reason", "reportingComponent", "source", "type", NULL
+};
+
+static const char *
+event_field(const struct json_object *obj, const char *field, char *buf, size_t size)
+{
+	(void)buf;
+	(void)size;
+	if (strcmp(field, "source") == 0) {
+		const char *s = kc_json_str(obj, "source", "component");
+
+		return s != NULL ? s : "";
+	}
+	return NULL;
+}
+
+const struct dc_type_ops ops_event = {
+	.field_selectors = event_fields,
+	.field_value = event_field,
+};
+
+static const char *const event_renames[][2] = {
+	/* core/v1, events.k8s.io/v1 */
+	{ "involvedObject", "regarding" },
+	{ "message", "note" },
+	{ "reportingComponent", "reportingController" },
+	{ "source", "deprecatedSource" },
+	{ "firstTimestamp", "deprecatedFirstTimestamp" },
+	{ "lastTimestamp", "deprecatedLastTimestamp" },
+	{ "count", "deprecatedCount" },
+};
+
+static int
+event_rename(const struct json_object *in, int from, const char *api_version,
+    struct json_object **ret)
+{
+	struct json_object *out = json_object_new_object();
+
+	if (out == NULL)
+		return -ENOMEM;
+	if (kc_json_set_str(out, "apiVersion", api_version) < 0)
+		goto oom;
+	json_object_object_foreach((struct json_object *)(uintptr_t)in, k, v) {
+		const char *name = k;
+
+		if (strcmp(k, "apiVersion") == 0)
+			continue;
+		for (size_t i = 0; i < KC_ARRAY_SIZE(event_renames); i++)
+			if (strcmp(k, event_renames[i][from]) == 0)
+				name = event_renames[i][1 - from];
+		if (json_object_object_add(out, name, json_object_get(v)) < 0) {
+			json_object_put(v);
+			goto oom;
+		}
+	}
+	*ret = out;
+	return 0;
+oom:
+	json_object_put(out);
+	return -ENOMEM;
+}
+
+static int
+event_out(const struct dc_rtype *rt, const struct json_object *stored,
+    struct json_object **ret)
+{
+	return event_rename(stored, 0, rt->api_version, ret);
+}
+
+static int
+event_in(const struct dc_rtype *rt, const struct json_object *obj,
+    struct json_object **ret)
+{
+	(void)rt;
+	return event_rename(obj, 1, "v1", ret);
+}
+
+const struct dc_type_ops ops_event_v1 = {
+	.field_selectors = event_fields,
+	.field_value = event_field,
+	.convert_out = event_out,
+	.convert_in = event_in,
+};
+
+/*
+ * Nodes and everything else
+ */
+
+static int
+node_prepare_create(struct dc_write_ctx *wc, struct json_object *obj)
+{
+	(void)wc;
+	(void)obj;
+	return 0;
+}
+
+const struct dc_type_ops ops_node = {
+	.prepare_create = node_prepare_create,
+	.field_selectors = (const char *const []){ "spec.unschedulable", NULL },
+};
+
+const struct dc_type_ops ops_default = { 0 };
+
+/*
+ * Bootstrap: what every cluster has.
+ */
+
+static int
+bootstrap_one(struct dc *dc, const char *plural, const char *json)
+{
+	struct dc_rtype *rt = registry_find(dc, "", "v1", plural);
+	struct json_object *obj = NULL;
+	int r;
+
+	if (rt == NULL)
+		return -ENOENT;
+	if ((r = kc_json_parse(json, strlen(json), &obj, NULL)) < 0)
+		return r;
+	r = api_create_object(dc, rt, obj, NULL);
+	return r == KC_EEXISTS ? 0 : r;
+}
+
+int
+builtin_bootstrap(struct dc *dc)
+{
+	static const char *const namespaces[] = {
+		"default", "kube-system", "kube-public", "kube-node-lease",
+	};
+	char json[256];
+	int r;
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(namespaces); i++) {
+		(void)snprintf(json, sizeof(json), "{\"metadata\":{\"name\":\"%s\"}}",
+		    namespaces[i]);
+		if ((r = bootstrap_one(dc, "namespaces", json)) < 0)
+			return r;
+	}
+	return bootstrap_one(dc, "services", "{\"metadata\":{\"name\":\"kubernetes\","
+	    "\"namespace\":\"default\",\"labels\":{\"component\":\"apiserver\","
+	    "\"provider\":\"kubernetes\"}},\"spec\":{\"clusterIP\":\"10.96.0.1\","
+	    "\"ports\":[{\"name\":\"https\",\"port\":443,\"protocol\":\"TCP\","
+	    "\"targetPort\":6443}]}}");
+}

@@ -1,0 +1,708 @@
+/*
+ * http.c: the libwebsockets front, the only devcluster file that sees
+ * libwebsockets.
+ *
+ * One context, one vhost, HTTPS only (the certificate and key come from
+ * main.c as PEM in memory), ALPN "http/1.1" alone so Go clients, which
+ * offer h2 first, stay on HTTP/1.1. Every request is collected into a
+ * struct dc_req: method, path (libwebsockets has percent-decoded it),
+ * query parameters, the headers the API server reads, and the body,
+ * bounded by body_max (past it: 413 and the connection closes). Then
+ * api_handle() answers it into a struct dc_resp, which is written back
+ * over as many writable callbacks as it takes, at most WRITE_MAX bytes
+ * at a time, and the connection goes back to keep-alive.
+ *
+ * A reply with a stream (a watch) is sent with chunked transfer coding:
+ * each struct dc_chunk pulled from the stream becomes one or more HTTP
+ * chunks, and the producer's wake() asks for a writable callback. The
+ * header table is released once a request is parsed, so a watch may
+ * stay open for its whole timeout.
+ *
+ * Timers live in a list sorted by due time on struct dc; a single
+ * lws_sul tracks the earliest, so the loop sleeps exactly until the next
+ * one. Without a server (unit tests) timers_run() runs them by hand
+ * against kc_clock_now_ms(), which a test may fake.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libwebsockets.h>
+
+#include <kc/alloc.h>
+#include <kc/clock.h>
+#include <kc/log.h>
+#include <kc/str.h>
+
+#include "devcluster.h"
+
+#define WRITE_MAX	(64 * 1024)
+#define HEADERS_MAX	8192
+#define HDR_VALUE_MAX	16384
+#define FDS_MAX		4
+
+struct conn;
+
+struct fdwatch {
+	int		 fd;
+	void		(*fn)(void *);
+	void		*arg;
+	struct lws	*wsi;
+};
+
+struct dc_http {
+	struct dc		*dc;
+	struct lws_context	*ctx;
+	struct lws_vhost	*vh;
+	int			 port;
+	size_t			 body_max;
+	bool			 stop;
+	lws_sorted_usec_list_t	 sul;
+	struct fdwatch		 fds[FDS_MAX];
+	size_t			 nfds;
+	unsigned char		 scratch[LWS_PRE + WRITE_MAX + 64];
+};
+
+/* Per connection; libwebsockets allocates it zeroed. */
+struct conn {
+	struct dc_http		*http;
+	struct lws		*wsi;
+	bool			 active;	/* a request is being answered */
+	bool			 dispatched;
+	bool			 headers_sent;
+	bool			 too_large;
+	bool			 close_after;
+	struct dc_req		 req;
+	struct kc_buf		 body;
+	struct dc_resp		 resp;
+	size_t			 sent;
+	struct dc_chunk		*chunk;
+	size_t			 chunk_off;
+};
+
+/*
+ * Timers
+ */
+
+static void	http_reschedule(struct dc *);
+
+void
+timer_init(struct dc_timer *t, struct dc *dc, dc_timer_fn *fn, void *arg)
+{
+	memset(t, 0, sizeof(*t));
+	t->dc = dc;
+	t->fn = fn;
+	t->arg = arg;
+}
+
+void
+timer_cancel(struct dc_timer *t)
+{
+	if (t->dc == NULL || !t->armed)
+		return;
+	TAILQ_REMOVE(&t->dc->timers, t, link);
+	t->armed = false;
+	http_reschedule(t->dc);
+}
+
+void
+timer_arm(struct dc_timer *t, uint64_t delay_ms)
+{
+	struct dc_timer *it;
+
+	if (t->armed) {
+		TAILQ_REMOVE(&t->dc->timers, t, link);
+		t->armed = false;
+	}
+	t->due_ms = kc_clock_now_ms() + delay_ms;
+	t->round = t->dc->timer_round;
+	for (it = TAILQ_FIRST(&t->dc->timers); it != NULL; it = TAILQ_NEXT(it, link))
+		if (it->due_ms > t->due_ms)
+			break;
+	if (it != NULL)
+		TAILQ_INSERT_BEFORE(it, t, link);
+	else
+		TAILQ_INSERT_TAIL(&t->dc->timers, t, link);
+	t->armed = true;
+	http_reschedule(t->dc);
+}
+
+size_t
+timers_run(struct dc *dc)
+{
+	uint64_t now = kc_clock_now_ms(), round = ++dc->timer_round;
+	size_t n = 0;
+
+	for (;;) {
+		struct dc_timer *t = TAILQ_FIRST(&dc->timers);
+		int64_t next;
+
+		/* Sorted by due time; skip what this pass armed itself. */
+		while (t != NULL && t->due_ms <= now && t->round >= round)
+			t = TAILQ_NEXT(t, link);
+		if (t == NULL || t->due_ms > now)
+			break;
+		TAILQ_REMOVE(&dc->timers, t, link);
+		t->armed = false;
+		n++;
+		next = t->fn(t->arg);
+		if (next >= 0 && !t->armed)
+			timer_arm(t, (uint64_t)next);
+	}
+	http_reschedule(dc);
+	return n;
+}
+
+int64_t
+timers_next(const struct dc *dc)
+{
+	const struct dc_timer *t = TAILQ_FIRST(&dc->timers);
+	uint64_t now;
+
+	if (t == NULL)
+		return -1;
+	now = kc_clock_now_ms();
+	return t->due_ms > now ? (int64_t)(t->due_ms - now) : 0;
+}
+
+static void
+sul_fired(lws_sorted_usec_list_t *sul)
+{
+	struct dc_http *h = lws_container_of(sul, struct dc_http, sul);
+
+	(void)timers_run(h->dc);
+}
+
+static void
+http_reschedule(struct dc *dc)
+{
+	struct dc_http *h = dc->http;
+	int64_t next;
+
+	if (h == NULL || h->ctx == NULL)
+		return;
+	if ((next = timers_next(dc)) < 0) {
+		lws_sul_cancel(&h->sul);
+		return;
+	}
+	lws_sul_schedule(h->ctx, 0, &h->sul, sul_fired, (lws_usec_t)next * 1000 + 1);
+}
+
+/*
+ * Requests
+ */
+
+static char *
+hdr_dup(struct lws *wsi, enum lws_token_indexes tok)
+{
+	int len = lws_hdr_total_length(wsi, tok);
+	char *s;
+
+	if (len <= 0 || len > HDR_VALUE_MAX)
+		return NULL;
+	if ((s = kc_malloc((size_t)len + 1)) == NULL)
+		return NULL;
+	if (lws_hdr_copy(wsi, s, len + 1, tok) < 0) {
+		kc_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static char *
+custom_dup(struct lws *wsi, const char *name)
+{
+	int nlen = (int)strlen(name);
+	int len = lws_hdr_custom_length(wsi, name, nlen);
+	char *s;
+
+	if (len < 0 || len > HDR_VALUE_MAX)
+		return NULL;
+	if ((s = kc_malloc((size_t)len + 1)) == NULL)
+		return NULL;
+	if (lws_hdr_custom_copy(wsi, s, len + 1, name, nlen) < 0) {
+		kc_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int
+read_params(struct lws *wsi, struct dc_req *req)
+{
+	char *buf;
+	int r = 0;
+
+	if ((buf = kc_malloc(HDR_VALUE_MAX + 1)) == NULL)
+		return -ENOMEM;
+	for (int i = 0;; i++) {
+		int n = lws_hdr_copy_fragment(wsi, buf, HDR_VALUE_MAX + 1,
+		    WSI_TOKEN_HTTP_URI_ARGS, i);
+
+		if (n < 0)
+			break;
+		if (n == 0)
+			continue;
+		if ((r = req_add_param(req, buf)) < 0)
+			break;
+	}
+	kc_free(buf);
+	return r == -E2BIG ? 0 : r;
+}
+
+static enum dc_method
+lws_method(int m)
+{
+	switch (m) {
+	case LWSHUMETH_GET:	return DC_GET;
+	case LWSHUMETH_POST:	return DC_POST;
+	case LWSHUMETH_PUT:	return DC_PUT;
+	case LWSHUMETH_PATCH:	return DC_PATCH;
+	case LWSHUMETH_DELETE:	return DC_DELETE;
+	case LWSHUMETH_HEAD:	return DC_HEAD;
+	case LWSHUMETH_OPTIONS:	return DC_OPTIONS;
+	default:		return DC_METHOD_OTHER;
+	}
+}
+
+static void
+conn_reset(struct conn *c)
+{
+	req_clear(&c->req);
+	resp_clear(&c->resp);
+	kc_buf_free(&c->body);
+	chunk_unref(c->chunk);
+	c->chunk = NULL;
+	c->chunk_off = 0;
+	c->sent = 0;
+	c->active = false;
+	c->dispatched = false;
+	c->headers_sent = false;
+	c->too_large = false;
+}
+
+static void
+conn_wake(void *arg)
+{
+	struct conn *c = arg;
+
+	lws_callback_on_writable(c->wsi);
+}
+
+static void
+dispatch(struct conn *c)
+{
+	struct dc *dc = c->http->dc;
+	int r;
+
+	c->dispatched = true;
+	if (c->too_large) {
+		errors_reply(&c->resp, KC_ETOOLARGE,
+		    "Request entity too large: limit is %zu", c->http->body_max);
+		c->close_after = true;
+	} else {
+		if (c->body.len > 0) {
+			c->req.body = kc_buf_take(&c->body, &c->req.body_len);
+			if (c->req.body == NULL) {
+				errors_internal(&c->resp, -ENOMEM);
+				goto out;
+			}
+		}
+		api_handle(dc, &c->req, &c->resp);
+	}
+out:
+	if (c->resp.stream != NULL) {
+		c->resp.stream->wake = conn_wake;
+		c->resp.stream->wake_arg = c;
+		lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
+	}
+	if ((r = lws_http_headers_detach(c->wsi)) != 0)
+		kc_log_debug(NULL, "detaching the header table: %d", r);
+	lws_callback_on_writable(c->wsi);
+}
+
+static int
+begin_request(struct conn *c, struct lws *wsi)
+{
+	struct dc_http *h = c->http;
+	char *uri = NULL, cl[32];
+	int ulen = 0, m, r;
+	uint64_t length = 0;
+
+	conn_reset(c);
+	c->active = true;
+	kc_buf_init(&c->body, h->body_max);
+	m = lws_http_get_uri_and_method(wsi, &uri, &ulen);
+	c->req.method = lws_method(m);
+	if (uri == NULL || ulen < 0 || (c->req.path = kc_strndup(uri, (size_t)ulen)) == NULL)
+		return -ENOMEM;
+	if ((r = read_params(wsi, &c->req)) < 0)
+		return r;
+	c->req.accept = hdr_dup(wsi, WSI_TOKEN_HTTP_ACCEPT);
+	c->req.content_type = hdr_dup(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE);
+	c->req.authorization = hdr_dup(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
+	c->req.user_agent = hdr_dup(wsi, WSI_TOKEN_HTTP_USER_AGENT);
+	c->req.imp_user = custom_dup(wsi, "impersonate-user:");
+	c->req.imp_group = custom_dup(wsi, "impersonate-group:");
+	c->req.imp_uid = custom_dup(wsi, "impersonate-uid:");
+	if (lws_hdr_copy(wsi, cl, sizeof(cl), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 &&
+	    kc_parse_u64(cl, &length) < 0)
+		length = UINT64_MAX;
+	if (length > h->body_max) {
+		c->too_large = true;
+		dispatch(c);
+		return 0;
+	}
+	if (length == 0)
+		dispatch(c);
+	return 0;
+}
+
+/*
+ * Replies
+ */
+
+static int
+write_headers(struct conn *c, struct lws *wsi)
+{
+	unsigned char buf[LWS_PRE + HEADERS_MAX], *start = buf + LWS_PRE, *p = start;
+	unsigned char *end = buf + sizeof(buf) - 1;
+	const char *ct = c->resp.content_type != NULL ? c->resp.content_type :
+	    "application/json";
+	static const char nocache[] = "no-cache, private";
+
+	if (lws_add_http_header_status(wsi, (unsigned int)c->resp.status, &p, end) ||
+	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE,
+	    (const unsigned char *)ct, (int)strlen(ct), &p, end) ||
+	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
+	    (const unsigned char *)nocache, (int)sizeof(nocache) - 1, &p, end))
+		return -1;
+	for (size_t i = 0; i < c->resp.nheaders; i++) {
+		char name[64];
+		size_t n = 0;
+
+		for (const char *s = c->resp.headers[i].name; *s != '\0' && n + 2 < sizeof(name);
+		    s++)
+			name[n++] = (char)(*s >= 'A' && *s <= 'Z' ? *s + 32 : *s);
+		name[n++] = ':';
+		name[n] = '\0';
+		if (lws_add_http_header_by_name(wsi, (const unsigned char *)name,
+		    (const unsigned char *)c->resp.headers[i].value,
+		    (int)strlen(c->resp.headers[i].value), &p, end))
+			return -1;
+	}
+	if (c->resp.stream != NULL) {
+		if (lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING,
+		    (const unsigned char *)"chunked", 7, &p, end))
+			return -1;
+	} else if (lws_add_http_header_content_length(wsi, c->resp.body.len, &p, end))
+		return -1;
+	if (c->close_after && lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION,
+	    (const unsigned char *)"close", 5, &p, end))
+		return -1;
+	if (lws_finalize_write_http_header(wsi, start, &p, end))
+		return -1;
+	c->headers_sent = true;
+	return 0;
+}
+
+static int
+complete(struct conn *c, struct lws *wsi)
+{
+	bool close_after = c->close_after;
+
+	conn_reset(c);
+	if (close_after)
+		return -1;
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+static int
+write_stream(struct conn *c, struct lws *wsi)
+{
+	struct dc_http *h = c->http;
+	unsigned char *start = h->scratch + LWS_PRE;
+	size_t n, hl;
+	bool end = false;
+
+	if (c->chunk == NULL) {
+		c->chunk = c->resp.stream->ops->pull(c->resp.stream, &end);
+		c->chunk_off = 0;
+		if (c->chunk == NULL) {
+			if (!end)
+				return 0;	/* wait for wake() */
+			memcpy(start, "0\r\n\r\n", 5);
+			if (lws_write(wsi, start, 5, LWS_WRITE_HTTP_FINAL) != 5)
+				return -1;
+			return complete(c, wsi);
+		}
+	}
+	n = KC_MIN(c->chunk->len - c->chunk_off, (size_t)WRITE_MAX);
+	hl = (size_t)snprintf((char *)start, 16, "%zx\r\n", n);
+	memcpy(start + hl, c->chunk->data + c->chunk_off, n);
+	memcpy(start + hl + n, "\r\n", 2);
+	if (lws_write(wsi, start, hl + n + 2, LWS_WRITE_HTTP) != (int)(hl + n + 2))
+		return -1;
+	c->chunk_off += n;
+	if (c->chunk_off == c->chunk->len) {
+		chunk_unref(c->chunk);
+		c->chunk = NULL;
+	}
+	lws_callback_on_writable(wsi);
+	return 0;
+}
+
+static int
+write_body(struct conn *c, struct lws *wsi)
+{
+	struct dc_http *h = c->http;
+	unsigned char *start = h->scratch + LWS_PRE;
+	size_t left = c->resp.body.len - c->sent, n = KC_MIN(left, (size_t)WRITE_MAX);
+	bool last = n == left;
+
+	if (left == 0)
+		return complete(c, wsi);
+	memcpy(start, c->resp.body.data + c->sent, n);
+	if (lws_write(wsi, start, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int)n)
+		return -1;
+	c->sent += n;
+	if (last)
+		return complete(c, wsi);
+	lws_callback_on_writable(wsi);
+	return 0;
+}
+
+static int
+writable(struct conn *c, struct lws *wsi)
+{
+	if (!c->active || !c->dispatched)
+		return 0;
+	if (!c->headers_sent) {
+		if (write_headers(c, wsi) < 0)
+			return -1;
+		if (c->resp.stream == NULL && c->resp.body.len == 0)
+			return complete(c, wsi);
+		lws_callback_on_writable(wsi);
+		return 0;
+	}
+	if (c->resp.stream != NULL)
+		return write_stream(c, wsi);
+	return write_body(c, wsi);
+}
+
+static int
+http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+    size_t len)
+{
+	struct conn *c = user;
+	struct dc_http *h = lws_context_user(lws_get_context(wsi));
+
+	switch (reason) {
+	case LWS_CALLBACK_HTTP:
+		if (c == NULL)
+			return -1;
+		c->http = h;
+		c->wsi = wsi;
+		if (begin_request(c, wsi) < 0) {
+			conn_reset(c);
+			return -1;
+		}
+		return 0;
+	case LWS_CALLBACK_HTTP_BODY:
+		if (c == NULL || !c->active || c->dispatched || c->too_large)
+			return 0;
+		if (kc_buf_append(&c->body, in, len) < 0) {
+			kc_buf_init(&c->body, h->body_max);
+			c->too_large = true;
+		}
+		return 0;
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		if (c != NULL && c->active && !c->dispatched)
+			dispatch(c);
+		return 0;
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		if (c == NULL)
+			return 0;
+		return writable(c, wsi);
+	case LWS_CALLBACK_CLOSED_HTTP:
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+		if (c != NULL && c->http != NULL)
+			conn_reset(c);
+		return 0;
+	default:
+		return lws_callback_http_dummy(wsi, reason, user, in, len);
+	}
+}
+
+static int
+fd_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+    size_t len)
+{
+	struct fdwatch *fw = lws_get_opaque_user_data(wsi);
+
+	(void)user;
+	(void)in;
+	(void)len;
+	switch (reason) {
+	case LWS_CALLBACK_RAW_RX_FILE:
+		if (fw != NULL)
+			fw->fn(fw->arg);
+		return 0;
+	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		if (fw != NULL)
+			fw->wsi = NULL;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static const struct lws_protocols protocols[] = {
+	{ .name = "http", .callback = http_cb, .per_session_data_size = sizeof(struct conn) },
+	{ .name = "dc-fd", .callback = fd_cb },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 }
+};
+
+static void
+lws_logger(int level, const char *line)
+{
+	char buf[512];
+	size_t n = kc_strlcpy(buf, line, sizeof(buf));
+
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	kc_log(level == LLL_ERR ? KC_LOG_WARN : KC_LOG_DEBUG,
+	    &(struct kc_log_ctx){ .action = "libwebsockets" }, "%s", buf);
+}
+
+int
+http_start(struct dc *dc, const struct dc_http_opts *o, struct dc_http **ret,
+    struct kc_status *st)
+{
+	struct lws_context_creation_info info;
+	struct dc_http *h;
+	const char *iface = o->host;
+	bool v6 = o->host != NULL && strchr(o->host, ':') != NULL;
+
+	if ((h = kc_calloc(1, sizeof(*h))) == NULL)
+		return -ENOMEM;
+	h->dc = dc;
+	h->body_max = o->body_max > 0 ? o->body_max : DC_BODY_MAX;
+	lws_set_log_level(LLL_ERR, lws_logger);
+	if (iface != NULL && (strcmp(iface, "localhost") == 0))
+		iface = "127.0.0.1";
+	if (iface != NULL && (strcmp(iface, "0.0.0.0") == 0 || iface[0] == '\0'))
+		iface = NULL;
+	memset(&info, 0, sizeof(info));
+	info.port = o->port;
+	info.iface = iface;
+	info.protocols = protocols;
+	info.user = h;
+	info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT |
+	    LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+	if (!v6 && iface != NULL)
+		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	info.server_ssl_cert_mem = o->cert_pem;
+	info.server_ssl_cert_mem_len = (unsigned int)strlen(o->cert_pem);
+	info.server_ssl_private_key_mem = o->key_pem;
+	info.server_ssl_private_key_mem_len = (unsigned int)strlen(o->key_pem);
+	info.alpn = "http/1.1";
+	info.max_http_header_data = 32768;
+	info.max_http_header_pool = 256;
+	info.pt_serv_buf_size = 64 * 1024;
+	info.keepalive_timeout = 300;
+	info.timeout_secs = 60;
+	info.server_string = "trainyard-devcluster";
+	info.vhost_name = "devcluster";
+	if ((h->ctx = lws_create_context(&info)) == NULL) {
+		kc_free(h);
+		return kc_status_set(st, KC_ECONFIG, "cannot listen on %s:%d (address in use, "
+		    "or the certificate was refused)", o->host != NULL ? o->host : "*", o->port);
+	}
+	h->vh = lws_get_vhost_by_name(h->ctx, "devcluster");
+	if (h->vh == NULL || (h->port = lws_get_vhost_listen_port(h->vh)) <= 0) {
+		lws_context_destroy(h->ctx);
+		kc_free(h);
+		return kc_status_set(st, KC_ECONFIG, "the listening port is unknown");
+	}
+	dc->http = h;
+	http_reschedule(dc);
+	*ret = h;
+	return 0;
+}
+
+int
+http_port(const struct dc_http *h)
+{
+	return h->port;
+}
+
+int
+http_watch_fd(struct dc_http *h, int fd, void (*fn)(void *), void *arg)
+{
+	struct fdwatch *fw;
+	lws_sock_file_fd_type u;
+
+	if (h->nfds == FDS_MAX)
+		return -E2BIG;
+	fw = &h->fds[h->nfds];
+	fw->fd = fd;
+	fw->fn = fn;
+	fw->arg = arg;
+	u.filefd = fd;
+	fw->wsi = lws_adopt_descriptor_vhost(h->vh, LWS_ADOPT_RAW_FILE_DESC, u, "dc-fd",
+	    NULL);
+	if (fw->wsi == NULL)
+		return -EIO;
+	lws_set_opaque_user_data(fw->wsi, fw);
+	h->nfds++;
+	return 0;
+}
+
+int
+http_run(struct dc_http *h)
+{
+	while (!h->stop)
+		if (lws_service(h->ctx, 0) < 0)
+			return -EIO;
+	return 0;
+}
+
+void
+http_stop(struct dc_http *h)
+{
+	h->stop = true;
+	lws_cancel_service(h->ctx);
+}
+
+/* Services the loop until every stream has finished or 'ms' passed. */
+void
+http_drain(struct dc_http *h, uint64_t ms)
+{
+	uint64_t until = kc_clock_now_ms() + ms;
+
+	while (watchhub_count(h->dc->hub) > 0 && kc_clock_now_ms() < until)
+		if (lws_service(h->ctx, 0) < 0)
+			break;
+}
+
+struct dc_http *
+http_free(struct dc_http *h)
+{
+	if (h == NULL)
+		return NULL;
+	lws_sul_cancel(&h->sul);
+	for (size_t i = 0; i < h->nfds; i++)
+		if (h->fds[i].wsi != NULL)
+			lws_set_opaque_user_data(h->fds[i].wsi, NULL);
+	if (h->ctx != NULL)
+		lws_context_destroy(h->ctx);
+	if (h->dc->http == h)
+		h->dc->http = NULL;
+	kc_free(h);
+	return NULL;
+}
