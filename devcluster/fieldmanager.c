@@ -1,0 +1,4090 @@
+/*
+ * fieldmanager.c: server-side apply and managedFields.
+ *
+ * kube-apiserver records, for every object, which manager set which
+ * field: metadata.managedFields holds one entry per (manager, operation,
+ * subresource, and for Update also apiVersion), each with a field set in
+ * the FieldsV1 format of sigs.k8s.io/structured-merge-diff:
+ *
+ *	{"f:spec": {"f:replicas": {}, "f:containers": {
+ *	    "k:{\"name\":\"app\"}": {".": {}, "f:image": {}}}}}
+ *
+ * A key is a path element: "f:<field>", "k:<key fields of a list-type
+ * map item, as compact JSON with sorted members>", "v:<value of a set
+ * item>" or "i:<index>"; "." says the node itself is a member. This
+ * file follows structured-merge-diff closely, because kubectl and
+ * controllers read these sets and because apply's outcome depends on
+ * them:
+ *
+ *	sets		struct fs: a sorted tree of path elements, each node a
+ *			member or not, with union, intersection, difference
+ *			(members only: a.b - a = a.b) and recursive difference
+ *			(a.b - a = {}), serialized in structured-merge-diff's
+ *			order ("." first; f: < k: < v: < i:; values ordered
+ *			numbers < strings < bools < lists < maps < null)
+ *	to_set()	ToFieldSet: scalars, atomic leaves, list items, and
+ *			keys of free-form maps; never named struct fields
+ *	compare()	Compare: added, modified and removed paths; a
+ *			container appearing or vanishing is itself added or
+ *			removed, which is where Update entries get their "."
+ *	merge()		Merge: maps by key, list-type maps and sets by item,
+ *			the applied side winning, in structured-merge-diff's
+ *			item order
+ *	remove_items()	RemoveItems, ensure_named() EnsureNamedFieldsAreMembers
+ *	prune()		what an applier applied before and omits now goes,
+ *			unless some entry still owns it
+ *
+ * and kube-apiserver's manager chain around them, innermost first:
+ * stripping metadata no entry may hold, the Update entry of the current
+ * write merged into the manager's and stamped with the time, manager
+ * identities, the cap of ten Update entries ("ancient-changes"), the
+ * "before-first-apply" entry for objects that never had managedFields,
+ * the last-applied-configuration upgrade for manager "kubectl", and the
+ * apply-only checks (object type, no managedFields in the body).
+ *
+ * Values are json-c trees read in place and never written to; results
+ * are new trees. JSON null is json-c's NULL pointer, so "absent" travels
+ * beside values as a flag. Every walk is bounded by FM_DEPTH_MAX.
+ *
+ *	struct fm_apply a = { .live = stored, .config = body,
+ *	    .manager = "kubectl", .api_version = "v1", .kind = "ConfigMap",
+ *	    .now = now };
+ *	r = fieldmanager_apply(&a, &obj, &details, &st);
+ *	-> KC_ECONFLICT, st.message "Apply failed with 1 conflict: conflict
+ *	   with \"kubectl-client-side-apply\" using v1: .data.x"
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kc/alloc.h>
+#include <kc/buf.h>
+#include <kc/json.h>
+#include <kc/patch.h>
+#include <kc/str.h>
+
+#include "fieldmanager.h"
+
+#define LAST_APPLIED		"kubectl.kubernetes.io/last-applied-configuration"
+#define ANNOTATIONS_MAX		(256u << 10)	/* TotalAnnotationSizeLimitB */
+#define DISPLAY_MAX		4096		/* a path as messages print it */
+#define ERR_MAX			512
+
+/* json-c's readers take non-const pointers but only read. */
+static struct json_object *
+unconst(const struct json_object *o)
+{
+	return (struct json_object *)(uintptr_t)o;
+}
+
+/* A deep copy of 'v' (NULL, JSON null, copies to NULL). */
+static int
+jcopy(const struct json_object *v, struct json_object **ret)
+{
+	struct json_object *c = NULL;
+
+	if (v != NULL && (c = kc_json_copy(v)) == NULL)
+		return -ENOMEM;
+	*ret = c;
+	return 0;
+}
+
+/* Sets 'key' of 'o' to 'v' (owned; NULL is JSON null). */
+static int
+jput(struct json_object *o, const char *key, struct json_object *v)
+{
+	if (json_object_object_add(o, key, v) != 0) {
+		if (v != NULL)
+			json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Appends 'v' (owned; NULL is JSON null) to the array 'a'. */
+static int
+jappend(struct json_object *a, struct json_object *v)
+{
+	if (json_object_array_add(a, v) != 0) {
+		if (v != NULL)
+			json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Member 'key' of 'o': true when present (then '*ret' may be NULL, null). */
+static bool
+jget(const struct json_object *o, const char *key, struct json_object **ret)
+{
+	struct json_object *v = NULL;
+
+	if (!json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(unconst(o), key, &v))
+		return false;
+	*ret = v;
+	return true;
+}
+
+static size_t
+jlen(const struct json_object *o)
+{
+	if (json_object_is_type(o, json_type_object))
+		return (size_t)json_object_object_length(unconst(o));
+	if (json_object_is_type(o, json_type_array))
+		return json_object_array_length(unconst(o));
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Bounded text for messages: appends, truncating, never allocating
+ */
+
+struct sbuf {
+	char	*p;
+	size_t	 size;
+	size_t	 len;
+};
+
+static void
+sb_init(struct sbuf *b, char *p, size_t size)
+{
+	b->p = p;
+	b->size = size;
+	b->len = 0;
+	p[0] = '\0';
+}
+
+static void
+sb_append(struct sbuf *b, const char *s, size_t n)
+{
+	size_t room = b->size - 1 - b->len;
+
+	if (n > room)
+		n = room;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void
+sb_puts(struct sbuf *b, const char *s)
+{
+	sb_append(b, s, strlen(s));
+}
+
+static void sb_printf(struct sbuf *, const char *, ...) _printf_(2, 3);
+
+static void
+sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	char tmp[128];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		sb_append(b, tmp, KC_MIN((size_t)n, sizeof(tmp) - 1));
+}
+
+static void errf(char *, size_t, const char *, ...) _printf_(3, 4);
+
+/* A message into a caller's buffer, truncated. */
+static void
+errf(char *err, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(err, size, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The length of the valid UTF-8 sequence at 's' (0 when invalid) and
+ * its code point.
+ */
+static size_t
+utf8_seq(const unsigned char *s, size_t len, uint32_t *ret)
+{
+	uint32_t cp, min;
+	size_t n;
+
+	if (s[0] < 0x80) {
+		*ret = s[0];
+		return 1;
+	}
+	if ((s[0] & 0xe0) == 0xc0) {
+		n = 2, cp = s[0] & 0x1f, min = 0x80;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		n = 3, cp = s[0] & 0x0f, min = 0x800;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		n = 4, cp = s[0] & 0x07, min = 0x10000;
+	} else
+		return 0;
+	if (n > len)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	*ret = cp;
+	return n;
+}
+
+/* unicode.IsPrint, for the code points that matter here. */
+static bool
+printable(uint32_t cp)
+{
+	return cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp < 0xa0) && cp != 0xad &&
+	    cp != 0x2028 && cp != 0x2029 && cp != 0xfeff;
+}
+
+/* Go's %q (strconv.Quote), printable non-ASCII kept as is. */
+static void
+sb_quote(struct sbuf *b, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	sb_append(b, "\"", 1);
+	for (size_t i = 0; i < len; ) {
+		uint32_t cp;
+		size_t n;
+
+		switch (u[i]) {
+		case '"':	sb_puts(b, "\\\""); i++; continue;
+		case '\\':	sb_puts(b, "\\\\"); i++; continue;
+		case '\a':	sb_puts(b, "\\a"); i++; continue;
+		case '\b':	sb_puts(b, "\\b"); i++; continue;
+		case '\f':	sb_puts(b, "\\f"); i++; continue;
+		case '\n':	sb_puts(b, "\\n"); i++; continue;
+		case '\r':	sb_puts(b, "\\r"); i++; continue;
+		case '\t':	sb_puts(b, "\\t"); i++; continue;
+		case '\v':	sb_puts(b, "\\v"); i++; continue;
+		default:
+			break;
+		}
+		if (u[i] < 0x20 || u[i] == 0x7f) {
+			sb_printf(b, "\\x%02x", u[i]);
+			i++;
+			continue;
+		}
+		if ((n = utf8_seq(u + i, len - i, &cp)) == 0) {
+			sb_printf(b, "\\x%02x", u[i]);
+			i++;
+			continue;
+		}
+		if (!printable(cp))
+			sb_printf(b, "\\u%04x", (unsigned)cp);
+		else
+			sb_append(b, s + i, n);
+		i += n;
+	}
+	sb_append(b, "\"", 1);
+}
+
+/* ------------------------------------------------------------------------
+ * Numbers as Go prints them
+ */
+
+/*
+ * The shortest decimal digits that read back as 'd' (> 0), without the
+ * point, and the exponent of the first digit: 1.5 is "15", 0.
+ */
+static void
+float_digits(double d, char *dig, size_t size, int *ret_exp)
+{
+	char tmp[48];
+	const char *s;
+	size_t n = 0;
+	int e = 0, sign = 1;
+
+	for (int p = 0; p <= 16; p++) {
+		snprintf(tmp, sizeof(tmp), "%.*e", p, d);
+		if (strtod(tmp, NULL) == d)
+			break;
+	}
+	for (s = tmp; *s != '\0' && *s != 'e'; s++)
+		if (*s >= '0' && *s <= '9' && n + 1 < size)
+			dig[n++] = *s;
+	dig[n] = '\0';
+	while (n > 1 && dig[n - 1] == '0')
+		dig[--n] = '\0';
+	if (*s == 'e') {
+		s++;
+		if (*s == '-' || *s == '+')
+			sign = *s++ == '-' ? -1 : 1;
+		for (; *s >= '0' && *s <= '9'; s++)
+			e = e * 10 + (*s - '0');
+	}
+	*ret_exp = sign * e;
+}
+
+/*
+ * Formats 'd' as Go does: 'json' as encoding/json (exponent form below
+ * 1e-6 and from 1e21, "e-7" not "e-07"), otherwise as fmt's %v
+ * (exponent form below 1e-4 and from 1e21).
+ */
+static void
+format_float(double d, bool json, char *out, size_t size)
+{
+	char dig[32];
+	struct sbuf b;
+	double a = d < 0 ? -d : d;
+	int e;
+	size_t n;
+
+	sb_init(&b, out, size);
+	if (d == 0) {
+		sb_puts(&b, "0");
+		return;
+	}
+	if (d < 0)
+		sb_puts(&b, "-");
+	float_digits(a, dig, sizeof(dig), &e);
+	n = strlen(dig);
+	if (json ? (a < 1e-6 || a >= 1e21) : (e < -4 || e >= 21)) {
+		sb_append(&b, dig, 1);
+		if (n > 1) {
+			sb_puts(&b, ".");
+			sb_puts(&b, dig + 1);
+		}
+		if (json && e < 0 && e > -10)
+			sb_printf(&b, "e-%d", -e);
+		else
+			sb_printf(&b, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+		return;
+	}
+	if (e < 0) {
+		sb_puts(&b, "0.");
+		for (int i = -1; i > e; i--)
+			sb_puts(&b, "0");
+		sb_puts(&b, dig);
+	} else if ((size_t)e + 1 >= n) {
+		sb_puts(&b, dig);
+		for (size_t i = n; i < (size_t)e + 1; i++)
+			sb_puts(&b, "0");
+	} else {
+		sb_append(&b, dig, (size_t)e + 1);
+		sb_puts(&b, ".");
+		sb_puts(&b, dig + e + 1);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Values: structured-merge-diff's order and equality
+ */
+
+enum {
+	VC_FLOAT, VC_INT, VC_STRING, VC_BOOL, VC_LIST, VC_MAP, VC_NULL,
+};
+
+static int
+vclass(const struct json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_double:	return VC_FLOAT;
+	case json_type_int:	return VC_INT;
+	case json_type_string:	return VC_STRING;
+	case json_type_boolean:	return VC_BOOL;
+	case json_type_array:	return VC_LIST;
+	case json_type_object:	return VC_MAP;
+	default:		return VC_NULL;
+	}
+}
+
+static int
+cmp_double(double a, double b)
+{
+	return a < b ? -1 : a > b ? 1 : 0;
+}
+
+static int
+cmp_bytes(const char *a, size_t al, const char *b, size_t bl)
+{
+	int c = memcmp(a, b, KC_MIN(al, bl));
+
+	if (c != 0)
+		return c < 0 ? -1 : 1;
+	return al < bl ? -1 : al > bl ? 1 : 0;
+}
+
+/* The smallest key of 'o' after 'prev' (NULL: the smallest), or NULL. */
+static const char *
+next_key(const struct json_object *o, const char *prev)
+{
+	const char *best = NULL;
+
+	json_object_object_foreach(unconst(o), k, v) {
+		(void)v;
+		if ((prev == NULL || strcmp(k, prev) > 0) &&
+		    (best == NULL || strcmp(k, best) < 0))
+			best = k;
+	}
+	return best;
+}
+
+/*
+ * A total order (value.Compare): numbers by value, then strings, bools,
+ * lists, maps, null. Maps compare key by key in sorted order. Never
+ * allocates, so it can sort.
+ */
+static int
+value_cmp(const struct json_object *a, const struct json_object *b, unsigned depth)
+{
+	int ca = vclass(a), cb = vclass(b), c;
+
+	if (ca == VC_FLOAT || cb == VC_FLOAT || (ca == VC_INT && cb == VC_INT)) {
+		if ((ca == VC_FLOAT || ca == VC_INT) && (cb == VC_FLOAT || cb == VC_INT)) {
+			if (ca == VC_INT && cb == VC_INT) {
+				int64_t x = json_object_get_int64(unconst(a));
+				int64_t y = json_object_get_int64(unconst(b));
+
+				return x < y ? -1 : x > y ? 1 : 0;
+			}
+			return cmp_double(json_object_get_double(unconst(a)),
+			    json_object_get_double(unconst(b)));
+		}
+		return ca == VC_FLOAT || ca == VC_INT ? -1 : 1;
+	}
+	if (ca != cb)
+		return ca < cb ? -1 : 1;
+	if (depth > FM_DEPTH_MAX)
+		return 0;
+	switch (ca) {
+	case VC_STRING:
+		return cmp_bytes(json_object_get_string(unconst(a)),
+		    (size_t)json_object_get_string_len(unconst(a)),
+		    json_object_get_string(unconst(b)),
+		    (size_t)json_object_get_string_len(unconst(b)));
+	case VC_BOOL:
+		return (int)json_object_get_boolean(unconst(a)) -
+		    (int)json_object_get_boolean(unconst(b));
+	case VC_LIST: {
+		size_t na = jlen(a), nb = jlen(b);
+
+		for (size_t i = 0; i < na && i < nb; i++) {
+			c = value_cmp(json_object_array_get_idx(a, i),
+			    json_object_array_get_idx(b, i), depth + 1);
+			if (c != 0)
+				return c;
+		}
+		return na < nb ? -1 : na > nb ? 1 : 0;
+	}
+	case VC_MAP: {
+		const char *ka = next_key(a, NULL), *kb = next_key(b, NULL);
+
+		for (;;) {
+			struct json_object *va = NULL, *vb = NULL;
+
+			if (ka == NULL || kb == NULL)
+				return ka == NULL ? (kb == NULL ? 0 : -1) : 1;
+			if ((c = strcmp(ka, kb)) != 0)
+				return c < 0 ? -1 : 1;
+			(void)jget(a, ka, &va);
+			(void)jget(b, kb, &vb);
+			if ((c = value_cmp(va, vb, depth + 1)) != 0)
+				return c;
+			ka = next_key(a, ka);
+			kb = next_key(b, kb);
+		}
+	}
+	default:
+		return 0;
+	}
+}
+
+/* value.Equals: numbers by value (1 == 1.0), maps regardless of order. */
+static bool
+value_equal(const struct json_object *a, const struct json_object *b, unsigned depth)
+{
+	int ca = vclass(a), cb = vclass(b);
+
+	if (ca == VC_FLOAT || cb == VC_FLOAT) {
+		if ((ca != VC_FLOAT && ca != VC_INT) || (cb != VC_FLOAT && cb != VC_INT))
+			return false;
+		return json_object_get_double(unconst(a)) == json_object_get_double(unconst(b));
+	}
+	if (ca != cb)
+		return false;
+	if (depth > FM_DEPTH_MAX)
+		return false;
+	switch (ca) {
+	case VC_INT:
+		return json_object_get_int64(unconst(a)) == json_object_get_int64(unconst(b));
+	case VC_STRING:
+	case VC_BOOL:
+		return value_cmp(a, b, depth) == 0;
+	case VC_LIST:
+		if (jlen(a) != jlen(b))
+			return false;
+		for (size_t i = 0; i < jlen(a); i++)
+			if (!value_equal(json_object_array_get_idx(a, i),
+			    json_object_array_get_idx(b, i), depth + 1))
+				return false;
+		return true;
+	case VC_MAP:
+		if (jlen(a) != jlen(b))
+			return false;
+		json_object_object_foreach(unconst(a), k, va) {
+			struct json_object *vb = NULL;
+
+			if (!jget(b, k, &vb) || !value_equal(va, vb, depth + 1))
+				return false;
+		}
+		return true;
+	default:
+		return true;
+	}
+}
+
+/* value.ToString, for paths in messages: strings quoted, maps sorted. */
+static void
+sb_value(struct sbuf *b, const struct json_object *v, unsigned depth)
+{
+	char num[64];
+	const char *k;
+	size_t n;
+
+	if (depth > FM_DEPTH_MAX) {
+		sb_puts(b, "...");
+		return;
+	}
+	switch (vclass(v)) {
+	case VC_FLOAT:
+		format_float(json_object_get_double(unconst(v)), false, num, sizeof(num));
+		sb_puts(b, num);
+		return;
+	case VC_INT:
+		sb_printf(b, "%" PRId64, json_object_get_int64(unconst(v)));
+		return;
+	case VC_STRING:
+		sb_quote(b, json_object_get_string(unconst(v)),
+		    (size_t)json_object_get_string_len(unconst(v)));
+		return;
+	case VC_BOOL:
+		sb_puts(b, json_object_get_boolean(unconst(v)) ? "true" : "false");
+		return;
+	case VC_LIST:
+		sb_puts(b, "[");
+		n = jlen(v);
+		for (size_t i = 0; i < n; i++) {
+			if (i > 0)
+				sb_puts(b, ",");
+			sb_value(b, json_object_array_get_idx(v, i), depth + 1);
+		}
+		sb_puts(b, "]");
+		return;
+	case VC_MAP:
+		sb_puts(b, "{");
+		for (k = next_key(v, NULL); k != NULL; k = next_key(v, k)) {
+			struct json_object *x = NULL;
+
+			if (b->len > 0 && b->p[b->len - 1] != '{')
+				sb_puts(b, ",");
+			(void)jget(v, k, &x);
+			sb_puts(b, k);
+			sb_puts(b, "=");
+			sb_value(b, x, depth + 1);
+		}
+		sb_puts(b, "}");
+		return;
+	default:
+		sb_puts(b, "null");
+		return;
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * JSON as Go's encoding/json writes it: compact, map keys sorted, HTML
+ * characters escaped
+ */
+
+static int
+gj_string(struct kc_buf *b, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)s;
+	int r;
+
+	if ((r = kc_buf_putc(b, '"')) < 0)
+		return r;
+	for (size_t i = 0; i < len; ) {
+		const char *esc = NULL;
+		char tmp[8];
+		uint32_t cp;
+		size_t n;
+
+		if (u[i] < 0x80) {
+			switch (u[i]) {
+			case '"':	esc = "\\\""; break;
+			case '\\':	esc = "\\\\"; break;
+			case '\n':	esc = "\\n"; break;
+			case '\r':	esc = "\\r"; break;
+			case '\t':	esc = "\\t"; break;
+			case '\b':	esc = "\\b"; break;
+			case '\f':	esc = "\\f"; break;
+			default:	break;
+			}
+			if (esc != NULL)
+				r = kc_buf_puts(b, esc);
+			else if (u[i] < 0x20 || u[i] == '<' || u[i] == '>' || u[i] == '&') {
+				memcpy(tmp, "\\u00", 4);
+				tmp[4] = hex[u[i] >> 4];
+				tmp[5] = hex[u[i] & 15];
+				r = kc_buf_append(b, tmp, 6);
+			} else
+				r = kc_buf_putc(b, (char)u[i]);
+			i++;
+		} else if ((n = utf8_seq(u + i, len - i, &cp)) == 0) {
+			r = kc_buf_puts(b, "\\ufffd");
+			i++;
+		} else {
+			if (cp == 0x2028 || cp == 0x2029)
+				r = kc_buf_puts(b, cp == 0x2028 ? "\\u2028" : "\\u2029");
+			else
+				r = kc_buf_append(b, s + i, n);
+			i += n;
+		}
+		if (r < 0)
+			return r;
+	}
+	return kc_buf_putc(b, '"');
+}
+
+static int
+cmp_cstr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int
+gj_value(struct kc_buf *b, const struct json_object *v, unsigned depth)
+{
+	char num[64];
+	const char **keys = NULL;
+	size_t n, i = 0;
+	int r = 0;
+
+	if (depth > FM_DEPTH_MAX) {
+		kc_buf_free(b);
+		return KC_ETOOLARGE;
+	}
+	switch (vclass(v)) {
+	case VC_FLOAT:
+		format_float(json_object_get_double(unconst(v)), true, num, sizeof(num));
+		return kc_buf_puts(b, num);
+	case VC_INT:
+		return kc_buf_printf(b, "%" PRId64, json_object_get_int64(unconst(v)));
+	case VC_STRING:
+		return gj_string(b, json_object_get_string(unconst(v)),
+		    (size_t)json_object_get_string_len(unconst(v)));
+	case VC_BOOL:
+		return kc_buf_puts(b, json_object_get_boolean(unconst(v)) ? "true" : "false");
+	case VC_LIST:
+		if ((r = kc_buf_putc(b, '[')) < 0)
+			return r;
+		n = jlen(v);
+		for (i = 0; i < n; i++)
+			if ((i > 0 && (r = kc_buf_putc(b, ',')) < 0) ||
+			    (r = gj_value(b, json_object_array_get_idx(v, i), depth + 1)) < 0)
+				return r;
+		return kc_buf_putc(b, ']');
+	case VC_MAP:
+		n = jlen(v);
+		if (n > 0 && (keys = kc_reallocarray(NULL, n, sizeof(*keys))) == NULL) {
+			kc_buf_free(b);
+			return -ENOMEM;
+		}
+		json_object_object_foreach(unconst(v), k, mv) {
+			(void)mv;
+			if (i < n)
+				keys[i++] = k;
+		}
+		n = i;
+		if (n > 1)
+			qsort(keys, n, sizeof(*keys), cmp_cstr);
+		if ((r = kc_buf_putc(b, '{')) < 0)
+			goto out;
+		for (i = 0; i < n; i++) {
+			struct json_object *x = NULL;
+
+			(void)jget(v, keys[i], &x);
+			if ((i > 0 && (r = kc_buf_putc(b, ',')) < 0) ||
+			    (r = gj_string(b, keys[i], strlen(keys[i]))) < 0 ||
+			    (r = kc_buf_putc(b, ':')) < 0 ||
+			    (r = gj_value(b, x, depth + 1)) < 0)
+				goto out;
+		}
+		r = kc_buf_putc(b, '}');
+	out:
+		kc_free(keys);
+		return r;
+	default:
+		return kc_buf_puts(b, "null");
+	}
+}
+
+/* 'v' as Go's encoding/json, with 'suffix' appended: a new string. */
+static int
+gj_dump(const struct json_object *v, const char *suffix, char **ret)
+{
+	struct kc_buf b;
+	char *s;
+	int r;
+
+	kc_buf_init(&b, FM_TEXT_MAX);
+	if ((r = gj_value(&b, v, 0)) < 0 || (r = kc_buf_puts(&b, suffix)) < 0)
+		return r;
+	if ((s = kc_buf_take(&b, NULL)) == NULL) {
+		kc_buf_free(&b);
+		return -ENOMEM;
+	}
+	kc_buf_free(&b);
+	*ret = s;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Path elements
+ */
+
+/*
+ * One path element. 's' is the field name (FIELD) or the canonical JSON
+ * of the key object or value (KEY, VALUE); it points into 'own' when the
+ * element owns it, or into someone else's string for the short-lived
+ * elements of a walk. 'v' (KEY, VALUE) is a private tree.
+ */
+struct pe {
+	enum fm_pe_type	 type;
+	const char	*s;
+	char		*own;
+	struct json_object *v;
+	int64_t		 i;
+};
+
+static void
+pe_free(struct pe *pe)
+{
+	pe->own = kc_free(pe->own);
+	if (pe->v != NULL)
+		json_object_put(pe->v);
+	pe->v = NULL;
+	pe->s = NULL;
+}
+
+static int
+pe_copy(struct pe *dst, const struct pe *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->type = src->type;
+	dst->i = src->i;
+	if (src->s != NULL && (dst->own = kc_strdup(src->s)) == NULL)
+		return -ENOMEM;
+	dst->s = dst->own;
+	dst->v = src->v != NULL ? json_object_get(src->v) : NULL;
+	return 0;
+}
+
+/* A borrowed FIELD element. */
+static void
+pe_field(struct pe *pe, const char *name)
+{
+	memset(pe, 0, sizeof(*pe));
+	pe->type = FM_PE_FIELD;
+	pe->s = name;
+}
+
+/* Takes 'v' (owned, NULL for null) as the element's value. */
+static int
+pe_take_value(struct pe *pe, enum fm_pe_type type, struct json_object *v)
+{
+	int r;
+
+	memset(pe, 0, sizeof(*pe));
+	pe->type = type;
+	pe->v = v;
+	if ((r = gj_dump(v, "", &pe->own)) < 0) {
+		pe_free(pe);
+		return r;
+	}
+	pe->s = pe->own;
+	return 0;
+}
+
+static int
+pe_cmp(const struct pe *a, const struct pe *b)
+{
+	int c;
+
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	switch (a->type) {
+	case FM_PE_FIELD:
+		c = strcmp(a->s, b->s);
+		return c < 0 ? -1 : c > 0;
+	case FM_PE_KEY:
+	case FM_PE_VALUE:
+		return value_cmp(a->v, b->v, 0);
+	case FM_PE_INDEX:
+		return a->i < b->i ? -1 : a->i > b->i;
+	default:
+		return 0;
+	}
+}
+
+/* The serialized key: "f:name", "k:{...}", "v:...", "i:3". */
+static char *
+pe_text(const struct pe *pe)
+{
+	switch (pe->type) {
+	case FM_PE_FIELD:
+		return kc_asprintf("f:%s", pe->s);
+	case FM_PE_KEY:
+		return kc_asprintf("k:%s", pe->s);
+	case FM_PE_VALUE:
+		return kc_asprintf("v:%s", pe->s);
+	default:
+		return kc_asprintf("i:%" PRId64, pe->i);
+	}
+}
+
+/* PathElement.String(): ".name", "[k=\"v\",n=1]", "[=\"v\"]", "[3]". */
+static void
+sb_pe(struct sbuf *b, const struct pe *pe)
+{
+	const char *k;
+
+	switch (pe->type) {
+	case FM_PE_FIELD:
+		sb_puts(b, ".");
+		sb_puts(b, pe->s);
+		return;
+	case FM_PE_KEY:
+		sb_puts(b, "[");
+		for (k = next_key(pe->v, NULL); k != NULL; k = next_key(pe->v, k)) {
+			struct json_object *x = NULL;
+
+			if (b->len > 0 && b->p[b->len - 1] != '[')
+				sb_puts(b, ",");
+			(void)jget(pe->v, k, &x);
+			sb_puts(b, k);
+			sb_puts(b, "=");
+			sb_value(b, x, 0);
+		}
+		sb_puts(b, "]");
+		return;
+	case FM_PE_VALUE:
+		sb_puts(b, "[=");
+		sb_value(b, pe->v, 0);
+		sb_puts(b, "]");
+		return;
+	default:
+		sb_printf(b, "[%" PRId64 "]", pe->i);
+		return;
+	}
+}
+
+static void
+sb_path(struct sbuf *b, const struct pe *const *path, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sb_pe(b, path[i]);
+}
+
+/* A copy of the object 'o' with its members in sorted order. */
+static int
+sorted_object(const struct json_object *o, struct json_object **ret)
+{
+	struct json_object *out, *c;
+	const char *k;
+	int r;
+
+	if ((out = json_object_new_object()) == NULL)
+		return -ENOMEM;
+	for (k = next_key(o, NULL); k != NULL; k = next_key(o, k)) {
+		struct json_object *x = NULL;
+
+		(void)jget(o, k, &x);
+		if ((r = jcopy(x, &c)) < 0 || (r = jput(out, k, c)) < 0) {
+			json_object_put(out);
+			return r;
+		}
+	}
+	*ret = out;
+	return 0;
+}
+
+/*
+ * DeserializePathElement. Returns 0, 1 for a prefix it does not know
+ * (skipped, as structured-merge-diff skips them), or KC_EINVALID with the
+ * reason in 'err'.
+ */
+static int
+pe_parse(const char *text, struct pe *ret, char *err, size_t errsize)
+{
+	struct json_object *v = NULL, *sorted = NULL;
+	struct kc_status st = { 0 };
+	size_t len = strlen(text);
+	int64_t idx;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	if (len < 2) {
+		errf(err, errsize, "key must be 2 characters long: %s", text);
+		return KC_EINVALID;
+	}
+	if (text[1] != ':') {
+		errf(err, errsize, "missing colon: %s", text);
+		return KC_EINVALID;
+	}
+	switch (text[0]) {
+	case 'f':
+		if ((ret->own = kc_strdup(text + 2)) == NULL)
+			return -ENOMEM;
+		ret->s = ret->own;
+		ret->type = FM_PE_FIELD;
+		return 0;
+	case 'i':
+		if (kc_parse_i64(text + 2, &idx) < 0) {
+			errf(err, errsize, "invalid index in %s", text);
+			return KC_EINVALID;
+		}
+		ret->type = FM_PE_INDEX;
+		ret->i = idx;
+		return 0;
+	case 'v':
+	case 'k':
+		if ((r = kc_json_parse(text + 2, len - 2, &v, &st)) < 0) {
+			if (r == -ENOMEM)
+				return r;
+			errf(err, errsize, "parsing %s: %s", text, st.message);
+			return KC_EINVALID;
+		}
+		if (text[0] == 'v')
+			return pe_take_value(ret, FM_PE_VALUE, v);
+		if (!json_object_is_type(v, json_type_object)) {
+			if (v != NULL)
+				json_object_put(v);
+			errf(err, errsize, "parsing %s: expected an object", text);
+			return KC_EINVALID;
+		}
+		r = sorted_object(v, &sorted);
+		json_object_put(v);
+		if (r < 0)
+			return r;
+		return pe_take_value(ret, FM_PE_KEY, sorted);
+	default:
+		return 1;
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Field sets: a tree of path elements, each level sorted, a node kept
+ * only while it is a member or has members below it
+ */
+
+struct fs_node;
+
+struct fs {
+	struct fs_node	*v;
+	size_t		 n;
+	size_t		 cap;
+};
+
+struct fs_node {
+	struct pe	 pe;
+	bool		 member;
+	struct fs	 kids;
+};
+
+static void
+fs_free(struct fs *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		pe_free(&s->v[i].pe);
+		fs_free(&s->v[i].kids);
+	}
+	kc_free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+static void
+node_free(struct fs_node *n)
+{
+	pe_free(&n->pe);
+	fs_free(&n->kids);
+}
+
+/* Where 'pe' is, or would go. */
+static bool
+fs_find(const struct fs *s, const struct pe *pe, size_t *ret_pos)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = pe_cmp(&s->v[mid].pe, pe);
+
+		if (c == 0) {
+			*ret_pos = mid;
+			return true;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*ret_pos = lo;
+	return false;
+}
+
+static const struct fs_node *
+fs_get(const struct fs *s, const struct pe *pe)
+{
+	size_t pos;
+
+	return fs_find(s, pe, &pos) ? &s->v[pos] : NULL;
+}
+
+static int
+fs_grow(struct fs *s)
+{
+	struct fs_node *v;
+	size_t cap;
+
+	if (s->n < s->cap)
+		return 0;
+	cap = s->cap == 0 ? 4 : s->cap * 2;
+	if ((v = kc_reallocarray(s->v, cap, sizeof(*v))) == NULL)
+		return -ENOMEM;
+	s->v = v;
+	s->cap = cap;
+	return 0;
+}
+
+/* Moves 'node' to the end of 's'; on failure 'node' is still the caller's. */
+static int
+fs_push(struct fs *s, struct fs_node *node)
+{
+	int r;
+
+	if ((r = fs_grow(s)) < 0)
+		return r;
+	s->v[s->n++] = *node;
+	memset(node, 0, sizeof(*node));
+	return 0;
+}
+
+/* The node for 'pe' in 's', added (not a member, no children) if absent. */
+static int
+fs_descend(struct fs *s, const struct pe *pe, struct fs_node **ret)
+{
+	struct fs_node node = { 0 };
+	size_t pos;
+	int r;
+
+	if (fs_find(s, pe, &pos)) {
+		*ret = &s->v[pos];
+		return 0;
+	}
+	if ((r = pe_copy(&node.pe, pe)) < 0 || (r = fs_grow(s)) < 0) {
+		node_free(&node);
+		return r;
+	}
+	memmove(&s->v[pos + 1], &s->v[pos], (s->n - pos) * sizeof(s->v[0]));
+	s->v[pos] = node;
+	s->n++;
+	*ret = &s->v[pos];
+	return 0;
+}
+
+/* Adds the path 'path[0..n)' as a member; the empty path is ignored. */
+static int
+fs_insert(struct fs *s, const struct pe *const *path, size_t n)
+{
+	struct fs_node *node = NULL;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		if ((r = fs_descend(s, path[i], &node)) < 0)
+			return r;
+		s = &node->kids;
+	}
+	if (node != NULL)
+		node->member = true;
+	return 0;
+}
+
+static bool
+fs_empty(const struct fs *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].member || !fs_empty(&s->v[i].kids))
+			return false;
+	return true;
+}
+
+static size_t
+fs_count(const struct fs *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		n += (s->v[i].member ? 1 : 0) + fs_count(&s->v[i].kids);
+	return n;
+}
+
+static bool
+fs_equal(const struct fs *a, const struct fs *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].member != b->v[i].member ||
+		    pe_cmp(&a->v[i].pe, &b->v[i].pe) != 0 ||
+		    !fs_equal(&a->v[i].kids, &b->v[i].kids))
+			return false;
+	return true;
+}
+
+static int fs_copy(struct fs *dst, const struct fs *src);
+
+static int
+node_copy(struct fs_node *dst, const struct fs_node *src)
+{
+	int r;
+
+	memset(dst, 0, sizeof(*dst));
+	dst->member = src->member;
+	if ((r = pe_copy(&dst->pe, &src->pe)) < 0 ||
+	    (r = fs_copy(&dst->kids, &src->kids)) < 0) {
+		node_free(dst);
+		return r;
+	}
+	return 0;
+}
+
+/* 'dst' must be empty; on failure it is left empty. */
+static int
+fs_copy(struct fs *dst, const struct fs *src)
+{
+	struct fs_node node;
+	int r;
+
+	for (size_t i = 0; i < src->n; i++) {
+		if ((r = node_copy(&node, &src->v[i])) < 0 ||
+		    (r = fs_push(dst, &node)) < 0) {
+			node_free(&node);
+			fs_free(dst);
+			return r;
+		}
+	}
+	return 0;
+}
+
+enum { OP_UNION, OP_INTERSECT, OP_DIFF, OP_RDIFF };
+
+/*
+ * The set operations, into 'out' (empty; left empty on failure):
+ *	union		members of either
+ *	intersection	members of both
+ *	difference	members of 'a' that are not members of 'b'
+ *	recursive	the same, and nothing below a member of 'b'
+ */
+static int
+fs_op(int op, const struct fs *a, const struct fs *b, struct fs *out)
+{
+	size_t i = 0, j = 0;
+	int r = 0;
+
+	while (i < a->n || (op == OP_UNION && j < b->n)) {
+		struct fs_node node = { 0 };
+		const struct fs_node *x = i < a->n ? &a->v[i] : NULL;
+		const struct fs_node *y = j < b->n ? &b->v[j] : NULL;
+		int c = x == NULL ? 1 : y == NULL ? -1 : pe_cmp(&x->pe, &y->pe);
+
+		if (c < 0) {
+			i++;
+			if (op == OP_INTERSECT)
+				continue;
+			r = node_copy(&node, x);
+		} else if (c > 0) {
+			j++;
+			if (op != OP_UNION)
+				continue;
+			r = node_copy(&node, y);
+		} else {
+			i++, j++;
+			if (op == OP_RDIFF && y->member)
+				continue;
+			switch (op) {
+			case OP_UNION:
+				node.member = x->member || y->member;
+				break;
+			case OP_INTERSECT:
+				node.member = x->member && y->member;
+				break;
+			default:
+				node.member = x->member && !y->member;
+				break;
+			}
+			if ((r = pe_copy(&node.pe, &x->pe)) == 0)
+				r = fs_op(op, &x->kids, &y->kids, &node.kids);
+		}
+		if (r == 0 && !node.member && fs_empty(&node.kids)) {
+			node_free(&node);
+			continue;
+		}
+		if (r < 0 || (r = fs_push(out, &node)) < 0) {
+			node_free(&node);
+			fs_free(out);
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* Replaces '*a' with 'a op b'. */
+static int
+fs_apply_op(int op, struct fs *a, const struct fs *b)
+{
+	struct fs out = { 0 };
+	int r;
+
+	if ((r = fs_op(op, a, b, &out)) < 0)
+		return r;
+	fs_free(a);
+	*a = out;
+	return 0;
+}
+
+/*
+ * Calls 'fn' on each member's path, in Set.Iterate order: the members
+ * of a level, then each child's members, depth first.
+ */
+typedef int	fs_iter_fn(void *arg, const struct pe *const *path, size_t n);
+
+static int
+fs_iterate(const struct fs *s, const struct pe **stack, size_t depth, fs_iter_fn *fn,
+    void *arg)
+{
+	int r;
+
+	if (depth >= FM_DEPTH_MAX)
+		return KC_ETOOLARGE;
+	for (size_t i = 0; i < s->n; i++) {
+		if (!s->v[i].member)
+			continue;
+		stack[depth] = &s->v[i].pe;
+		if ((r = fn(arg, stack, depth + 1)) < 0)
+			return r;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->v[i].kids.n == 0)
+			continue;
+		stack[depth] = &s->v[i].pe;
+		if ((r = fs_iterate(&s->v[i].kids, stack, depth + 1, fn, arg)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* A set from dotted paths ("status", "metadata.name"). */
+static int
+fs_from_paths(const char *const *paths, struct fs *out)
+{
+	const struct pe *stack[FM_DEPTH_MAX];
+	struct pe pes[FM_DEPTH_MAX];
+	char buf[FM_PATH_MAX];
+	size_t n;
+	char *p, *dot;
+	int r;
+
+	for (; paths != NULL && *paths != NULL; paths++) {
+		if (kc_strlcpy(buf, *paths, sizeof(buf)) >= sizeof(buf))
+			continue;
+		for (n = 0, p = buf; p != NULL && n < FM_DEPTH_MAX; n++, p = dot) {
+			if ((dot = strchr(p, '.')) != NULL)
+				*dot++ = '\0';
+			pe_field(&pes[n], p);
+			stack[n] = &pes[n];
+		}
+		if ((r = fs_insert(out, stack, n)) < 0) {
+			fs_free(out);
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* FieldsV1 of a set: "." first, then the elements in order. */
+static int
+fs_to_json(const struct fs *s, bool self, struct json_object **ret)
+{
+	struct json_object *o, *child = NULL;
+	char *key;
+	int r;
+
+	if ((o = json_object_new_object()) == NULL)
+		return -ENOMEM;
+	if (self && s->n > 0) {
+		if ((child = json_object_new_object()) == NULL) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		if ((r = jput(o, ".", child)) < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		const struct fs_node *n = &s->v[i];
+
+		if (n->kids.n == 0)
+			r = (child = json_object_new_object()) == NULL ? -ENOMEM : 0;
+		else
+			r = fs_to_json(&n->kids, n->member, &child);
+		if (r < 0)
+			goto fail;
+		if ((key = pe_text(&n->pe)) == NULL) {
+			json_object_put(child);
+			r = -ENOMEM;
+			goto fail;
+		}
+		r = jput(o, key, child);
+		kc_free(key);
+		if (r < 0)
+			goto fail;
+	}
+	*ret = o;
+	return 0;
+fail:
+	json_object_put(o);
+	return r;
+}
+
+/*
+ * A set from FieldsV1, as readIterV1 reads it: a key whose object is
+ * empty, holds ".", or holds only keys of unknown kinds is a member.
+ */
+static int
+fs_from_json(const struct json_object *o, unsigned depth, struct fs *out, bool *ret_self,
+    char *err, size_t errsize)
+{
+	bool self = false, any = false;
+	int r = 0;
+
+	if (!json_object_is_type(o, json_type_object)) {
+		errf(err, errsize, "expected an object, got %s",
+		    json_type_to_name(json_object_get_type(o)));
+		r = KC_EINVALID;
+		goto fail;
+	}
+	if (depth >= FM_DEPTH_MAX) {
+		errf(err, errsize, "nested deeper than %d", FM_DEPTH_MAX);
+		r = KC_ETOOLARGE;
+		goto fail;
+	}
+	json_object_object_foreach(unconst(o), key, val) {
+		struct fs_node *node;
+		struct fs kids = { 0 };
+		struct pe pe;
+		bool member;
+
+		if (strcmp(key, ".") == 0) {
+			self = true;
+			continue;
+		}
+		if ((r = pe_parse(key, &pe, err, errsize)) < 0)
+			goto fail;
+		if (r == 1) {
+			r = 0;
+			continue;
+		}
+		r = fs_from_json(val, depth + 1, &kids, &member, err, errsize);
+		if (r == 0)
+			r = fs_descend(out, &pe, &node);
+		pe_free(&pe);
+		if (r == 0 && (r = fs_apply_op(OP_UNION, &node->kids, &kids)) == 0)
+			node->member = node->member || member;
+		fs_free(&kids);
+		if (r < 0)
+			goto fail;
+		any = true;
+	}
+	if (ret_self != NULL)
+		*ret_self = self || !any;
+	return 0;
+fail:
+	fs_free(out);
+	return r;
+}
+
+/* ------------------------------------------------------------------------
+ * Walks over values with the schema
+ */
+
+/* What a value is at its path. */
+enum {
+	VK_ABSENT = -1,
+	VK_LEAF,	/* scalar, null of no container type, atomic list or map */
+	VK_NULL,	/* null where the schema says list or object */
+	VK_STRUCT,	/* object with named fields */
+	VK_MAP,		/* object with free keys */
+	VK_SET,		/* list-type set */
+	VK_LMAP,	/* list-type map */
+};
+
+struct walk {
+	const struct fm_schema	*schema;
+	bool			 allow_dups;
+	bool			 opaque;	/* below a key the schema cannot name */
+	size_t			 plen;
+	size_t			 depth;
+	char			 path[FM_PATH_MAX];	/* dotted, for the schema */
+	const struct pe		*stack[FM_DEPTH_MAX + 1];
+	char			 err[ERR_MAX];
+};
+
+struct mark {
+	size_t	plen;
+	bool	opaque;
+};
+
+static void
+walk_init(struct walk *w, const struct fm_schema *schema, bool allow_dups)
+{
+	w->schema = schema;
+	w->allow_dups = allow_dups;
+	w->opaque = false;
+	w->plen = 0;
+	w->depth = 0;
+	w->path[0] = '\0';
+	w->err[0] = '\0';
+}
+
+static int wf(struct walk *, int, const char *, ...) _printf_(3, 4);
+
+/* Fails with "<path>: <message>", the path as structured-merge-diff prints it. */
+static int
+wf(struct walk *w, int code, const char *fmt, ...)
+{
+	char msg[ERR_MAX];
+	struct sbuf b;
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	sb_init(&b, w->err, sizeof(w->err));
+	if (w->depth > 0) {
+		sb_path(&b, w->stack, w->depth);
+		sb_puts(&b, ": ");
+	}
+	sb_puts(&b, msg);
+	return code;
+}
+
+/* Descends into 'pe' (a child of a 'parent' kind value). */
+static int
+walk_push(struct walk *w, const struct pe *pe, int parent, struct mark *m)
+{
+	const char *seg;
+	size_t sl;
+
+	m->plen = w->plen;
+	m->opaque = w->opaque;
+	if (w->depth >= FM_DEPTH_MAX)
+		return wf(w, KC_ETOOLARGE, "nested deeper than %d", FM_DEPTH_MAX);
+	if (pe->type == FM_PE_FIELD && !w->opaque) {
+		seg = parent == VK_MAP ? "*" : pe->s;
+		sl = strlen(seg);
+		if (strchr(seg, '.') != NULL || w->plen + 1 + sl >= sizeof(w->path))
+			w->opaque = true;
+		else {
+			if (w->plen > 0)
+				w->path[w->plen++] = '.';
+			memcpy(w->path + w->plen, seg, sl + 1);
+			w->plen += sl;
+		}
+	}
+	w->stack[w->depth++] = pe;
+	return 0;
+}
+
+static void
+walk_pop(struct walk *w, const struct mark *m)
+{
+	w->depth--;
+	w->plen = m->plen;
+	w->path[w->plen] = '\0';
+	w->opaque = m->opaque;
+}
+
+/* ObjectMeta's shapes, the same on every kind. */
+static bool
+meta_type(const char *path, struct fm_type *t)
+{
+	if (strncmp(path, "metadata.", 9) != 0)
+		return false;
+	path += 9;
+	if (strcmp(path, "labels") == 0 || strcmp(path, "annotations") == 0)
+		t->kind = FM_MAP;
+	else if (strcmp(path, "finalizers") == 0)
+		t->kind = FM_SET;
+	else if (strcmp(path, "ownerReferences") == 0) {
+		t->kind = FM_MAP_LIST;
+		t->nkeys = 1;
+		t->keys[0] = "uid";
+	} else if (strcmp(path, "managedFields") == 0)
+		t->kind = FM_ATOMIC;
+	else
+		return false;
+	return true;
+}
+
+/* The schema's word on the current path. */
+static void
+walk_type(const struct walk *w, struct fm_type *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (w->depth == 0) {
+		t->kind = FM_STRUCT;
+		return;
+	}
+	if (w->opaque || meta_type(w->path, t))
+		return;
+	if (w->schema != NULL && w->schema->lookup != NULL &&
+	    !w->schema->lookup(w->schema->arg, w->path, t))
+		memset(t, 0, sizeof(*t));
+	if (t->nkeys > FM_KEYS_MAX)
+		t->nkeys = FM_KEYS_MAX;
+}
+
+static int
+resolve(const struct walk *w, const struct json_object *v, struct fm_type *t)
+{
+	walk_type(w, t);
+	switch (json_object_get_type(v)) {
+	case json_type_object:
+		return t->kind == FM_ATOMIC ? VK_LEAF : t->kind == FM_MAP ? VK_MAP : VK_STRUCT;
+	case json_type_array:
+		if (t->kind == FM_SET)
+			return VK_SET;
+		return t->kind == FM_MAP_LIST && t->nkeys > 0 ? VK_LMAP : VK_LEAF;
+	case json_type_null:
+		switch (t->kind) {
+		case FM_STRUCT:
+		case FM_MAP:
+		case FM_SET:
+			return VK_NULL;
+		case FM_MAP_LIST:
+			return t->nkeys > 0 ? VK_NULL : VK_LEAF;
+		default:
+			return VK_LEAF;
+		}
+	default:
+		return VK_LEAF;
+	}
+}
+
+/* How two present values at one path are walked together. */
+static int
+pair_kind(int kl, int kr)
+{
+	if (kl == VK_ABSENT)
+		return kr;
+	if (kr == VK_ABSENT || kl == kr)
+		return kl;
+	if (kl == VK_NULL && kr != VK_LEAF)
+		return kr;
+	if (kr == VK_NULL && kl != VK_LEAF)
+		return kl;
+	return VK_LEAF;
+}
+
+/* Absent, null, {} or []. */
+static bool
+is_empty(const struct json_object *v, bool has)
+{
+	return !has || v == NULL || (vclass(v) >= VC_LIST && vclass(v) <= VC_MAP &&
+	    jlen(v) == 0);
+}
+
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The path element of item 'idx' of a set or list-type map. */
+static int
+item_pe(struct walk *w, int kind, const struct fm_type *t, size_t idx,
+    const struct json_object *item, struct pe *pe)
+{
+	struct kc_status st = { 0 };
+	struct json_object *key, *v = NULL;
+	const char *names[FM_KEYS_MAX];
+	char q[256];
+	struct sbuf b;
+	size_t n = t->nkeys;
+	int r;
+
+	memset(pe, 0, sizeof(*pe));
+	if (kind == VK_SET) {
+		switch (vclass(item)) {
+		case VC_MAP:
+			return wf(w, KC_EINVALID, "element %zu: associative list without keys "
+			    "has an element that's a map type", idx);
+		case VC_LIST:
+			return wf(w, KC_EINVALID, "element %zu: not supported: associative "
+			    "list with lists as elements", idx);
+		case VC_NULL:
+			return wf(w, KC_EINVALID, "element %zu: associative list without keys "
+			    "has an element that's an explicit null", idx);
+		default:
+			if ((r = jcopy(item, &v)) < 0)
+				return r;
+			return pe_take_value(pe, FM_PE_VALUE, v);
+		}
+	}
+	if (item == NULL)
+		return wf(w, KC_EINVALID, "element %zu: associative list with keys may not "
+		    "have a null element", idx);
+	if (!json_object_is_type(item, json_type_object))
+		return wf(w, KC_EINVALID, "element %zu: associative list with keys may not "
+		    "have non-map elements", idx);
+	memcpy(names, t->keys, n * sizeof(names[0]));
+	qsort(names, n, sizeof(names[0]), cmp_names);
+	if ((key = json_object_new_object()) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *x = NULL;
+		const char *def = NULL;
+
+		for (size_t j = 0; j < n; j++)
+			if (strcmp(t->keys[j], names[i]) == 0)
+				def = t->key_defaults[j];
+		if (i > 0 && strcmp(names[i], names[i - 1]) == 0)
+			continue;
+		if (jget(item, names[i], &x))
+			r = jcopy(x, &v);
+		else if (def != NULL) {
+			r = kc_json_parse(def, strlen(def), &v, &st);
+			if (r < 0 && r != -ENOMEM)
+				r = wf(w, KC_EINVALID, "element %zu: bad default for key "
+				    "field %s: %s", idx, names[i], st.message);
+		} else {
+			sb_init(&b, q, sizeof(q));
+			sb_quote(&b, names[i], strlen(names[i]));
+			r = wf(w, KC_EINVALID, "element %zu: associative list with keys has "
+			    "an element that omits key field %s (and doesn't have default "
+			    "value)", idx, q);
+		}
+		if (r < 0 || (r = jput(key, names[i], v)) < 0) {
+			json_object_put(key);
+			return r;
+		}
+	}
+	return pe_take_value(pe, FM_PE_KEY, key);
+}
+
+/* The items of a list, each with its element. */
+struct litem {
+	struct pe	 pe;
+	const struct json_object *v;
+	size_t		 pos;
+	bool		 first;		/* the first item with its element */
+};
+
+struct litems {
+	struct litem	*v;		/* every item, in list order */
+	size_t		 n;
+	struct litem	**sorted;	/* the first items, by element */
+	size_t		 nsorted;
+};
+
+static void
+litems_free(struct litems *L)
+{
+	for (size_t i = 0; i < L->n; i++)
+		pe_free(&L->v[i].pe);
+	kc_free(L->v);
+	kc_free(L->sorted);
+	memset(L, 0, sizeof(*L));
+}
+
+static int
+cmp_litem(const void *a, const void *b)
+{
+	const struct litem *x = *(const struct litem *const *)a;
+	const struct litem *y = *(const struct litem *const *)b;
+	int c = pe_cmp(&x->pe, &y->pe);
+
+	if (c != 0)
+		return c;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static struct litem *
+lfind(const struct litems *L, const struct pe *pe)
+{
+	size_t lo = 0, hi = L->nsorted;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = pe_cmp(&L->sorted[mid]->pe, pe);
+
+		if (c == 0)
+			return L->sorted[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/*
+ * Indexes the items of 'list' (anything but an array has none). With
+ * 'strict', a repeated element is an error.
+ */
+static int
+index_items(struct walk *w, int kind, const struct fm_type *t,
+    const struct json_object *list, bool strict, struct litems *L)
+{
+	char disp[DISPLAY_MAX];
+	struct sbuf b;
+	size_t n = json_object_is_type(list, json_type_array) ? jlen(list) : 0, k;
+	int r;
+
+	memset(L, 0, sizeof(*L));
+	if (n == 0)
+		return 0;
+	if ((L->v = kc_calloc(n, sizeof(*L->v))) == NULL ||
+	    (L->sorted = kc_calloc(n, sizeof(*L->sorted))) == NULL) {
+		litems_free(L);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		L->v[i].v = json_object_array_get_idx(list, i);
+		L->v[i].pos = i;
+		if ((r = item_pe(w, kind, t, i, L->v[i].v, &L->v[i].pe)) < 0) {
+			litems_free(L);
+			return r;
+		}
+		L->n = i + 1;
+		L->sorted[i] = &L->v[i];
+	}
+	qsort(L->sorted, n, sizeof(*L->sorted), cmp_litem);
+	for (size_t i = 0; i < n; i = k) {
+		for (k = i + 1; k < n && pe_cmp(&L->sorted[k]->pe, &L->sorted[i]->pe) == 0; k++)
+			;
+		if (k - i > 1 && strict) {
+			sb_init(&b, disp, sizeof(disp));
+			sb_pe(&b, &L->sorted[i]->pe);
+			r = wf(w, KC_EINVALID, "duplicate entries for key %s", disp);
+			litems_free(L);
+			return r;
+		}
+		L->sorted[i]->first = true;
+		L->sorted[L->nsorted++] = L->sorted[i];
+	}
+	return 0;
+}
+
+/*
+ * ToFieldSet: adds to 'out' every leaf, every list item, and every key of
+ * a free-form map in 'v', the value at the walk's path.
+ */
+static int
+to_set(struct walk *w, const struct json_object *v, struct fs *out)
+{
+	struct litems L;
+	struct fm_type t;
+	struct mark m;
+	int kind = resolve(w, v, &t), r = 0;
+
+	switch (kind) {
+	case VK_NULL:
+		return 0;
+	case VK_LEAF:
+		return fs_insert(out, w->stack, w->depth);
+	case VK_STRUCT:
+	case VK_MAP: {
+		json_object_object_foreach(unconst(v), key, val) {
+			struct pe pe;
+
+			pe_field(&pe, key);
+			if ((r = walk_push(w, &pe, kind, &m)) < 0)
+				return r;
+			r = to_set(w, val, out);
+			if (r == 0 && kind == VK_MAP)
+				r = fs_insert(out, w->stack, w->depth);
+			walk_pop(w, &m);
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	}
+	default:
+		if ((r = index_items(w, kind, &t, v, !w->allow_dups, &L)) < 0)
+			return r;
+		for (size_t i = 0; i < L.n && r == 0; i++) {
+			if ((r = walk_push(w, &L.v[i].pe, kind, &m)) < 0)
+				break;
+			if ((r = to_set(w, L.v[i].v, out)) == 0)
+				r = fs_insert(out, w->stack, w->depth);
+			walk_pop(w, &m);
+		}
+		litems_free(&L);
+		return r;
+	}
+}
+
+/* What changed between two values: Compare's three sets. */
+struct cmp {
+	struct fs	add;
+	struct fs	mod;
+	struct fs	rem;
+};
+
+static void
+cmp_free(struct cmp *c)
+{
+	fs_free(&c->add);
+	fs_free(&c->mod);
+	fs_free(&c->rem);
+}
+
+static int compare(struct walk *, const struct json_object *, bool,
+    const struct json_object *, bool, struct cmp *);
+
+static int
+compare_child(struct walk *w, const struct pe *pe, int parent, const struct json_object *l,
+    bool lh, const struct json_object *r, bool rh, struct cmp *c)
+{
+	struct mark m;
+	int rv;
+
+	if ((rv = walk_push(w, pe, parent, &m)) < 0)
+		return rv;
+	rv = compare(w, l, lh, r, rh, c);
+	walk_pop(w, &m);
+	return rv;
+}
+
+static int
+compare_maps(struct walk *w, int kind, const struct json_object *l,
+    const struct json_object *r, struct cmp *c)
+{
+	struct json_object *x;
+	struct pe pe;
+	int rv;
+
+	if (json_object_is_type(l, json_type_object)) {
+		json_object_object_foreach(unconst(l), k1, v1) {
+			bool has = jget(r, k1, &x);
+
+			pe_field(&pe, k1);
+			if ((rv = compare_child(w, &pe, kind, v1, true, has ? x : NULL, has,
+			    c)) < 0)
+				return rv;
+		}
+	}
+	if (json_object_is_type(r, json_type_object)) {
+		json_object_object_foreach(unconst(r), k2, v2) {
+			if (jget(l, k2, &x))
+				continue;
+			pe_field(&pe, k2);
+			if ((rv = compare_child(w, &pe, kind, NULL, false, v2, true, c)) < 0)
+				return rv;
+		}
+	}
+	return 0;
+}
+
+static int
+compare_lists(struct walk *w, int kind, const struct fm_type *t,
+    const struct json_object *l, const struct json_object *r, struct cmp *c)
+{
+	struct litems L, R;
+	struct litem *x;
+	int rv;
+
+	if ((rv = index_items(w, kind, t, l, false, &L)) < 0)
+		return rv;
+	if ((rv = index_items(w, kind, t, r, false, &R)) < 0) {
+		litems_free(&L);
+		return rv;
+	}
+	for (size_t i = 0; i < L.nsorted && rv == 0; i++) {
+		x = lfind(&R, &L.sorted[i]->pe);
+		rv = compare_child(w, &L.sorted[i]->pe, kind, L.sorted[i]->v, true,
+		    x != NULL ? x->v : NULL, x != NULL, c);
+	}
+	for (size_t i = 0; i < R.nsorted && rv == 0; i++)
+		if (lfind(&L, &R.sorted[i]->pe) == NULL)
+			rv = compare_child(w, &R.sorted[i]->pe, kind, NULL, false,
+			    R.sorted[i]->v, true, c);
+	litems_free(&L);
+	litems_free(&R);
+	return rv;
+}
+
+/*
+ * Compare: leaves added, removed or changed; a list or object present on
+ * one side only is itself added or removed, besides its contents.
+ */
+static int
+compare(struct walk *w, const struct json_object *l, bool lh, const struct json_object *r,
+    bool rh, struct cmp *c)
+{
+	struct fm_type t;
+	int kl = VK_ABSENT, kr = VK_ABSENT, kind, rv;
+
+	if (!lh && !rh)
+		return 0;
+	if (lh)
+		kl = resolve(w, l, &t);
+	if (rh)
+		kr = resolve(w, r, &t);
+	kind = pair_kind(kl, kr);
+	if (kind == VK_LEAF || kind == VK_NULL || (is_empty(l, lh) && is_empty(r, rh))) {
+		if (!lh)
+			return fs_insert(&c->add, w->stack, w->depth);
+		if (!rh)
+			return fs_insert(&c->rem, w->stack, w->depth);
+		if (!value_equal(l, r, 0))
+			return fs_insert(&c->mod, w->stack, w->depth);
+		return 0;
+	}
+	if (kind == VK_STRUCT || kind == VK_MAP)
+		rv = compare_maps(w, kind, lh ? l : NULL, rh ? r : NULL, c);
+	else
+		rv = compare_lists(w, kind, &t, lh ? l : NULL, rh ? r : NULL, c);
+	if (rv < 0)
+		return rv;
+	if (!lh)
+		return fs_insert(&c->add, w->stack, w->depth);
+	if (!rh)
+		return fs_insert(&c->rem, w->stack, w->depth);
+	return 0;
+}
+
+static int merge(struct walk *, const struct json_object *, bool,
+    const struct json_object *, bool, struct json_object **);
+
+static int
+merge_child(struct walk *w, const struct pe *pe, int parent, const struct json_object *l,
+    bool lh, const struct json_object *r, bool rh, struct json_object **out)
+{
+	struct mark m;
+	int rv;
+
+	if ((rv = walk_push(w, pe, parent, &m)) < 0)
+		return rv;
+	rv = merge(w, l, lh, r, rh, out);
+	walk_pop(w, &m);
+	return rv;
+}
+
+static int
+merge_maps(struct walk *w, int kind, const struct json_object *l,
+    const struct json_object *r, struct json_object **out)
+{
+	struct json_object *o, *x, *child;
+	struct pe pe;
+	int rv;
+
+	if ((o = json_object_new_object()) == NULL)
+		return -ENOMEM;
+	json_object_object_foreach(unconst(l), k1, v1) {
+		bool has = jget(r, k1, &x);
+
+		pe_field(&pe, k1);
+		if ((rv = merge_child(w, &pe, kind, v1, true, has ? x : NULL, has,
+		    &child)) < 0 || (rv = jput(o, k1, child)) < 0)
+			goto fail;
+	}
+	json_object_object_foreach(unconst(r), k2, v2) {
+		if (jget(l, k2, &x))
+			continue;
+		if ((rv = jcopy(v2, &child)) < 0 || (rv = jput(o, k2, child)) < 0)
+			goto fail;
+	}
+	*out = o;
+	return 0;
+fail:
+	json_object_put(o);
+	return rv;
+}
+
+/*
+ * Merges two sets or list-type maps item by item, ordered as
+ * structured-merge-diff orders them: the applied order for the items both
+ * have, the live items the applied list lacks kept where they were. A
+ * live item repeated (which the live object may have) stays repeated
+ * unless the applied list names it; then the first repeat merges and the
+ * others go.
+ */
+static int
+merge_lists(struct walk *w, int kind, const struct fm_type *t,
+    const struct json_object *l, const struct json_object *r, struct json_object **out)
+{
+	struct litems L, R;
+	struct litem **lo = NULL, **ro = NULL, **shared = NULL, *next = NULL, *x;
+	struct json_object *a = NULL, *child;
+	size_t nl = 0, nr = 0, ns = 0, si = 0, li = 0, ri = 0;
+	int rv;
+
+	if ((rv = index_items(w, kind, t, l, false, &L)) < 0)
+		return rv;
+	if ((rv = index_items(w, kind, t, r, false, &R)) < 0) {
+		litems_free(&L);
+		return rv;
+	}
+	if ((L.n > 0 && (lo = kc_calloc(L.n, sizeof(*lo))) == NULL) ||
+	    (R.n > 0 && ((ro = kc_calloc(R.n, sizeof(*ro))) == NULL ||
+	    (shared = kc_calloc(R.n, sizeof(*shared))) == NULL)) ||
+	    (a = json_object_new_array()) == NULL) {
+		rv = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < L.n; i++)
+		if (L.v[i].first || lfind(&R, &L.v[i].pe) == NULL)
+			lo[nl++] = &L.v[i];
+	for (size_t i = 0; i < R.n; i++) {
+		if (!R.v[i].first)
+			continue;
+		ro[nr++] = &R.v[i];
+		if (lfind(&L, &R.v[i].pe) != NULL)
+			shared[ns++] = &R.v[i];
+	}
+	next = ns > 0 ? shared[si++] : NULL;
+	while (li < nl || ri < nr) {
+		bool progress = false;
+
+		if (li < nl && ri < nr) {
+			if (pe_cmp(&lo[li]->pe, &ro[ri]->pe) == 0) {
+				if ((rv = merge_child(w, &ro[ri]->pe, kind, lo[li]->v, true,
+				    ro[ri]->v, true, &child)) < 0 ||
+				    (rv = jappend(a, child)) < 0)
+					goto out;
+				li++, ri++;
+				next = si < ns ? shared[si++] : NULL;
+				continue;
+			}
+			if (lfind(&R, &lo[li]->pe) != NULL && next != NULL &&
+			    pe_cmp(&next->pe, &lo[li]->pe) != 0) {
+				li++;
+				continue;
+			}
+		}
+		if (li < nl && lfind(&R, &lo[li]->pe) == NULL) {
+			if ((rv = jcopy(lo[li]->v, &child)) < 0 || (rv = jappend(a, child)) < 0)
+				goto out;
+			li++;
+			continue;
+		}
+		if (ri < nr) {
+			x = lfind(&L, &ro[ri]->pe);
+			if ((rv = merge_child(w, &ro[ri]->pe, kind, x != NULL ? x->v : NULL,
+			    x != NULL, ro[ri]->v, true, &child)) < 0 ||
+			    (rv = jappend(a, child)) < 0)
+				goto out;
+			if (next != NULL && pe_cmp(&next->pe, &ro[ri]->pe) == 0)
+				next = si < ns ? shared[si++] : NULL;
+			ri++;
+			progress = true;
+		}
+		if (!progress)
+			li++;
+	}
+	*out = a;
+	a = NULL;
+out:
+	if (a != NULL)
+		json_object_put(a);
+	kc_free(lo);
+	kc_free(ro);
+	kc_free(shared);
+	litems_free(&L);
+	litems_free(&R);
+	return rv;
+}
+
+/*
+ * Merge: 'r' (the applied configuration) over 'l' (the live value). A
+ * leaf, an atomic value, or anything of another shape is replaced; null
+ * over a non-empty list or object leaves it.
+ */
+static int
+merge(struct walk *w, const struct json_object *l, bool lh, const struct json_object *r,
+    bool rh, struct json_object **out)
+{
+	struct fm_type t;
+	int kl, kr, kind;
+
+	if (!rh)
+		return jcopy(l, out);
+	if (!lh)
+		return jcopy(r, out);
+	kl = resolve(w, l, &t);
+	kr = resolve(w, r, &t);
+	kind = pair_kind(kl, kr);
+	if (kind == VK_LEAF || kind == VK_NULL || (is_empty(l, true) && is_empty(r, true)) ||
+	    kl == VK_NULL)
+		return jcopy(r, out);
+	if (kr == VK_NULL)
+		return jcopy(l, out);
+	if (kind == VK_STRUCT || kind == VK_MAP)
+		return merge_maps(w, kind, l, r, out);
+	return merge_lists(w, kind, &t, l, r, out);
+}
+
+static int remove_items(struct walk *, const struct json_object *, const struct fs *,
+    struct json_object **);
+
+/* The value of a child after removal: dropped, walked into, or copied. */
+static int
+remove_child(struct walk *w, const struct pe *pe, int parent, const struct json_object *v,
+    const struct fs *set, bool *ret_keep, struct json_object **out)
+{
+	const struct fs_node *node = fs_get(set, pe);
+	struct mark m;
+	int r;
+
+	*ret_keep = node == NULL || !node->member;
+	*out = NULL;
+	if (!*ret_keep)
+		return 0;
+	if (node == NULL || fs_empty(&node->kids))
+		return jcopy(v, out);
+	if ((r = walk_push(w, pe, parent, &m)) < 0)
+		return r;
+	r = remove_items(w, v, &node->kids, out);
+	walk_pop(w, &m);
+	return r;
+}
+
+/*
+ * RemoveItems: 'v' without the members of 'set' (and what is below them).
+ * As in structured-merge-diff, an object or list that is walked into and
+ * comes out empty becomes null.
+ */
+static int
+remove_items(struct walk *w, const struct json_object *v, const struct fs *set,
+    struct json_object **out)
+{
+	struct json_object *o, *child;
+	struct fm_type t;
+	struct litems L;
+	struct pe pe;
+	bool keep;
+	int kind = resolve(w, v, &t), r = 0;
+
+	if (kind == VK_LEAF || kind == VK_NULL)
+		return jcopy(v, out);
+	if (jlen(v) == 0) {
+		*out = NULL;
+		return 0;
+	}
+	if (kind == VK_STRUCT || kind == VK_MAP) {
+		if ((o = json_object_new_object()) == NULL)
+			return -ENOMEM;
+		json_object_object_foreach(unconst(v), key, val) {
+			pe_field(&pe, key);
+			if ((r = remove_child(w, &pe, kind, val, set, &keep, &child)) < 0)
+				break;
+			if (keep && (r = jput(o, key, child)) < 0)
+				break;
+		}
+	} else {
+		if ((o = json_object_new_array()) == NULL)
+			return -ENOMEM;
+		if ((r = index_items(w, kind, &t, v, false, &L)) < 0) {
+			/* Items without an element are kept, as upstream does. */
+			json_object_put(o);
+			return r == -ENOMEM ? r : jcopy(v, out);
+		}
+		for (size_t i = 0; i < L.n; i++) {
+			if ((r = remove_child(w, &L.v[i].pe, kind, L.v[i].v, set, &keep,
+			    &child)) < 0)
+				break;
+			if (keep && (r = jappend(o, child)) < 0)
+				break;
+		}
+		litems_free(&L);
+	}
+	if (r < 0) {
+		json_object_put(o);
+		return r;
+	}
+	if (jlen(o) == 0) {
+		json_object_put(o);
+		o = NULL;
+	}
+	*out = o;
+	return 0;
+}
+
+/*
+ * EnsureNamedFieldsAreMembers: a named field (an object field that is
+ * not a free-form map key) with members below it becomes a member too.
+ */
+static int
+ensure_named(struct walk *w, const struct fs *in, int parent, struct fs *out)
+{
+	struct fm_type t;
+	struct mark m;
+	int r, kind;
+
+	for (size_t i = 0; i < in->n; i++) {
+		const struct fs_node *x = &in->v[i];
+		struct fs_node node = { 0 };
+
+		node.member = x->member;
+		if (x->pe.type == FM_PE_FIELD && parent == VK_STRUCT && !fs_empty(&x->kids))
+			node.member = true;
+		if ((r = pe_copy(&node.pe, &x->pe)) < 0)
+			goto fail;
+		if (x->kids.n > 0) {
+			if ((r = walk_push(w, &x->pe, parent, &m)) < 0)
+				goto fail;
+			if (x->pe.type == FM_PE_FIELD) {
+				walk_type(w, &t);
+				if (t.kind == FM_MAP)
+					kind = VK_MAP;
+				else if (t.kind == FM_ATOMIC)
+					kind = VK_LEAF;
+				else
+					kind = x->kids.v[0].pe.type == FM_PE_FIELD ? VK_STRUCT :
+					    VK_LMAP;
+			} else
+				kind = x->pe.type == FM_PE_KEY ? VK_STRUCT : VK_LEAF;
+			r = ensure_named(w, &x->kids, kind, &node.kids);
+			walk_pop(w, &m);
+			if (r < 0)
+				goto fail;
+		}
+		if ((r = fs_push(out, &node)) < 0)
+			goto fail;
+		continue;
+	fail:
+		node_free(&node);
+		fs_free(out);
+		return r;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * managedFields entries
+ */
+
+enum { OP_APPLY, OP_UPDATE };
+
+static const char *const op_names[] = { "Apply", "Update" };
+
+/*
+ * One entry. Its identity is (manager, operation, subresource, and for
+ * Update the apiVersion): kube-apiserver's BuildManagerIdentifier, whose
+ * JSON form 'id' orders entries in messages and in the cap.
+ */
+struct mentry {
+	char		*manager;
+	int		 op;
+	char		*api_version;
+	char		*subresource;		/* "" for none */
+	bool		 has_time;
+	time_t		 time;
+	struct fs	 set;
+	struct json_object *orig;		/* as decoded, reused while clean */
+	bool		 dirty;
+	char		*id;
+};
+
+struct managed {
+	struct mentry	*v;
+	size_t		 n;
+	size_t		 cap;
+};
+
+static void
+mentry_free(struct mentry *e)
+{
+	kc_free(e->manager);
+	kc_free(e->api_version);
+	kc_free(e->subresource);
+	kc_free(e->id);
+	fs_free(&e->set);
+	if (e->orig != NULL)
+		json_object_put(e->orig);
+	memset(e, 0, sizeof(*e));
+}
+
+static void
+managed_free(struct managed *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		mentry_free(&m->v[i]);
+	kc_free(m->v);
+	memset(m, 0, sizeof(*m));
+}
+
+static int
+id_field(struct kc_buf *b, bool *first, const char *name, const char *value)
+{
+	int r;
+
+	if (value == NULL || *value == '\0')
+		return 0;
+	if ((!*first && (r = kc_buf_putc(b, ',')) < 0) ||
+	    (r = kc_buf_printf(b, "\"%s\":", name)) < 0 ||
+	    (r = gj_string(b, value, strlen(value))) < 0)
+		return r;
+	*first = false;
+	return 0;
+}
+
+/* BuildManagerIdentifier: the entry without fields, time and (Apply) apiVersion. */
+static char *
+manager_id(const char *manager, int op, const char *api_version, const char *sub)
+{
+	struct kc_buf b;
+	bool first = true;
+	char *s;
+
+	kc_buf_init(&b, FM_TEXT_MAX);
+	if (kc_buf_putc(&b, '{') < 0 ||
+	    id_field(&b, &first, "manager", manager) < 0 ||
+	    id_field(&b, &first, "operation", op_names[op]) < 0 ||
+	    id_field(&b, &first, "apiVersion", op == OP_UPDATE ? api_version : NULL) < 0 ||
+	    id_field(&b, &first, "subresource", sub) < 0 ||
+	    kc_buf_putc(&b, '}') < 0)
+		return NULL;
+	s = kc_buf_take(&b, NULL);
+	kc_buf_free(&b);
+	return s;
+}
+
+/* Sets the identity of 'e' (its strings are replaced). */
+static int
+mentry_identity(struct mentry *e, const char *manager, int op, const char *api_version,
+    const char *sub)
+{
+	char *mn, *av, *sr, *id;
+
+	mn = kc_strdup(manager);
+	av = kc_strdup(api_version != NULL ? api_version : "");
+	sr = kc_strdup(sub != NULL ? sub : "");
+	id = manager_id(manager, op, api_version, sub);
+	if (mn == NULL || av == NULL || sr == NULL || id == NULL) {
+		kc_free(mn);
+		kc_free(av);
+		kc_free(sr);
+		kc_free(id);
+		return -ENOMEM;
+	}
+	kc_free(e->manager);
+	kc_free(e->api_version);
+	kc_free(e->subresource);
+	kc_free(e->id);
+	e->manager = mn;
+	e->op = op;
+	e->api_version = av;
+	e->subresource = sr;
+	e->id = id;
+	e->dirty = true;
+	return 0;
+}
+
+static bool
+managed_find(const struct managed *m, const char *manager, int op, const char *api_version,
+    const char *sub, size_t *ret)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		const struct mentry *e = &m->v[i];
+
+		if (e->op == op && strcmp(e->manager, manager) == 0 &&
+		    strcmp(e->subresource, sub != NULL ? sub : "") == 0 &&
+		    (op == OP_APPLY || strcmp(e->api_version,
+		    api_version != NULL ? api_version : "") == 0)) {
+			*ret = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Moves 'e' into 'm'; on failure 'e' is still the caller's. */
+static int
+managed_add(struct managed *m, struct mentry *e)
+{
+	struct mentry *v;
+	size_t cap;
+
+	if (m->n == m->cap) {
+		cap = m->cap == 0 ? 4 : m->cap * 2;
+		if ((v = kc_reallocarray(m->v, cap, sizeof(*v))) == NULL)
+			return -ENOMEM;
+		m->v = v;
+		m->cap = cap;
+	}
+	m->v[m->n++] = *e;
+	memset(e, 0, sizeof(*e));
+	return 0;
+}
+
+static void
+managed_del(struct managed *m, size_t i)
+{
+	mentry_free(&m->v[i]);
+	memmove(&m->v[i], &m->v[i + 1], (m->n - i - 1) * sizeof(m->v[0]));
+	m->n--;
+}
+
+/* Drops the entries whose set is empty. */
+static void
+managed_drop_empty(struct managed *m)
+{
+	for (size_t i = m->n; i-- > 0; )
+		if (fs_empty(&m->v[i].set))
+			managed_del(m, i);
+}
+
+/* Adds an entry with an empty set; '*ret' is its index. */
+static int
+managed_new(struct managed *m, const char *manager, int op, const char *api_version,
+    const char *sub, size_t *ret)
+{
+	struct mentry e = { 0 };
+	int r;
+
+	if ((r = mentry_identity(&e, manager, op, api_version, sub)) < 0 ||
+	    (r = managed_add(m, &e)) < 0) {
+		mentry_free(&e);
+		return r;
+	}
+	*ret = m->n - 1;
+	return 0;
+}
+
+static int
+managed_copy(struct managed *dst, const struct managed *src)
+{
+	int r;
+
+	memset(dst, 0, sizeof(*dst));
+	for (size_t i = 0; i < src->n; i++) {
+		const struct mentry *s = &src->v[i];
+		struct mentry e = { 0 };
+
+		if ((r = mentry_identity(&e, s->manager, s->op, s->api_version,
+		    s->subresource)) < 0 || (r = fs_copy(&e.set, &s->set)) < 0 ||
+		    (r = jcopy(s->orig, &e.orig)) < 0 || (r = managed_add(dst, &e)) < 0) {
+			mentry_free(&e);
+			managed_free(dst);
+			return r;
+		}
+		dst->v[dst->n - 1].dirty = s->dirty;
+		dst->v[dst->n - 1].has_time = s->has_time;
+		dst->v[dst->n - 1].time = s->time;
+	}
+	return 0;
+}
+
+/* An optional string member: false when present but not a string. */
+static bool
+opt_str(const struct json_object *o, const char *key, const char **ret)
+{
+	struct json_object *v = NULL;
+
+	*ret = "";
+	if (!jget(o, key, &v) || v == NULL)
+		return true;
+	if (!json_object_is_type(v, json_type_string))
+		return false;
+	*ret = json_object_get_string(v);
+	return true;
+}
+
+/*
+ * DecodeManagedFields: the entries of a metadata.managedFields list
+ * (NULL or not a list: none), validated as kube-apiserver validates
+ * them. KC_EINVALID with the reason in 'err'.
+ */
+static int
+managed_decode(const struct json_object *mf, struct managed *out, char *err, size_t errsize)
+{
+	char sub_err[ERR_MAX];
+	size_t n = json_object_is_type(mf, json_type_array) ? jlen(mf) : 0, pos;
+	int r = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		const struct json_object *item = json_object_array_get_idx(mf, i);
+		struct json_object *tv = NULL, *fv = NULL;
+		const char *manager, *op, *api, *ft, *sub, *ts;
+		struct mentry e = { 0 };
+		int opn;
+
+		if (!json_object_is_type(item, json_type_object)) {
+			errf(err, errsize, "managed fields entry %zu is not an object", i);
+			r = KC_EINVALID;
+			goto fail;
+		}
+		if (!opt_str(item, "manager", &manager) || !opt_str(item, "operation", &op) ||
+		    !opt_str(item, "apiVersion", &api) || !opt_str(item, "fieldsType", &ft) ||
+		    !opt_str(item, "subresource", &sub) || !opt_str(item, "time", &ts)) {
+			errf(err, errsize, "managed fields entry %zu: a string is expected", i);
+			r = KC_EINVALID;
+			goto fail;
+		}
+		if (strcmp(op, "Apply") == 0)
+			opn = OP_APPLY;
+		else if (strcmp(op, "Update") == 0)
+			opn = OP_UPDATE;
+		else {
+			errf(err, errsize, "operation must be `Apply` or `Update`");
+			r = KC_EINVALID;
+			goto fail;
+		}
+		if (*api == '\0') {
+			errf(err, errsize, "apiVersion must not be empty");
+			r = KC_EINVALID;
+			goto fail;
+		}
+		if (*ft == '\0' || strcmp(ft, "FieldsV1") != 0) {
+			if (*ft == '\0')
+				errf(err, errsize, "missing fieldsType in managed fields "
+				    "entry %zu", i);
+			else
+				errf(err, errsize, "invalid fieldsType \"%s\" in managed "
+				    "fields entry %zu", ft, i);
+			r = KC_EINVALID;
+			goto fail;
+		}
+		if (jget(item, "time", &tv) && tv != NULL && kc_time_parse(ts, &e.time) < 0) {
+			errf(err, errsize, "managed fields entry %zu: invalid time %s", i, ts);
+			r = KC_EINVALID;
+			goto fail;
+		}
+		e.has_time = tv != NULL;
+		if (jget(item, "fieldsV1", &fv) && fv != NULL &&
+		    (r = fs_from_json(fv, 0, &e.set, NULL, sub_err, sizeof(sub_err))) < 0) {
+			if (r == KC_EINVALID || r == KC_ETOOLARGE)
+				errf(err, errsize, "error decoding versioned set from entry "
+				    "%zu: %s", i, sub_err);
+			goto fail_entry;
+		}
+		if ((r = mentry_identity(&e, manager, opn, api, sub)) < 0 ||
+		    (r = jcopy(item, &e.orig)) < 0)
+			goto fail_entry;
+		e.dirty = false;
+		if (managed_find(out, e.manager, opn, e.api_version, e.subresource, &pos)) {
+			mentry_free(&out->v[pos]);
+			out->v[pos] = e;
+			continue;
+		}
+		if ((r = managed_add(out, &e)) < 0)
+			goto fail_entry;
+		continue;
+	fail_entry:
+		mentry_free(&e);
+		goto fail;
+	}
+	return 0;
+fail:
+	managed_free(out);
+	return r;
+}
+
+static int
+cmp_entries(const void *a, const void *b)
+{
+	const struct mentry *x = a, *y = b;
+	time_t tx = x->has_time ? x->time : 0, ty = y->has_time ? y->time : 0;
+	int c;
+
+	if (x->op != y->op)
+		return x->op < y->op ? -1 : 1;
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
+	if ((c = strcmp(x->manager, y->manager)) != 0 ||
+	    (c = strcmp(x->api_version, y->api_version)) != 0)
+		return c;
+	return strcmp(x->subresource, y->subresource);
+}
+
+/* ManagedFieldsEntry as JSON, in Go struct order. */
+static int
+mentry_json(const struct mentry *e, struct json_object **ret)
+{
+	struct json_object *o, *fields = NULL;
+	char ts[KC_TIME_MAX];
+	int r;
+
+	if ((o = json_object_new_object()) == NULL)
+		return -ENOMEM;
+	if ((*e->manager != '\0' && (r = kc_json_set_str(o, "manager", e->manager)) < 0) ||
+	    (r = kc_json_set_str(o, "operation", op_names[e->op])) < 0 ||
+	    (*e->api_version != '\0' &&
+	    (r = kc_json_set_str(o, "apiVersion", e->api_version)) < 0))
+		goto fail;
+	if (e->has_time) {
+		if ((r = kc_time_format(e->time, ts, sizeof(ts))) < 0 ||
+		    (r = kc_json_set_str(o, "time", ts)) < 0)
+			goto fail;
+	}
+	if ((r = kc_json_set_str(o, "fieldsType", "FieldsV1")) < 0 ||
+	    (r = fs_to_json(&e->set, false, &fields)) < 0 ||
+	    (r = kc_json_put(o, "fieldsV1", fields)) < 0 ||
+	    (*e->subresource != '\0' &&
+	    (r = kc_json_set_str(o, "subresource", e->subresource)) < 0))
+		goto fail;
+	*ret = o;
+	return 0;
+fail:
+	json_object_put(o);
+	return r;
+}
+
+/*
+ * Writes the entries into 'obj' (a private tree), sorted as
+ * kube-apiserver sorts them: Apply before Update, then by time, manager,
+ * apiVersion and subresource. No entries: no managedFields.
+ */
+static int
+managed_encode(struct managed *m, struct json_object *obj)
+{
+	struct json_object *md = kc_json_obj_of(obj, "metadata"), *arr, *e;
+	int r;
+
+	if (m->n > 1)
+		qsort(m->v, m->n, sizeof(m->v[0]), cmp_entries);
+	if (m->n == 0) {
+		if (md != NULL)
+			json_object_object_del(md, "managedFields");
+		return 0;
+	}
+	if ((arr = json_object_new_array()) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n; i++) {
+		if (!m->v[i].dirty && m->v[i].orig != NULL)
+			r = jcopy(m->v[i].orig, &e);
+		else
+			r = mentry_json(&m->v[i], &e);
+		if (r < 0 || (r = jappend(arr, e)) < 0) {
+			json_object_put(arr);
+			return r;
+		}
+	}
+	if ((md = kc_json_ensure_obj(obj, "metadata")) == NULL) {
+		json_object_put(arr);
+		return -ENOMEM;
+	}
+	return jput(md, "managedFields", arr);
+}
+
+/* ------------------------------------------------------------------------
+ * The field manager
+ */
+
+/* stripMetaManager: what no entry ever holds. */
+static const char *const strip_paths[] = {
+	"apiVersion", "kind", "metadata", "metadata.name", "metadata.namespace",
+	"metadata.creationTimestamp", "metadata.selfLink", "metadata.uid",
+	"metadata.clusterName", "metadata.generation", "metadata.managedFields",
+	"metadata.resourceVersion", NULL,
+};
+
+const char *const fieldmanager_reset_status[] = { "status", NULL };
+const char *const fieldmanager_reset_spec[] = { "spec", NULL };
+
+struct ctx {
+	const struct fm_schema	*schema;
+	struct fs		 strip;
+	struct fs		 reset;
+	const char		*api_version;
+	const char		*subresource;	/* "" for none */
+	time_t			 now;
+	char			 err[ERR_MAX];
+};
+
+static void
+ctx_free(struct ctx *x)
+{
+	fs_free(&x->strip);
+	fs_free(&x->reset);
+}
+
+static int
+ctx_init(struct ctx *x, const struct fm_schema *schema, const char *const *reset,
+    const char *api_version, const char *subresource, time_t now)
+{
+	int r;
+
+	memset(x, 0, sizeof(*x));
+	x->schema = schema;
+	x->api_version = api_version != NULL ? api_version : "";
+	x->subresource = subresource != NULL ? subresource : "";
+	x->now = now;
+	if ((r = fs_from_paths(strip_paths, &x->strip)) < 0 ||
+	    (r = fs_from_paths(reset, &x->reset)) < 0) {
+		ctx_free(x);
+		return r;
+	}
+	return 0;
+}
+
+/* A private copy of an object without metadata.managedFields. */
+static int
+copy_without_managed(const struct json_object *o, struct json_object **ret)
+{
+	struct json_object *c, *md;
+	int r;
+
+	if ((r = jcopy(o, &c)) < 0)
+		return r;
+	if ((md = kc_json_obj_of(c, "metadata")) != NULL)
+		json_object_object_del(md, "managedFields");
+	*ret = c;
+	return 0;
+}
+
+/* The entry loses what was taken from it and what was removed. */
+static int
+disown(struct mentry *e, const struct fs *taken, const struct fs *removed)
+{
+	struct fs a = { 0 }, b = { 0 };
+	int r;
+
+	if ((r = fs_op(OP_DIFF, &e->set, taken, &a)) < 0)
+		return r;
+	if ((r = fs_op(OP_DIFF, &a, removed, &b)) < 0) {
+		fs_free(&a);
+		return r;
+	}
+	fs_free(&a);
+	if (fs_equal(&b, &e->set)) {
+		fs_free(&b);
+		return 0;
+	}
+	fs_free(&e->set);
+	e->set = b;
+	e->dirty = true;
+	return 0;
+}
+
+/* Compare, without the reset paths. */
+static int
+compare_objects(struct ctx *x, const struct json_object *l, const struct json_object *r,
+    struct cmp *c)
+{
+	struct walk w;
+	int rv;
+
+	walk_init(&w, x->schema, true);
+	memset(c, 0, sizeof(*c));
+	if ((rv = compare(&w, l, true, r, true, c)) < 0)
+		kc_strlcpy(x->err, w.err, sizeof(x->err));
+	if (rv < 0 || (rv = fs_apply_op(OP_RDIFF, &c->add, &x->reset)) < 0 ||
+	    (rv = fs_apply_op(OP_RDIFF, &c->mod, &x->reset)) < 0 ||
+	    (rv = fs_apply_op(OP_RDIFF, &c->rem, &x->reset)) < 0) {
+		cmp_free(c);
+		return rv;
+	}
+	return 0;
+}
+
+/*
+ * Update: the fields 'obj' changed or added over 'live' move to the
+ * manager's Update entry (stamped now), every entry loses them and the
+ * removed ones. Nothing changed, no entry changes.
+ */
+static int
+record_update(struct ctx *x, const struct json_object *live, const struct json_object *obj,
+    struct managed *m, const char *manager)
+{
+	struct fs changed = { 0 }, self = { 0 };
+	struct mentry *e;
+	struct cmp c;
+	size_t idx;
+	int r;
+
+	if ((r = compare_objects(x, live, obj, &c)) < 0)
+		return r;
+	if ((r = fs_op(OP_UNION, &c.mod, &c.add, &changed)) < 0)
+		goto out;
+	for (size_t i = 0; i < m->n; i++)
+		if ((r = disown(&m->v[i], &changed, &c.rem)) < 0)
+			goto out;
+	managed_drop_empty(m);
+	if ((r = fs_op(OP_DIFF, &changed, &c.rem, &self)) < 0 ||
+	    (r = fs_apply_op(OP_DIFF, &self, &x->strip)) < 0)
+		goto out;
+	if (fs_empty(&self))
+		goto out;
+	if (!managed_find(m, manager, OP_UPDATE, x->api_version, x->subresource, &idx) &&
+	    (r = managed_new(m, manager, OP_UPDATE, x->api_version, x->subresource, &idx)) < 0)
+		goto out;
+	e = &m->v[idx];
+	if ((r = fs_apply_op(OP_UNION, &e->set, &self)) < 0)
+		goto out;
+	e->has_time = true;
+	e->time = x->now;
+	e->dirty = true;
+out:
+	cmp_free(&c);
+	fs_free(&changed);
+	fs_free(&self);
+	return r;
+}
+
+/* The field set of 'v', with named fields as members. */
+static int
+named_set(struct walk *w, const struct json_object *v, struct fs *out)
+{
+	struct fs s = { 0 };
+	int r;
+
+	if ((r = to_set(w, v, &s)) == 0)
+		r = ensure_named(w, &s, VK_STRUCT, out);
+	fs_free(&s);
+	return r;
+}
+
+/*
+ * prune: removes from 'merged' what the applier's previous set 'last'
+ * holds, unless an entry (the applier's new set included) still owns
+ * it, and only what 'last' held.
+ */
+static int
+prune(struct ctx *x, const struct json_object *merged, const struct managed *m,
+    const struct fs *last, struct json_object **ret)
+{
+	struct fs last_e = { 0 }, all = { 0 }, all_e = { 0 }, ms = { 0 }, ps = { 0 };
+	struct fs keep = { 0 }, rm = { 0 };
+	struct json_object *p1 = NULL, *p2 = NULL;
+	struct walk w;
+	int r;
+
+	if (fs_empty(last))
+		return jcopy(merged, ret);
+	walk_init(&w, x->schema, true);
+	for (size_t i = 0; i < m->n; i++)
+		if ((r = fs_apply_op(OP_UNION, &all, &m->v[i].set)) < 0)
+			goto out;
+	if ((r = ensure_named(&w, last, VK_STRUCT, &last_e)) < 0 ||
+	    (r = ensure_named(&w, &all, VK_STRUCT, &all_e)) < 0 ||
+	    (r = remove_items(&w, merged, &last_e, &p1)) < 0 ||
+	    (r = named_set(&w, merged, &ms)) < 0 ||
+	    (r = named_set(&w, p1, &ps)) < 0 ||
+	    (r = fs_op(OP_UNION, &ps, &all_e, &keep)) < 0 ||
+	    (r = fs_op(OP_DIFF, &ms, &keep, &rm)) < 0 ||
+	    (r = remove_items(&w, merged, &rm, &p2)) < 0)
+		goto out;
+	fs_free(&ps);
+	fs_free(&rm);
+	if ((r = named_set(&w, p2, &ps)) < 0 ||
+	    (r = fs_op(OP_DIFF, &ms, &ps, &rm)) < 0 ||
+	    (r = fs_apply_op(OP_INTERSECT, &rm, &last_e)) < 0 ||
+	    (r = remove_items(&w, merged, &rm, ret)) < 0)
+		goto out;
+out:
+	if (r < 0 && w.err[0] != '\0')
+		kc_strlcpy(x->err, w.err, sizeof(x->err));
+	fs_free(&last_e);
+	fs_free(&all);
+	fs_free(&all_e);
+	fs_free(&ms);
+	fs_free(&ps);
+	fs_free(&keep);
+	fs_free(&rm);
+	if (p1 != NULL)
+		json_object_put(p1);
+	if (p2 != NULL)
+		json_object_put(p2);
+	return r;
+}
+
+/* Fields other entries hold that an apply changes. */
+struct conflict {
+	size_t		 entry;
+	struct fs	 set;
+};
+
+struct conflicts {
+	struct conflict	*v;
+	size_t		 n;
+};
+
+static void
+conflicts_free(struct conflicts *cf)
+{
+	for (size_t i = 0; i < cf->n; i++)
+		fs_free(&cf->v[i].set);
+	kc_free(cf->v);
+	memset(cf, 0, sizeof(*cf));
+}
+
+/*
+ * Updater.Apply: merges 'config' into 'live', makes the applier's Apply
+ * entry the applied set, prunes what it dropped, and takes the changed
+ * fields from the other entries, which is a conflict unless 'force'.
+ */
+static int
+apply_core(struct ctx *x, const struct json_object *live, const struct json_object *config,
+    struct managed *m, const char *manager, bool force, struct json_object **ret,
+    bool *ret_changed, struct conflicts *cf)
+{
+	struct fs set = { 0 }, last = { 0 }, taken = { 0 };
+	struct json_object *merged = NULL, *pruned = NULL;
+	struct mentry *e;
+	struct cmp c = { 0 };
+	struct walk w;
+	bool changed;
+	size_t idx;
+	int r;
+
+	walk_init(&w, x->schema, true);
+	if ((r = merge(&w, live, true, config, true, &merged)) < 0) {
+		kc_strlcpy(x->err, w.err, sizeof(x->err));
+		goto out;
+	}
+	walk_init(&w, x->schema, false);
+	if ((r = to_set(&w, config, &set)) < 0) {
+		kc_strlcpy(x->err, w.err, sizeof(x->err));
+		goto out;
+	}
+	if ((r = fs_apply_op(OP_RDIFF, &set, &x->reset)) < 0)
+		goto out;
+	if (managed_find(m, manager, OP_APPLY, NULL, x->subresource, &idx)) {
+		last = m->v[idx].set;
+		memset(&m->v[idx].set, 0, sizeof(m->v[idx].set));
+	} else if ((r = managed_new(m, manager, OP_APPLY, x->api_version, x->subresource,
+	    &idx)) < 0)
+		goto out;
+	e = &m->v[idx];
+	e->set = set;
+	memset(&set, 0, sizeof(set));
+	if (strcmp(e->api_version, x->api_version) != 0) {
+		char *av = kc_strdup(x->api_version);
+
+		if (av == NULL) {
+			r = -ENOMEM;
+			goto out;
+		}
+		kc_free(e->api_version);
+		e->api_version = av;
+		e->dirty = true;
+	}
+	if ((r = prune(x, merged, m, &last, &pruned)) < 0 ||
+	    (r = compare_objects(x, live, pruned, &c)) < 0 ||
+	    (r = fs_op(OP_UNION, &c.mod, &c.add, &taken)) < 0)
+		goto out;
+	if (m->n > 0 && (cf->v = kc_calloc(m->n, sizeof(*cf->v))) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		struct conflict *k = &cf->v[cf->n];
+
+		if (i == idx)
+			continue;
+		k->entry = i;
+		if ((r = fs_op(OP_INTERSECT, &m->v[i].set, &taken, &k->set)) < 0)
+			goto out;
+		if (!fs_empty(&k->set))
+			cf->n++;
+		else
+			fs_free(&k->set);
+	}
+	if (cf->n > 0 && !force) {
+		r = KC_ECONFLICT;
+		goto out;
+	}
+	for (size_t i = 0; i < m->n; i++)
+		if (i != idx && (r = disown(&m->v[i], &taken, &c.rem)) < 0)
+			goto out;
+	e = &m->v[idx];
+	if ((r = fs_apply_op(OP_DIFF, &e->set, &x->strip)) < 0)
+		goto out;
+	if (!fs_equal(&e->set, &last))
+		e->dirty = true;
+	changed = !value_equal(live, pruned, 0);
+	if (changed) {
+		e->has_time = true;
+		e->time = x->now;
+		e->dirty = true;
+	}
+	managed_drop_empty(m);
+	*ret = pruned;
+	pruned = NULL;
+	*ret_changed = changed;
+out:
+	fs_free(&set);
+	fs_free(&last);
+	fs_free(&taken);
+	cmp_free(&c);
+	if (merged != NULL)
+		json_object_put(merged);
+	if (pruned != NULL)
+		json_object_put(pruned);
+	if (r < 0 && r != KC_ECONFLICT)
+		conflicts_free(cf);
+	return r;
+}
+
+/*
+ * capManagersManager: past FM_UPDATE_MANAGERS_MAX Update entries, the
+ * oldest merge, per apiVersion, into an "ancient-changes" entry.
+ */
+static int
+cap_managers(struct managed *m)
+{
+	struct mentry **order = NULL;
+	char **ids = NULL, **versions = NULL, **firsts = NULL;
+	size_t nu = 0, nv = 0, length, i, ei, fi, bi;
+	int r = 0;
+
+	for (i = 0; i < m->n; i++)
+		nu += m->v[i].op == OP_UPDATE;
+	if (nu <= FM_UPDATE_MANAGERS_MAX)
+		return 0;
+	if ((order = kc_calloc(nu, sizeof(*order))) == NULL ||
+	    (ids = kc_calloc(nu, sizeof(*ids))) == NULL ||
+	    (versions = kc_calloc(nu, sizeof(*versions))) == NULL ||
+	    (firsts = kc_calloc(nu, sizeof(*firsts))) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0, nu = 0; i < m->n; i++)
+		if (m->v[i].op == OP_UPDATE)
+			order[nu++] = &m->v[i];
+	for (i = 1; i < nu; i++) {
+		/* Insertion sort by time, then identity: nu is small. */
+		for (size_t j = i; j > 0; j--) {
+			struct mentry *a = order[j - 1], *b = order[j];
+			time_t ta = a->has_time ? a->time : 0, tb = b->has_time ? b->time : 0;
+
+			if (ta < tb || (ta == tb && strcmp(a->id, b->id) <= 0))
+				break;
+			order[j - 1] = b;
+			order[j] = a;
+		}
+	}
+	for (i = 0; i < nu; i++)
+		if ((ids[i] = kc_strdup(order[i]->id)) == NULL) {
+			r = -ENOMEM;
+			goto out;
+		}
+	for (i = 0, length = nu; i < nu && length > FM_UPDATE_MANAGERS_MAX; i++) {
+		struct mentry *e = NULL, *b;
+		bool has_time;
+		time_t t;
+
+		for (ei = 0; ei < m->n && strcmp(m->v[ei].id, ids[i]) != 0; ei++)
+			;
+		if (ei == m->n)
+			continue;
+		e = &m->v[ei];
+		for (fi = 0; fi < nv && strcmp(versions[fi], e->api_version) != 0; fi++)
+			;
+		if (fi == nv) {
+			if ((versions[nv] = kc_strdup(e->api_version)) == NULL ||
+			    (firsts[nv] = kc_strdup(e->id)) == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			nv++;
+			continue;
+		}
+		if (!managed_find(m, "ancient-changes", OP_UPDATE, e->api_version, "", &bi)) {
+			for (bi = 0; bi < m->n && strcmp(m->v[bi].id, firsts[fi]) != 0; bi++)
+				;
+			if (bi == m->n)
+				continue;
+			if ((r = mentry_identity(&m->v[bi], "ancient-changes", OP_UPDATE,
+			    versions[fi], "")) < 0)
+				goto out;
+		}
+		e = &m->v[ei];
+		b = &m->v[bi];
+		has_time = e->has_time;
+		t = e->time;
+		if (b != e && (r = fs_apply_op(OP_UNION, &b->set, &e->set)) < 0)
+			goto out;
+		b->has_time = has_time;
+		b->time = t;
+		b->dirty = true;
+		managed_del(m, ei);
+		length--;
+	}
+out:
+	for (i = 0; i < nu; i++) {
+		if (ids != NULL)
+			kc_free(ids[i]);
+		if (versions != NULL)
+			kc_free(versions[i]);
+		if (firsts != NULL)
+			kc_free(firsts[i]);
+	}
+	kc_free(order);
+	kc_free(ids);
+	kc_free(versions);
+	kc_free(firsts);
+	return r;
+}
+
+/*
+ * lastAppliedManager: the fields of the live last-applied-configuration
+ * annotation whose values the live object still has. kubectl's apply
+ * may take those from their client-side apply owners. '*ret_ok' false:
+ * no usable annotation.
+ */
+static int
+last_applied_allowed(struct ctx *x, const struct json_object *live, struct fs *ret,
+    bool *ret_ok)
+{
+	const char *text = kc_json_str(live, "metadata", "annotations", LAST_APPLIED);
+	const char *api;
+	struct json_object *la = NULL;
+	struct kc_status st = { 0 };
+	struct fs set = { 0 };
+	struct cmp c = { 0 };
+	struct walk w;
+	int r;
+
+	*ret_ok = false;
+	if (text == NULL || *text == '\0')
+		return 0;
+	if ((r = kc_json_parse(text, strlen(text), &la, &st)) < 0)
+		return r == -ENOMEM ? r : 0;
+	api = kc_json_str(la, "apiVersion");
+	if (!json_object_is_type(la, json_type_object) || api == NULL ||
+	    strcmp(api, x->api_version) != 0) {
+		r = 0;
+		goto out;
+	}
+	walk_init(&w, x->schema, false);
+	if ((r = to_set(&w, la, &set)) < 0) {
+		r = r == -ENOMEM ? r : 0;
+		goto out;
+	}
+	walk_init(&w, x->schema, true);
+	if ((r = compare(&w, la, true, live, true, &c)) < 0) {
+		r = r == -ENOMEM ? r : 0;
+		goto out;
+	}
+	if ((r = fs_apply_op(OP_DIFF, &set, &c.mod)) < 0 ||
+	    (r = fs_apply_op(OP_DIFF, &set, &c.add)) < 0 ||
+	    (r = fs_apply_op(OP_DIFF, &set, &c.rem)) < 0)
+		goto out;
+	*ret = set;
+	memset(&set, 0, sizeof(set));
+	*ret_ok = true;
+out:
+	if (la != NULL)
+		json_object_put(la);
+	fs_free(&set);
+	cmp_free(&c);
+	return r;
+}
+
+/*
+ * lastAppliedUpdater: kubectl's apply keeps a live last-applied
+ * annotation in step with what it applies, so a later client-side apply
+ * still works. The value is the applied body without the annotation, as
+ * Go encodes it, with a newline; it is dropped when the annotations
+ * would pass 256 KiB.
+ */
+static int
+update_last_applied(struct json_object *obj, const struct json_object *config)
+{
+	struct json_object *ann, *c, *cann;
+	const char *cur = kc_json_str(obj, "metadata", "annotations", LAST_APPLIED);
+	size_t total = 0;
+	char *text = NULL;
+	int r;
+
+	if (cur == NULL || *cur == '\0')
+		return 0;
+	if ((r = jcopy(config, &c)) < 0)
+		return r;
+	if ((cann = kc_json_get(c, "metadata", "annotations")) != NULL &&
+	    json_object_is_type(cann, json_type_object))
+		json_object_object_del(cann, LAST_APPLIED);
+	r = gj_dump(c, "\n", &text);
+	json_object_put(c);
+	if (r < 0)
+		return r;
+	ann = kc_json_get(obj, "metadata", "annotations");
+	r = kc_json_set_str(ann, LAST_APPLIED, text);
+	kc_free(text);
+	if (r < 0)
+		return r;
+	json_object_object_foreach(ann, k, v)
+		total += strlen(k) + (json_object_is_type(v, json_type_string) ?
+		    (size_t)json_object_get_string_len(v) : 0);
+	if (total > ANNOTATIONS_MAX)
+		json_object_object_del(ann, LAST_APPLIED);
+	return 0;
+}
+
+/* printManager: "\"m\"", with subresource, and "using <v>" for Update. */
+static void
+sb_manager(struct sbuf *b, const struct mentry *e)
+{
+	sb_quote(b, e->manager, strlen(e->manager));
+	if (*e->subresource != '\0') {
+		sb_puts(b, " with subresource ");
+		sb_quote(b, e->subresource, strlen(e->subresource));
+	}
+	if (e->op == OP_UPDATE) {
+		sb_puts(b, " using ");
+		sb_puts(b, e->api_version);
+	}
+}
+
+struct conflict_out {
+	const struct mentry	*e;
+	struct json_object	*causes;
+	struct kc_buf		*msg;
+	struct kc_status	*st;
+	size_t			 total;
+};
+
+static int
+conflict_path(void *arg, const struct pe *const *path, size_t n)
+{
+	struct conflict_out *o = arg;
+	struct json_object *cause;
+	char field[DISPLAY_MAX], who[DISPLAY_MAX], message[DISPLAY_MAX + 16];
+	struct sbuf b;
+	int r;
+
+	sb_init(&b, field, sizeof(field));
+	sb_path(&b, path, n);
+	sb_init(&b, who, sizeof(who));
+	sb_manager(&b, o->e);
+	snprintf(message, sizeof(message), "conflict with %s", who);
+	if ((cause = json_object_new_object()) == NULL)
+		return -ENOMEM;
+	if ((r = kc_json_set_str(cause, "reason", "FieldManagerConflict")) < 0 ||
+	    (r = kc_json_set_str(cause, "message", message)) < 0 ||
+	    (r = kc_json_set_str(cause, "field", field)) < 0) {
+		json_object_put(cause);
+		return r;
+	}
+	if ((r = kc_json_append(o->causes, cause)) < 0)
+		return r;
+	if (o->st != NULL && o->st->ncauses < KC_STATUS_CAUSES_MAX) {
+		struct kc_status_cause *sc = &o->st->causes[o->st->ncauses++];
+
+		kc_strlcpy(sc->reason, "FieldManagerConflict", sizeof(sc->reason));
+		kc_strlcpy(sc->field, field, sizeof(sc->field));
+		kc_strlcpy(sc->message, message, sizeof(sc->message));
+	}
+	if (o->total == 1)
+		return kc_buf_printf(o->msg, "conflict with %s: %s", who, field);
+	return kc_buf_printf(o->msg, "\n- %s", field);
+}
+
+/* NewConflictError: the 409 message, its causes, and the details. */
+static int
+conflict_error(const struct managed *m, const struct conflicts *cf,
+    struct json_object **ret_details, struct kc_status *st)
+{
+	const struct pe *stack[FM_DEPTH_MAX + 1];
+	struct conflict_out o = { 0 };
+	struct json_object *details = NULL;
+	const struct conflict **order = NULL;
+	char who[DISPLAY_MAX];
+	struct kc_buf msg;
+	struct sbuf b;
+	char *text = NULL;
+	size_t i;
+	int r;
+
+	kc_buf_init(&msg, FM_TEXT_MAX);
+	for (i = 0; i < cf->n; i++)
+		o.total += fs_count(&cf->v[i].set);
+	if ((order = kc_calloc(cf->n, sizeof(*order))) == NULL ||
+	    (details = json_object_new_object()) == NULL ||
+	    (o.causes = json_object_new_array()) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < cf->n; i++) {
+		size_t j = i;
+
+		for (; j > 0 && strcmp(m->v[order[j - 1]->entry].id,
+		    m->v[cf->v[i].entry].id) > 0; j--)
+			order[j] = order[j - 1];
+		order[j] = &cf->v[i];
+	}
+	if (st != NULL)
+		kc_status_clear(st);
+	o.msg = &msg;
+	o.st = st;
+	if (o.total == 1)
+		r = kc_buf_puts(&msg, "Apply failed with 1 conflict: ");
+	else
+		r = kc_buf_printf(&msg, "Apply failed with %zu conflicts: ", o.total);
+	for (i = 0; i < cf->n && r >= 0; i++) {
+		o.e = &m->v[order[i]->entry];
+		if (o.total > 1) {
+			sb_init(&b, who, sizeof(who));
+			sb_manager(&b, o.e);
+			if ((r = kc_buf_printf(&msg, "%sconflicts with %s:", i > 0 ? "\n" : "",
+			    who)) < 0)
+				break;
+		}
+		r = fs_iterate(&order[i]->set, stack, 0, conflict_path, &o);
+	}
+	if (r < 0)
+		goto out;
+	r = kc_json_put(details, "causes", o.causes);
+	o.causes = NULL;
+	if (r < 0)
+		goto out;
+	if ((text = kc_buf_take(&msg, NULL)) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (st != NULL) {
+		unsigned nc = st->ncauses;
+		struct kc_status_cause causes[KC_STATUS_CAUSES_MAX];
+
+		memcpy(causes, st->causes, sizeof(causes));
+		(void)kc_status_set(st, KC_ECONFLICT, "%s", text);
+		memcpy(st->causes, causes, sizeof(causes));
+		st->ncauses = nc;
+		st->http_code = 409;
+		kc_strlcpy(st->reason, "Conflict", sizeof(st->reason));
+	}
+	if (ret_details != NULL) {
+		*ret_details = details;
+		details = NULL;
+	}
+	r = KC_ECONFLICT;
+out:
+	kc_buf_free(&msg);
+	kc_free(text);
+	kc_free(order);
+	if (o.causes != NULL)
+		json_object_put(o.causes);
+	if (details != NULL)
+		json_object_put(details);
+	if (r == -ENOMEM && st != NULL)
+		kc_status_clear(st);
+	return r;
+}
+
+/* ------------------------------------------------------------------------
+ * Public entry points
+ */
+
+static int fail(struct kc_status *, int, int, const char *, const char *, ...)
+    _printf_(5, 6);
+
+/* Fills 'st' as the API server's error would: code, HTTP status, reason. */
+static int
+fail(struct kc_status *st, int code, int http, const char *reason, const char *fmt, ...)
+{
+	char msg[sizeof(st->message)];
+	va_list ap;
+
+	if (st == NULL)
+		return code;
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	(void)kc_status_set(st, code, "%s", msg);
+	st->http_code = http;
+	kc_strlcpy(st->reason, reason, sizeof(st->reason));
+	return code;
+}
+
+/* GroupVersionKind.String(): "g/v, Kind=K", "/v1, Kind=Pod". */
+static void
+sb_gvk(struct sbuf *b, const char *api, const char *kind)
+{
+	if (strchr(api, '/') == NULL)
+		sb_puts(b, "/");
+	sb_puts(b, api);
+	sb_puts(b, ", Kind=");
+	sb_puts(b, kind);
+}
+
+/* objectGVKNN: "ns/name; g/v, Kind=K". */
+static void
+sb_gvknn(struct sbuf *b, const struct json_object *o)
+{
+	const char *ns = kc_json_str(o, "metadata", "namespace");
+	const char *name = kc_json_str(o, "metadata", "name");
+	const char *api = kc_json_str(o, "apiVersion"), *kind = kc_json_str(o, "kind");
+
+	sb_puts(b, ns != NULL ? ns : "");
+	sb_puts(b, "/");
+	sb_puts(b, name != NULL ? name : "");
+	sb_puts(b, "; ");
+	sb_gvk(b, api != NULL ? api : "", kind != NULL ? kind : "");
+}
+
+int
+fieldmanager_manager_name(const char *field_manager, const char *user_agent, char *buf,
+    size_t size)
+{
+	const unsigned char *u = (const unsigned char *)user_agent;
+	size_t len = 0, end;
+
+	if (size == 0)
+		return -ENOBUFS;
+	buf[0] = '\0';
+	if (field_manager != NULL && *field_manager != '\0')
+		return kc_strlcpy(buf, field_manager, size) >= size ? -ENOBUFS : 0;
+	if (user_agent == NULL)
+		return 0;
+	end = strcspn(user_agent, "/");
+	for (size_t i = 0; i < end; ) {
+		const char *piece = user_agent + i;
+		uint32_t cp;
+		size_t n = utf8_seq(u + i, end - i, &cp), pl = n;
+
+		if (n == 0) {
+			piece = "\xef\xbf\xbd";
+			pl = 3;
+			n = 1;
+		} else if (!printable(cp)) {
+			i += n;
+			continue;
+		}
+		if (len + pl > FM_MANAGER_MAX)
+			break;
+		if (len + pl >= size)
+			return -ENOBUFS;
+		memcpy(buf + len, piece, pl);
+		len += pl;
+		buf[len] = '\0';
+		i += n;
+	}
+	return 0;
+}
+
+struct ferr {
+	const char	*reason;
+	const char	*field;
+	char		 body[384];
+};
+
+int
+fieldmanager_validate_options(const char *kind, bool apply, const char *field_manager,
+    bool force_set, struct json_object **ret_details, struct kc_status *st)
+{
+	struct ferr errs[8];
+	struct json_object *details = NULL, *causes, *c;
+	char msg[sizeof(st->message)];
+	const char *fm = field_manager != NULL ? field_manager : "";
+	size_t n = 0, len = strlen(fm);
+	struct sbuf b;
+	int r;
+
+	if (!apply && force_set) {
+		errs[n].reason = "FieldValueForbidden";
+		errs[n].field = "force";
+		snprintf(errs[n++].body, sizeof(errs[0].body),
+		    "Forbidden: may not be specified for non-apply patch");
+	}
+	if (apply && len == 0) {
+		errs[n].reason = "FieldValueRequired";
+		errs[n].field = "fieldManager";
+		snprintf(errs[n++].body, sizeof(errs[0].body),
+		    "Required value: is required for apply patch");
+	}
+	if (len > FM_MANAGER_MAX) {
+		errs[n].reason = "FieldValueTooLong";
+		errs[n].field = "fieldManager";
+		snprintf(errs[n++].body, sizeof(errs[0].body),
+		    "Too long: may not be more than %d bytes", FM_MANAGER_MAX);
+	}
+	for (size_t i = 0; i < len && n < KC_ARRAY_SIZE(errs); ) {
+		uint32_t cp;
+		size_t k = utf8_seq((const unsigned char *)fm + i, len - i, &cp);
+
+		if (k == 0) {
+			i++;
+			continue;
+		}
+		if (!printable(cp)) {
+			errs[n].reason = "FieldValueInvalid";
+			errs[n].field = "fieldManager";
+			sb_init(&b, errs[n].body, sizeof(errs[n].body));
+			sb_puts(&b, "Invalid value: ");
+			sb_quote(&b, fm, len);
+			sb_printf(&b, ": invalid character U+%04X (at position %zu)",
+			    (unsigned)cp, i);
+			n++;
+		}
+		i += k;
+	}
+	if (n == 0)
+		return 0;
+	sb_init(&b, msg, sizeof(msg));
+	sb_printf(&b, "%s.meta.k8s.io \"\" is invalid: %s", kind != NULL ? kind : "",
+	    n > 1 ? "[" : "");
+	for (size_t i = 0; i < n; i++) {
+		sb_puts(&b, i > 0 ? ", " : "");
+		sb_puts(&b, errs[i].field);
+		sb_puts(&b, ": ");
+		sb_puts(&b, errs[i].body);
+	}
+	sb_puts(&b, n > 1 ? "]" : "");
+	if (ret_details != NULL) {
+		if ((details = json_object_new_object()) == NULL ||
+		    (r = kc_json_set_str(details, "group", "meta.k8s.io")) < 0 ||
+		    (r = kc_json_set_str(details, "kind", kind != NULL ? kind : "")) < 0 ||
+		    (r = kc_json_put(details, "causes", json_object_new_array())) < 0)
+			goto nomem;
+		causes = kc_json_arr_of(details, "causes");
+		for (size_t i = 0; i < n; i++) {
+			if ((c = json_object_new_object()) == NULL)
+				goto nomem;
+			if ((r = kc_json_set_str(c, "reason", errs[i].reason)) < 0 ||
+			    (r = kc_json_set_str(c, "message", errs[i].body)) < 0 ||
+			    (r = kc_json_set_str(c, "field", errs[i].field)) < 0) {
+				json_object_put(c);
+				goto nomem;
+			}
+			if ((r = kc_json_append(causes, c)) < 0)
+				goto nomem;
+		}
+	}
+	(void)fail(st, KC_EINVALID, 422, "Invalid", "%s", msg);
+	for (size_t i = 0; st != NULL && i < n && i < KC_STATUS_CAUSES_MAX; i++) {
+		kc_strlcpy(st->causes[i].reason, errs[i].reason, sizeof(st->causes[i].reason));
+		kc_strlcpy(st->causes[i].field, errs[i].field, sizeof(st->causes[i].field));
+		kc_strlcpy(st->causes[i].message, errs[i].body, sizeof(st->causes[i].message));
+		st->ncauses = (unsigned)i + 1;
+	}
+	if (ret_details != NULL)
+		*ret_details = details;
+	return KC_EINVALID;
+nomem:
+	if (details != NULL)
+		json_object_put(details);
+	return -ENOMEM;
+}
+
+int
+fieldmanager_pe_parse(const char *text, enum fm_pe_type *ret_type,
+    struct json_object **ret_value, struct kc_status *st)
+{
+	struct json_object *v = NULL;
+	char err[ERR_MAX];
+	enum fm_pe_type type;
+	struct pe pe;
+	int r;
+
+	if (text == NULL)
+		return kc_status_set(st, KC_EINVALID, "no path element");
+	if ((r = pe_parse(text, &pe, err, sizeof(err))) < 0)
+		return r == -ENOMEM ? r : kc_status_set(st, r, "%s", err);
+	if (r == 1) {
+		*ret_type = FM_PE_UNKNOWN;
+		*ret_value = NULL;
+		return 0;
+	}
+	type = pe.type;
+	switch (type) {
+	case FM_PE_FIELD:
+		v = json_object_new_string(pe.s);
+		break;
+	case FM_PE_INDEX:
+		v = json_object_new_int64(pe.i);
+		break;
+	default:
+		v = pe.v;
+		pe.v = NULL;
+		break;
+	}
+	pe_free(&pe);
+	if (v == NULL && (type == FM_PE_FIELD || type == FM_PE_INDEX))
+		return -ENOMEM;
+	*ret_type = type;
+	*ret_value = v;
+	return 0;
+}
+
+int
+fieldmanager_pe_format(enum fm_pe_type type, const struct json_object *value, char **ret,
+    struct kc_status *st)
+{
+	struct json_object *sorted = NULL;
+	char *json = NULL, *out;
+	int r;
+
+	switch (type) {
+	case FM_PE_FIELD:
+		if (!json_object_is_type(value, json_type_string))
+			return kc_status_set(st, KC_EINVALID, "a field name must be a string");
+		out = kc_asprintf("f:%s", json_object_get_string(unconst(value)));
+		break;
+	case FM_PE_INDEX:
+		if (!json_object_is_type(value, json_type_int))
+			return kc_status_set(st, KC_EINVALID, "an index must be an integer");
+		out = kc_asprintf("i:%" PRId64, json_object_get_int64(unconst(value)));
+		break;
+	case FM_PE_KEY:
+		if (!json_object_is_type(value, json_type_object))
+			return kc_status_set(st, KC_EINVALID, "a key must be an object");
+		if ((r = sorted_object(value, &sorted)) < 0)
+			return r;
+		r = gj_dump(sorted, "", &json);
+		json_object_put(sorted);
+		if (r < 0)
+			return r;
+		out = kc_asprintf("k:%s", json);
+		break;
+	case FM_PE_VALUE:
+		if ((r = gj_dump(value, "", &json)) < 0)
+			return r;
+		out = kc_asprintf("v:%s", json);
+		break;
+	default:
+		return kc_status_set(st, KC_EINVALID, "unknown path element type %d", (int)type);
+	}
+	kc_free(json);
+	if (out == NULL)
+		return -ENOMEM;
+	*ret = out;
+	return 0;
+}
+
+int
+fieldmanager_fieldset(const struct json_object *obj, const struct fm_schema *schema,
+    const char *const *reset, struct json_object **ret, struct kc_status *st)
+{
+	struct fs set = { 0 }, strip = { 0 }, rs = { 0 };
+	struct walk *w;
+	int r;
+
+	if (!json_object_is_type(obj, json_type_object))
+		return kc_status_set(st, KC_EINVALID, "the object is not a JSON object");
+	if ((w = kc_malloc(sizeof(*w))) == NULL)
+		return -ENOMEM;
+	walk_init(w, schema, false);
+	if ((r = to_set(w, obj, &set)) < 0) {
+		if (r != -ENOMEM)
+			(void)kc_status_set(st, r, "%s", w->err);
+		goto out;
+	}
+	if ((r = fs_from_paths(strip_paths, &strip)) < 0 ||
+	    (r = fs_from_paths(reset, &rs)) < 0 ||
+	    (r = fs_apply_op(OP_DIFF, &set, &strip)) < 0 ||
+	    (r = fs_apply_op(OP_RDIFF, &set, &rs)) < 0)
+		goto out;
+	r = fs_to_json(&set, false, ret);
+out:
+	kc_free(w);
+	fs_free(&set);
+	fs_free(&strip);
+	fs_free(&rs);
+	return r;
+}
+
+static int
+decode_set(const struct json_object *o, struct fs *out, struct kc_status *st)
+{
+	char err[ERR_MAX];
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if ((r = fs_from_json(o, 0, out, NULL, err, sizeof(err))) < 0 && r != -ENOMEM)
+		return kc_status_set(st, r, "invalid FieldsV1: %s", err);
+	return r;
+}
+
+static int
+public_op(int op, const struct json_object *a, const struct json_object *b,
+    struct json_object **ret, struct kc_status *st)
+{
+	struct fs x = { 0 }, y = { 0 }, out = { 0 };
+	int r;
+
+	if ((r = decode_set(a, &x, st)) < 0 || (r = decode_set(b, &y, st)) < 0 ||
+	    (r = fs_op(op, &x, &y, &out)) < 0)
+		goto out;
+	r = fs_to_json(&out, false, ret);
+out:
+	fs_free(&x);
+	fs_free(&y);
+	fs_free(&out);
+	return r;
+}
+
+int
+fieldmanager_fieldset_union(const struct json_object *a, const struct json_object *b,
+    struct json_object **ret, struct kc_status *st)
+{
+	return public_op(OP_UNION, a, b, ret, st);
+}
+
+int
+fieldmanager_fieldset_intersection(const struct json_object *a,
+    const struct json_object *b, struct json_object **ret, struct kc_status *st)
+{
+	return public_op(OP_INTERSECT, a, b, ret, st);
+}
+
+int
+fieldmanager_fieldset_difference(const struct json_object *a,
+    const struct json_object *b, struct json_object **ret, struct kc_status *st)
+{
+	return public_op(OP_DIFF, a, b, ret, st);
+}
+
+int
+fieldmanager_fieldset_empty(const struct json_object *a, struct kc_status *st)
+{
+	struct fs x;
+	int r;
+
+	if ((r = decode_set(a, &x, st)) < 0)
+		return r;
+	r = fs_empty(&x) ? 1 : 0;
+	fs_free(&x);
+	return r;
+}
+
+bool
+fieldmanager_smp_lookup(const void *arg, const char *path, struct fm_type *ret)
+{
+	struct kc_smp_field f;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!kc_smp_lookup(arg, path, &f) || (f.strategy & KC_SMP_MERGE) == 0)
+		return false;
+	if (f.merge_key == NULL) {
+		ret->kind = FM_SET;
+		return true;
+	}
+	ret->kind = FM_MAP_LIST;
+	ret->nkeys = 1;
+	ret->keys[0] = f.merge_key;
+	if (strcmp(f.merge_key, "containerPort") == 0 ||
+	    (strcmp(f.merge_key, "port") == 0 && strcmp(path, "spec.ports") == 0)) {
+		ret->nkeys = 2;
+		ret->keys[1] = "protocol";
+		ret->key_defaults[1] = "\"TCP\"";
+	}
+	return true;
+}
+
+/* Whether a client's managedFields ask for a reset: [] or [{}]. */
+static bool
+is_reset(const struct json_object *obj)
+{
+	static const char *const fields[] = {
+		"manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1",
+		"subresource",
+	};
+	struct json_object *mf = kc_json_get(obj, "metadata", "managedFields"), *item, *v;
+
+	if (!json_object_is_type(mf, json_type_array) || jlen(mf) > 1)
+		return false;
+	if (jlen(mf) == 0)
+		return true;
+	item = json_object_array_get_idx(mf, 0);
+	if (!json_object_is_type(item, json_type_object))
+		return false;
+	for (size_t i = 0; i < KC_ARRAY_SIZE(fields); i++) {
+		if (!jget(item, fields[i], &v) || v == NULL)
+			continue;
+		if (!json_object_is_type(v, json_type_string) || json_object_get_string_len(v) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* The entries an update starts from (decode errors: none). */
+static int
+update_base(const struct fm_update *u, struct managed *m)
+{
+	char err[ERR_MAX];
+	int r;
+
+	if ((u->subresource == NULL || *u->subresource == '\0')) {
+		if (is_reset(u->obj))
+			return 0;
+		r = managed_decode(kc_json_get(u->obj, "metadata", "managedFields"), m, err,
+		    sizeof(err));
+		if (r == -ENOMEM)
+			return r;
+		if (r == 0 && m->n > 0)
+			return 0;
+		managed_free(m);
+	}
+	r = managed_decode(kc_json_get(u->old, "metadata", "managedFields"), m, err,
+	    sizeof(err));
+	return r == -ENOMEM ? r : 0;
+}
+
+/* The object a create starts from: 'empty', or {}. */
+static int
+empty_object(const struct json_object *empty, struct json_object **ret)
+{
+	if (json_object_is_type(empty, json_type_object))
+		return jcopy(empty, ret);
+	return (*ret = json_object_new_object()) == NULL ? -ENOMEM : 0;
+}
+
+int
+fieldmanager_update(const struct fm_update *u, struct json_object **ret, struct kc_status *st)
+{
+	struct json_object *live = NULL, *obj = NULL;
+	struct managed m = { 0 };
+	const char *manager, *api;
+	struct ctx x;
+	int r;
+
+	if (u == NULL || !json_object_is_type(u->obj, json_type_object) ||
+	    (u->old != NULL && !json_object_is_type(u->old, json_type_object)))
+		return kc_status_set(st, KC_EINVALID, "the object is not a JSON object");
+	manager = u->manager != NULL && *u->manager != '\0' ? u->manager : "unknown";
+	api = u->api_version;
+	if (api == NULL && (api = kc_json_str(u->obj, "apiVersion")) == NULL)
+		api = "";
+	if ((r = ctx_init(&x, u->schema, u->reset, api, u->subresource, u->now)) < 0)
+		return r;
+	if ((r = update_base(u, &m)) < 0 ||
+	    (r = (u->old != NULL ? copy_without_managed(u->old, &live) :
+	    empty_object(u->empty, &live))) < 0 ||
+	    (r = copy_without_managed(u->obj, &obj)) < 0)
+		goto out;
+	if ((r = record_update(&x, live, obj, &m, manager)) == KC_EINVALID) {
+		/* UpdateNoErrors: an object that cannot be typed loses its entries. */
+		managed_free(&m);
+	} else if (r < 0) {
+		if (r != -ENOMEM)
+			(void)kc_status_set(st, r, "%s", x.err);
+		goto out;
+	}
+	if ((r = cap_managers(&m)) < 0 || (r = managed_encode(&m, obj)) < 0)
+		goto out;
+	*ret = obj;
+	obj = NULL;
+out:
+	if (live != NULL)
+		json_object_put(live);
+	if (obj != NULL)
+		json_object_put(obj);
+	managed_free(&m);
+	ctx_free(&x);
+	return r;
+}
+
+/* The first checks of an apply: body, kind and version, managedFields. */
+static int
+apply_check(const struct fm_apply *a, const char *api, struct json_object **ret_details,
+    struct kc_status *st)
+{
+	const char *cfg_api, *cfg_kind;
+	struct json_object *mf = NULL;
+	char gvk[DISPLAY_MAX];
+	struct sbuf b;
+	int r;
+
+	if (!json_object_is_type(a->config, json_type_object))
+		return fail(st, KC_EBADREQUEST, 400, "BadRequest",
+		    "the apply patch must be an object");
+	if (a->live != NULL && !json_object_is_type(a->live, json_type_object))
+		return kc_status_set(st, KC_EINVALID, "the live object is not a JSON object");
+	if ((r = fieldmanager_validate_options("PatchOptions", true, a->manager, false,
+	    ret_details, st)) < 0)
+		return r;
+	cfg_api = kc_json_str(a->config, "apiVersion");
+	cfg_kind = kc_json_str(a->config, "kind");
+	if (a->kind != NULL && (cfg_api == NULL || strcmp(cfg_api, api) != 0 ||
+	    cfg_kind == NULL || strcmp(cfg_kind, a->kind) != 0)) {
+		sb_init(&b, gvk, sizeof(gvk));
+		sb_gvk(&b, cfg_api != NULL ? cfg_api : "", cfg_kind != NULL ? cfg_kind : "");
+		return fail(st, KC_EBADREQUEST, 400, "BadRequest", "invalid object type: %s",
+		    gvk);
+	}
+	if (jget(kc_json_obj_of(a->config, "metadata"), "managedFields", &mf) && mf != NULL)
+		return fail(st, KC_EBADREQUEST, 400, "BadRequest",
+		    "metadata.managedFields must be nil");
+	return 0;
+}
+
+/* Typing errors of the body and of the live object: 500, as upstream. */
+static int
+apply_types(struct ctx *x, const struct json_object *config, const struct json_object *live,
+    struct kc_status *st)
+{
+	char who[DISPLAY_MAX];
+	struct fs set = { 0 };
+	struct sbuf b;
+	struct walk *w;
+	int r;
+
+	if ((w = kc_malloc(sizeof(*w))) == NULL)
+		return -ENOMEM;
+	walk_init(w, x->schema, false);
+	if ((r = to_set(w, config, &set)) == KC_ETOOLARGE)
+		(void)kc_status_set(st, r, "%s", w->err);
+	else if (r < 0 && r != -ENOMEM) {
+		sb_init(&b, who, sizeof(who));
+		sb_gvknn(&b, config);
+		r = fail(st, KC_EINTERNAL, 500, "", "failed to create typed patch object "
+		    "(%s): %s", who, w->err);
+	}
+	fs_free(&set);
+	if (r == 0 && live != NULL) {
+		walk_init(w, x->schema, true);
+		if ((r = to_set(w, live, &set)) == KC_ETOOLARGE)
+			(void)kc_status_set(st, r, "%s", w->err);
+		else if (r < 0 && r != -ENOMEM) {
+			sb_init(&b, who, sizeof(who));
+			sb_gvknn(&b, live);
+			r = fail(st, KC_EINTERNAL, 500, "", "failed to create typed live object "
+			    "(%s): %s", who, w->err);
+		}
+		fs_free(&set);
+	}
+	kc_free(w);
+	return r;
+}
+
+int
+fieldmanager_apply(const struct fm_apply *a, struct json_object **ret,
+    struct json_object **ret_details, struct kc_status *st)
+{
+	struct json_object *live = NULL, *obj = NULL, *empty = NULL;
+	struct managed m = { 0 }, m2 = { 0 };
+	struct conflicts cf = { 0 };
+	struct fs allowed = { 0 };
+	char err[ERR_MAX];
+	const char *api;
+	bool changed = false, ok;
+	struct ctx x;
+	int r;
+
+	if (a == NULL)
+		return kc_status_set(st, KC_EINVALID, "no apply");
+	api = a->api_version;
+	if (api == NULL && (api = kc_json_str(a->config, "apiVersion")) == NULL)
+		api = "";
+	if ((r = apply_check(a, api, ret_details, st)) < 0)
+		return r;
+	if ((r = ctx_init(&x, a->schema, a->reset, api, a->subresource, a->now)) < 0)
+		return r;
+	if ((r = apply_types(&x, a->config, a->live, st)) < 0)
+		goto out;
+	if (a->live != NULL) {
+		r = managed_decode(kc_json_get(a->live, "metadata", "managedFields"), &m, err,
+		    sizeof(err));
+		if (r < 0) {
+			if (r != -ENOMEM)
+				r = fail(st, KC_EINTERNAL, 500, "",
+				    "failed to decode managed fields: %s", err);
+			goto out;
+		}
+		if ((r = copy_without_managed(a->live, &live)) < 0)
+			goto out;
+	} else if ((r = empty_object(a->empty, &live)) < 0)
+		goto out;
+	if (a->live != NULL && m.n == 0) {
+		/* skipNonAppliedManager: what was there belongs to someone. */
+		if ((r = empty_object(a->empty, &empty)) < 0)
+			goto out;
+		if ((r = record_update(&x, empty, live, &m, "before-first-apply")) < 0 ||
+		    (r = cap_managers(&m)) < 0) {
+			if (r != -ENOMEM)
+				r = fail(st, KC_EINTERNAL, 500, "", "failed to create manager "
+				    "for existing fields: %s", x.err);
+			goto out;
+		}
+	}
+	if ((r = managed_copy(&m2, &m)) < 0)
+		goto out;
+	r = apply_core(&x, live, a->config, &m2, a->manager, a->force, &obj, &changed, &cf);
+	if (r == KC_ECONFLICT && strcmp(a->manager, "kubectl") == 0) {
+		if ((r = last_applied_allowed(&x, live, &allowed, &ok)) < 0)
+			goto out;
+		r = KC_ECONFLICT;
+		for (size_t i = 0; ok && i < cf.n; i++)
+			if ((r = fs_apply_op(OP_DIFF, &cf.v[i].set, &allowed)) < 0)
+				goto out;
+		for (size_t i = 0; ok && i < cf.n; i++)
+			ok = fs_empty(&cf.v[i].set);
+		if (ok) {
+			conflicts_free(&cf);
+			managed_free(&m2);
+			if ((r = managed_copy(&m2, &m)) < 0)
+				goto out;
+			r = apply_core(&x, live, a->config, &m2, a->manager, true, &obj,
+			    &changed, &cf);
+		} else {
+			/* Only the conflicts the annotation does not explain. */
+			size_t k = 0;
+
+			for (size_t i = 0; i < cf.n; i++) {
+				if (fs_empty(&cf.v[i].set))
+					fs_free(&cf.v[i].set);
+				else
+					cf.v[k++] = cf.v[i];
+			}
+			cf.n = k;
+			r = KC_ECONFLICT;
+		}
+	}
+	if (r == KC_ECONFLICT) {
+		r = conflict_error(&m2, &cf, ret_details, st);
+		goto out;
+	}
+	if (r < 0) {
+		if (r == KC_EINVALID)
+			r = fail(st, KC_EINTERNAL, 500, "", "%s", x.err);
+		else if (r != -ENOMEM)
+			(void)kc_status_set(st, r, "%s", x.err);
+		goto out;
+	}
+	if (!changed) {
+		json_object_put(obj);
+		obj = live;
+		live = NULL;
+	}
+	if ((r = cap_managers(&m2)) < 0 ||
+	    (strcmp(a->manager, "kubectl") == 0 && (r = update_last_applied(obj,
+	    a->config)) < 0) ||
+	    (r = managed_encode(&m2, obj)) < 0)
+		goto out;
+	*ret = obj;
+	obj = NULL;
+out:
+	if (live != NULL)
+		json_object_put(live);
+	if (obj != NULL)
+		json_object_put(obj);
+	if (empty != NULL)
+		json_object_put(empty);
+	fs_free(&allowed);
+	conflicts_free(&cf);
+	managed_free(&m);
+	managed_free(&m2);
+	ctx_free(&x);
+	return r;
+}
