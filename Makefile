@@ -59,7 +59,7 @@ LIB_SRCS	 = $(LIB_DATA_SRCS) lib/kubeconfig.c lib/transport.c \
 # Unit suites: tests/unit/test_<name>.c, each listed in tests/unit/suites.h.
 UNIT_SUITES	 = err buf str json log yaml selector patch cert kubeconfig \
 		   transport client watch dc_schema dc_table dc_protobuf \
-		   dc_fieldmanager
+		   dc_fieldmanager dc_rbac dc_sched
 UNIT_SUITES	+= dc_router dc_storage dc_watch dc_errors dc_auth dc_discovery \
 		   dc_api
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
@@ -90,6 +90,8 @@ SUITE_DEPS_dc_schema	= devcluster/schema.c lib/yaml.c
 SUITE_DEPS_dc_table	= devcluster/jsonpath.c devcluster/table.c lib/yaml.c lib/selector.c
 SUITE_DEPS_dc_protobuf	= devcluster/protobuf.c
 SUITE_DEPS_dc_fieldmanager = devcluster/fieldmanager.c lib/patch.c lib/yaml.c
+SUITE_DEPS_dc_rbac	= devcluster/rbac.c lib/selector.c lib/yaml.c
+SUITE_DEPS_dc_sched	= devcluster/sched.c lib/selector.c lib/yaml.c
 SUITE_DEPS_dc_router	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
 SUITE_DEPS_dc_storage	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
 SUITE_DEPS_dc_watch	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
@@ -106,7 +108,8 @@ DC_SRCS		 = devcluster/http.c devcluster/router.c devcluster/registry.c \
 		   devcluster/auth.c
 # Pure modules: json-c in, json-c (or bytes) out, no event loop state.
 DC_PURE_SRCS	 = devcluster/schema.c devcluster/jsonpath.c devcluster/table.c \
-		   devcluster/protobuf.c devcluster/fieldmanager.c
+		   devcluster/protobuf.c devcluster/fieldmanager.c \
+		   devcluster/rbac.c devcluster/sched.c
 DC_SRCS		+= $(DC_PURE_SRCS)
 DEVCLUSTER_SRCS	 = devcluster/main.c $(DC_SRCS)
 
