@@ -62,6 +62,9 @@ UNIT_SUITES	 = err buf str json log yaml selector patch cert kubeconfig \
 		   dc_fieldmanager dc_rbac dc_sched
 UNIT_SUITES	+= dc_router dc_storage dc_watch dc_errors dc_auth dc_discovery \
 		   dc_api
+UNIT_SUITES	+= dc_openapi
+UNIT_SUITES	+= dc_crd
+UNIT_SUITES	+= dc_gc dc_persist
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c
@@ -99,6 +102,10 @@ SUITE_DEPS_dc_errors	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert
 SUITE_DEPS_dc_auth	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
 SUITE_DEPS_dc_discovery	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
 SUITE_DEPS_dc_api	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
+SUITE_DEPS_dc_openapi	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
+SUITE_DEPS_dc_crd	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
+SUITE_DEPS_dc_gc	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
+SUITE_DEPS_dc_persist	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
 
 # trainyard-devcluster: main.c plus DC_SRCS, which the unit suites link too.
 # It links only libkc's data modules (ARCHITECTURE.md).
@@ -111,6 +118,9 @@ DC_PURE_SRCS	 = devcluster/schema.c devcluster/jsonpath.c devcluster/table.c \
 		   devcluster/protobuf.c devcluster/fieldmanager.c \
 		   devcluster/rbac.c devcluster/sched.c
 DC_SRCS		+= $(DC_PURE_SRCS)
+DC_SRCS		+= devcluster/openapi.c devcluster/ssa.c
+DC_SRCS		+= devcluster/crd.c
+DC_SRCS		+= devcluster/gc.c devcluster/namespace.c devcluster/persist.c
 DEVCLUSTER_SRCS	 = devcluster/main.c $(DC_SRCS)
 
 ALL_SRCS	 = $(LIB_SRCS) $(UNIT_SRCS) $(DEVCLUSTER_SRCS)
@@ -230,6 +240,19 @@ check-style:
 	    -D__GNUC__ -DKC_FIXTURES='"tests/fixtures"' -DKC_VERSION='"0"' \
 	    -Ilib/include -Ilib $(filter %.c,$(STYLE_SRCS))
 	@echo "check-style: ok"
+
+# ---------------------------------------------------------------------------
+# Benchmarks (tests/bench/README.md), release build, not part of make test.
+# Each section prints one "bench: scenario=..." line per scenario.
+
+$(BUILD)/bin/dc-bench: $(BUILD)/tests/bench/dc_bench.o $(BUILD)/lib/libkc.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+STYLE_SRCS	+= $(wildcard tests/bench/*.c)
+
+bench: $(BUILD)/bin/trainyard-devcluster $(BUILD)/bin/dc-bench
+	tests/bench/dc-bench.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

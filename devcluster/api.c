@@ -53,6 +53,8 @@
 #include <kc/yaml.h>
 
 #include "devcluster.h"
+#include "fieldmanager.h"
+#include "table.h"
 
 #define JSON_CT		"application/json"
 #define TEXT_CT		"text/plain; charset=utf-8"
@@ -478,209 +480,122 @@ api_view(const struct dc_rtype *rt, const struct json_object *stored,
 void
 api_age_format(int64_t s, char *buf, size_t size)
 {
-	int64_t m, h, d;
+	char age[TABLE_AGE_MAX];
 
-	if (s < -1) {
-		(void)snprintf(buf, size, "<invalid>");
-		return;
-	}
-	if (s < 0) {
-		(void)snprintf(buf, size, "0s");
-		return;
-	}
-	if (s < 120) {
-		(void)snprintf(buf, size, "%" PRId64 "s", s);
-		return;
-	}
-	m = s / 60;
-	if (m < 10) {
-		if (s % 60 == 0)
-			(void)snprintf(buf, size, "%" PRId64 "m", m);
-		else
-			(void)snprintf(buf, size, "%" PRId64 "m%" PRId64 "s", m, s % 60);
-		return;
-	}
-	if (m < 180) {
-		(void)snprintf(buf, size, "%" PRId64 "m", m);
-		return;
-	}
-	h = s / 3600;
-	if (h < 8) {
-		if (m % 60 == 0)
-			(void)snprintf(buf, size, "%" PRId64 "h", h);
-		else
-			(void)snprintf(buf, size, "%" PRId64 "h%" PRId64 "m", h, m % 60);
-		return;
-	}
-	if (h < 48) {
-		(void)snprintf(buf, size, "%" PRId64 "h", h);
-		return;
-	}
-	d = h / 24;
-	if (h < 24 * 8) {
-		if (h % 24 == 0)
-			(void)snprintf(buf, size, "%" PRId64 "d", d);
-		else
-			(void)snprintf(buf, size, "%" PRId64 "d%" PRId64 "h", d, h % 24);
-		return;
-	}
-	if (h < 24 * 365 * 2) {
-		(void)snprintf(buf, size, "%" PRId64 "d", d);
-		return;
-	}
-	if (h < 24 * 365 * 8) {
-		if (d % 365 == 0)
-			(void)snprintf(buf, size, "%" PRId64 "y", d / 365);
-		else
-			(void)snprintf(buf, size, "%" PRId64 "y%" PRId64 "d", d / 365,
-			    d % 365);
-		return;
-	}
-	(void)snprintf(buf, size, "%" PRId64 "y", d / 365);
+	if (s > INT64_MAX / 1000000000 || s < INT64_MIN / 1000000000)
+		s = s > 0 ? INT64_MAX / 1000000000 : INT64_MIN / 1000000000;
+	table_human_duration(s * 1000000000, age);
+	(void)kc_strlcpy(buf, age, size);
 }
 
 void
 api_age_of(const char *timestamp, time_t now, char *buf, size_t size)
 {
-	time_t t;
+	char age[TABLE_AGE_MAX];
 
-	if (timestamp == NULL || timestamp[0] == '\0') {
-		(void)snprintf(buf, size, "<unknown>");
-		return;
-	}
-	if (kc_time_parse(timestamp, &t) < 0) {
-		(void)snprintf(buf, size, "<invalid>");
-		return;
-	}
-	api_age_format((int64_t)(now - t), buf, size);
+	table_age(timestamp, now, age);
+	(void)kc_strlcpy(buf, age, size);
 }
 
-static struct json_object *
-column(const char *name, const char *type, const char *format, const char *desc,
-    int priority)
+/*
+ * The converter of 'rt': the CRD's (printer columns; Name and Age when it
+ * has none), else the built-in printer. '*ret_own' is a new converter the
+ * caller frees, or NULL when '*ret' is borrowed.
+ */
+static int
+table_conv_of(const struct dc_rtype *rt, const struct table_conv **ret,
+    struct table_conv **ret_own)
 {
-	struct json_object *c = json_object_new_object();
+	struct kc_status st = { 0 };
+	const struct table_conv *tc = NULL;
+	struct table_conv *own = NULL;
+	int r;
 
-	if (c == NULL || kc_json_set_str(c, "name", name) < 0 ||
-	    kc_json_set_str(c, "type", type) < 0 ||
-	    kc_json_set_str(c, "format", format) < 0 ||
-	    kc_json_set_str(c, "description", desc) < 0 ||
-	    kc_json_set_int(c, "priority", priority) < 0) {
-		if (c != NULL)
-			json_object_put(c);
-		return NULL;
+	if ((rt->flags & DC_RT_CUSTOM) && crd_owns(rt))
+		tc = crd_table_conv(rt);
+	if (tc == NULL) {
+		if (rt->flags & DC_RT_CUSTOM)
+			r = table_conv_columns(NULL, &own, &st);
+		else
+			r = table_conv_builtin(rt->group, rt->plural, &own);
+		if (r < 0)
+			return r == -ENOMEM ? r : KC_EINTERNAL;
+		tc = own;
 	}
-	return c;
+	*ret = tc;
+	*ret_own = own;
+	return 0;
 }
 
 int
 api_table_new(const struct dc_rtype *rt, enum dc_format fmt, bool columns,
     struct json_object **ret)
 {
+	const struct table_conv *tc;
+	struct table_conv *own = NULL;
 	struct json_object *t, *cols = NULL;
-	int r = -ENOMEM;
+	int r;
 
 	if ((t = json_object_new_object()) == NULL)
 		return -ENOMEM;
+	r = -ENOMEM;
 	if (kc_json_set_str(t, "kind", "Table") < 0 ||
 	    kc_json_set_str(t, "apiVersion", fmt == DC_FMT_TABLE_V1BETA1 ?
 	    "meta.k8s.io/v1beta1" : "meta.k8s.io/v1") < 0 ||
 	    kc_json_put(t, "metadata", json_object_new_object()) < 0)
 		goto fail;
 	if (columns) {
-		if ((cols = json_object_new_array()) == NULL ||
-		    kc_json_put(t, "columnDefinitions", cols) < 0)
-			goto fail;
-		if (kc_json_append(cols, column("Name", "string", "name",
-		    "Name must be unique within a namespace. Is required when creating "
-		    "resources, although some resources may allow a client to request "
-		    "the generation of an appropriate name automatically. Name is "
-		    "primarily intended for creation idempotence and configuration "
-		    "definition. Cannot be updated. More info: "
-		    "https://kubernetes.io/docs/concepts/overview/working-with-objects/"
-		    "names#names", 0)) < 0)
-			goto fail;
-		if (rt->ops->table_columns != NULL) {
-			if ((r = rt->ops->table_columns(rt, cols)) < 0)
-				goto fail;
-		} else if (kc_json_append(cols, column("Age", "string", "",
-		    "CreationTimestamp is a timestamp representing the server time "
-		    "when this object was created. It is not guaranteed to be set in "
-		    "happens-before order across separate operations. Clients may not "
-		    "set this value. It is represented in RFC3339 form and is in UTC.\n\n"
-		    "Populated by the system. Read-only. Null for lists. More info: "
-		    "https://git.k8s.io/community/contributors/devel/sig-architecture/"
-		    "api-conventions.md#metadata", 0)) < 0)
+		if ((r = table_conv_of(rt, &tc, &own)) < 0 ||
+		    (r = table_conv_definitions(tc, &cols)) < 0 ||
+		    (r = kc_json_put(t, "columnDefinitions", cols)) < 0)
 			goto fail;
 	} else if (json_object_object_add(t, "columnDefinitions", NULL) < 0)
 		goto fail;
-	if (kc_json_put(t, "rows", json_object_new_array()) < 0)
+	if ((r = kc_json_put(t, "rows", json_object_new_array())) < 0)
 		goto fail;
+	table_conv_free(own);
 	*ret = t;
 	return 0;
 fail:
+	table_conv_free(own);
 	json_object_put(t);
 	return r;
-}
-
-static struct json_object *
-partial_meta(const struct json_object *obj)
-{
-	struct json_object *p = json_object_new_object();
-	struct json_object *meta = kc_json_obj_of(obj, "metadata");
-
-	if (p == NULL || kc_json_set_str(p, "kind", "PartialObjectMetadata") < 0 ||
-	    kc_json_set_str(p, "apiVersion", "meta.k8s.io/v1") < 0 ||
-	    kc_json_put(p, "metadata", meta != NULL ? json_object_get(meta) :
-	    json_object_new_object()) < 0) {
-		if (p != NULL)
-			json_object_put(p);
-		return NULL;
-	}
-	return p;
 }
 
 int
 api_table_add_row(const struct dc_rtype *rt, struct json_object *table,
     const struct json_object *obj, enum dc_include include, time_t now)
 {
-	struct json_object *rows = kc_json_arr_of(table, "rows");
-	struct json_object *row, *cells, *o = NULL;
-	const char *name = kc_json_str(obj, "metadata", "name");
-	char age[32];
+	static const enum table_include inc[] = {
+		[DC_INCLUDE_METADATA] = TABLE_INCLUDE_METADATA,
+		[DC_INCLUDE_NONE] = TABLE_INCLUDE_NONE,
+		[DC_INCLUDE_OBJECT] = TABLE_INCLUDE_OBJECT,
+	};
+	struct json_object *rows = kc_json_arr_of(table, "rows"), *one = NULL, *row;
+	const char *av = kc_json_str(table, "apiVersion");
+	const struct table_conv *tc;
+	struct table_conv *own = NULL;
+	struct kc_status st = { 0 };
 	int r;
 
 	if (rows == NULL)
 		return -EINVAL;
-	if ((row = json_object_new_object()) == NULL)
-		return -ENOMEM;
-	if (kc_json_append(rows, row) < 0 ||
-	    (cells = json_object_new_array()) == NULL)
-		return -ENOMEM;
-	if (kc_json_put(row, "cells", cells) < 0 ||
-	    kc_json_append(cells, json_object_new_string(name != NULL ? name : "")) < 0)
-		return -ENOMEM;
-	if (rt->ops->table_cells != NULL) {
-		if ((r = rt->ops->table_cells(rt, obj, now, cells)) < 0)
-			return r;
-	} else {
-		api_age_of(kc_json_str(obj, "metadata", "creationTimestamp"), now, age,
-		    sizeof(age));
-		if (kc_json_append(cells, json_object_new_string(age)) < 0)
-			return -ENOMEM;
-	}
-	switch (include) {
-	case DC_INCLUDE_NONE:
-		return 0;
-	case DC_INCLUDE_OBJECT:
-		o = json_object_get((struct json_object *)(uintptr_t)obj);
-		break;
-	case DC_INCLUDE_METADATA:
-		if ((o = partial_meta(obj)) == NULL)
-			return -ENOMEM;
-		break;
-	}
-	return kc_json_put(row, "object", o);
+	if ((r = table_conv_of(rt, &tc, &own)) < 0)
+		return r;
+	r = table_object(tc, obj, &(struct table_opts){
+		.version = av != NULL && strcmp(av, "meta.k8s.io/v1beta1") == 0 ?
+		    TABLE_V1BETA1 : TABLE_V1,
+		.include = inc[include],
+		.no_headers = true,
+		.now = now,
+	}, &one, &st);
+	table_conv_free(own);
+	if (r < 0)
+		return r == -ENOMEM ? r : KC_EINTERNAL;
+	row = json_object_array_get_idx(kc_json_arr_of(one, "rows"), 0);
+	r = row != NULL ? kc_json_append(rows, json_object_get(row)) : KC_EINTERNAL;
+	json_object_put(one);
+	return r;
 }
 
 /*
@@ -1361,6 +1276,15 @@ to_storage(struct rctx *c, struct json_object *obj, struct json_object **ret)
 {
 	int r;
 
+	if (c->rt->ops->decoded != NULL) {
+		struct dc_write_ctx wc = write_ctx(c, c->name[0] != '\0' ? DC_OP_UPDATE :
+		    DC_OP_CREATE, NULL);
+
+		if ((r = c->rt->ops->decoded(&wc, obj, c->resp)) < 0) {
+			json_object_put(obj);
+			return r;
+		}
+	}
 	if (c->rt->ops->convert_in == NULL) {
 		*ret = obj;
 		return 0;
@@ -1551,7 +1475,7 @@ run_validation(struct rctx *c, enum dc_op op, struct json_object *obj,
 	return 0;
 }
 
-/* Admission and managedFields, the last steps before storage. */
+/* Admission, the last step before storage. */
 static int
 run_hooks(struct rctx *c, enum dc_op op, struct json_object *obj,
     const struct json_object *old)
@@ -1567,6 +1491,21 @@ run_hooks(struct rctx *c, enum dc_op op, struct json_object *obj,
 			errors_kc(c->resp, r, &st);
 		return r;
 	}
+	return 0;
+}
+
+/*
+ * managedFields, recorded where kube-apiserver records them: on the
+ * decoded and defaulted object, before admission and the strategy's
+ * preparation (so server-set fields are nobody's).
+ */
+static int
+run_managed_fields(struct rctx *c, enum dc_op op, struct json_object *obj,
+    const struct json_object *old)
+{
+	struct dc_write_ctx wc = write_ctx(c, op, old);
+	int r;
+
 	if (c->dc->hooks.managed_fields != NULL &&
 	    (r = c->dc->hooks.managed_fields(&wc, obj)) < 0) {
 		errors_internal(c->resp, r);
@@ -1623,6 +1562,8 @@ write_create(struct rctx *c, struct json_object *obj, struct json_object **ret)
 		json_object_object_del(obj, "status");
 	if (c->rt->ops->defaults != NULL && (r = c->rt->ops->defaults(&wc, obj)) < 0)
 		goto internal;
+	if ((r = run_managed_fields(c, DC_OP_CREATE, obj, NULL)) < 0)
+		goto fail;
 	if (c->rt->ops->prepare_create != NULL &&
 	    (r = c->rt->ops->prepare_create(&wc, obj)) < 0)
 		goto internal;
@@ -1761,6 +1702,13 @@ write_update(struct rctx *c, struct json_object *obj, const struct json_object *
 			r = spec == NULL ? -ENOMEM :
 			    copy_key(spec, "finalizers", kc_json_get(obj, "spec", "finalizers"));
 		}
+		/*
+		 * managedFields are the field manager's: an apply's result
+		 * keeps its own, other writes get theirs recomputed.
+		 */
+		if (r == 0 && c->dc->hooks.managed_fields != NULL)
+			r = copy_key(kc_json_obj_of(next, "metadata"), "managedFields",
+			    kc_json_get(obj, "metadata", "managedFields"));
 		if (r < 0)
 			goto oom;
 		json_object_put(obj);
@@ -1786,6 +1734,8 @@ write_update(struct rctx *c, struct json_object *obj, const struct json_object *
 		if (c->rt->ops->defaults != NULL && (r = c->rt->ops->defaults(&wc, obj)) < 0)
 			goto internal;
 	}
+	if ((r = run_managed_fields(c, DC_OP_UPDATE, obj, old)) < 0)
+		goto fail;
 	if ((r = run_validation(c, DC_OP_UPDATE, obj, old)) < 0)
 		goto fail;
 	if (c->rt->flags & DC_RT_GENERATION) {
@@ -1937,13 +1887,44 @@ patch_unsupported(struct rctx *c)
 	    c->rt->smp != NULL ? ", application/strategic-merge-patch+json" : "");
 }
 
+/*
+ * A Status reply for a failure 'code' with st's message and 'details'
+ * (a metav1.StatusDetails, consumed; may be NULL).
+ */
+static void
+reply_details(struct dc_resp *resp, int code, const struct kc_status *st,
+    struct json_object *details)
+{
+	const char *msg = st->message[0] != '\0' ? st->message : kc_strerror(code);
+	struct json_object *o = NULL;
+	int r;
+
+	if (code == -ENOMEM || code == KC_EINTERNAL) {
+		if (details != NULL)
+			json_object_put(details);
+		if (code == -ENOMEM)
+			errors_internal(resp, code);
+		else
+			reply_unknown(resp, 500, msg);
+		return;
+	}
+	r = errors_status_body(code, msg, details, &o);
+	if (details != NULL)
+		json_object_put(details);
+	if (r < 0) {
+		errors_internal(resp, r);
+		return;
+	}
+	reply_json(resp, (int)kc_json_int(o, 500, "code"), o);
+}
+
 /* Server-side apply: the hook, or create-or-merge. */
 static int
 do_apply(struct rctx *c, const struct json_object *old, struct json_object **ret)
 {
 	struct kc_status st = { 0 };
 	struct dc_errs errs = { 0 };
-	struct json_object *applied = NULL, *view = NULL, *result = NULL;
+	struct json_object *applied = NULL, *view = NULL, *result = NULL, *details = NULL;
 	int r;
 
 	if (c->manager == NULL || c->manager[0] == '\0') {
@@ -1983,12 +1964,16 @@ do_apply(struct rctx *c, const struct json_object *old, struct json_object **ret
 	}
 	if (c->dc->hooks.apply != NULL) {
 		r = c->dc->hooks.apply(c->dc, c->rt, c->req, view, applied, &result, &errs,
-		    &st);
+		    &st, &details);
 		if (r == KC_EINVALID && errs.n > 0)
 			errors_invalid(c->resp, c->rt->qualified_kind, c->rt->group, c->name,
 			    &errs);
-		else if (r < 0)
-			errors_kc(c->resp, r, &st);
+		else if (r < 0) {
+			reply_details(c->resp, r, &st, details);
+			details = NULL;
+		}
+		if (details != NULL)
+			json_object_put(details);
 	} else if (view == NULL) {
 		result = json_object_get(applied);
 		r = 0;
@@ -2365,7 +2350,16 @@ delete_one(struct rctx *c, const struct json_object *old, int64_t grace_req,
 		else if (strcmp(policy, "Orphan") == 0)
 			add = "orphan";
 	}
-	fins = kc_json_get(old, "metadata", "finalizers");
+	if (!deleting && c->rt->ops->prepare_delete != NULL) {
+		if ((next = kc_json_copy(old)) == NULL)
+			goto oom;
+		if ((r = c->rt->ops->prepare_delete(&wc, next)) < 0) {
+			json_object_put(next);
+			errors_internal(c->resp, r);
+			return r;
+		}
+	}
+	fins = kc_json_get(next != NULL ? next : old, "metadata", "finalizers");
 	if (add != NULL && strv_has(fins, add))
 		add = NULL;
 	nfin = arr_len(fins);
@@ -2379,7 +2373,7 @@ delete_one(struct rctx *c, const struct json_object *old, int64_t grace_req,
 	if (nfin > 0 || add != NULL || grace > 0) {
 		time_t at = c->now + (time_t)grace;
 
-		if ((next = kc_json_copy(old)) == NULL)
+		if (next == NULL && (next = kc_json_copy(old)) == NULL)
 			goto oom;
 		meta = kc_json_obj_of(next, "metadata");
 		now_stamp(stamp, at);
@@ -2419,6 +2413,7 @@ delete_one(struct rctx *c, const struct json_object *old, int64_t grace_req,
 		}
 		return 0;
 	}
+	kc_json_putp(&next);
 	*ret_deleted = true;
 	if (c->dry_run) {
 		*ret = json_object_get((struct json_object *)(uintptr_t)old);
@@ -2671,8 +2666,15 @@ int
 api_delete_object(struct dc *dc, const struct dc_rtype *rt, const char *ns,
     const char *name, int64_t grace)
 {
+	return api_delete_object_opts(dc, rt, ns, name, grace, "Background", NULL);
+}
+
+int
+api_delete_object_opts(struct dc *dc, const struct dc_rtype *rt, const char *ns,
+    const char *name, int64_t grace, const char *policy, const char *uid)
+{
 	const struct json_object *old;
-	struct json_object *out = NULL, *hold;
+	struct json_object *out = NULL, *hold, *pre = NULL;
 	struct dc_resp resp;
 	struct rctx c;
 	bool deleted;
@@ -2680,10 +2682,18 @@ api_delete_object(struct dc *dc, const struct dc_rtype *rt, const char *ns,
 
 	if ((old = coll_get(rt->coll, rt->namespaced ? ns : "", name)) == NULL)
 		return KC_ENOTFOUND;
+	if (uid != NULL && ((pre = json_object_new_object()) == NULL ||
+	    kc_json_set_str(pre, "uid", uid) < 0)) {
+		if (pre != NULL)
+			json_object_put(pre);
+		return -ENOMEM;
+	}
 	internal_ctx(&c, dc, rt, ns, name, &resp);
 	hold = json_object_get((struct json_object *)(uintptr_t)old);
-	r = delete_one(&c, hold, grace, "Background", NULL, &out, &deleted);
+	r = delete_one(&c, hold, grace, policy, pre, &out, &deleted);
 	json_object_put(hold);
+	if (pre != NULL)
+		json_object_put(pre);
 	if (out != NULL)
 		json_object_put(out);
 	r = internal_code(&resp, r);
@@ -2899,6 +2909,24 @@ dry_run_param(struct rctx *c, const char *opts_kind)
 	return false;
 }
 
+/* fieldManager and force, validated as Create-, Update- and PatchOptions are. */
+static bool
+manager_params(struct rctx *c, const char *opts_kind)
+{
+	struct json_object *details = NULL;
+	struct kc_status st = { 0 };
+	bool patch = strcmp(opts_kind, "PatchOptions") == 0;
+	int r;
+
+	r = fieldmanager_validate_options(opts_kind, patch &&
+	    patch_kind(c->req->content_type) == PATCH_APPLY, c->manager,
+	    patch && req_has_param(c->req, "force"), &details, &st);
+	if (r == 0)
+		return true;
+	reply_details(c->resp, r, &st, details);
+	return false;
+}
+
 static void
 resource_request(struct dc *dc, struct dc_req *req, const struct dc_route *route,
     struct dc_resp *resp)
@@ -2953,6 +2981,23 @@ resource_request(struct dc *dc, struct dc_req *req, const struct dc_route *route
 		    "application/json;as=Table;v=v1;g=meta.k8s.io");
 		return;
 	}
+	if (fmt != DC_FMT_JSON) {
+		struct kc_status st = { 0 };
+		enum table_include inc;
+
+		if (table_include_parse(req_param(req, "includeObject"), &inc, &st) < 0) {
+			errors_kc(resp, KC_EBADREQUEST, &st);
+			return;
+		}
+	}
+	if (rt->ops->request != NULL) {
+		int r = rt->ops->request(dc, rt, req, route, resp);
+
+		if (r < 0)
+			errors_internal(resp, r);
+		if (r != 0)
+			return;
+	}
 	if (strcmp(v, "get") == 0)
 		do_get(&c, fmt);
 	else if (strcmp(v, "list") == 0)
@@ -2960,13 +3005,13 @@ resource_request(struct dc *dc, struct dc_req *req, const struct dc_route *route
 	else if (strcmp(v, "watch") == 0)
 		do_watch(&c, fmt);
 	else if (strcmp(v, "create") == 0) {
-		if (dry_run_param(&c, "CreateOptions"))
+		if (dry_run_param(&c, "CreateOptions") && manager_params(&c, "CreateOptions"))
 			do_create(&c);
 	} else if (strcmp(v, "update") == 0) {
-		if (dry_run_param(&c, "UpdateOptions"))
+		if (dry_run_param(&c, "UpdateOptions") && manager_params(&c, "UpdateOptions"))
 			do_update(&c);
 	} else if (strcmp(v, "patch") == 0) {
-		if (dry_run_param(&c, "PatchOptions"))
+		if (dry_run_param(&c, "PatchOptions") && manager_params(&c, "PatchOptions"))
 			do_patch(&c);
 	} else if (strcmp(v, "delete") == 0) {
 		if (dry_run_param(&c, "DeleteOptions"))
@@ -3213,6 +3258,8 @@ api_new(const struct dc_opts *opts, struct dc **ret)
 		goto fail;
 	if ((r = registry_init(dc)) < 0)
 		goto fail;
+	if (dc->opts.restore != NULL && (r = dc->opts.restore(dc, dc->opts.restore_arg)) < 0)
+		goto fail;
 	if (!dc->opts.no_bootstrap &&
 	    ((r = storage_subscribe(dc->store, sa_controller, dc)) < 0 ||
 	    (r = builtin_bootstrap(dc)) < 0))
@@ -3229,6 +3276,8 @@ api_free(struct dc *dc)
 {
 	if (dc == NULL)
 		return NULL;
+	openapi_fini(dc);
+	crd_fini(dc);
 	if (dc->api != NULL) {
 		timer_cancel(&dc->api->grace_timer);
 		timer_cancel(&dc->api->ns_timer);

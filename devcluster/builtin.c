@@ -283,7 +283,7 @@ validate_owner_refs(const struct json_object *refs, struct dc_errs *errs)
 {
 	size_t n = json_object_is_type(refs, json_type_array) ?
 	    json_object_array_length(refs) : 0;
-	int controllers = 0;
+	char first[600] = "";
 
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *r = json_object_array_get_idx(refs, i);
@@ -301,12 +301,24 @@ validate_owner_refs(const struct json_object *refs, struct dc_errs *errs)
 				    "kind must not be empty" : "version must not be empty");
 			}
 		}
-		if (kc_json_bool(r, false, "controller"))
-			controllers++;
+		if (kc_json_bool(r, false, "controller")) {
+			const char *k = kc_json_str(r, "kind"), *nm = kc_json_str(r, "name");
+			char cur[sizeof(first)], msg[sizeof(first) * 2 + 96];
+
+			(void)snprintf(cur, sizeof(cur), "%s/%s", k != NULL ? k : "",
+			    nm != NULL ? nm : "");
+			if (first[0] == '\0') {
+				(void)kc_strlcpy(first, cur, sizeof(first));
+				continue;
+			}
+			/* upstream's ValidateOwnerReferences */
+			(void)snprintf(msg, sizeof(msg), "Only one reference can have "
+			    "Controller set to true. Found \"true\" in references for %s and %s",
+			    first, cur);
+			errs_invalid(errs, "metadata.ownerReferences",
+			    "[]v1.OwnerReference{...}", msg);
+		}
 	}
-	if (controllers > 1)
-		errs_invalid(errs, "metadata.ownerReferences", "[]v1.OwnerReference{...}",
-		    "Only one reference can have Controller set to true");
 }
 
 void
@@ -385,11 +397,21 @@ static int
 ns_prepare_create(struct dc_write_ctx *wc, struct json_object *obj)
 {
 	struct json_object *spec, *fins, *status;
+	bool has = false;
 
 	(void)wc;
-	if ((spec = kc_json_ensure_obj(obj, "spec")) == NULL ||
-	    (fins = json_object_new_array()) == NULL || kc_json_put(spec, "finalizers", fins) < 0 ||
-	    kc_json_append(fins, json_object_new_string("kubernetes")) < 0)
+	if ((spec = kc_json_ensure_obj(obj, "spec")) == NULL)
+		return -ENOMEM;
+	/* Other finalizers stay; "kubernetes" is required (upstream's strategy). */
+	if ((fins = kc_json_arr_of(spec, "finalizers")) == NULL &&
+	    ((fins = json_object_new_array()) == NULL || kc_json_put(spec, "finalizers", fins) < 0))
+		return -ENOMEM;
+	for (size_t i = 0; i < json_object_array_length(fins); i++) {
+		const char *f = json_object_get_string(json_object_array_get_idx(fins, i));
+
+		has = has || (f != NULL && strcmp(f, "kubernetes") == 0);
+	}
+	if (!has && kc_json_append(fins, json_object_new_string("kubernetes")) < 0)
 		return -ENOMEM;
 	json_object_object_del(obj, "status");
 	if ((status = kc_json_ensure_obj(obj, "status")) == NULL)

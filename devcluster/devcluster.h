@@ -18,9 +18,11 @@
  * Extension points, for the files that come later:
  *
  *	struct dc_type_ops	per resource type: defaults, validation,
- *				create/update preparation, Table columns,
- *				strategic merge schema, field selectors,
- *				version conversion, deletion grace
+ *				create/update preparation, strategic
+ *				merge schema, field selectors, version
+ *				conversion, deletion grace (Table columns
+ *				come from table.c: the built-in printers,
+ *				or crd_table_conv() for custom resources)
  *	registry_add()	new resource types (CRDs); bumps the
  *				registry generation so discovery rebuilds
  *	storage_subscribe()	every committed change, in order (garbage
@@ -290,13 +292,6 @@ struct dc_type_ops {
 	/* Type validation, 'old' NULL on create. */
 	int	(*validate)(struct dc_write_ctx *, const struct json_object *obj,
 		    const struct json_object *old, struct dc_errs *errs);
-	/*
-	 * Table: appends column definitions after Name, and one row's
-	 * cells after the name; NULL gives the default Age column.
-	 */
-	int	(*table_columns)(const struct dc_rtype *, struct json_object *cols);
-	int	(*table_cells)(const struct dc_rtype *, const struct json_object *obj,
-		    time_t now, struct json_object *cells);
 	/* Field selectors beyond metadata.name and metadata.namespace. */
 	const char *const *field_selectors;
 	/* A selector field's value when it is not a plain JSON path. */
@@ -313,6 +308,30 @@ struct dc_type_ops {
 	 */
 	int64_t	(*delete_grace)(struct dc_write_ctx *, const struct json_object *obj,
 		    int64_t requested);
+	/*
+	 * Runs first for every request on the type, after authorization
+	 * (custom resources: deprecation warnings, 405 while their CRD
+	 * terminates). 0 to go on, 1 when it answered the request itself
+	 * (the reply in 'resp' stands), or a negative code (500).
+	 */
+	int	(*request)(struct dc *, const struct dc_rtype *, const struct dc_req *,
+		    const struct dc_route *, struct dc_resp *);
+	/*
+	 * The body of a create, update, patch or apply, in the URL's
+	 * version (decoded, or the patched object), before conversion to
+	 * storage: may prune and default it and add reply headers
+	 * (fieldValidation). 0, or a negative code after writing the reply
+	 * into 'resp' (400). 'wc->old' is NULL here.
+	 */
+	int	(*decoded)(struct dc_write_ctx *, struct json_object *obj,
+		    struct dc_resp *resp);
+	/*
+	 * The first delete of an object that is not deleting yet, before
+	 * its finalizers are looked at: may add finalizers and conditions
+	 * to 'obj', a private copy of the stored object (CRDs add
+	 * customresourcecleanup.apiextensions.k8s.io).
+	 */
+	int	(*prepare_delete)(struct dc_write_ctx *, struct json_object *obj);
 };
 
 struct dc_rtype_def {
@@ -460,12 +479,15 @@ struct dc_hooks {
 	 * kind, name and namespace checked, fieldManager present). On
 	 * success '*ret' is the object to write (a new tree in rt's
 	 * version; it then goes through the update or create pipeline). On
-	 * failure: KC_EINVALID with 'errs' (422), or another code with 'st'.
-	 * NULL: a minimal apply (create, or merge the body).
+	 * failure: KC_EINVALID with 'errs' (422), or another code with 'st'
+	 * and, when the Status has details (conflict causes), a new
+	 * metav1.StatusDetails object in '*ret_details' (api.c sends and
+	 * releases it). NULL: a minimal apply (create, or merge the body).
 	 */
 	int	(*apply)(struct dc *, const struct dc_rtype *, const struct dc_req *,
 		    const struct json_object *cur, const struct json_object *applied,
-		    struct json_object **ret, struct dc_errs *errs, struct kc_status *st);
+		    struct json_object **ret, struct dc_errs *errs, struct kc_status *st,
+		    struct json_object **ret_details);
 	/* Updates metadata.managedFields of 'obj' for a write; NULL: none. */
 	int	(*managed_fields)(struct dc_write_ctx *, struct json_object *obj);
 	/*
@@ -504,6 +526,15 @@ struct dc_hooks {
 		    const struct json_object *obj);
 	/* Called before exit (persistence flushes). */
 	void	(*shutdown)(struct dc *);
+	/*
+	 * Group commit (persistence). With 'commit' false, http.c asks it
+	 * before writing any reply or watch bytes: 0 when every write so
+	 * far is durable, DC_DECLINED while some are not (the bytes wait
+	 * for the end of the loop turn), or a negative code (the connection
+	 * is closed unanswered). At the end of every loop turn http.c calls
+	 * it with 'commit' true, which makes the turn's writes durable.
+	 */
+	int	(*flush)(struct dc *, bool commit);
 };
 
 /*
@@ -517,6 +548,14 @@ struct dc_opts {
 	size_t		 backlog_bytes;	/* 0: DC_BACKLOG_BYTES */
 	uint32_t	 bookmark_ms;	/* 0: DC_BOOKMARK_MS */
 	bool		 no_bootstrap;	/* no default objects or SA controller */
+	/*
+	 * Runs inside api_new() after the registry is set up and before the
+	 * bootstrap objects are created (persistence reloads here, so the
+	 * bootstrap only adds what is missing). Objects it restores come
+	 * without events: files initialised later scan storage at init.
+	 */
+	int		(*restore)(struct dc *, void *arg);
+	void		*restore_arg;
 };
 
 struct dc {
@@ -545,6 +584,7 @@ struct dc {
 	void			*ext_persist;
 	void			*ext_sim;
 	void			*ext_openapi;
+	void			*ext_ns;	/* namespace.c */
 };
 
 /* main.c */
@@ -885,13 +925,19 @@ int	 resp_text(struct dc_resp *, int status, const char *ctype, const char *text
 int	 api_view(const struct dc_rtype *, const struct json_object *stored,
 	    struct json_object **ret) _must_check_;
 /*
- * A Table (meta.k8s.io v1 or v1beta1, by 'fmt') for 'rt', with column
- * definitions (Name, then table_columns or Age) or, when !columns, null
- * ones (later watch events). Rows are added with api_table_add_row().
+ * A Table (meta.k8s.io v1 or v1beta1, by 'fmt') for 'rt', with the
+ * column definitions of its converter or, when !columns, null ones
+ * (later watch events). The converter is table.c's: crd_table_conv() for
+ * a custom resource type (Name and Age when it has none), else the
+ * built-in printer of the group and resource (table_conv_builtin()).
+ * Rows are added with api_table_add_row().
  */
 int	 api_table_new(const struct dc_rtype *, enum dc_format, bool columns,
 	    struct json_object **ret) _must_check_;
-/* Appends a row for 'obj' (a view): name, table_cells or the age, object. */
+/*
+ * Appends the row of 'obj' (a view), as table_object() makes it with the
+ * same converter: cells, and the object per 'include'.
+ */
 int	 api_table_add_row(const struct dc_rtype *, struct json_object *table,
 	    const struct json_object *obj, enum dc_include, time_t now) _must_check_;
 /* Human age, upstream's duration.HumanDuration(); "<invalid>" below -1 s. */
@@ -931,6 +977,14 @@ int	 api_create_object(struct dc *, const struct dc_rtype *, struct json_object 
  */
 int	 api_delete_object(struct dc *, const struct dc_rtype *, const char *ns,
 	    const char *name, int64_t grace) _must_check_;
+/*
+ * The same with a propagationPolicy ("Background", "Foreground",
+ * "Orphan"; NULL for none) and a uid precondition (NULL: none;
+ * KC_ECONFLICT when it differs), as the garbage collector sends them.
+ */
+int	 api_delete_object_opts(struct dc *, const struct dc_rtype *, const char *ns,
+	    const char *name, int64_t grace, const char *policy, const char *uid)
+	    _must_check_;
 /*
  * Namespace termination (the namespace controller): deletes what is in
  * 'ns', then finalizes and removes the namespace. 1 while objects remain
@@ -1048,5 +1102,160 @@ void	 user_clear(struct dc_user *);
  * when no hook is installed. 'reason' gets the hook's explanation.
  */
 bool	 auth_authorize(struct dc *, const struct dc_attrs *, char *reason, size_t size);
+
+/* crd.c */
+struct fm_schema;
+struct table_conv;
+
+/*
+ * Serves CustomResourceDefinitions: installs the CRD type's hooks
+ * (schema defaults and validation, the naming and establishing
+ * controllers, the cleanup finalizer), subscribes to CRD changes, and
+ * registers the custom resource types of every CRD already stored (and
+ * again from a loop timer when the loop starts, so CRDs restored after
+ * this call are served too). 0 or -ENOMEM. State in dc->ext_crd.
+ */
+int	 crd_init(struct dc *) _must_check_;
+/*
+ * Removes the custom resource types, uninstalls the hooks and frees the
+ * state; api_free() calls it. Harmless when not initialised.
+ */
+void	 crd_fini(struct dc *);
+/*
+ * Registers, updates or removes the custom resource types of every
+ * stored CRD (after storage_restore()); also resumes the cleanup of
+ * CRDs being deleted. 0 or -ENOMEM.
+ */
+int	 crd_sync_all(struct dc *) _must_check_;
+/* Whether 'rt' is a custom resource type served for a CRD by crd.c. */
+bool	 crd_owns(const struct dc_rtype *);
+/* The openAPIV3Schema of a custom resource type's version (borrowed), or NULL. */
+const struct json_object *crd_schema(const struct dc_rtype *);
+/* The stored CustomResourceDefinition behind a custom resource type, or NULL. */
+const struct json_object *crd_object(const struct dc_rtype *);
+/*
+ * The Table converter of a custom resource type's version (Name, then
+ * additionalPrinterColumns, or Name and Age), or NULL; valid until the
+ * CRD changes.
+ */
+const struct table_conv *crd_table_conv(const struct dc_rtype *);
+/*
+ * Server-side apply shapes of a custom resource type (list types and
+ * map keys, map types, from its schema) for fieldmanager_apply() and
+ * fieldmanager_update(): 0 with '*ret' filled, or -ENOENT for a type
+ * that is not a custom resource (use the strategic merge schema). The
+ * lookup stays valid until the CRD changes.
+ */
+int	 crd_fm_schema(const struct dc_rtype *, struct fm_schema *ret) _must_check_;
+
+/* openapi.c */
+#define OPENAPI_HASH_MAX	17	/* a document's hash, with the NUL */
+
+/*
+ * Serves /openapi/v3 (the root and one document per served group
+ * version), /openapi/v2 (protobuf or JSON) and /swagger-2.0.0.pb-v1
+ * through hooks.openapi, and decodes protobuf request bodies through
+ * hooks.decode_protobuf. Documents are rebuilt after the registry
+ * generation changes or a CRD is written. 0 or -ENOMEM. State in
+ * dc->ext_openapi; api_free() calls openapi_fini().
+ */
+int	 openapi_init(struct dc *) _must_check_;
+/* Uninstalls the hooks and frees the state. Harmless when not initialised. */
+void	 openapi_fini(struct dc *);
+/*
+ * The current content hash of group version 'gv' ("api/v1",
+ * "apis/<g>/<v>"), as its serverRelativeURL carries it: 0,
+ * KC_ENOTFOUND for a group version not served, -EINVAL without
+ * openapi_init(), -ENOMEM.
+ */
+int	 openapi_hash(struct dc *, const char *gv, char buf[OPENAPI_HASH_MAX])
+	    _must_check_;
+
+/* ssa.c */
+/*
+ * Installs hooks.apply (server-side apply through fieldmanager_apply():
+ * merge, ownership conflicts, force) and hooks.managed_fields (the Update
+ * entry of every other write, fieldmanager_update()). Always 0.
+ */
+int	 ssa_init(struct dc *) _must_check_;
+
+/* gc.c */
+/*
+ * Starts the garbage collector: indexes the dependents of every stored
+ * object by owner uid, subscribes to storage, installs
+ * hooks.gc_finalizer (so Foreground and Orphan deletions get their
+ * finalizers) and works from a loop timer: Background, Foreground
+ * (blockOwnerDeletion) and Orphan propagation, and dependents of owners
+ * that do not exist. 0 or -ENOMEM. State in dc->ext_gc.
+ */
+int	 gc_init(struct dc *) _must_check_;
+/* Stops and frees it (before api_free()). Harmless when not started. */
+void	 gc_fini(struct dc *);
+/* Objects queued for a look (tests and diagnostics). */
+size_t	 gc_pending(const struct dc *);
+/* Dependents indexed under an owner uid (tests and diagnostics). */
+size_t	 gc_dependents(const struct dc *, const char *owner_uid);
+
+/* namespace.c */
+/*
+ * Starts the namespace controller: installs hooks.namespace_terminate,
+ * subscribes to storage and takes over every terminating namespace
+ * (also those restored at start). 0 or -ENOMEM. State in dc->ext_ns.
+ */
+int	 namespace_init(struct dc *) _must_check_;
+void	 namespace_fini(struct dc *);
+/*
+ * One pass over namespace 'ns': deletes its content, writes the
+ * deletion conditions, finalizes and removes it once empty. 1 while
+ * content remains, 0 when done (or not terminating), or a negative code.
+ */
+int	 namespace_sync(struct dc *, const char *ns);
+/*
+ * The status.conditions array (a new reference in '*ret') the
+ * controller writes for a pass that left 'counts[i]' objects of
+ * 'remaining[i]' ("pods.", "runs.trainyard.dev"), 'fin_counts[i]' objects
+ * holding finalizer 'fins[i]' and the delete errors 'errs'; times are
+ * the epoch. For tests of the messages. 0 or -ENOMEM.
+ */
+int	 namespace_conditions(const char *const *remaining, const size_t *counts, size_t n,
+	    const char *const *fins, const size_t *fin_counts, size_t nfins,
+	    const char *const *errs, size_t nerrs, struct json_object **ret) _must_check_;
+
+/* persist.c */
+struct dc_persist;
+
+struct dc_persist_stats {
+	uint64_t	 commits;	/* transactions committed */
+	uint64_t	 writes;	/* rows written or deleted */
+	uint64_t	 restored;	/* objects loaded at start */
+	bool		 in_txn;	/* writes not yet committed */
+};
+
+/*
+ * Opens (or creates) DIR/state.db and reads every object and the
+ * resourceVersion counter into memory. KC_ECONFIG with the reason in
+ * 'st' when the file is not a database, is corrupt, belongs to another
+ * program or schema, holds a row that disagrees with its object, or is
+ * in use by another process; -ENOMEM.
+ */
+int	 persist_open(const char *dir, struct dc_persist **ret, struct kc_status *st)
+	    _must_check_;
+/*
+ * The dc_opts.restore hook ('arg' is the struct dc_persist): puts the
+ * objects into storage (storage_restore()), sets the counter, and from
+ * then on writes every committed change (group commit through
+ * hooks.flush and a loop timer). The instance owns 'arg' afterwards
+ * (persist_fini()). 0 or a negative code.
+ */
+int	 persist_restore(struct dc *, void *arg) _must_check_;
+/* Commits the open transaction now: 0, or KC_EUNAVAILABLE when it failed. */
+int	 persist_flush(struct dc *);
+/* Commits, closes and frees (before api_free()). Harmless when not attached. */
+void	 persist_fini(struct dc *);
+/* Frees a database that was opened but never attached; returns NULL. */
+struct dc_persist *persist_free(struct dc_persist *);
+void	 persist_stats(const struct dc *, struct dc_persist_stats *ret);
+/* Runs SQL on the attached database (tests, diagnostics): 0, -EIO or -ENOENT. */
+int	 persist_sql(struct dc *, const char *sql);
 
 #endif

@@ -150,6 +150,13 @@ put_strv(struct json_object *o, const char *key, char **v)
 }
 
 /* Subresource indices of 't', sorted by name. */
+/* A scale subresource answers autoscaling/v1 Scale (custom resources). */
+static bool
+scale_subres(const struct dc_subres *s)
+{
+	return strcmp(s->name, "scale") == 0 && s->kind != NULL && strcmp(s->kind, "Scale") == 0;
+}
+
 static size_t
 sorted_subres(const struct dc_rtype *t, size_t *idx, size_t max)
 {
@@ -221,6 +228,8 @@ resource_list(const struct dc *dc, const char *group, const char *version,
 			    kc_json_set_str(sr, "name", name) < 0 ||
 			    kc_json_set_str(sr, "singularName", "") < 0 ||
 			    kc_json_set_bool(sr, "namespaced", t->namespaced) < 0 ||
+			    (scale_subres(s) && (kc_json_set_str(sr, "group", "autoscaling") < 0 ||
+			    kc_json_set_str(sr, "version", "v1") < 0)) ||
 			    kc_json_set_str(sr, "kind", s->kind != NULL ? s->kind : t->kind) < 0 ||
 			    kc_json_put(sr, "verbs", verbs_array(s->verbs)) < 0)
 				goto oom;
@@ -401,8 +410,9 @@ agg_resource(const struct dc_rtype *t)
 
 		if (so == NULL || kc_json_append(subs, so) < 0 ||
 		    kc_json_set_str(so, "subresource", s->name) < 0 ||
-		    kc_json_put(so, "responseKind", response_kind(t->group, t->version,
-		    s->kind != NULL ? s->kind : t->kind)) < 0 ||
+		    kc_json_put(so, "responseKind", scale_subres(s) ?
+		    response_kind("autoscaling", "v1", "Scale") : response_kind(t->group,
+		    t->version, s->kind != NULL ? s->kind : t->kind)) < 0 ||
 		    kc_json_put(so, "verbs", verbs_array(s->verbs)) < 0)
 			goto oom;
 	}

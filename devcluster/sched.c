@@ -1223,7 +1223,7 @@ rl_read(struct sched *s, const struct json_object *rl, const struct json_object 
 {
 	const char *err;
 	int64_t milli, value;
-	uint32_t slot;
+	uint32_t slot = 0;
 	int r, kind;
 
 	if (rl == NULL || !json_object_is_type(rl, json_type_object))

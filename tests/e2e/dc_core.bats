@@ -3,18 +3,18 @@
 # dc_core.bats: the real kubectl against a trainyard-devcluster: discovery,
 # CRUD, patches, watches, deletion, errors.
 #
-# The main devcluster reports Kubernetes 1.31, so the kubectl dispatcher
-# runs kubectl 1.31, which sends JSON bodies. kubectl 1.32 and 1.33 send
-# protobuf for "create namespace|configmap|secret", which this devcluster
-# does not decode yet; the version tests below only read with them.
+# The main devcluster reports Kubernetes 1.32, so the kubectl dispatcher
+# runs its built-in kubectl 1.32, which sends protobuf bodies for "create
+# namespace|configmap|secret" (openapi.c decodes them); the version test
+# below reads with 1.27, 1.29, 1.31 and 1.33 too.
 #
-# apply, create -f and replace -f run with --validate=false: the
-# devcluster does not serve OpenAPI yet.
+# apply, create -f and replace -f validate as they do against
+# kube-apiserver: the devcluster serves OpenAPI (dc_api.bats tests it).
 
 load devcluster
 
 setup_file() {
-	dc_start --kubernetes-version 1.31
+	dc_start --kubernetes-version 1.32
 }
 
 teardown_file() {
@@ -24,8 +24,8 @@ teardown_file() {
 @test "version and health" {
 	run kubectl version -o json
 	[ "$status" -eq 0 ]
-	[ "$(echo "$output" | jq -r .serverVersion.gitVersion)" = "v1.31.0" ]
-	[ "$(echo "$output" | jq -r .serverVersion.minor)" = "31" ]
+	[ "$(echo "$output" | jq -r .serverVersion.gitVersion)" = "v1.32.0" ]
+	[ "$(echo "$output" | jq -r .serverVersion.minor)" = "32" ]
 	run kubectl get --raw /readyz
 	[ "$output" = "ok" ]
 	run kubectl get --raw /livez
@@ -89,7 +89,7 @@ teardown_file() {
 	run kubectl get cm c1 -o jsonpath='{.data.k1}'
 	[ "$output" = "v1" ]
 	run kubectl get cm
-	[[ "${lines[0]}" =~ ^NAME\ +AGE$ ]]
+	[[ "${lines[0]}" =~ ^NAME\ +DATA\ +AGE$ ]]
 	[[ "$output" == *c1* ]]
 	run kubectl get cm -A -o name
 	[[ "$output" == *configmap/c1* ]]
@@ -151,11 +151,11 @@ spec:
   - port: 80
     targetPort: 8080
 EOF
-	run kubectl apply --validate=false -f "$BATS_TEST_TMPDIR/app.yaml"
+	run kubectl apply -f "$BATS_TEST_TMPDIR/app.yaml"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"pod/web created"* ]]
 	[[ "$output" == *"service/web created"* ]]
-	run kubectl apply --validate=false -f "$BATS_TEST_TMPDIR/app.yaml"
+	run kubectl apply -f "$BATS_TEST_TMPDIR/app.yaml"
 	[[ "$output" == *"pod/web unchanged"* ]]
 	[[ "$output" == *"service/web unchanged"* ]]
 	run kubectl get pod web -o json
@@ -180,7 +180,7 @@ EOF
 	kubectl wait --for=jsonpath='{.status.phase}'=Pending pod/web --timeout=10s
 	# A changed manifest is a strategic merge patch.
 	sed -i 's/nginx:1.25/nginx:1.26/' "$BATS_TEST_TMPDIR/app.yaml"
-	run kubectl apply --validate=false -f "$BATS_TEST_TMPDIR/app.yaml"
+	run kubectl apply -f "$BATS_TEST_TMPDIR/app.yaml"
 	[[ "$output" == *"pod/web configured"* ]]
 	run kubectl get pod web -o jsonpath='{.spec.containers[0].image}'
 	[ "$output" = "nginx:1.26" ]
@@ -229,7 +229,7 @@ EOF
 	wait_for_line "$out" '^DELETED +w1'
 	kill "$wpid" 2>/dev/null || true
 	wait "$wpid" 2>/dev/null || true
-	grep -E '^EVENT +NAME +AGE' "$out"
+	grep -E '^EVENT +NAME +DATA +AGE' "$out"
 	grep -E '^ADDED +w0 ' "$out"
 	grep -E '^MODIFIED +w0 ' "$out"
 	grep -E '^ADDED +w1 ' "$out"
@@ -250,7 +250,7 @@ metadata:
   finalizers:
   - example.com/hold
 EOF
-	kubectl create --validate=false -f "$BATS_TEST_TMPDIR/fin.yaml"
+	kubectl create -f "$BATS_TEST_TMPDIR/fin.yaml"
 	run kubectl delete cm held --wait=false
 	[ "$status" -eq 0 ]
 	run kubectl get cm held -o jsonpath='{.metadata.deletionTimestamp}'
@@ -276,7 +276,7 @@ spec:
   - name: main
     image: busybox
 EOF
-	kubectl apply --validate=false -f "$BATS_TEST_TMPDIR/bound.yaml"
+	kubectl apply -f "$BATS_TEST_TMPDIR/bound.yaml"
 	run kubectl delete pod bound --timeout=20s
 	[ "$status" -eq 0 ]
 	[ "$output" = 'pod "bound" deleted' ]
@@ -289,13 +289,13 @@ EOF
 	kubectl get cm stale -o yaml >"$BATS_TEST_TMPDIR/stale.yaml"
 	kubectl label cm stale changed=yes
 	sed -i 's/a: "1"/a: "2"/' "$BATS_TEST_TMPDIR/stale.yaml"
-	run kubectl replace --validate=false -f "$BATS_TEST_TMPDIR/stale.yaml"
+	run kubectl replace -f "$BATS_TEST_TMPDIR/stale.yaml"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *'Operation cannot be fulfilled on configmaps "stale": '* ]]
 	[[ "$output" == *'the object has been modified; please apply your changes to the'* ]]
 	kubectl get cm stale -o yaml >"$BATS_TEST_TMPDIR/fresh.yaml"
 	sed -i 's/a: "1"/a: "2"/' "$BATS_TEST_TMPDIR/fresh.yaml"
-	run kubectl replace --validate=false -f "$BATS_TEST_TMPDIR/fresh.yaml"
+	run kubectl replace -f "$BATS_TEST_TMPDIR/fresh.yaml"
 	[ "$status" -eq 0 ]
 	run kubectl get cm stale -o jsonpath='{.data.a}'
 	[ "$output" = "2" ]
@@ -331,7 +331,7 @@ metadata:
 data:
   a: "1"
 EOF
-	run kubectl apply --server-side --validate=false -f "$BATS_TEST_TMPDIR/ssa.yaml"
+	run kubectl apply --server-side -f "$BATS_TEST_TMPDIR/ssa.yaml"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"configmap/ssa serverside-applied"* ]]
 	run kubectl get cm ssa -o jsonpath='{.data.a}'
@@ -340,7 +340,7 @@ EOF
 
 @test "other kubectl minors: discovery and reads" {
 	local v dir
-	for v in 1.27 1.29 1.33; do
+	for v in 1.27 1.29 1.31 1.33; do
 		dc_start_extra dir --kubernetes-version "$v"
 		# The dispatcher runs the kubectl of the server's minor.
 		local json

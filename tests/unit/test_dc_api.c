@@ -1004,10 +1004,14 @@ START_TEST(tables)
 	cols = kc_json_get(o, "columnDefinitions");
 	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(cols, 0), "name"), "Name");
 	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(cols, 0), "format"), "name");
-	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(cols, 1), "name"), "Age");
+	/* The ConfigMap printer of table.c: Name, Data, Age. */
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(cols, 1), "name"), "Data");
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(cols, 2), "name"), "Age");
 	row = json_object_array_get_idx(kc_json_get(o, "rows"), 0);
+	ck_assert_int_eq(json_object_get_int(json_object_array_get_idx(kc_json_get(row,
+	    "cells"), 1)), 0);
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(kc_json_get(row,
-	    "cells"), 1)), "95s");
+	    "cells"), 2)), "95s");
 	ck_assert_str_eq(kc_json_str(row, "object", "metadata", "name"), "t");
 	json_object_put(o);
 	o = run(&(struct call){ .method = DC_GET,

@@ -360,9 +360,9 @@ START_TEST(tables)
 	ck_assert_uint_eq(e.n, 2);
 	ck_assert_str_eq(kc_json_str(e.obj[0], "kind"), "Table");
 	ck_assert_str_eq(kc_json_str(e.obj[0], "apiVersion"), "meta.k8s.io/v1");
-	/* Column definitions come with the first event only. */
+	/* Column definitions (Name, Data, Age) come with the first event only. */
 	ck_assert_uint_eq(json_object_array_length(kc_json_get(e.obj[0],
-	    "columnDefinitions")), 2);
+	    "columnDefinitions")), 3);
 	ck_assert_ptr_null(kc_json_get(e.obj[1], "columnDefinitions"));
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(
 	    kc_json_get(json_object_array_get_idx(kc_json_get(e.obj[1], "rows"), 0),
