@@ -823,12 +823,50 @@ parse_continue(const char *tok, uint64_t *ret_rv, char **ret_start)
  * get, list, watch
  */
 
+/* Whether api_view() of 'stored' is 'stored' itself (no conversion). */
+static bool
+view_is_stored(const struct dc_rtype *rt, const struct json_object *stored)
+{
+	const char *av;
+
+	if (rt->ops->convert_out != NULL)
+		return false;
+	av = kc_json_str(stored, "apiVersion");
+	return av != NULL && strcmp(av, rt->api_version) == 0;
+}
+
+/*
+ * The stored object's cached text (coll_text()) when no conversion
+ * applies: 0 with *ret set, 1 when the tree must be printed, -ENOMEM.
+ */
+static int
+stored_text(const struct dc_rtype *rt, const struct json_object *stored, bool item,
+    const char **ret, size_t *ret_len)
+{
+	if (rt->coll == NULL || !view_is_stored(rt, stored))
+		return 1;
+	return coll_text(rt->coll, stored, item, ret, ret_len);
+}
+
 static void
 reply_object(struct rctx *c, int status, const struct json_object *stored)
 {
 	struct json_object *view = NULL;
+	const char *text;
+	size_t len;
 	int r;
 
+	if ((r = stored_text(c->rt, stored, false, &text, &len)) <= 0) {
+		kc_buf_reset(&c->resp->body);
+		if (r < 0 || (r = kc_buf_append(&c->resp->body, text, len)) < 0 ||
+		    (r = kc_buf_putc(&c->resp->body, '\n')) < 0) {
+			errors_internal(c->resp, r);
+			return;
+		}
+		c->resp->status = status;
+		c->resp->content_type = JSON_CT;
+		return;
+	}
 	if ((r = api_view(c->rt, stored, &view)) < 0) {
 		errors_internal(c->resp, r);
 		return;
@@ -922,7 +960,8 @@ do_list(struct rctx *c, enum dc_format fmt)
 	_cleanup_(kc_field_selector_freep) struct kc_field_selector *fs = NULL;
 	_cleanup_(kc_freep) char *start = NULL;
 	_cleanup_(kc_freep) char *tok = NULL;
-	struct json_object **objs = NULL, *out = NULL, *items, *meta;
+	struct json_object **objs = NULL, *out = NULL, *meta;
+	struct kc_buf ib;
 	struct dc_errs errs = { 0 };
 	struct kc_status st = { 0 };
 	const char *rvs = req_param(c->req, "resourceVersion");
@@ -996,6 +1035,12 @@ do_list(struct rctx *c, enum dc_format fmt)
 		return;
 	}
 	selecting = ls != NULL || fs != NULL;
+	/*
+	 * A JSON list's items are printed into 'ib' (the stored objects'
+	 * cached texts where no conversion applies) and joined to the
+	 * printed head below: the same bytes as printing one tree.
+	 */
+	kc_buf_init(&ib, DC_RESP_MAX);
 	if (fmt != DC_FMT_JSON) {
 		if ((r = api_table_new(c->rt, fmt, true, &out)) < 0)
 			goto fail;
@@ -1004,13 +1049,13 @@ do_list(struct rctx *c, enum dc_format fmt)
 		if ((out = json_object_new_object()) == NULL ||
 		    kc_json_set_str(out, "kind", c->rt->list_kind) < 0 ||
 		    kc_json_set_str(out, "apiVersion", c->rt->api_version) < 0 ||
-		    kc_json_put(out, "metadata", json_object_new_object()) < 0 ||
-		    kc_json_put(out, "items", json_object_new_array()) < 0)
+		    kc_json_put(out, "metadata", json_object_new_object()) < 0)
 			goto fail;
 	}
-	items = kc_json_arr_of(out, "items");
 	for (i = 0; i < n; i++) {
-		struct json_object *view = NULL;
+		struct json_object *view = NULL, *item;
+		const char *text;
+		size_t len;
 
 		if (!api_matches(c->rt, ls, fs, objs[i]))
 			continue;
@@ -1018,12 +1063,26 @@ do_list(struct rctx *c, enum dc_format fmt)
 			more = true;
 			break;
 		}
+		if (fmt == DC_FMT_JSON && matched > 0 && (r = kc_buf_putc(&ib, ',')) < 0)
+			goto fail;
+		if (fmt == DC_FMT_JSON && (r = stored_text(c->rt, objs[i],
+		    !(c->rt->flags & DC_RT_CUSTOM), &text, &len)) <= 0) {
+			if (r < 0 || (r = kc_buf_append(&ib, text, len)) < 0)
+				goto fail;
+			matched++;
+			last = objs[i];
+			continue;
+		}
 		if ((r = api_view(c->rt, objs[i], &view)) < 0)
 			goto fail;
 		if (fmt != DC_FMT_JSON)
 			r = api_table_add_row(c->rt, out, view, include_param(c->req), c->now);
-		else
-			r = kc_json_append(items, list_item(c->rt, view));
+		else if ((item = list_item(c->rt, view)) == NULL)
+			r = -ENOMEM;
+		else {
+			r = api_serialize(item, &ib);
+			json_object_put(item);
+		}
 		json_object_put(view);
 		if (r < 0)
 			goto fail;
@@ -1044,9 +1103,28 @@ do_list(struct rctx *c, enum dc_format fmt)
 			goto fail;
 	}
 	objs_free(objs, n);
-	reply_json(c->resp, 200, out);
+	objs = NULL;
+	if (fmt != DC_FMT_JSON) {
+		kc_buf_free(&ib);
+		reply_json(c->resp, 200, out);
+		return;
+	}
+	/* The head is printed whole and its closing brace replaced. */
+	kc_buf_reset(&c->resp->body);
+	if ((r = api_serialize(out, &c->resp->body)) < 0 ||
+	    (r = kc_buf_puts(&ib, "]}\n")) < 0)
+		goto fail;
+	c->resp->body.len--;
+	if ((r = kc_buf_puts(&c->resp->body, ",\"items\":[")) < 0 ||
+	    (r = kc_buf_append(&c->resp->body, ib.data, ib.len)) < 0)
+		goto fail;
+	kc_buf_free(&ib);
+	json_object_put(out);
+	c->resp->status = 200;
+	c->resp->content_type = JSON_CT;
 	return;
 fail:
+	kc_buf_free(&ib);
 	objs_free(objs, n);
 	if (out != NULL)
 		json_object_put(out);
@@ -2961,7 +3039,10 @@ resource_request(struct dc *dc, struct dc_req *req, const struct dc_route *route
 	c.sub = route->subresource;
 	c.now = kc_clock_wall();
 	c.manager = req_param(req, "fieldManager");
-	if (!verb_allowed(rt, c.sub, v)) {
+	/* PUT and PATCH need an object; POST takes a collection or subresource. */
+	if (!verb_allowed(rt, c.sub, v) || (!object_verb && (strcmp(v, "update") == 0 ||
+	    strcmp(v, "patch") == 0)) || (object_verb && c.sub[0] == '\0' &&
+	    strcmp(v, "create") == 0)) {
 		method_not_allowed(resp);
 		return;
 	}

@@ -784,6 +784,15 @@ struct dc_watcher_list *coll_watchers(struct dc_coll *);
 const struct json_object *coll_get(const struct dc_coll *, const char *ns,
 	    const char *name);
 /*
+ * The JSON text of 'obj' as api_serialize() prints it (no newline),
+ * 'item' without the top-level apiVersion and kind; printed on first use
+ * and kept by the collection until the object is replaced or deleted, so
+ * *ret is valid until the next write. 0; 1 when 'obj' is not the stored
+ * object of its key (a past state, a copy); -ENOMEM.
+ */
+int	 coll_text(const struct dc_coll *, const struct json_object *obj, bool item,
+	    const char **ret, size_t *ret_len) _must_check_;
+/*
  * New references to the objects in (ns, name) order, 'ns' NULL for all,
  * starting after 'after' ("ns/name" key, NULL for the start; -EINVAL when
  * malformed). *ret is an array the caller frees with objs_free().

@@ -27,6 +27,11 @@
  * cannot be served and gets 410 Expired. A write that changes nothing
  * (obj_same()) is not a write: no new resourceVersion, no event.
  *
+ * Because stored trees are frozen, an entry can keep the JSON text of its
+ * object (coll_text()): printed on the first read that wants it, dropped
+ * when the object is replaced or deleted. Gets and lists of an unconverted
+ * object send those bytes instead of printing the tree again.
+ *
  *	storage_coll(st, "", "pods", true, &pods);
  *	storage_create(st, pods, pod, &stored);	(pod consumed)
  *	storage_update(st, pods, pod2, rv, &stored);	(KC_ECONFLICT if stale)
@@ -49,6 +54,10 @@ struct entry {
 	const char		*ns;	/* into key[] */
 	const char		*name;
 	struct json_object	*obj;
+	char			*text;	/* obj's JSON text (coll_text()), or NULL */
+	size_t			 text_len;
+	char			*itext;	/* the same without apiVersion and kind */
+	size_t			 itext_len;
 	char			 key[];	/* "ns\0name\0" */
 };
 
@@ -586,11 +595,22 @@ unlink_entry(struct dc_coll *c, struct entry *e)
 	c->count--;
 }
 
+/* Forgets the cached texts of 'e' (its object is replaced or dropped). */
+static void
+entry_drop_text(struct entry *e)
+{
+	kc_free(e->text);
+	kc_free(e->itext);
+	e->text = e->itext = NULL;
+	e->text_len = e->itext_len = 0;
+}
+
 void
 coll_clear(struct dc_coll *c)
 {
 	for (size_t i = 0; i < c->count; i++) {
 		json_object_put(c->sorted[i]->obj);
+		entry_drop_text(c->sorted[i]);
 		kc_free(c->sorted[i]);
 	}
 	c->count = 0;
@@ -617,6 +637,69 @@ coll_get(const struct dc_coll *c, const char *ns, const char *name)
 	struct entry *e = find_entry(c, ns != NULL ? ns : "", name);
 
 	return e != NULL ? e->obj : NULL;
+}
+
+/*
+ * The JSON text of 'obj' as api_serialize() prints it, into a new string:
+ * a shallow wrapper is printed so the frozen tree's own print buffer is
+ * never written to. 'item' leaves out the top-level apiVersion and kind.
+ */
+static int
+obj_print(const struct json_object *obj, bool item, char **ret, size_t *ret_len)
+{
+	struct json_object *w;
+	const char *s;
+	size_t len;
+	char *out;
+
+	if ((w = json_object_new_object()) == NULL)
+		return -ENOMEM;
+	json_object_object_foreach((struct json_object *)(uintptr_t)obj, k, v) {
+		if (item && (strcmp(k, "apiVersion") == 0 || strcmp(k, "kind") == 0))
+			continue;
+		if (json_object_object_add(w, k, json_object_get(v)) < 0) {
+			json_object_put(v);
+			json_object_put(w);
+			return -ENOMEM;
+		}
+	}
+	s = json_object_to_json_string_length(w,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	if (s == NULL || (out = kc_malloc(len + 1)) == NULL) {
+		json_object_put(w);
+		return -ENOMEM;
+	}
+	memcpy(out, s, len + 1);
+	json_object_put(w);
+	*ret = out;
+	*ret_len = len;
+	return 0;
+}
+
+int
+coll_text(const struct dc_coll *c, const struct json_object *obj, bool item,
+    const char **ret, size_t *ret_len)
+{
+	const char *ns, *name;
+	struct entry *e;
+	char **text;
+	size_t *len;
+	int r;
+
+	if (!json_object_is_type(obj, json_type_object))
+		return 1;
+	ns = kc_json_str(obj, "metadata", "namespace");
+	name = kc_json_str(obj, "metadata", "name");
+	if (name == NULL || (e = find_entry(c, ns != NULL ? ns : "", name)) == NULL ||
+	    e->obj != obj)
+		return 1;
+	text = item ? &e->itext : &e->text;
+	len = item ? &e->itext_len : &e->text_len;
+	if (*text == NULL && (r = obj_print(obj, item, text, len)) < 0)
+		return r;
+	*ret = *text;
+	*ret_len = *len;
+	return 0;
 }
 
 void
@@ -1031,6 +1114,7 @@ storage_update(struct dc_store *st, struct dc_coll *c, struct json_object *obj,
 	}
 	old = e->obj;
 	e->obj = obj;
+	entry_drop_text(e);
 	json_object_put(old);
 	if (ret != NULL)
 		*ret = json_object_get(obj);
@@ -1071,6 +1155,7 @@ storage_delete(struct dc_store *st, struct dc_coll *c, struct json_object *obj,
 	}
 	unlink_entry(c, e);
 	json_object_put(e->obj);
+	entry_drop_text(e);
 	kc_free(e);
 	json_object_put(obj);
 	if (ret != NULL)

@@ -1,7 +1,7 @@
 /*
  * test_dc_storage.c: devcluster/storage.c: the resourceVersion counter,
  * no-op writes, conflicts, ordering, history windows and snapshots, and
- * subscriber ordering.
+ * subscriber ordering, and the cached JSON texts of stored objects.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -501,6 +501,109 @@ START_TEST(alloc_failures)
 }
 END_TEST
 
+/*
+ * coll_text(): the cached text is api_serialize()'s bytes, printed once,
+ * and never outlives the stored object it was printed from.
+ */
+static void
+assert_printed_as(const struct json_object *o, const char *text, size_t len)
+{
+	struct kc_buf b;
+
+	kc_buf_init(&b, SIZE_MAX);
+	ck_assert_int_eq(api_serialize(o, &b), 0);
+	ck_assert_uint_eq(b.len, len);
+	ck_assert_int_eq(memcmp(b.data, text, len), 0);
+	kc_buf_free(&b);
+}
+
+START_TEST(text_cache)
+{
+	struct dc_store *st = store(0);
+	struct dc_coll *c = NULL;
+	struct json_object *v1 = NULL, *v2 = NULL, *same = NULL, *final = NULL;
+	struct json_object **objs = NULL;
+	const char *t, *t2, *it;
+	size_t len, len2, ilen, n = 0;
+
+	ck_assert_int_eq(storage_coll(st, "", "configmaps", true, &c), 0);
+	ck_assert_int_eq(storage_create(st, c, obj("ns", "a",
+	    "\"data\":{\"u\":\"\\u00e9\\\"/<>&\\n\",\"n\":1.50,\"l\":[1,{},[]]}"), &v1), 0);
+	ck_assert_int_eq(coll_text(c, v1, false, &t, &len), 0);
+	assert_printed_as(v1, t, len);
+	ck_assert_str_eq(t, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
+	    "{\"name\":\"a\",\"namespace\":\"ns\",\"resourceVersion\":\"1\"},\"data\":"
+	    "{\"u\":\"\xc3\xa9\\\"/<>&\\n\",\"n\":1.50,\"l\":[1,{},[]]}}");
+	/* Printed once: the second read gets the same bytes. */
+	ck_assert_int_eq(coll_text(c, v1, false, &t2, &len2), 0);
+	ck_assert_ptr_eq(t, t2);
+	ck_assert_uint_eq(len, len2);
+	/* The item form leaves out apiVersion and kind. */
+	ck_assert_int_eq(coll_text(c, v1, true, &it, &ilen), 0);
+	ck_assert_str_eq(it, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\","
+	    "\"resourceVersion\":\"1\"},\"data\":{\"u\":\"\xc3\xa9\\\"/<>&\\n\",\"n\":1.50,"
+	    "\"l\":[1,{},[]]}}");
+	ck_assert_uint_eq(ilen, strlen(it));
+	/* The stored tree itself was not written to. */
+	assert_printed_as(v1, t, len);
+	/* A no-op update keeps the object and its text. */
+	ck_assert_int_eq(storage_update(st, c, obj("ns", "a",
+	    "\"data\":{\"u\":\"\\u00e9\\\"/<>&\\n\",\"n\":1.50,\"l\":[1,{},[]]}"), 0, &same),
+	    DC_UNCHANGED);
+	ck_assert_ptr_eq(same, v1);
+	ck_assert_int_eq(coll_text(c, v1, false, &t2, &len2), 0);
+	ck_assert_ptr_eq(t, t2);
+	json_object_put(same);
+	/* An update drops it: the old tree is a past state, the new one prints anew. */
+	ck_assert_int_eq(storage_update(st, c, obj("ns", "a", "\"data\":{\"k\":\"2\"}"), 0,
+	    &v2), 0);
+	ck_assert_int_eq(coll_text(c, v1, false, &t, &len), 1);
+	ck_assert_int_eq(coll_text(c, v2, false, &t, &len), 0);
+	ck_assert_str_eq(t, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
+	    "{\"name\":\"a\",\"namespace\":\"ns\",\"resourceVersion\":\"2\"},\"data\":"
+	    "{\"k\":\"2\"}}");
+	assert_printed_as(v2, t, len);
+	ck_assert_int_eq(coll_text(c, v2, true, &it, &ilen), 0);
+	ck_assert_str_eq(it, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\","
+	    "\"resourceVersion\":\"2\"},\"data\":{\"k\":\"2\"}}");
+	/* A snapshot from before the update holds the past state: no text. */
+	ck_assert_int_eq(coll_list_at(c, 1, NULL, NULL, &objs, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_eq(objs[0], v1);
+	ck_assert_int_eq(coll_text(c, objs[0], false, &t, &len), 1);
+	objs_free(objs, n);
+	/* Not an object, or no such key. */
+	ck_assert_int_eq(coll_text(c, NULL, false, &t, &len), 1);
+	{
+		struct json_object *other = obj("ns", "zz", NULL);
+
+		ck_assert_int_eq(coll_text(c, other, false, &t, &len), 1);
+		json_object_put(other);
+	}
+	/* Printing fails cleanly without memory, and works afterwards. */
+	ck_assert_int_eq(storage_update(st, c, obj("ns", "a", "\"data\":{\"k\":\"3\"}"), 0,
+	    &same), 0);
+	fail_alloc_after(0);
+	ck_assert_int_eq(coll_text(c, same, false, &t, &len), -ENOMEM);
+	fail_alloc_after(SIZE_MAX);
+	ck_assert_int_eq(coll_text(c, same, false, &t, &len), 0);
+	assert_printed_as(same, t, len);
+	/* A delete drops it too; the final state is not stored. */
+	ck_assert_int_eq(storage_delete(st, c, json_object_get(same), 0, &final), 0);
+	ck_assert_int_eq(coll_text(c, same, false, &t, &len), 1);
+	ck_assert_int_eq(coll_text(c, final, false, &t, &len), 1);
+	json_object_put(final);
+	json_object_put(same);
+	/* Cached texts of objects still stored are freed with the store (LSan). */
+	ck_assert_int_eq(storage_create(st, c, obj("ns", "b", NULL), NULL), 0);
+	ck_assert_int_eq(coll_text(c, coll_get(c, "ns", "b"), false, &t, &len), 0);
+	ck_assert_int_eq(coll_text(c, coll_get(c, "ns", "b"), true, &t, &len), 0);
+	json_object_put(v1);
+	json_object_put(v2);
+	storage_free(st);
+}
+END_TEST
+
 Suite *
 dc_storage_suite(void)
 {
@@ -518,6 +621,7 @@ dc_storage_suite(void)
 	tcase_add_test(tc, with_rv);
 	tcase_add_test(tc, restore_and_set_rv);
 	tcase_add_test(tc, alloc_failures);
+	tcase_add_test(tc, text_cache);
 	suite_add_tcase(s, tc);
 	return s;
 }
