@@ -1339,7 +1339,7 @@ server_client(struct ts_server *s, struct kc_rest_config *rc)
 	rc->server = (char *)(uintptr_t)ts_url(s);
 	rc->ca_pem = (char *)(uintptr_t)ts_ca_pem(s);
 	rc->ca_pem_len = strlen(rc->ca_pem);
-	r = kc_client_new(&(struct kc_client_opts){ .rc = rc, .timeout_ms = 10000,
+	r = kc_client_new(&(struct kc_client_opts){ .rc = rc, .timeout_ms = 30000,
 	    .user_agent = "trainyard-test/1" }, &cl, &st);
 	ck_ok(r, st);
 	return cl;
