@@ -67,7 +67,7 @@ UNIT_SUITES	+= dc_crd
 UNIT_SUITES	+= dc_gc dc_persist
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
-		   tests/unit/testutil.c
+		   tests/unit/testutil.c tests/unit/dc_testutil.c
 UNIT_SRCS	 = tests/unit/check_main.c $(TEST_SUPPORT_SRCS) \
 		   $(UNIT_SUITES:%=tests/unit/test_%.c)
 
@@ -101,11 +101,16 @@ SUITE_DEPS_dc_watch	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.
 SUITE_DEPS_dc_errors	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
 SUITE_DEPS_dc_auth	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
 SUITE_DEPS_dc_discovery	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_api	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_openapi	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_crd	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_gc	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_persist	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
+SUITE_DEPS_dc_api	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_openapi	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_crd	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_gc	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_persist	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+			  tests/unit/dc_testutil.c
 
 # trainyard-devcluster: main.c plus DC_SRCS, which the unit suites link too.
 # It links only libkc's data modules (ARCHITECTURE.md).

@@ -524,80 +524,6 @@ parse_number(struct parser *p, struct nlist *cur)
 	return perr(p, "cannot parse number %.*s", (int)v.len, v.p);
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* utf8.DecodeRuneInString(): the rune and its width, or -1 and 1 if invalid. */
-static int32_t
-utf8_decode(const unsigned char *s, size_t n, size_t *width)
-{
-	uint32_t c;
-	size_t need;
-
-	*width = 1;
-	if (n == 0)
-		return -1;
-	if (s[0] < 0x80)
-		return s[0];
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		need = 1;
-		c = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		need = 2;
-		c = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		need = 3;
-		c = s[0] & 0x07;
-	} else
-		return -1;
-	if (n < need + 1)
-		return -1;
-	for (size_t i = 1; i <= need; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return -1;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if ((need == 2 && c < 0x800) || (need == 3 && (c < 0x10000 || c > 0x10ffff)) ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return -1;
-	*width = need + 1;
-	return (int32_t)c;
-}
-
-static size_t
-utf8_encode(uint32_t c, char *out)
-{
-	if (c < 0x80) {
-		out[0] = (char)c;
-		return 1;
-	}
-	if (c < 0x800) {
-		out[0] = (char)(0xc0 | (c >> 6));
-		out[1] = (char)(0x80 | (c & 0x3f));
-		return 2;
-	}
-	if (c < 0x10000) {
-		out[0] = (char)(0xe0 | (c >> 12));
-		out[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-		out[2] = (char)(0x80 | (c & 0x3f));
-		return 3;
-	}
-	out[0] = (char)(0xf0 | (c >> 18));
-	out[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-	out[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-	out[3] = (char)(0x80 | (c & 0x3f));
-	return 4;
-}
-
 /*
  * UnquoteExtend(): strconv.Unquote() that also takes single quotes. 's'
  * includes both quotes. Writes at most 3 bytes per input byte into 'out'.
@@ -624,14 +550,16 @@ unquote(struct kc_str s, char *out, size_t *ret_len)
 	while (n > 0) {
 		unsigned char c = q[0];
 		uint32_t v = 0;
-		int32_t rune;
 		size_t digits;
 
 		if (c == (unsigned char)quote)
 			return false;
 		if (c >= 0x80) {
-			rune = utf8_decode(q, n, &w);
-			o += utf8_encode(rune < 0 ? 0xfffd : (uint32_t)rune, out + o);
+			if ((w = kc_utf8_decode((const char *)q, n, &v)) == 0) {
+				v = 0xfffd;
+				w = 1;
+			}
+			o += kc_utf8_encode(v, out + o);
 			q += w;
 			n -= w;
 			continue;
@@ -660,7 +588,7 @@ unquote(struct kc_str s, char *out, size_t *ret_len)
 			if (n < digits)
 				return false;
 			for (size_t i = 0; i < digits; i++) {
-				int h = hexval(q[i]);
+				int h = kc_hex_digit(q[i]);
 
 				if (h < 0)
 					return false;
@@ -673,7 +601,7 @@ unquote(struct kc_str s, char *out, size_t *ret_len)
 			else if (v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
 				return false;
 			else
-				o += utf8_encode(v, out + o);
+				o += kc_utf8_encode(v, out + o);
 			break;
 		case '0': case '1': case '2': case '3':
 		case '4': case '5': case '6': case '7':
@@ -2113,7 +2041,7 @@ json_string(struct kc_buf *b, const char *s, size_t n)
 	for (size_t i = 0; i < n && r == 0;) {
 		unsigned char c = (unsigned char)s[i];
 		size_t w;
-		int32_t rune;
+		uint32_t rune;
 
 		if (c < 0x80) {
 			i++;
@@ -2136,11 +2064,11 @@ json_string(struct kc_buf *b, const char *s, size_t n)
 			}
 			continue;
 		}
-		rune = utf8_decode((const unsigned char *)s + i, n - i, &w);
-		if (rune < 0)
+		if ((w = kc_utf8_decode(s + i, n - i, &rune)) == 0) {
+			w = 1;
 			r = kc_buf_puts(b, "\\ufffd");
-		else if (rune == 0x2028 || rune == 0x2029)
-			r = kc_buf_printf(b, "\\u%04" PRIx32, (uint32_t)rune);
+		} else if (rune == 0x2028 || rune == 0x2029)
+			r = kc_buf_printf(b, "\\u%04" PRIx32, rune);
 		else
 			r = kc_buf_append(b, s + i, w);
 		i += w;

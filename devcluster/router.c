@@ -229,18 +229,6 @@ router_parse(enum dc_method method, const char *path, bool watch_param,
  * Query parameters and targets
  */
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Percent-decodes 'len' bytes; '+' becomes a space when 'plus' is set. */
 static int
 decode(const char *in, size_t len, bool plus, char **ret)
@@ -258,8 +246,8 @@ decode(const char *in, size_t len, bool plus, char **ret)
 				kc_free(out);
 				return -EINVAL;
 			}
-			hi = hexval(in[i + 1]);
-			lo = hi >= 0 ? hexval(in[i + 2]) : -1;
+			hi = kc_hex_digit(in[i + 1]);
+			lo = hi >= 0 ? kc_hex_digit(in[i + 2]) : -1;
 			if (lo < 0 || (hi == 0 && lo == 0)) {
 				kc_free(out);
 				return -EINVAL;

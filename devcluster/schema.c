@@ -379,87 +379,20 @@ path_pop(struct path *p, size_t len)
 	p->buf[len] = '\0';
 }
 
-/*
- * UTF-8, as Go's unicode/utf8 reads it: the length of the sequence at 's'
- * (at most 'n' bytes) and its code point, or 0 for an invalid byte.
- */
-static size_t
-utf8_decode(const unsigned char *s, size_t n, uint32_t *ret)
-{
-	uint32_t c;
-	size_t len;
-
-	if (n == 0)
-		return 0;
-	if (s[0] < 0x80) {
-		*ret = s[0];
-		return 1;
-	}
-	if ((s[0] & 0xe0) == 0xc0) {
-		len = 2;
-		c = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3;
-		c = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		len = 4;
-		c = s[0] & 0x07;
-	} else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 2 && c < 0x80) || (len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
-	    c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*ret = c;
-	return len;
-}
-
 /* utf8.RuneCountInString: an invalid byte counts as one rune. */
 static size_t
 utf8_count(const char *s, size_t n)
 {
-	const unsigned char *u = (const unsigned char *)s;
 	size_t count = 0, i = 0;
 	uint32_t c;
 
 	while (i < n) {
-		size_t l = utf8_decode(u + i, n - i, &c);
+		size_t l = kc_utf8_decode(s + i, n - i, &c);
 
 		i += l > 0 ? l : 1;
 		count++;
 	}
 	return count;
-}
-
-static size_t
-utf8_encode(uint32_t c, char out[4])
-{
-	if (c < 0x80) {
-		out[0] = (char)c;
-		return 1;
-	}
-	if (c < 0x800) {
-		out[0] = (char)(0xc0 | (c >> 6));
-		out[1] = (char)(0x80 | (c & 0x3f));
-		return 2;
-	}
-	if (c < 0x10000) {
-		out[0] = (char)(0xe0 | (c >> 12));
-		out[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-		out[2] = (char)(0x80 | (c & 0x3f));
-		return 3;
-	}
-	out[0] = (char)(0xf0 | (c >> 18));
-	out[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-	out[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-	out[3] = (char)(0x80 | (c & 0x3f));
-	return 4;
 }
 
 /*
@@ -490,7 +423,7 @@ go_quote(struct sb *b, const char *s, size_t n)
 	sb_putc(b, '"');
 	while (i < n) {
 		uint32_t c;
-		size_t l = utf8_decode(u + i, n - i, &c);
+		size_t l = kc_utf8_decode(s + i, n - i, &c);
 
 		if (l == 0) {
 			sb_printf(b, "\\x%02x", u[i]);
@@ -1427,18 +1360,6 @@ is_ere_special(char c)
 	return strchr(".[]()*+?{}|^$\\", c) != NULL;
 }
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* \xHH or \x{H...}: the code point; the number of bytes after "\x" used. */
 static size_t
 parse_hex_escape(const char *p, uint32_t *ret)
@@ -1448,18 +1369,18 @@ parse_hex_escape(const char *p, uint32_t *ret)
 
 	if (p[0] == '{') {
 		for (i = 1; p[i] != '}'; i++) {
-			if (hexval(p[i]) < 0 || i > 8)
+			if (kc_hex_digit(p[i]) < 0 || i > 8)
 				return 0;
-			c = c * 16 + (uint32_t)hexval(p[i]);
+			c = c * 16 + (uint32_t)kc_hex_digit(p[i]);
 		}
 		if (i == 1 || c > 0x10ffff)
 			return 0;
 		*ret = c;
 		return i + 1;
 	}
-	if (hexval(p[0]) < 0 || hexval(p[1]) < 0)
+	if (kc_hex_digit(p[0]) < 0 || kc_hex_digit(p[1]) < 0)
 		return 0;
-	*ret = (uint32_t)(hexval(p[0]) * 16 + hexval(p[1]));
+	*ret = (uint32_t)(kc_hex_digit(p[0]) * 16 + kc_hex_digit(p[1]));
 	return 2;
 }
 
@@ -1478,7 +1399,7 @@ re_literal(struct sb *o, uint32_t c)
 
 	if (c == 0)
 		return RE_UNSUPPORTED;
-	n = utf8_encode(c, u);
+	n = kc_utf8_encode(c, u);
 	if (n == 1 && is_ere_special(u[0]))
 		sb_putc(o, '\\');
 	sb_putn(o, u, n);
@@ -1559,7 +1480,7 @@ re_bracket(const char **pp, struct sb *o, const char *pat, char *why, size_t wsi
 			else if (c == '^')
 				caret = true;
 			else
-				sb_putn(&b, u, utf8_encode(c, u));
+				sb_putn(&b, u, kc_utf8_encode(c, u));
 			p += used;
 			break;
 		}
@@ -2021,7 +1942,7 @@ xtoi2(const char *s, size_t n, char sep)
 {
 	if (n < 2 || (n > 2 && s[2] != sep))
 		return false;
-	return hexval(s[0]) >= 0 && hexval(s[1]) >= 0;
+	return kc_hex_digit(s[0]) >= 0 && kc_hex_digit(s[1]) >= 0;
 }
 
 /* net.ParseMAC: 6, 8 or 20 octets as aa:bb, aa-bb or aabb.ccdd. */
@@ -2110,7 +2031,8 @@ fmt_uri(const char *s, size_t n)
 
 		if (c < 0x20 || c == 0x7f)
 			return false;
-		if (c == '%' && (j + 2 >= n || hexval(s[j + 1]) < 0 || hexval(s[j + 2]) < 0))
+		if (c == '%' && (j + 2 >= n || kc_hex_digit(s[j + 1]) < 0 ||
+		    kc_hex_digit(s[j + 2]) < 0))
 			return false;
 	}
 	if (n == 1 && s[0] == '*')
@@ -5795,7 +5717,7 @@ cdeprecation(struct cstate *cs, const struct json_object *ver)
 		c_invalid_str(cs, "deprecationWarning", w, "must not be an empty string");
 	for (size_t i = 0; i < n;) {
 		uint32_t c;
-		size_t l = utf8_decode((const unsigned char *)w + i, n - i, &c);
+		size_t l = kc_utf8_decode(w + i, n - i, &c);
 		char detail[160];
 
 		if (l == 0) {
@@ -5812,7 +5734,7 @@ cdeprecation(struct cstate *cs, const struct json_object *ver)
 	}
 	for (size_t i = 0; i < n;) {
 		uint32_t c;
-		size_t l = utf8_decode((const unsigned char *)w + i, n - i, &c);
+		size_t l = kc_utf8_decode(w + i, n - i, &c);
 
 		if (l == 0) {
 			c_invalid_str(cs, "deprecationWarning", w,

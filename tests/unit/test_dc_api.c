@@ -17,7 +17,7 @@
 #include <kc/json.h>
 #include <kc/str.h>
 
-#include "../../devcluster/devcluster.h"
+#include "dc_testutil.h"
 #include "testutil.h"
 
 #define TABLE_ACCEPT "application/json;as=Table;v=v1;g=meta.k8s.io," \
@@ -29,9 +29,7 @@ static void
 setup(void)
 {
 	fake_clock_install(5000000);
-	ck_assert_int_eq(api_new(&(struct dc_opts){ .kube_version = "1.32" }, &dc), 0);
-	ck_assert_int_eq(auth_add(dc->auth, "admin-token", "admin", "admin",
-	    (const char *const []){ "system:masters", NULL }), 0);
+	dc = dct_new(NULL);
 	ck_assert_int_eq(auth_add(dc->auth, "alice-token", "alice", "a1",
 	    (const char *const []){ "dev", NULL }), 0);
 }
@@ -43,87 +41,33 @@ teardown(void)
 	fake_clock_uninstall();
 }
 
-struct call {
-	enum dc_method	 method;
-	const char	*target;
-	const char	*body;
-	const char	*ctype;		/* default application/json with a body */
-	const char	*accept;
-	const char	*token;		/* default admin-token; "" for none */
-	const char	*imp_user;
-};
-
 /*
  * Runs a request; returns the parsed JSON body (NULL for text), or with
  * 'out' hands over the whole reply instead.
  */
 static struct json_object *
-run(const struct call *c, int want, struct dc_resp *out)
+run(const struct dct_call *c, int want, struct dc_resp *out)
 {
-	struct dc_req req = { 0 };
-	struct dc_resp resp;
-	struct json_object *o = NULL;
+	struct json_object *o = dct_run(dc, c, want, out);
 
-	resp_init(&resp);
-	ck_assert_int_eq(req_set_target(&req, c->target), 0);
-	req.method = c->method;
-	if (c->token == NULL || c->token[0] != '\0')
-		req.authorization = kc_asprintf("Bearer %s", c->token != NULL ? c->token :
-		    "admin-token");
-	if (c->body != NULL) {
-		req.body = kc_strdup(c->body);
-		req.body_len = strlen(c->body);
-		req.content_type = kc_strdup(c->ctype != NULL ? c->ctype : "application/json");
-	} else if (c->ctype != NULL)
-		req.content_type = kc_strdup(c->ctype);
-	if (c->accept != NULL)
-		req.accept = kc_strdup(c->accept);
-	if (c->imp_user != NULL)
-		req.imp_user = kc_strdup(c->imp_user);
-	api_handle(dc, &req, &resp);
-	ck_assert_msg(resp.status == want, "%s %s: got %d, want %d: %s",
-	    method_name(c->method), c->target, resp.status, want, kc_buf_str(&resp.body));
-	if (out == NULL && resp.stream == NULL && resp.content_type != NULL &&
-	    strncmp(resp.content_type, "application/json", 16) == 0)
-		ck_assert_int_eq(kc_json_parse(resp.body.data, resp.body.len, &o, NULL), 0);
-	if (out != NULL)
-		*out = resp;
-	else
-		resp_clear(&resp);
-	req_clear(&req);
-	return o;
+	if (out == NULL)
+		return o;
+	dct_put(o);
+	return NULL;
 }
 
 static struct json_object *
 do_call(enum dc_method m, const char *target, const char *body, int want)
 {
-	return run(&(struct call){ .method = m, .target = target, .body = body }, want, NULL);
+	return run(&(struct dct_call){ .method = m, .target = target, .body = body }, want,
+	    NULL);
 }
 
 /* The same, discarding the body. */
 static void
 expect(enum dc_method m, const char *target, const char *body, int want)
 {
-	struct json_object *o = do_call(m, target, body, want);
-
-	if (o != NULL)
-		json_object_put(o);
-}
-
-static void
-expect_message(struct json_object *o, const char *msg)
-{
-	ck_assert_ptr_nonnull(o);
-	ck_assert_msg(kc_json_str(o, "message") != NULL &&
-	    strcmp(kc_json_str(o, "message"), msg) == 0, "message %s, want %s",
-	    kc_json_str(o, "message"), msg);
-	json_object_put(o);
-}
-
-static const char *
-rv_of(const struct json_object *o)
-{
-	return kc_json_str(o, "metadata", "resourceVersion");
+	dct_put(do_call(m, target, body, want));
 }
 
 static void
@@ -142,15 +86,15 @@ START_TEST(health_version_auth)
 	struct dc_resp resp;
 	struct json_object *o;
 
-	run(&(struct call){ .method = DC_GET, .target = "/healthz", .token = "" }, 200, &resp);
+	run(&(struct dct_call){ .method = DC_GET, .target = "/healthz", .token = "" }, 200, &resp);
 	ck_assert_str_eq(kc_buf_str(&resp.body), "ok");
 	ck_assert_str_eq(resp.content_type, "text/plain; charset=utf-8");
 	resp_clear(&resp);
-	run(&(struct call){ .method = DC_GET, .target = "/livez?verbose", .token = "" }, 200,
+	run(&(struct dct_call){ .method = DC_GET, .target = "/livez?verbose", .token = "" }, 200,
 	    &resp);
 	ck_assert(strstr(kc_buf_str(&resp.body), "livez check passed") != NULL);
 	resp_clear(&resp);
-	o = run(&(struct call){ .method = DC_GET, .target = "/version", .token = "" }, 200,
+	o = run(&(struct dct_call){ .method = DC_GET, .target = "/version", .token = "" }, 200,
 	    NULL);
 	ck_assert_str_eq(kc_json_str(o, "major"), "1");
 	ck_assert_str_eq(kc_json_str(o, "minor"), "32");
@@ -158,24 +102,24 @@ START_TEST(health_version_auth)
 	ck_assert_str_eq(kc_json_str(o, "platform"), "linux/amd64");
 	json_object_put(o);
 	/* Everything else needs a token, and a bad token never passes. */
-	o = run(&(struct call){ .method = DC_GET, .target = "/api", .token = "" }, 401, NULL);
+	o = run(&(struct dct_call){ .method = DC_GET, .target = "/api", .token = "" }, 401, NULL);
 	ck_assert_str_eq(kc_json_str(o, "reason"), "Unauthorized");
-	expect_message(o, "Unauthorized");
-	json_object_put(run(&(struct call){ .method = DC_GET, .target = "/healthz",
+	dct_expect_message(o, "Unauthorized");
+	json_object_put(run(&(struct dct_call){ .method = DC_GET, .target = "/healthz",
 	    .token = "nope" }, 401, NULL));
-	json_object_put(run(&(struct call){ .method = DC_GET,
+	json_object_put(run(&(struct dct_call){ .method = DC_GET,
 	    .target = "/api/v1/namespaces", .token = "nope" }, 401, NULL));
 	/* Unknown paths: upstream's plain 404. */
-	run(&(struct call){ .method = DC_GET, .target = "/nope" }, 404, &resp);
+	run(&(struct dct_call){ .method = DC_GET, .target = "/nope" }, 404, &resp);
 	ck_assert_str_eq(kc_buf_str(&resp.body), "404 page not found\n");
 	resp_clear(&resp);
 	expect(DC_GET, "/openapi/v3", NULL, 404);
 	expect(DC_GET, "/apis/apps/v1/deployments", NULL, 404);
-	expect_message(do_call(DC_GET, "/api/v1/foos", NULL, 404),
+	dct_expect_message(do_call(DC_GET, "/api/v1/foos", NULL, 404),
 	    "the server could not find the requested resource");
-	expect_message(do_call(DC_GET, "/api/v1/pods/p1", NULL, 404),
+	dct_expect_message(do_call(DC_GET, "/api/v1/pods/p1", NULL, 404),
 	    "the server could not find the requested resource");
-	expect_message(do_call(DC_GET, "/api/v1/namespaces/default/configmaps/c/status",
+	dct_expect_message(do_call(DC_GET, "/api/v1/namespaces/default/configmaps/c/status",
 	    NULL, 404), "the server could not find the requested resource");
 	expect(DC_GET, "/api/v1/namespaces/default/nodes", NULL, 404);
 	/* A verb the resource does not have. */
@@ -233,23 +177,23 @@ START_TEST(create_get_list)
 	ck_assert_str_eq(kc_json_str(o, "metadata", "namespace"), "team-a");
 	ck_assert_str_eq(kc_json_str(o, "metadata", "creationTimestamp"),
 	    "2023-11-14T23:36:40Z");
-	ck_assert_ptr_nonnull(rv_of(o));
-	(void)kc_strlcpy(rv, rv_of(o), sizeof(rv));
+	ck_assert_ptr_nonnull(dct_rv(o));
+	(void)kc_strlcpy(rv, dct_rv(o), sizeof(rv));
 	json_object_put(o);
-	expect_message(do_call(DC_POST, "/api/v1/namespaces/team-a/configmaps",
+	dct_expect_message(do_call(DC_POST, "/api/v1/namespaces/team-a/configmaps",
 	    "{\"metadata\":{\"name\":\"c1\"}}", 409), "configmaps \"c1\" already exists");
-	expect_message(do_call(DC_POST, "/api/v1/namespaces/nope/configmaps",
+	dct_expect_message(do_call(DC_POST, "/api/v1/namespaces/nope/configmaps",
 	    "{\"metadata\":{\"name\":\"c1\"}}", 404), "namespaces \"nope\" not found");
-	expect_message(do_call(DC_POST, "/api/v1/namespaces/team-a/configmaps",
+	dct_expect_message(do_call(DC_POST, "/api/v1/namespaces/team-a/configmaps",
 	    "{\"metadata\":{\"name\":\"c2\",\"namespace\":\"other\"}}", 400),
 	    "the namespace of the provided object does not match the namespace sent on "
 	    "the request");
-	expect_message(do_call(DC_POST, "/api/v1/namespaces/team-a/configmaps",
+	dct_expect_message(do_call(DC_POST, "/api/v1/namespaces/team-a/configmaps",
 	    "{\"apiVersion\":\"v2\",\"metadata\":{\"name\":\"c2\"}}", 400),
 	    "the API version in the data (v2) does not match the expected API version (v1)");
 	expect(DC_POST, "/api/v1/namespaces/team-a/configmaps",
 	    "{\"kind\":\"Secret\",\"metadata\":{\"name\":\"c2\"}}", 400);
-	expect_message(do_call(DC_POST, "/api/v1/namespaces/team-a/configmaps",
+	dct_expect_message(do_call(DC_POST, "/api/v1/namespaces/team-a/configmaps",
 	    "{\"metadata\":{\"name\":\"c2\",\"resourceVersion\":\"5\"}}", 500),
 	    "resourceVersion should not be set on objects to be created");
 	expect(DC_POST, "/api/v1/namespaces/team-a/configmaps/c9", "{}", 405);
@@ -257,7 +201,7 @@ START_TEST(create_get_list)
 	o = do_call(DC_GET, "/api/v1/namespaces/team-a/configmaps/c1", NULL, 200);
 	ck_assert_str_eq(kc_json_str(o, "data", "k"), "v");
 	json_object_put(o);
-	expect_message(do_call(DC_GET, "/api/v1/namespaces/team-a/configmaps/zz", NULL, 404),
+	dct_expect_message(do_call(DC_GET, "/api/v1/namespaces/team-a/configmaps/zz", NULL, 404),
 	    "configmaps \"zz\" not found");
 
 	o = do_call(DC_GET, "/api/v1/namespaces/team-a/configmaps", NULL, 200);
@@ -267,7 +211,7 @@ START_TEST(create_get_list)
 	ck_assert_uint_eq(json_object_array_length(items), 1);
 	/* Built-in list items carry no apiVersion or kind. */
 	ck_assert_ptr_null(kc_json_get(json_object_array_get_idx(items, 0), "kind"));
-	ck_assert_str_eq(rv_of(o), rv);
+	ck_assert_str_eq(dct_rv(o), rv);
 	json_object_put(o);
 	/* Across namespaces, with selectors. */
 	o = do_call(DC_GET, "/api/v1/configmaps?labelSelector=app%3Dx", NULL, 200);
@@ -280,7 +224,7 @@ START_TEST(create_get_list)
 	    "metadata.name%3Dc1", NULL, 200);
 	ck_assert_uint_eq(json_object_array_length(kc_json_get(o, "items")), 1);
 	json_object_put(o);
-	expect_message(do_call(DC_GET, "/api/v1/configmaps?fieldSelector=spec.x%3D1", NULL,
+	dct_expect_message(do_call(DC_GET, "/api/v1/configmaps?fieldSelector=spec.x%3D1", NULL,
 	    400), "field label not supported: spec.x");
 	expect(DC_GET, "/api/v1/configmaps?labelSelector=a+in+(", NULL, 400);
 	expect(DC_GET, "/api/v1/configmaps?limit=abc", NULL, 400);
@@ -299,19 +243,19 @@ START_TEST(names)
 	    "causes"), 0), "field"), "metadata.name");
 	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(kc_json_get(o, "details",
 	    "causes"), 0), "reason"), "FieldValueInvalid");
-	expect_message(o, "ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: "
+	dct_expect_message(o, "ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: "
 	    "\"Bad_Name\": a lowercase RFC 1123 subdomain must consist of lower case "
 	    "alphanumeric characters, '-' or '.', and must start and end with an "
 	    "alphanumeric character (e.g. 'example.com', regex used for validation is "
 	    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
-	expect_message(do_call(DC_POST, "/api/v1/namespaces",
+	dct_expect_message(do_call(DC_POST, "/api/v1/namespaces",
 	    "{\"metadata\":{\"name\":\"a.b\"}}", 422),
 	    "Namespace \"a.b\" is invalid: metadata.name: Invalid value: \"a.b\": a "
 	    "lowercase RFC 1123 label must consist of lower case alphanumeric characters "
 	    "or '-', and must start and end with an alphanumeric character (e.g. "
 	    "'my-name',  or '123-abc', regex used for validation is "
 	    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
-	expect_message(do_call(DC_POST, "/api/v1/namespaces/default/configmaps",
+	dct_expect_message(do_call(DC_POST, "/api/v1/namespaces/default/configmaps",
 	    "{\"metadata\":{}}", 422), "ConfigMap \"\" is invalid: metadata.name: Required "
 	    "value: name or generateName is required");
 	expect(DC_POST, "/api/v1/namespaces/default/services",
@@ -337,24 +281,24 @@ START_TEST(bodies)
 {
 	struct json_object *o;
 
-	o = run(&(struct call){ .method = DC_POST,
+	o = run(&(struct dct_call){ .method = DC_POST,
 	    .target = "/api/v1/namespaces/default/configmaps", .ctype = "application/yaml",
 	    .body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n"
 	    "  n: \"1\"\n" }, 201, NULL);
 	ck_assert_str_eq(kc_json_str(o, "data", "n"), "1");
 	json_object_put(o);
-	o = run(&(struct call){ .method = DC_POST,
+	o = run(&(struct dct_call){ .method = DC_POST,
 	    .target = "/api/v1/namespaces/default/configmaps",
 	    .ctype = "application/vnd.kubernetes.protobuf", .body = "k8s" }, 415, NULL);
 	ck_assert_str_eq(kc_json_str(o, "reason"), "UnsupportedMediaType");
 	json_object_put(o);
-	json_object_put(run(&(struct call){ .method = DC_POST,
+	json_object_put(run(&(struct dct_call){ .method = DC_POST,
 	    .target = "/api/v1/namespaces/default/configmaps", .ctype = "text/plain",
 	    .body = "x" }, 415, NULL));
 	expect(DC_POST, "/api/v1/namespaces/default/configmaps", "[1]", 400);
 	expect(DC_POST, "/api/v1/namespaces/default/configmaps", "{bad", 400);
 	expect(DC_POST, "/api/v1/namespaces/default/configmaps", "", 400);
-	json_object_put(run(&(struct call){ .method = DC_POST,
+	json_object_put(run(&(struct dct_call){ .method = DC_POST,
 	    .target = "/api/v1/namespaces/default/configmaps", .ctype = "application/yaml",
 	    .body = "a: [" }, 400, NULL));
 }
@@ -367,28 +311,28 @@ START_TEST(update_semantics)
 
 	o = do_call(DC_POST, "/api/v1/namespaces/default/configmaps",
 	    "{\"metadata\":{\"name\":\"u\"},\"data\":{\"a\":\"1\"}}", 201);
-	(void)kc_strlcpy(rv, rv_of(o), sizeof(rv));
+	(void)kc_strlcpy(rv, dct_rv(o), sizeof(rv));
 	json_object_put(o);
 	/* Nothing changed: same resourceVersion. */
 	(void)snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"u\","
 	    "\"resourceVersion\":\"%s\"},\"data\":{\"a\":\"1\"}}", rv);
 	o = do_call(DC_PUT, "/api/v1/namespaces/default/configmaps/u", body, 200);
-	ck_assert_str_eq(rv_of(o), rv);
+	ck_assert_str_eq(dct_rv(o), rv);
 	json_object_put(o);
 	/* A change gets a new one; the old one then conflicts. */
 	(void)snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"u\","
 	    "\"resourceVersion\":\"%s\"},\"data\":{\"a\":\"2\"}}", rv);
 	o = do_call(DC_PUT, "/api/v1/namespaces/default/configmaps/u", body, 200);
-	ck_assert_str_ne(rv_of(o), rv);
+	ck_assert_str_ne(dct_rv(o), rv);
 	json_object_put(o);
 	o = do_call(DC_PUT, "/api/v1/namespaces/default/configmaps/u", body, 409);
 	ck_assert_str_eq(kc_json_str(o, "reason"), "Conflict");
-	expect_message(o, "Operation cannot be fulfilled on configmaps \"u\": the object has "
+	dct_expect_message(o, "Operation cannot be fulfilled on configmaps \"u\": the object has "
 	    "been modified; please apply your changes to the latest version and try again");
 	/* Built-ins update without a resourceVersion. */
 	expect(DC_PUT, "/api/v1/namespaces/default/configmaps/u",
 	    "{\"metadata\":{\"name\":\"u\"},\"data\":{\"a\":\"3\"}}", 200);
-	expect_message(do_call(DC_PUT, "/api/v1/namespaces/default/configmaps/u",
+	dct_expect_message(do_call(DC_PUT, "/api/v1/namespaces/default/configmaps/u",
 	    "{\"metadata\":{\"name\":\"v\"}}", 400), "the name of the object (v) does not "
 	    "match the name on the URL (u)");
 	expect(DC_PUT, "/api/v1/namespaces/default/configmaps/nope",
@@ -415,10 +359,10 @@ START_TEST(custom_resources)
 	ck_assert_ptr_null(kc_json_get(o, "status"));
 	ck_assert_int_eq(kc_json_int(o, 0, "metadata", "generation"), 1);
 	ck_assert_str_eq(kc_json_str(o, "apiVersion"), "trainyard.dev/v1beta1");
-	(void)kc_strlcpy(rv, rv_of(o), sizeof(rv));
+	(void)kc_strlcpy(rv, dct_rv(o), sizeof(rv));
 	json_object_put(o);
 	/* Custom resources need a resourceVersion to update. */
-	expect_message(do_call(DC_PUT, "/apis/trainyard.dev/v1beta1/namespaces/default/runs/r1",
+	dct_expect_message(do_call(DC_PUT, "/apis/trainyard.dev/v1beta1/namespaces/default/runs/r1",
 	    "{\"metadata\":{\"name\":\"r1\"},\"spec\":{\"nodes\":3}}", 422),
 	    "Run.trainyard.dev \"r1\" is invalid: metadata.resourceVersion: Invalid value: "
 	    "0x0: must be specified for an update");
@@ -431,7 +375,7 @@ START_TEST(custom_resources)
 	o = do_call(DC_PUT, "/apis/trainyard.dev/v1beta1/namespaces/default/runs/r1", body,
 	    200);
 	ck_assert_int_eq(kc_json_int(o, 0, "metadata", "generation"), 1);
-	(void)kc_strlcpy(rv, rv_of(o), sizeof(rv));
+	(void)kc_strlcpy(rv, dct_rv(o), sizeof(rv));
 	json_object_put(o);
 	/* ...a status write too, and it keeps everything else... */
 	(void)snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"r1\",\"resourceVersion\":"
@@ -443,7 +387,7 @@ START_TEST(custom_resources)
 	ck_assert_str_eq(kc_json_str(o, "status", "phase"), "Running");
 	ck_assert_int_eq(kc_json_int(o, 0, "spec", "nodes"), 2);
 	ck_assert_ptr_null(kc_json_get(o, "metadata", "labels", "ignored"));
-	(void)kc_strlcpy(rv, rv_of(o), sizeof(rv));
+	(void)kc_strlcpy(rv, dct_rv(o), sizeof(rv));
 	json_object_put(o);
 	/* ...while the main resource keeps the stored status. */
 	(void)snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"r1\",\"resourceVersion\":"
@@ -454,10 +398,10 @@ START_TEST(custom_resources)
 	ck_assert_str_eq(kc_json_str(o, "status", "phase"), "Running");
 	json_object_put(o);
 	/* Strategic merge patches are for built-ins only. */
-	o = run(&(struct call){ .method = DC_PATCH,
+	o = run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/apis/trainyard.dev/v1beta1/namespaces/default/runs/r1",
 	    .ctype = "application/strategic-merge-patch+json", .body = "{}" }, 415, NULL);
-	expect_message(o, "the body of the request was in an unknown format - accepted "
+	dct_expect_message(o, "the body of the request was in an unknown format - accepted "
 	    "media types include: application/json-patch+json, application/merge-patch+json, "
 	    "application/apply-patch+yaml");
 	/* Custom resource list items keep apiVersion and kind. */
@@ -486,41 +430,41 @@ START_TEST(patches)
 	expect(DC_POST, "/api/v1/namespaces/default/configmaps",
 	    "{\"metadata\":{\"name\":\"p\",\"labels\":{\"keep\":\"1\"}},\"data\":{\"a\":\"1\"}}",
 	    201);
-	o = run(&(struct call){ .method = DC_PATCH,
+	o = run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/configmaps/p?fieldManager=kubectl-label",
 	    .ctype = "application/strategic-merge-patch+json",
 	    .body = "{\"metadata\":{\"labels\":{\"team\":\"a\"}}}" }, 200, NULL);
 	ck_assert_str_eq(kc_json_str(o, "metadata", "labels", "team"), "a");
 	ck_assert_str_eq(kc_json_str(o, "metadata", "labels", "keep"), "1");
 	json_object_put(o);
-	o = run(&(struct call){ .method = DC_PATCH,
+	o = run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/configmaps/p",
 	    .ctype = "application/merge-patch+json",
 	    .body = "{\"data\":{\"a\":null,\"b\":\"2\"}}" }, 200, NULL);
 	ck_assert_ptr_null(kc_json_get(o, "data", "a"));
 	ck_assert_str_eq(kc_json_str(o, "data", "b"), "2");
 	json_object_put(o);
-	o = run(&(struct call){ .method = DC_PATCH,
+	o = run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/configmaps/p",
 	    .ctype = "application/json-patch+json",
 	    .body = "[{\"op\":\"add\",\"path\":\"/data/c\",\"value\":\"3\"}]" }, 200, NULL);
 	ck_assert_str_eq(kc_json_str(o, "data", "c"), "3");
 	json_object_put(o);
 	/* A failing test: 422; an undecodable patch: 400. */
-	o = run(&(struct call){ .method = DC_PATCH,
+	o = run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/configmaps/p",
 	    .ctype = "application/json-patch+json",
 	    .body = "[{\"op\":\"test\",\"path\":\"/data/c\",\"value\":\"x\"}]" }, 422, NULL);
 	ck_assert_str_eq(kc_json_str(o, "reason"), "Invalid");
 	json_object_put(o);
-	json_object_put(run(&(struct call){ .method = DC_PATCH,
+	json_object_put(run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/configmaps/p",
 	    .ctype = "application/json-patch+json", .body = "{\"op\":1}" }, 400, NULL));
-	json_object_put(run(&(struct call){ .method = DC_PATCH,
+	json_object_put(run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/configmaps/p",
 	    .ctype = "application/json", .body = "{}" }, 415, NULL));
 	/* A resourceVersion in the patch is a precondition. */
-	o = run(&(struct call){ .method = DC_PATCH,
+	o = run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/configmaps/p",
 	    .ctype = "application/merge-patch+json",
 	    .body = "{\"metadata\":{\"resourceVersion\":\"1\"},\"data\":{\"d\":\"4\"}}" }, 409,
@@ -528,11 +472,11 @@ START_TEST(patches)
 	ck_assert_str_eq(kc_json_str(o, "reason"), "Conflict");
 	json_object_put(o);
 	/* Renaming through a patch is refused. */
-	json_object_put(run(&(struct call){ .method = DC_PATCH,
+	json_object_put(run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/configmaps/p",
 	    .ctype = "application/merge-patch+json",
 	    .body = "{\"metadata\":{\"name\":\"q\"}}" }, 400, NULL));
-	json_object_put(run(&(struct call){ .method = DC_PATCH,
+	json_object_put(run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/configmaps/nope",
 	    .ctype = "application/merge-patch+json", .body = "{}" }, 404, NULL));
 	/* A patch that changes nothing keeps the resourceVersion. */
@@ -540,22 +484,22 @@ START_TEST(patches)
 		struct json_object *a, *b;
 
 		a = do_call(DC_GET, "/api/v1/namespaces/default/configmaps/p", NULL, 200);
-		b = run(&(struct call){ .method = DC_PATCH,
+		b = run(&(struct dct_call){ .method = DC_PATCH,
 		    .target = "/api/v1/namespaces/default/configmaps/p",
 		    .ctype = "application/merge-patch+json", .body = "{\"data\":{\"b\":\"2\"}}" },
 		    200, NULL);
-		ck_assert_str_eq(rv_of(a), rv_of(b));
+		ck_assert_str_eq(dct_rv(a), dct_rv(b));
 		json_object_put(a);
 		json_object_put(b);
 	}
 	/* Server-side apply without its handler: create, then merge. */
-	o = run(&(struct call){ .method = DC_PATCH,
+	o = run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/configmaps/sa?fieldManager=kubectl",
 	    .ctype = "application/apply-patch+yaml",
 	    .body = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"sa\"},"
 	    "\"data\":{\"x\":\"1\"}}" }, 201, NULL);
 	json_object_put(o);
-	o = run(&(struct call){ .method = DC_PATCH,
+	o = run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/configmaps/sa?fieldManager=kubectl",
 	    .ctype = "application/apply-patch+yaml",
 	    .body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sa\ndata:\n  y: \"2\"\n" },
@@ -563,13 +507,13 @@ START_TEST(patches)
 	ck_assert_str_eq(kc_json_str(o, "data", "x"), "1");
 	ck_assert_str_eq(kc_json_str(o, "data", "y"), "2");
 	json_object_put(o);
-	o = run(&(struct call){ .method = DC_PATCH,
+	o = run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/configmaps/sa",
 	    .ctype = "application/apply-patch+yaml",
 	    .body = "{\"metadata\":{\"name\":\"sa\"}}" }, 422, NULL);
-	expect_message(o, "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
+	dct_expect_message(o, "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
 	    "value: is required for apply patch");
-	json_object_put(run(&(struct call){ .method = DC_PATCH,
+	json_object_put(run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/configmaps/sa?fieldManager=m",
 	    .ctype = "application/apply-patch+yaml",
 	    .body = "{\"metadata\":{\"name\":\"sa\",\"managedFields\":[{}]}}" }, 400, NULL));
@@ -592,7 +536,7 @@ START_TEST(deletion)
 		(void)snprintf(want, sizeof(want), "Precondition failed: UID in precondition: "
 		    "wrong, UID in object meta: %s", kc_json_str(o, "metadata", "uid"));
 		ck_assert_str_eq(kc_json_str(e, "reason"), "Conflict");
-		expect_message(e, want);
+		dct_expect_message(e, want);
 	}
 	(void)snprintf(body, sizeof(body), "{\"preconditions\":{\"uid\":\"%s\"}}",
 	    kc_json_str(o, "metadata", "uid"));
@@ -620,15 +564,15 @@ START_TEST(deletion)
 	/* A second delete changes nothing. */
 	expect(DC_DELETE, "/api/v1/namespaces/default/configmaps/f", NULL, 200);
 	/* New finalizers on a deleting object are refused. */
-	o = run(&(struct call){ .method = DC_PATCH,
+	o = run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/configmaps/f",
 	    .ctype = "application/merge-patch+json",
 	    .body = "{\"metadata\":{\"finalizers\":[\"example.com/hold\",\"b.io/x\"]}}" },
 	    422, NULL);
-	expect_message(o, "ConfigMap \"f\" is invalid: metadata.finalizers: Forbidden: no new "
+	dct_expect_message(o, "ConfigMap \"f\" is invalid: metadata.finalizers: Forbidden: no new "
 	    "finalizers can be added if the object is being deleted, found new finalizers "
 	    "[]string{\"b.io/x\"}");
-	json_object_put(run(&(struct call){ .method = DC_PATCH,
+	json_object_put(run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/configmaps/f",
 	    .ctype = "application/merge-patch+json",
 	    .body = "{\"metadata\":{\"finalizers\":null}}" }, 200, NULL));
@@ -675,12 +619,12 @@ START_TEST(pods)
 	ck_assert_str_eq(kc_json_str(c, "imagePullPolicy"), "IfNotPresent");
 	json_object_put(o);
 	/* Images may change; anything else in spec may not. */
-	json_object_put(run(&(struct call){ .method = DC_PATCH,
+	json_object_put(run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/pods/p1",
 	    .ctype = "application/strategic-merge-patch+json",
 	    .body = "{\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"busybox:2\"}]}}" },
 	    200, NULL));
-	o = run(&(struct call){ .method = DC_PATCH,
+	o = run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/pods/p1",
 	    .ctype = "application/strategic-merge-patch+json",
 	    .body = "{\"spec\":{\"restartPolicy\":\"Never\"}}" }, 422, NULL);
@@ -690,7 +634,7 @@ START_TEST(pods)
 	o = do_call(DC_POST, "/api/v1/namespaces/default/pods",
 	    "{\"metadata\":{\"name\":\"p2\"},\"spec\":{\"containers\":[{\"name\":\"a\"},"
 	    "{\"name\":\"a\",\"image\":\"x\"}]}}", 422);
-	expect_message(o, "Pod \"p2\" is invalid: [spec.containers[0].image: Required value, "
+	dct_expect_message(o, "Pod \"p2\" is invalid: [spec.containers[0].image: Required value, "
 	    "spec.containers[1].name: Duplicate value: \"a\"]");
 	o = do_call(DC_POST, "/api/v1/namespaces/default/pods",
 	    "{\"metadata\":{\"name\":\"p3\"},\"spec\":{\"containers\":[{\"name\":\"a\","
@@ -721,12 +665,12 @@ START_TEST(pods)
 	{
 		struct dc_resp resp;
 
-		run(&(struct call){ .method = DC_GET,
+		run(&(struct dct_call){ .method = DC_GET,
 		    .target = "/api/v1/namespaces/default/pods/p1/log" }, 400, &resp);
 		ck_assert(strstr(kc_buf_str(&resp.body), "a container name must be specified "
 		    "for pod p1, choose one of: [main side]") != NULL);
 		resp_clear(&resp);
-		run(&(struct call){ .method = DC_GET,
+		run(&(struct dct_call){ .method = DC_GET,
 		    .target = "/api/v1/namespaces/default/pods/p1/log?container=main" }, 200,
 		    &resp);
 		ck_assert_str_eq(resp.content_type, "text/plain");
@@ -770,7 +714,7 @@ START_TEST(services)
 	o = do_call(DC_PUT, "/api/v1/namespaces/default/services/s1",
 	    "{\"metadata\":{\"name\":\"s1\"},\"spec\":{\"clusterIP\":\"10.96.9.9\","
 	    "\"ports\":[{\"port\":81}]}}", 422);
-	expect_message(o, "Service \"s1\" is invalid: spec.clusterIPs[0]: Invalid value: "
+	dct_expect_message(o, "Service \"s1\" is invalid: spec.clusterIPs[0]: Invalid value: "
 	    "\"10.96.9.9\": may not change once set");
 	o = do_call(DC_POST, "/api/v1/namespaces/default/services",
 	    "{\"metadata\":{\"name\":\"h\"},\"spec\":{\"clusterIP\":\"None\"}}", 201);
@@ -841,7 +785,7 @@ START_TEST(namespaces)
 	    "{\"metadata\":{\"name\":\"c1\"}}", 403);
 	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(kc_json_get(o, "details",
 	    "causes"), 0), "reason"), "NamespaceTerminating");
-	expect_message(o, "configmaps \"c1\" is forbidden: unable to create new content in "
+	dct_expect_message(o, "configmaps \"c1\" is forbidden: unable to create new content in "
 	    "namespace gone because it is being terminated");
 	/* The namespace controller empties it, then removes it. */
 	for (int i = 0; i < 10; i++) {
@@ -852,7 +796,7 @@ START_TEST(namespaces)
 	expect(DC_GET, "/api/v1/namespaces/gone/pods/p", NULL, 404);
 	expect(DC_GET, "/api/v1/namespaces/gone", NULL, 404);
 	o = do_call(DC_DELETE, "/api/v1/namespaces/kube-system", NULL, 403);
-	expect_message(o, "namespaces \"kube-system\" is forbidden: this namespace may not "
+	dct_expect_message(o, "namespaces \"kube-system\" is forbidden: this namespace may not "
 	    "be deleted");
 }
 END_TEST
@@ -872,7 +816,7 @@ START_TEST(list_options)
 	ck_assert_uint_eq(json_object_array_length(kc_json_get(o, "items")), 2);
 	ck_assert_int_eq(kc_json_int(o, -1, "metadata", "remainingItemCount"), 1);
 	ck_assert_ptr_nonnull(kc_json_str(o, "metadata", "continue"));
-	(void)kc_strlcpy(rv, rv_of(o), sizeof(rv));
+	(void)kc_strlcpy(rv, dct_rv(o), sizeof(rv));
 	(void)snprintf(target, sizeof(target),
 	    "/api/v1/namespaces/default/configmaps?limit=2&continue=%s",
 	    kc_json_str(o, "metadata", "continue"));
@@ -886,13 +830,13 @@ START_TEST(list_options)
 	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(kc_json_get(p, "items"), 0),
 	    "metadata", "name"), "l2");
 	ck_assert_ptr_null(kc_json_get(p, "metadata", "continue"));
-	ck_assert_str_eq(rv_of(p), rv);
+	ck_assert_str_eq(dct_rv(p), rv);
 	json_object_put(p);
-	expect_message(do_call(DC_GET, "/api/v1/configmaps?continue=garbage", NULL, 400),
+	dct_expect_message(do_call(DC_GET, "/api/v1/configmaps?continue=garbage", NULL, 400),
 	    "continue key is not valid: invalid continue token");
 
 	o = do_call(DC_GET, "/api/v1/configmaps?resourceVersionMatch=Exact", NULL, 422);
-	expect_message(o, "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: "
+	dct_expect_message(o, "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: "
 	    "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided");
 	expect(DC_GET, "/api/v1/configmaps?resourceVersion=0&resourceVersionMatch=Exact",
 	    NULL, 422);
@@ -901,7 +845,7 @@ START_TEST(list_options)
 	expect(DC_GET, "/api/v1/configmaps?sendInitialEvents=true", NULL, 422);
 	o = do_call(DC_GET, "/api/v1/configmaps?resourceVersion=1&resourceVersionMatch=Exact",
 	    NULL, 200);
-	ck_assert_str_eq(rv_of(o), "1");
+	ck_assert_str_eq(dct_rv(o), "1");
 	json_object_put(o);
 	o = do_call(DC_GET, "/api/v1/configmaps?resourceVersion=999999", NULL, 504);
 	ck_assert_str_eq(kc_json_str(o, "reason"), "Timeout");
@@ -914,11 +858,11 @@ START_TEST(list_options)
 	    "resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", NULL, 422);
 	ck_assert_str_eq(kc_json_str(o, "details", "kind"), "ListOptions");
 	ck_assert_str_eq(kc_json_str(o, "details", "group"), "meta.k8s.io");
-	expect_message(o, "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: "
+	dct_expect_message(o, "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: "
 	    "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList "
 	    "feature gate is enabled");
 	o = do_call(DC_GET, "/api/v1/configmaps?watch=1&sendInitialEvents=true", NULL, 422);
-	expect_message(o, "ListOptions.meta.k8s.io \"\" is invalid: [resourceVersionMatch: "
+	dct_expect_message(o, "ListOptions.meta.k8s.io \"\" is invalid: [resourceVersionMatch: "
 	    "Forbidden: sendInitialEvents requires setting resourceVersionMatch to "
 	    "NotOlderThan, sendInitialEvents: Forbidden: sendInitialEvents is forbidden for "
 	    "watch unless the WatchList feature gate is enabled]");
@@ -933,7 +877,7 @@ START_TEST(watch_request)
 	struct dc_chunk *c;
 	bool end;
 
-	run(&(struct call){ .method = DC_GET,
+	run(&(struct dct_call){ .method = DC_GET,
 	    .target = "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=5" },
 	    200, &resp);
 	ck_assert_ptr_nonnull(resp.stream);
@@ -952,7 +896,7 @@ START_TEST(watch_request)
 	ck_assert_uint_eq(watchhub_count(dc->hub), 0);
 
 	/* The deprecated form on one object. */
-	run(&(struct call){ .method = DC_GET,
+	run(&(struct dct_call){ .method = DC_GET,
 	    .target = "/api/v1/watch/namespaces/default/configmaps/w" }, 200, &resp);
 	c = resp.stream->ops->pull(resp.stream, &end);
 	ck_assert_ptr_nonnull(c);
@@ -974,7 +918,7 @@ START_TEST(dry_run)
 	expect(DC_GET, "/api/v1/namespaces/default/configmaps/dry", NULL, 404);
 	o = do_call(DC_POST, "/api/v1/namespaces/default/configmaps?dryRun=Some",
 	    "{\"metadata\":{\"name\":\"dry\"}}", 422);
-	expect_message(o, "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported "
+	dct_expect_message(o, "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported "
 	    "value: []string{\"Some\"}: supported values: \"All\"");
 	expect(DC_POST, "/api/v1/namespaces/default/configmaps",
 	    "{\"metadata\":{\"name\":\"dry\"},\"data\":{\"a\":\"1\"}}", 201);
@@ -995,12 +939,12 @@ START_TEST(tables)
 	expect(DC_POST, "/api/v1/namespaces/default/configmaps", "{\"metadata\":"
 	    "{\"name\":\"t\"}}", 201);
 	fake_clock_advance(95000);
-	o = run(&(struct call){ .method = DC_GET,
+	o = run(&(struct dct_call){ .method = DC_GET,
 	    .target = "/api/v1/namespaces/default/configmaps?limit=500",
 	    .accept = TABLE_ACCEPT }, 200, NULL);
 	ck_assert_str_eq(kc_json_str(o, "kind"), "Table");
 	ck_assert_str_eq(kc_json_str(o, "apiVersion"), "meta.k8s.io/v1");
-	ck_assert_ptr_nonnull(rv_of(o));
+	ck_assert_ptr_nonnull(dct_rv(o));
 	cols = kc_json_get(o, "columnDefinitions");
 	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(cols, 0), "name"), "Name");
 	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(cols, 0), "format"), "name");
@@ -1014,14 +958,14 @@ START_TEST(tables)
 	    "cells"), 2)), "95s");
 	ck_assert_str_eq(kc_json_str(row, "object", "metadata", "name"), "t");
 	json_object_put(o);
-	o = run(&(struct call){ .method = DC_GET,
+	o = run(&(struct dct_call){ .method = DC_GET,
 	    .target = "/api/v1/namespaces/default/configmaps/t?includeObject=None",
 	    .accept = "application/json;as=Table;v=v1beta1;g=meta.k8s.io" }, 200, NULL);
 	ck_assert_str_eq(kc_json_str(o, "apiVersion"), "meta.k8s.io/v1beta1");
 	row = json_object_array_get_idx(kc_json_get(o, "rows"), 0);
 	ck_assert_ptr_null(kc_json_get(row, "object"));
 	json_object_put(o);
-	json_object_put(run(&(struct call){ .method = DC_GET,
+	json_object_put(run(&(struct dct_call){ .method = DC_GET,
 	    .target = "/api/v1/namespaces/default/configmaps",
 	    .accept = "application/vnd.kubernetes.protobuf" }, 406, NULL));
 }
@@ -1062,11 +1006,11 @@ START_TEST(impersonate_and_authorize)
 	/* system:masters impersonates; the reply is the impersonated identity's. */
 	expect(DC_POST, "/api/v1/namespaces/default/configmaps", "{\"metadata\":"
 	    "{\"name\":\"i\"}}", 201);
-	o = run(&(struct call){ .method = DC_GET, .target = "/api/v1/namespaces/default/"
+	o = run(&(struct dct_call){ .method = DC_GET, .target = "/api/v1/namespaces/default/"
 	    "configmaps/i", .imp_user = "bob" }, 200, NULL);
 	json_object_put(o);
 	/* Without an authorizer, other users may do everything. */
-	o = run(&(struct call){ .method = DC_GET, .target = "/api/v1/namespaces/default/"
+	o = run(&(struct dct_call){ .method = DC_GET, .target = "/api/v1/namespaces/default/"
 	    "configmaps/i", .token = "alice-token" }, 200, NULL);
 	json_object_put(o);
 }
@@ -1087,20 +1031,20 @@ START_TEST(authorizer_hook)
 	struct json_object *o;
 
 	dc->hooks.authorize = deny_alice;
-	o = run(&(struct call){ .method = DC_GET,
+	o = run(&(struct dct_call){ .method = DC_GET,
 	    .target = "/api/v1/namespaces/default/configmaps/x", .token = "alice-token" },
 	    403, NULL);
 	ck_assert_str_eq(kc_json_str(o, "details", "kind"), "configmaps");
-	expect_message(o, "configmaps \"x\" is forbidden: User \"alice\" cannot get resource "
+	dct_expect_message(o, "configmaps \"x\" is forbidden: User \"alice\" cannot get resource "
 	    "\"configmaps\" in API group \"\" in the namespace \"default\": no RBAC policy "
 	    "matched");
-	o = run(&(struct call){ .method = DC_GET, .target = "/api/v1/nodes",
+	o = run(&(struct dct_call){ .method = DC_GET, .target = "/api/v1/nodes",
 	    .token = "alice-token" }, 403, NULL);
-	expect_message(o, "nodes is forbidden: User \"alice\" cannot list resource \"nodes\" "
+	dct_expect_message(o, "nodes is forbidden: User \"alice\" cannot list resource \"nodes\" "
 	    "in API group \"\" at the cluster scope: no RBAC policy matched");
-	o = run(&(struct call){ .method = DC_GET, .target = "/api", .token = "alice-token" },
+	o = run(&(struct dct_call){ .method = DC_GET, .target = "/api", .token = "alice-token" },
 	    403, NULL);
-	expect_message(o, "forbidden: User \"alice\" cannot get path \"/api\": no RBAC policy "
+	dct_expect_message(o, "forbidden: User \"alice\" cannot get path \"/api\": no RBAC policy "
 	    "matched");
 	/* system:masters is never asked about. */
 	expect(DC_GET, "/api/v1/nodes", NULL, 200);

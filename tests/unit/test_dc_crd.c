@@ -18,9 +18,9 @@
 #include <kc/json.h>
 #include <kc/str.h>
 
-#include "../../devcluster/devcluster.h"
 #include "../../devcluster/fieldmanager.h"
 #include "../../devcluster/table.h"
+#include "dc_testutil.h"
 #include "testutil.h"
 
 #define TABLE_ACCEPT "application/json;as=Table;v=v1;g=meta.k8s.io," \
@@ -37,9 +37,7 @@ static void
 setup(void)
 {
 	fake_clock_install(NOW_MS);
-	ck_assert_int_eq(api_new(&(struct dc_opts){ .kube_version = "1.32" }, &dc), 0);
-	ck_assert_int_eq(auth_add(dc->auth, "admin-token", "admin", "admin",
-	    (const char *const []){ "system:masters", NULL }), 0);
+	dc = dct_new(NULL);
 	ck_assert_int_eq(crd_init(dc), 0);
 }
 
@@ -50,63 +48,27 @@ teardown(void)
 	fake_clock_uninstall();
 }
 
-struct call {
-	enum dc_method	 method;
-	const char	*target;
-	const char	*body;
-	const char	*ctype;		/* default application/json with a body */
-	const char	*accept;
-};
-
 /*
  * Runs a request and checks its status; returns the parsed JSON body
- * (NULL for text), or with 'out' hands over the whole reply instead.
+ * (NULL for text), and with 'out' hands over the whole reply too.
  */
 static struct json_object *
-run(const struct call *c, int want, struct dc_resp *out)
+run(const struct dct_call *c, int want, struct dc_resp *out)
 {
-	struct dc_req req = { 0 };
-	struct dc_resp resp;
-	struct json_object *o = NULL;
-
-	resp_init(&resp);
-	ck_assert_int_eq(req_set_target(&req, c->target), 0);
-	req.method = c->method;
-	req.authorization = kc_strdup("Bearer admin-token");
-	if (c->body != NULL) {
-		req.body = kc_strdup(c->body);
-		req.body_len = strlen(c->body);
-		req.content_type = kc_strdup(c->ctype != NULL ? c->ctype : "application/json");
-	}
-	if (c->accept != NULL)
-		req.accept = kc_strdup(c->accept);
-	api_handle(dc, &req, &resp);
-	ck_assert_msg(resp.status == want, "%s %s: got %d, want %d: %s",
-	    method_name(c->method), c->target, resp.status, want, kc_buf_str(&resp.body));
-	if (resp.stream == NULL && resp.content_type != NULL &&
-	    strncmp(resp.content_type, "application/json", 16) == 0)
-		ck_assert_int_eq(kc_json_parse(resp.body.data, resp.body.len, &o, NULL), 0);
-	if (out != NULL)
-		*out = resp;
-	else
-		resp_clear(&resp);
-	req_clear(&req);
-	return o;
+	return dct_run(dc, c, want, out);
 }
 
 static struct json_object *
 call(enum dc_method m, const char *target, const char *body, int want)
 {
-	return run(&(struct call){ .method = m, .target = target, .body = body }, want, NULL);
+	return run(&(struct dct_call){ .method = m, .target = target, .body = body }, want,
+	    NULL);
 }
 
 static void
 expect(enum dc_method m, const char *target, const char *body, int want)
 {
-	struct json_object *o = call(m, target, body, want);
-
-	if (o != NULL)
-		json_object_put(o);
+	dct_put(call(m, target, body, want));
 }
 
 /* POSTs a YAML fixture of tests/fixtures/crd (or another directory). */
@@ -114,7 +76,7 @@ static struct json_object *
 post_fixture(const char *target, const char *fixture, int want)
 {
 	char *text = tu_fixture(fixture, NULL);
-	struct json_object *o = run(&(struct call){ .method = DC_POST, .target = target,
+	struct json_object *o = run(&(struct dct_call){ .method = DC_POST, .target = target,
 	    .body = text, .ctype = "application/yaml" }, want, NULL);
 
 	kc_free(text);
@@ -142,14 +104,6 @@ check_str(const struct json_object *o, const char *want, const char *what)
 
 	ck_assert_msg(got != NULL && strcmp(got, want) == 0, "%s: got %s, want %s", what,
 	    got != NULL ? got : "(null)", want);
-}
-
-static void
-expect_message(struct json_object *o, const char *msg)
-{
-	ck_assert_ptr_nonnull(o);
-	check_str(o, msg, "message");
-	json_object_put(o);
 }
 
 static const struct json_object *
@@ -182,12 +136,6 @@ header(const struct dc_resp *resp, size_t i)
 	ck_assert_uint_lt(i, resp->nheaders);
 	ck_assert_str_eq(resp->headers[i].name, "Warning");
 	return resp->headers[i].value;
-}
-
-static const char *
-rv_of(const struct json_object *o)
-{
-	return kc_json_str(o, "metadata", "resourceVersion");
 }
 
 /* Drains the timers (the cleanup controller) until none is due. */
@@ -305,7 +253,7 @@ START_TEST(crd_validation)
 	    "\"spec\":{\"group\":\"example.com\",\"scope\":\"Namespaced\",\"names\":"
 	    "{\"plural\":\"as\",\"kind\":\"A\"},\"versions\":[{\"name\":\"v1\",\"served\":true,"
 	    "\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\"}}}]}}", 422);
-	expect_message(o, "CustomResourceDefinition.apiextensions.k8s.io \"wrong.example.com\" "
+	dct_expect_message(o, "CustomResourceDefinition.apiextensions.k8s.io \"wrong.example.com\" "
 	    "is invalid: metadata.name: Invalid value: \"wrong.example.com\": must be "
 	    "spec.names.plural+\".\"+spec.group");
 	/* A field of the wrong JSON type: 400 from the decoder. */
@@ -328,7 +276,7 @@ START_TEST(crd_validation)
 	json_object_put(o);
 	ck_assert_ptr_nonnull(registry_find(dc, "example.com", "v1", "bees"));
 	/* Updates: the group is immutable. */
-	o = run(&(struct call){ .method = DC_PATCH, .target = CRDS "/bees.example.com",
+	o = run(&(struct dct_call){ .method = DC_PATCH, .target = CRDS "/bees.example.com",
 	    .body = "{\"spec\":{\"group\":\"example.org\"}}",
 	    .ctype = "application/merge-patch+json" }, 422, NULL);
 	ck_assert_ptr_nonnull(strstr(kc_json_str(o, "message"),
@@ -386,15 +334,15 @@ START_TEST(cr_field_validation)
 	add_runs_crd();
 	/* Strict: 400 naming every unknown field. */
 	(void)snprintf(text, sizeof(text), body, "s");
-	o = run(&(struct call){ .method = DC_POST, .target = RUNS "?fieldValidation=Strict",
+	o = run(&(struct dct_call){ .method = DC_POST, .target = RUNS "?fieldValidation=Strict",
 	    .body = text }, 400, NULL);
-	expect_message(o, "Run in version \"v1beta1\" cannot be handled as a Run: strict "
+	dct_expect_message(o, "Run in version \"v1beta1\" cannot be handled as a Run: strict "
 	    "decoding error: unknown field \"metadata.foo\", unknown field \"spec.env[0].x\", "
 	    "unknown field \"spec.gpus\"");
 	expect(DC_GET, RUNS "/s", NULL, 404);
 	/* Warn (also the default): pruned, one warning per field. */
 	(void)snprintf(text, sizeof(text), body, "w");
-	o = run(&(struct call){ .method = DC_POST, .target = RUNS, .body = text }, 201, &resp);
+	o = run(&(struct dct_call){ .method = DC_POST, .target = RUNS, .body = text }, 201, &resp);
 	ck_assert_uint_eq(resp.nheaders, 3);
 	ck_assert_str_eq(header(&resp, 0), "299 - \"unknown field \\\"metadata.foo\\\"\"");
 	ck_assert_str_eq(header(&resp, 1), "299 - \"unknown field \\\"spec.env[0].x\\\"\"");
@@ -410,23 +358,23 @@ START_TEST(cr_field_validation)
 	json_object_put(o);
 	/* Ignore: pruned silently. */
 	(void)snprintf(text, sizeof(text), body, "i");
-	o = run(&(struct call){ .method = DC_POST, .target = RUNS "?fieldValidation=Ignore",
+	o = run(&(struct dct_call){ .method = DC_POST, .target = RUNS "?fieldValidation=Ignore",
 	    .body = text }, 201, &resp);
 	ck_assert_uint_eq(resp.nheaders, 0);
 	resp_clear(&resp);
 	ck_assert_ptr_null(kc_json_get(o, "spec", "gpus"));
 	json_object_put(o);
 	/* An unknown directive: 422 from the options. */
-	o = run(&(struct call){ .method = DC_POST, .target = RUNS "?fieldValidation=Loud",
+	o = run(&(struct dct_call){ .method = DC_POST, .target = RUNS "?fieldValidation=Loud",
 	    .body = text }, 422, NULL);
-	expect_message(o, "CreateOptions.meta.k8s.io \"\" is invalid: fieldValidation: "
+	dct_expect_message(o, "CreateOptions.meta.k8s.io \"\" is invalid: fieldValidation: "
 	    "Unsupported value: \"Loud\": supported values: \"\", \"Ignore\", \"Strict\", "
 	    "\"Warn\"");
 	/* Patches are checked too. */
-	o = run(&(struct call){ .method = DC_PATCH, .target = RUNS "/w?fieldValidation=Strict",
+	o = run(&(struct dct_call){ .method = DC_PATCH, .target = RUNS "/w?fieldValidation=Strict",
 	    .body = "{\"spec\":{\"extra\":true}}", .ctype = "application/merge-patch+json" },
 	    400, NULL);
-	expect_message(o, "Run in version \"v1beta1\" cannot be handled as a Run: strict "
+	dct_expect_message(o, "Run in version \"v1beta1\" cannot be handled as a Run: strict "
 	    "decoding error: unknown field \"spec.extra\"");
 }
 END_TEST
@@ -458,26 +406,26 @@ START_TEST(cr_schema_validation)
 	    "spec.image: Required value"));
 	json_object_put(o);
 	o = call(DC_POST, RUNS, "{\"metadata\":{\"name\":\"nospec\"}}", 422);
-	expect_message(o, "Run.trainyard.dev \"nospec\" is invalid: spec: Required value");
+	dct_expect_message(o, "Run.trainyard.dev \"nospec\" is invalid: spec: Required value");
 	/* A valid one, then an invalid update. */
 	o = post_fixture(RUNS, "crd/run-r1.yaml", 201);
 	json_object_put(o);
-	o = run(&(struct call){ .method = DC_PATCH, .target = RUNS "/r1",
+	o = run(&(struct dct_call){ .method = DC_PATCH, .target = RUNS "/r1",
 	    .body = "{\"spec\":{\"nodes\":65}}", .ctype = "application/merge-patch+json" },
 	    422, NULL);
-	expect_message(o, "Run.trainyard.dev \"r1\" is invalid: spec.nodes: Invalid value: "
+	dct_expect_message(o, "Run.trainyard.dev \"r1\" is invalid: spec.nodes: Invalid value: "
 	    "65: spec.nodes in body should be less than or equal to 64");
 	/* A patch that removes a defaulted field gets it back. */
-	o = run(&(struct call){ .method = DC_PATCH, .target = RUNS "/r1",
+	o = run(&(struct dct_call){ .method = DC_PATCH, .target = RUNS "/r1",
 	    .body = "{\"spec\":{\"mode\":null}}", .ctype = "application/merge-patch+json" },
 	    200, NULL);
 	check_str(kc_json_get(o, "spec"), "Train", "mode");
 	json_object_put(o);
 	/* Strategic merge patch: 415 for custom resources. */
-	o = run(&(struct call){ .method = DC_PATCH, .target = RUNS "/r1",
+	o = run(&(struct dct_call){ .method = DC_PATCH, .target = RUNS "/r1",
 	    .body = "{\"spec\":{\"nodes\":2}}",
 	    .ctype = "application/strategic-merge-patch+json" }, 415, NULL);
-	expect_message(o, "the body of the request was in an unknown format - accepted media "
+	dct_expect_message(o, "the body of the request was in an unknown format - accepted media "
 	    "types include: application/json-patch+json, application/merge-patch+json, "
 	    "application/apply-patch+yaml");
 }
@@ -496,7 +444,7 @@ START_TEST(cr_status_subresource)
 	ck_assert_int_eq(kc_json_int(o, 0, "metadata", "generation"), 1);
 	json_object_put(o);
 	/* /status changes status only, generation stays. */
-	o = run(&(struct call){ .method = DC_PATCH, .target = RUNS "/r1/status",
+	o = run(&(struct dct_call){ .method = DC_PATCH, .target = RUNS "/r1/status",
 	    .body = "{\"spec\":{\"nodes\":9},\"metadata\":{\"labels\":{\"a\":\"b\"}},"
 	    "\"status\":{\"phase\":\"Running\"}}", .ctype = "application/merge-patch+json" },
 	    200, NULL);
@@ -504,7 +452,7 @@ START_TEST(cr_status_subresource)
 	ck_assert_int_eq(kc_json_int(o, 0, "spec", "nodes"), 1);
 	ck_assert_ptr_null(kc_json_get(o, "metadata", "labels"));
 	ck_assert_int_eq(kc_json_int(o, 0, "metadata", "generation"), 1);
-	rv = rv_of(o);
+	rv = dct_rv(o);
 	/* The main resource keeps the stored status; spec changes bump generation. */
 	(void)snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"r1\","
 	    "\"resourceVersion\":\"%s\"},\"spec\":{\"image\":\"i\",\"nodes\":3},"
@@ -515,13 +463,13 @@ START_TEST(cr_status_subresource)
 	ck_assert_int_eq(kc_json_int(o, 0, "metadata", "generation"), 2);
 	json_object_put(o);
 	/* Metadata-only changes do not. */
-	o = run(&(struct call){ .method = DC_PATCH, .target = RUNS "/r1",
+	o = run(&(struct dct_call){ .method = DC_PATCH, .target = RUNS "/r1",
 	    .body = "{\"metadata\":{\"labels\":{\"team\":\"a\"}}}",
 	    .ctype = "application/merge-patch+json" }, 200, NULL);
 	ck_assert_int_eq(kc_json_int(o, 0, "metadata", "generation"), 2);
 	json_object_put(o);
 	/* The status is validated too. */
-	o = run(&(struct call){ .method = DC_PATCH, .target = RUNS "/r1/status",
+	o = run(&(struct dct_call){ .method = DC_PATCH, .target = RUNS "/r1/status",
 	    .body = "{\"status\":{\"readyNodes\":\"many\"}}",
 	    .ctype = "application/merge-patch+json" }, 422, NULL);
 	ck_assert_ptr_nonnull(strstr(kc_json_str(o, "message"), "status.readyNodes"));
@@ -550,7 +498,7 @@ START_TEST(cr_versions)
 	/* The deprecated version warns on every request. */
 	o = post_fixture(RUNS_A, "crd/run-r2-v1alpha1.yaml", 201);
 	json_object_put(o);
-	o = run(&(struct call){ .method = DC_GET, .target = RUNS_A "/r2" }, 200, &resp);
+	o = run(&(struct dct_call){ .method = DC_GET, .target = RUNS_A "/r2" }, 200, &resp);
 	ck_assert_uint_eq(resp.nheaders, 1);
 	ck_assert_str_eq(header(&resp, 0), "299 - \"trainyard.dev/v1alpha1 Run is deprecated; "
 	    "use trainyard.dev/v1beta1 Run\"");
@@ -566,7 +514,7 @@ START_TEST(cr_versions)
 	ck_assert_ptr_nonnull(stored);
 	check_str(stored, "trainyard.dev/v1beta1", "apiVersion");
 	/* v1beta1 applies its own defaults on read. */
-	o = run(&(struct call){ .method = DC_POST, .target = RUNS_A, .body =
+	o = run(&(struct dct_call){ .method = DC_POST, .target = RUNS_A, .body =
 	    "{\"metadata\":{\"name\":\"r3\"},\"spec\":{\"image\":\"i\"}}" }, 201, NULL);
 	ck_assert_ptr_null(kc_json_get(o, "spec", "mode"));
 	json_object_put(o);
@@ -641,7 +589,7 @@ START_TEST(cr_tables)
 	o = post_fixture(RUNS, "crd/run-r1.yaml", 201);
 	json_object_put(o);
 	fake_clock_advance(95000);
-	o = run(&(struct call){ .method = DC_GET, .target = RUNS, .accept = TABLE_ACCEPT },
+	o = run(&(struct dct_call){ .method = DC_GET, .target = RUNS, .accept = TABLE_ACCEPT },
 	    200, NULL);
 	check_str(o, "Table", "kind");
 	cols = kc_json_get(o, "columnDefinitions");
@@ -657,7 +605,7 @@ START_TEST(cr_tables)
 	    "[\"r1\",4,\"Train\",null,null,\"95s\"]");
 	json_object_put(o);
 	/* A single object, and the v1alpha1 columns. */
-	o = run(&(struct call){ .method = DC_GET, .target = RUNS_A "/r1",
+	o = run(&(struct dct_call){ .method = DC_GET, .target = RUNS_A "/r1",
 	    .accept = TABLE_ACCEPT }, 200, NULL);
 	ck_assert_uint_eq(json_object_array_length(kc_json_get(o, "columnDefinitions")), 3);
 	cells = kc_json_get(json_object_array_get_idx(kc_json_get(o, "rows"), 0), "cells");
@@ -676,7 +624,7 @@ START_TEST(cr_tables)
 	add_fixture(CRDS, "schema/podgroup-crd.yaml");
 	add_fixture("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups",
 	    "crd/podgroup-pg1.yaml");
-	o = run(&(struct call){ .method = DC_GET,
+	o = run(&(struct dct_call){ .method = DC_GET,
 	    .target = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups",
 	    .accept = TABLE_ACCEPT }, 200, NULL);
 	cols = kc_json_get(o, "columnDefinitions");
@@ -703,7 +651,7 @@ START_TEST(cr_field_selectors)
 	ck_assert_uint_eq(json_object_array_length(kc_json_get(o, "items")), 1);
 	json_object_put(o);
 	o = call(DC_GET, RUNS "?fieldSelector=spec.nodes%3D4", NULL, 400);
-	expect_message(o, "field label not supported: spec.nodes");
+	dct_expect_message(o, "field label not supported: spec.nodes");
 	/* v1alpha1 declares no selectable fields. */
 	expect(DC_GET, RUNS_A "?fieldSelector=spec.mode%3DEval", NULL, 400);
 	/* Cluster-scoped: no metadata.namespace. */
@@ -720,7 +668,7 @@ START_TEST(cr_scale)
 
 	add_runs_crd();
 	json_object_put(post_fixture(RUNS, "crd/run-r1.yaml", 201));
-	json_object_put(run(&(struct call){ .method = DC_PATCH, .target = RUNS "/r1/status",
+	json_object_put(run(&(struct dct_call){ .method = DC_PATCH, .target = RUNS "/r1/status",
 	    .body = "{\"status\":{\"readyNodes\":2,\"selector\":\"run=r1\"}}",
 	    .ctype = "application/merge-patch+json" }, 200, NULL));
 	o = call(DC_GET, RUNS "/r1/scale", NULL, 200);
@@ -731,7 +679,7 @@ START_TEST(cr_scale)
 	check_str(kc_json_get(o, "status"), "run=r1", "selector");
 	check_str(kc_json_get(o, "metadata"), "r1", "name");
 	json_object_put(o);
-	o = run(&(struct call){ .method = DC_PATCH, .target = RUNS "/r1/scale",
+	o = run(&(struct dct_call){ .method = DC_PATCH, .target = RUNS "/r1/scale",
 	    .body = "{\"spec\":{\"replicas\":6}}", .ctype = "application/merge-patch+json" },
 	    200, NULL);
 	ck_assert_int_eq(kc_json_int(o, 0, "spec", "replicas"), 6);
@@ -745,7 +693,7 @@ START_TEST(cr_scale)
 	o = call(DC_PUT, RUNS "/r1/scale", body, 409);
 	json_object_put(o);
 	o = call(DC_PUT, RUNS "/r1/scale", "{\"spec\":{\"replicas\":-1}}", 422);
-	expect_message(o, "Scale.autoscaling \"r1\" is invalid: spec.replicas: Invalid "
+	dct_expect_message(o, "Scale.autoscaling \"r1\" is invalid: spec.replicas: Invalid "
 	    "value: -1: must be greater than or equal to 0");
 	/* The resource's schema still applies. */
 	o = call(DC_PUT, RUNS "/r1/scale", "{\"spec\":{\"replicas\":100}}", 422);
@@ -787,7 +735,7 @@ START_TEST(crd_deletion)
 	o = call(DC_POST, RUNS, "{\"metadata\":{\"name\":\"late\"},\"spec\":{\"image\":\"i\"}}",
 	    405);
 	check_str(o, "MethodNotAllowed", "reason");
-	expect_message(o, "create not allowed while custom resource definition is "
+	dct_expect_message(o, "create not allowed while custom resource definition is "
 	    "terminating");
 	/* The cleanup deletes what it can; the finalizer holds one back. */
 	settle();
@@ -801,7 +749,7 @@ START_TEST(crd_deletion)
 	ck_assert_ptr_nonnull(c);
 	chunk_unref(c);
 	/* Releasing the finalizer lets the CRD go, its types and watches too. */
-	json_object_put(run(&(struct call){ .method = DC_PATCH, .target = RUNS "/keep",
+	json_object_put(run(&(struct dct_call){ .method = DC_PATCH, .target = RUNS "/keep",
 	    .body = "{\"metadata\":{\"finalizers\":null}}",
 	    .ctype = "application/merge-patch+json" }, 200, NULL));
 	settle();

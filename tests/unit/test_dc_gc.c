@@ -18,7 +18,7 @@
 #include <kc/json.h>
 #include <kc/str.h>
 
-#include "../../devcluster/devcluster.h"
+#include "dc_testutil.h"
 #include "testutil.h"
 
 #define CM_PATH		"/api/v1/namespaces/default/configmaps"
@@ -30,9 +30,7 @@ static void
 setup(void)
 {
 	fake_clock_install(5000000);
-	ck_assert_int_eq(api_new(&(struct dc_opts){ .kube_version = "1.32" }, &dc), 0);
-	ck_assert_int_eq(auth_add(dc->auth, "admin-token", "admin", "admin",
-	    (const char *const []){ "system:masters", NULL }), 0);
+	dc = dct_new(NULL);
 	ck_assert_int_eq(gc_init(dc), 0);
 	ck_assert_int_eq(namespace_init(dc), 0);
 }
@@ -46,42 +44,23 @@ teardown(void)
 	fake_clock_uninstall();
 }
 
-/* Runs a request; returns the parsed reply (NULL when not JSON). */
+/*
+ * Runs a request; returns the parsed reply (NULL when not JSON). A body
+ * defaults to JSON, or to a merge patch for PATCH.
+ */
 static struct json_object *
 call(enum dc_method m, const char *target, const char *body, const char *ctype, int want)
 {
-	struct dc_req req = { 0 };
-	struct dc_resp resp;
-	struct json_object *o = NULL;
-
-	resp_init(&resp);
-	ck_assert_int_eq(req_set_target(&req, target), 0);
-	req.method = m;
-	req.authorization = kc_strdup("Bearer admin-token");
-	if (body != NULL) {
-		req.body = kc_strdup(body);
-		req.body_len = strlen(body);
-		req.content_type = kc_strdup(ctype != NULL ? ctype : m == DC_PATCH ?
-		    "application/merge-patch+json" : "application/json");
-	}
-	api_handle(dc, &req, &resp);
-	ck_assert_msg(resp.status == want, "%s %s: got %d, want %d: %s", method_name(m),
-	    target, resp.status, want, kc_buf_str(&resp.body));
-	if (resp.content_type != NULL && strncmp(resp.content_type, "application/json",
-	    16) == 0 && resp.body.len > 0)
-		ck_assert_int_eq(kc_json_parse(resp.body.data, resp.body.len, &o, NULL), 0);
-	resp_clear(&resp);
-	req_clear(&req);
-	return o;
+	if (body != NULL && ctype == NULL && m == DC_PATCH)
+		ctype = "application/merge-patch+json";
+	return dct_run(dc, &(struct dct_call){ .method = m, .target = target, .body = body,
+	    .ctype = body != NULL ? ctype : NULL }, want, NULL);
 }
 
 static void
 expect(enum dc_method m, const char *target, const char *body, int want)
 {
-	struct json_object *o = call(m, target, body, NULL, want);
-
-	if (o != NULL)
-		json_object_put(o);
+	dct_put(call(m, target, body, NULL, want));
 }
 
 /*
@@ -107,10 +86,7 @@ settle(uint64_t horizon_ms)
 static const struct json_object *
 stored(const char *plural, const char *ns, const char *name)
 {
-	const struct dc_rtype *rt = registry_find_any(dc, "", plural);
-
-	ck_assert_ptr_nonnull(rt);
-	return coll_get(rt->coll, ns, name);
+	return coll_get(dct_type(dc, plural)->coll, ns, name);
 }
 
 /*

@@ -29,7 +29,7 @@
 #include <kc/json.h>
 #include <kc/str.h>
 
-#include "../../devcluster/devcluster.h"
+#include "dc_testutil.h"
 #include "testutil.h"
 
 #define PB_ACCEPT	"application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
@@ -46,11 +46,9 @@ static void
 setup(void)
 {
 	fake_clock_install(5000000);
-	ck_assert_int_eq(api_new(&(struct dc_opts){ .kube_version = "1.32" }, &dc), 0);
+	dc = dct_new(NULL);
 	ck_assert_int_eq(openapi_init(dc), 0);
 	ck_assert_int_eq(ssa_init(dc), 0);
-	ck_assert_int_eq(auth_add(dc->auth, "admin-token", "admin", "admin",
-	    (const char *const []){ "system:masters", NULL }), 0);
 }
 
 static void
@@ -60,79 +58,34 @@ teardown(void)
 	fake_clock_uninstall();
 }
 
-struct call {
-	enum dc_method	 method;
-	const char	*target;
-	const char	*body;
-	size_t		 body_len;	/* 0: strlen(body) */
-	const char	*ctype;		/* default application/json with a body */
-	const char	*accept;
-	const char	*user_agent;
-};
-
 /*
  * Runs a request into 'resp' (initialised here; the caller clears it),
  * with allocations failing after 'fail' (SIZE_MAX: never) while the
  * server answers.
  */
 static void
-raw_failing(const struct call *c, struct dc_resp *resp, size_t fail)
+raw_failing(const struct dct_call *c, struct dc_resp *resp, size_t fail)
 {
-	struct dc_req req = { 0 };
-
-	resp_init(resp);
-	ck_assert_int_eq(req_set_target(&req, c->target), 0);
-	req.method = c->method;
-	req.authorization = kc_strdup("Bearer admin-token");
-	if (c->body != NULL) {
-		req.body_len = c->body_len != 0 ? c->body_len : strlen(c->body);
-		req.body = kc_memdup(c->body, req.body_len + 1);
-		req.content_type = kc_strdup(c->ctype != NULL ? c->ctype : "application/json");
-	}
-	if (c->accept != NULL)
-		req.accept = kc_strdup(c->accept);
-	if (c->user_agent != NULL)
-		req.user_agent = kc_strdup(c->user_agent);
-	fail_alloc_after(fail);
-	api_handle(dc, &req, resp);
-	fail_alloc_after(SIZE_MAX);
-	req_clear(&req);
+	dct_raw(dc, c, resp, fail);
 }
 
 static void
-raw(const struct call *c, struct dc_resp *resp)
+raw(const struct dct_call *c, struct dc_resp *resp)
 {
-	raw_failing(c, resp, SIZE_MAX);
+	dct_raw(dc, c, resp, SIZE_MAX);
 }
 
 /* Runs a request expecting 'want'; the JSON body (NULL when not JSON). */
 static struct json_object *
-run(const struct call *c, int want)
+run(const struct dct_call *c, int want)
 {
-	struct dc_resp resp;
-	struct json_object *o = NULL;
-
-	raw(c, &resp);
-	ck_assert_msg(resp.status == want, "%s %s: got %d, want %d: %.300s",
-	    method_name(c->method), c->target, resp.status, want, kc_buf_str(&resp.body));
-	if (resp.stream == NULL && resp.content_type != NULL &&
-	    strncmp(resp.content_type, "application/json", 16) == 0)
-		ck_assert_int_eq(kc_json_parse(resp.body.data, resp.body.len, &o, NULL), 0);
-	resp_clear(&resp);
-	return o;
+	return dct_run(dc, c, want, NULL);
 }
 
 static struct json_object *
 get(const char *target, int want)
 {
-	return run(&(struct call){ .method = DC_GET, .target = target }, want);
-}
-
-static void
-put_obj(struct json_object *o)
-{
-	if (o != NULL)
-		json_object_put(o);
+	return run(&(struct dct_call){ .method = DC_GET, .target = target }, want);
 }
 
 /* The value of a reply header, or NULL. */
@@ -180,7 +133,7 @@ START_TEST(root_lists_group_versions)
 	const char *prev = "";
 	size_t n = 0;
 
-	raw(&(struct call){ .method = DC_GET, .target = "/openapi/v3" }, &resp);
+	raw(&(struct dct_call){ .method = DC_GET, .target = "/openapi/v3" }, &resp);
 	ck_assert_int_eq(resp.status, 200);
 	ck_assert_str_eq(resp.content_type, "application/json");
 	ck_assert_ptr_nonnull(header(&resp, "Etag"));
@@ -222,7 +175,7 @@ START_TEST(root_lists_group_versions)
 		ck_assert_int_eq(openapi_hash(dc, "apis/nope/v1", hash), KC_ENOTFOUND);
 	}
 	/* The trailing slash is the root too. */
-	put_obj(get("/openapi/v3/", 200));
+	dct_put(get("/openapi/v3/", 200));
 }
 END_TEST
 
@@ -308,7 +261,7 @@ START_TEST(group_version_documents)
 	ck_assert_ptr_null(get("/openapi/v3/apis/nope.example/v1", 404));
 	ck_assert_ptr_null(get("/openapi/v3/api/v2", 404));
 	ck_assert_ptr_null(get("/openapi/v4", 404));
-	ck_assert_ptr_null(run(&(struct call){ .method = DC_POST, .target = "/openapi/v3",
+	ck_assert_ptr_null(run(&(struct dct_call){ .method = DC_POST, .target = "/openapi/v3",
 	    .body = "{}" }, 404));
 }
 END_TEST
@@ -360,7 +313,7 @@ START_TEST(crd_schemas)
 
 	ck_assert_int_eq(crd_init(dc), 0);
 	ck_assert_int_eq(openapi_hash(dc, "api/v1", v1), 0);
-	put_obj(run(&(struct call){ .method = DC_POST,
+	dct_put(run(&(struct dct_call){ .method = DC_POST,
 	    .target = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
 	    .body = CRD_JSON("first") }, 201));
 	ck_assert_int_eq(openapi_hash(dc, "apis/trainyard.dev/v1beta1", h1), 0);
@@ -372,7 +325,7 @@ START_TEST(crd_schemas)
 	    "string");
 	json_object_put(doc);
 	/* A schema change is a new document, and only that one changes. */
-	put_obj(run(&(struct call){ .method = DC_PATCH,
+	dct_put(run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
 	    "runs.trainyard.dev", .body = CRD_JSON("second"),
 	    .ctype = "application/merge-patch+json" }, 200));
@@ -415,13 +368,13 @@ START_TEST(hash_follows_registry)
 	ck_assert_str_eq(rbac, rbac2);
 	/* The outdated hash redirects to the current one. */
 	(void)snprintf(url, sizeof(url), "/openapi/v3/api/v1?hash=%s", v1);
-	raw(&(struct call){ .method = DC_GET, .target = url }, &resp);
+	raw(&(struct dct_call){ .method = DC_GET, .target = url }, &resp);
 	ck_assert_int_eq(resp.status, 301);
 	(void)snprintf(url, sizeof(url), "/openapi/v3/api/v1?hash=%s", v1b);
 	ck_assert_str_eq(header(&resp, "Location"), url);
 	resp_clear(&resp);
 	/* The current one is served, with its hash as the ETag. */
-	raw(&(struct call){ .method = DC_GET, .target = url }, &resp);
+	raw(&(struct dct_call){ .method = DC_GET, .target = url }, &resp);
 	ck_assert_int_eq(resp.status, 200);
 	(void)snprintf(url, sizeof(url), "\"%s\"", v1b);
 	ck_assert_str_eq(header(&resp, "Etag"), url);
@@ -443,21 +396,21 @@ START_TEST(v3_accept)
 {
 	struct dc_resp resp;
 
-	raw(&(struct call){ .method = DC_GET, .target = "/openapi/v3/api/v1",
+	raw(&(struct dct_call){ .method = DC_GET, .target = "/openapi/v3/api/v1",
 	    .accept = "application/com.github.proto-openapi.spec.v3@v1.0+protobuf" }, &resp);
 	ck_assert_int_eq(resp.status, 406);
 	resp_clear(&resp);
-	raw(&(struct call){ .method = DC_GET, .target = "/openapi/v3/api/v1",
+	raw(&(struct dct_call){ .method = DC_GET, .target = "/openapi/v3/api/v1",
 	    .accept = "application/com.github.proto-openapi.spec.v3@v1.0+protobuf, "
 	    "application/json;q=0.5" }, &resp);
 	ck_assert_int_eq(resp.status, 200);
 	ck_assert_str_eq(resp.content_type, "application/json");
 	resp_clear(&resp);
-	raw(&(struct call){ .method = DC_GET, .target = "/openapi/v3/api/v1",
+	raw(&(struct dct_call){ .method = DC_GET, .target = "/openapi/v3/api/v1",
 	    .accept = "*/*" }, &resp);
 	ck_assert_int_eq(resp.status, 200);
 	resp_clear(&resp);
-	raw(&(struct call){ .method = DC_GET, .target = "/openapi/v3/api/v1",
+	raw(&(struct dct_call){ .method = DC_GET, .target = "/openapi/v3/api/v1",
 	    .accept = "text/html, application/json;q=0" }, &resp);
 	ck_assert_int_eq(resp.status, 406);
 	resp_clear(&resp);
@@ -592,7 +545,7 @@ START_TEST(v2_protobuf)
 	const struct dc_rtype *t;
 	size_t n, kinds = 0;
 
-	raw(&(struct call){ .method = DC_GET, .target = "/openapi/v2?timeout=32s",
+	raw(&(struct dct_call){ .method = DC_GET, .target = "/openapi/v2?timeout=32s",
 	    .accept = PB_ACCEPT }, &resp);
 	ck_assert_int_eq(resp.status, 200);
 	ck_assert_str_eq(resp.content_type, PB_CT);
@@ -626,9 +579,10 @@ START_TEST(v2_protobuf)
 	{
 		struct dc_resp again;
 
-		raw(&(struct call){ .method = DC_GET, .target = "/openapi/v2",
+		raw(&(struct dct_call){ .method = DC_GET, .target = "/openapi/v2",
 		    .accept = PB_ACCEPT }, &resp);
-		raw(&(struct call){ .method = DC_GET, .target = "/swagger-2.0.0.pb-v1" }, &again);
+		raw(&(struct dct_call){ .method = DC_GET, .target = "/swagger-2.0.0.pb-v1" },
+		    &again);
 		ck_assert_int_eq(again.status, 200);
 		ck_assert_uint_eq(again.body.len, resp.body.len);
 		ck_assert_int_eq(memcmp(again.body.data, resp.body.data, resp.body.len), 0);
@@ -637,7 +591,7 @@ START_TEST(v2_protobuf)
 	}
 	/* A new kind is in the next document. */
 	add_runs();
-	raw(&(struct call){ .method = DC_GET, .target = "/openapi/v2",
+	raw(&(struct dct_call){ .method = DC_GET, .target = "/openapi/v2",
 	    .accept = PB_ACCEPT }, &resp);
 	ck_assert_uint_eq(v2_ops(resp.body.data, resp.body.len, ops, KC_ARRAY_SIZE(ops)),
 	    kinds + 1);
@@ -651,37 +605,37 @@ START_TEST(v2_content_types)
 	struct json_object *o;
 
 	/* JSON for application/json and any type (the first kube-openapi offers). */
-	o = run(&(struct call){ .method = DC_GET, .target = "/openapi/v2",
+	o = run(&(struct dct_call){ .method = DC_GET, .target = "/openapi/v2",
 	    .accept = "application/json" }, 200);
 	ck_assert_str_eq(kc_json_str(o, "swagger"), "2.0");
 	ck_assert_str_eq(kc_json_str(kc_json_get(o, "paths", "/api/v1/namespaces/{namespace}/"
 	    "configmaps/{name}", "patch"), "x-kubernetes-group-version-kind", "kind"),
 	    "ConfigMap");
 	json_object_put(o);
-	raw(&(struct call){ .method = DC_GET, .target = "/openapi/v2" }, &resp);
+	raw(&(struct dct_call){ .method = DC_GET, .target = "/openapi/v2" }, &resp);
 	ck_assert_int_eq(resp.status, 200);
 	ck_assert_str_eq(resp.content_type, "application/json");
 	resp_clear(&resp);
 	/* Quality decides between the two. */
-	raw(&(struct call){ .method = DC_GET, .target = "/openapi/v2",
+	raw(&(struct dct_call){ .method = DC_GET, .target = "/openapi/v2",
 	    .accept = "application/json;q=0.5, " PB_ACCEPT }, &resp);
 	ck_assert_int_eq(resp.status, 200);
 	ck_assert_str_eq(resp.content_type, PB_CT);
 	resp_clear(&resp);
-	raw(&(struct call){ .method = DC_GET, .target = "/openapi/v2",
+	raw(&(struct dct_call){ .method = DC_GET, .target = "/openapi/v2",
 	    .accept = PB_ACCEPT ";q=0.2, application/json" }, &resp);
 	ck_assert_str_eq(resp.content_type, "application/json");
 	resp_clear(&resp);
 	/* The Content-Type spelling (".v1.0") is not what clients ask for. */
-	raw(&(struct call){ .method = DC_GET, .target = "/openapi/v2",
+	raw(&(struct dct_call){ .method = DC_GET, .target = "/openapi/v2",
 	    .accept = PB_CT }, &resp);
 	ck_assert_int_eq(resp.status, 406);
 	resp_clear(&resp);
-	raw(&(struct call){ .method = DC_GET, .target = "/openapi/v2",
+	raw(&(struct dct_call){ .method = DC_GET, .target = "/openapi/v2",
 	    .accept = "text/html" }, &resp);
 	ck_assert_int_eq(resp.status, 406);
 	resp_clear(&resp);
-	ck_assert_ptr_null(run(&(struct call){ .method = DC_PUT, .target = "/openapi/v2",
+	ck_assert_ptr_null(run(&(struct dct_call){ .method = DC_PUT, .target = "/openapi/v2",
 	    .body = "{}" }, 404));
 }
 END_TEST
@@ -694,7 +648,7 @@ START_TEST(openapi_alloc_failures)
 	for (n = 0; n < 100000; n++) {
 		/* A new generation: everything is rebuilt under the failures. */
 		dc->reg.generation++;
-		raw_failing(&(struct call){ .method = DC_GET, .target = "/openapi/v3/api/v1" },
+		raw_failing(&(struct dct_call){ .method = DC_GET, .target = "/openapi/v3/api/v1" },
 		    &resp, n);
 		ck_assert(resp.status == 200 || resp.status == 500);
 		if (resp.status == 200) {
@@ -706,8 +660,8 @@ START_TEST(openapi_alloc_failures)
 	ck_assert_uint_lt(n, 100000);
 	ck_assert_uint_gt(n, 10);
 	/* Still whole afterwards. */
-	put_obj(get("/openapi/v3", 200));
-	raw(&(struct call){ .method = DC_GET, .target = "/openapi/v2",
+	dct_put(get("/openapi/v3", 200));
+	raw(&(struct dct_call){ .method = DC_GET, .target = "/openapi/v2",
 	    .accept = PB_ACCEPT }, &resp);
 	ck_assert_int_eq(resp.status, 200);
 	resp_clear(&resp);
@@ -756,7 +710,7 @@ START_TEST(protobuf_bodies)
 	size_t len;
 
 	len = pb_body(body, "v1", "Namespace", "pb1");
-	o = run(&(struct call){ .method = DC_POST, .target = "/api/v1/namespaces",
+	o = run(&(struct dct_call){ .method = DC_POST, .target = "/api/v1/namespaces",
 	    .body = body, .body_len = len, .ctype = PROTOBUF_CT,
 	    .user_agent = "kubectl/v1.32.4 (linux/amd64) kubernetes/4cb5f07" }, 201);
 	ck_assert_str_eq(kc_json_str(o, "metadata", "name"), "pb1");
@@ -768,18 +722,18 @@ START_TEST(protobuf_bodies)
 	json_object_put(o);
 
 	len = pb_body(body, "v1", "ConfigMap", "pbcm");
-	put_obj(run(&(struct call){ .method = DC_POST, .target = CMS, .body = body,
+	dct_put(run(&(struct dct_call){ .method = DC_POST, .target = CMS, .body = body,
 	    .body_len = len, .ctype = PROTOBUF_CT }, 201));
 
 	/* Malformed: 400, wrapped as kube-apiserver wraps decoding errors. */
 	memcpy(body, "k8s\0\x0a\x7f\x0a", 7);
-	o = run(&(struct call){ .method = DC_POST, .target = "/api/v1/namespaces",
+	o = run(&(struct dct_call){ .method = DC_POST, .target = "/api/v1/namespaces",
 	    .body = body, .body_len = 7, .ctype = PROTOBUF_CT }, 400);
 	ck_assert_str_eq(kc_json_str(o, "reason"), "BadRequest");
 	ck_assert_int_eq(strncmp(kc_json_str(o, "message"), prefix, strlen(prefix)), 0);
 	json_object_put(o);
 	memcpy(body, "k9s\0", 4);
-	put_obj(run(&(struct call){ .method = DC_POST, .target = "/api/v1/namespaces",
+	dct_put(run(&(struct dct_call){ .method = DC_POST, .target = "/api/v1/namespaces",
 	    .body = body, .body_len = 4, .ctype = PROTOBUF_CT }, 400));
 
 	/* Too many values: 413. */
@@ -803,7 +757,7 @@ START_TEST(protobuf_bodies)
 			memcpy(big + off, "\x12\x05\x0a\x01k\x12\x00", 7);
 			off += 7;
 		}
-		o = run(&(struct call){ .method = DC_POST, .target = CMS, .body = big,
+		o = run(&(struct dct_call){ .method = DC_POST, .target = CMS, .body = big,
 		    .body_len = off, .ctype = PROTOBUF_CT }, 413);
 		ck_assert_str_eq(kc_json_str(o, "reason"), "RequestEntityTooLarge");
 		json_object_put(o);
@@ -812,14 +766,14 @@ START_TEST(protobuf_bodies)
 
 	/* A kind the decoder does not know: 415. */
 	len = pb_body(body, "v1", "Pod", "pp");
-	o = run(&(struct call){ .method = DC_POST, .target = "/api/v1/namespaces/default/pods",
+	o = run(&(struct dct_call){ .method = DC_POST, .target = "/api/v1/namespaces/default/pods",
 	    .body = body, .body_len = len, .ctype = PROTOBUF_CT }, 415);
 	ck_assert_str_eq(kc_json_str(o, "reason"), "UnsupportedMediaType");
 	json_object_put(o);
 	/* Custom resources have no protobuf form. */
 	add_runs();
 	len = pb_body(body, "trainyard.dev/v1beta1", "Run", "r1");
-	o = run(&(struct call){ .method = DC_POST,
+	o = run(&(struct dct_call){ .method = DC_POST,
 	    .target = "/apis/trainyard.dev/v1beta1/namespaces/default/runs",
 	    .body = body, .body_len = len, .ctype = PROTOBUF_CT }, 415);
 	ck_assert_ptr_nonnull(strstr(kc_json_str(o, "message"), "application/json"));
@@ -837,7 +791,7 @@ apply(const char *query, const char *body, int want)
 	char target[256];
 
 	(void)snprintf(target, sizeof(target), CMS "/a?%s", query);
-	return run(&(struct call){ .method = DC_PATCH, .target = target, .body = body,
+	return run(&(struct dct_call){ .method = DC_PATCH, .target = target, .body = body,
 	    .ctype = APPLY_CT }, want);
 }
 
@@ -918,7 +872,7 @@ START_TEST(server_side_apply)
 	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(kc_json_get(o, "details",
 	    "causes"), 0), "field"), "fieldManager");
 	json_object_put(o);
-	o = run(&(struct call){ .method = DC_PATCH, .target = CMS "/a?force=true",
+	o = run(&(struct dct_call){ .method = DC_PATCH, .target = CMS "/a?force=true",
 	    .body = "{\"data\":{\"z\":\"1\"}}", .ctype = "application/merge-patch+json" }, 422);
 	ck_assert_ptr_nonnull(strstr(kc_json_str(o, "message"), "force: Forbidden"));
 	json_object_put(o);
@@ -928,7 +882,7 @@ START_TEST(server_side_apply)
 		memset(name, 'm', 129);
 		name[129] = '\0';
 		(void)snprintf(target, sizeof(target), CMS "?fieldManager=%s", name);
-		put_obj(run(&(struct call){ .method = DC_POST, .target = target,
+		dct_put(run(&(struct dct_call){ .method = DC_POST, .target = target,
 		    .body = "{\"metadata\":{\"name\":\"long\"}}" }, 422));
 	}
 	/* The body may not carry managedFields. */
@@ -944,7 +898,7 @@ START_TEST(managed_fields_on_writes)
 	struct json_object *o, *e;
 
 	/* Create: the manager from fieldManager. */
-	o = run(&(struct call){ .method = DC_POST, .target = CMS "?fieldManager=kubectl-create",
+	o = run(&(struct dct_call){ .method = DC_POST, .target = CMS "?fieldManager=kubectl-create",
 	    .body = "{\"metadata\":{\"name\":\"w\"},\"data\":{\"a\":\"1\"}}" }, 201);
 	e = entry(o, "kubectl-create");
 	ck_assert_ptr_nonnull(e);
@@ -953,7 +907,7 @@ START_TEST(managed_fields_on_writes)
 	ck_assert_ptr_nonnull(kc_json_get(e, "time"));
 	json_object_put(o);
 	/* A patch: from the User-Agent, taking the field it changed. */
-	o = run(&(struct call){ .method = DC_PATCH, .target = CMS "/w",
+	o = run(&(struct dct_call){ .method = DC_PATCH, .target = CMS "/w",
 	    .body = "{\"data\":{\"a\":\"2\",\"b\":\"1\"}}",
 	    .ctype = "application/merge-patch+json",
 	    .user_agent = "kubectl/v1.32.4 (linux/amd64) kubernetes/4cb5f07" }, 200);
@@ -964,7 +918,7 @@ START_TEST(managed_fields_on_writes)
 	json_object_put(o);
 
 	/* Pods: defaults are the creator's, admission's additions nobody's. */
-	o = run(&(struct call){ .method = DC_POST,
+	o = run(&(struct dct_call){ .method = DC_POST,
 	    .target = "/api/v1/namespaces/default/pods?fieldManager=kubectl-run",
 	    .body = "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\","
 	    "\"image\":\"busybox\"}]}}" }, 201);
@@ -977,7 +931,7 @@ START_TEST(managed_fields_on_writes)
 	ck_assert_ptr_null(kc_json_get(entry(o, "kubectl-run"), "fieldsV1", "f:status"));
 	json_object_put(o);
 	/* The status subresource gets its own entry. */
-	o = run(&(struct call){ .method = DC_PUT,
+	o = run(&(struct dct_call){ .method = DC_PUT,
 	    .target = "/api/v1/namespaces/default/pods/p/status?fieldManager=kubelet",
 	    .body = "{\"metadata\":{\"name\":\"p\"},\"status\":{\"phase\":\"Running\"}}" },
 	    200);
@@ -990,14 +944,14 @@ START_TEST(managed_fields_on_writes)
 	 * An apply to /status: kubelet's Update entry owns the phase (a
 	 * conflict), force takes it, and the Apply entry names the subresource.
 	 */
-	o = run(&(struct call){ .method = DC_PATCH,
+	o = run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/pods/p/status?fieldManager=sim",
 	    .body = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},"
 	    "\"status\":{\"phase\":\"Succeeded\"}}", .ctype = APPLY_CT }, 409);
 	ck_assert_ptr_nonnull(strstr(kc_json_str(o, "message"),
 	    "conflict with \"kubelet\" with subresource \"status\" using v1: .status.phase"));
 	json_object_put(o);
-	o = run(&(struct call){ .method = DC_PATCH,
+	o = run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = "/api/v1/namespaces/default/pods/p/status?fieldManager=sim&force=true",
 	    .body = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},"
 	    "\"status\":{\"phase\":\"Succeeded\"}}", .ctype = APPLY_CT }, 200);
@@ -1037,12 +991,12 @@ START_TEST(builtin_tables)
 	};
 	struct json_object *t, *cols;
 
-	put_obj(run(&(struct call){ .method = DC_POST,
+	dct_put(run(&(struct dct_call){ .method = DC_POST,
 	    .target = "/api/v1/namespaces/default/pods",
 	    .body = "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\","
 	    "\"image\":\"busybox\"}]}}" }, 201));
 	fake_clock_advance(312000);
-	t = run(&(struct call){ .method = DC_GET,
+	t = run(&(struct dct_call){ .method = DC_GET,
 	    .target = "/api/v1/namespaces/default/pods?limit=500", .accept = TABLE_ACCEPT },
 	    200);
 	cols = kc_json_arr_of(t, "columnDefinitions");
@@ -1063,7 +1017,7 @@ START_TEST(builtin_tables)
 	json_object_put(t);
 
 	/* Services: Type, Cluster-IP, External-IP, Port(s), Age; Selector wide. */
-	t = run(&(struct call){ .method = DC_GET,
+	t = run(&(struct dct_call){ .method = DC_GET,
 	    .target = "/api/v1/namespaces/default/services/kubernetes",
 	    .accept = TABLE_ACCEPT }, 200);
 	ck_assert_str_eq(col_name(t, 1), "Type");
@@ -1075,7 +1029,7 @@ START_TEST(builtin_tables)
 	json_object_put(t);
 
 	/* Namespaces: Name, Status, Age; v1beta1 when asked. */
-	t = run(&(struct call){ .method = DC_GET, .target = "/api/v1/namespaces/default",
+	t = run(&(struct dct_call){ .method = DC_GET, .target = "/api/v1/namespaces/default",
 	    .accept = "application/json;as=Table;v=v1beta1;g=meta.k8s.io" }, 200);
 	ck_assert_str_eq(kc_json_str(t, "apiVersion"), "meta.k8s.io/v1beta1");
 	ck_assert_str_eq(col_name(t, 1), "Status");
@@ -1083,10 +1037,10 @@ START_TEST(builtin_tables)
 	json_object_put(t);
 
 	/* Roles have no printer: Name and Created At, as the default convertor. */
-	put_obj(run(&(struct call){ .method = DC_POST,
+	dct_put(run(&(struct dct_call){ .method = DC_POST,
 	    .target = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
 	    .body = "{\"metadata\":{\"name\":\"r\"},\"rules\":[]}" }, 201));
-	t = run(&(struct call){ .method = DC_GET,
+	t = run(&(struct dct_call){ .method = DC_GET,
 	    .target = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
 	    .accept = TABLE_ACCEPT }, 200);
 	ck_assert_str_eq(col_name(t, 1), "Created At");
@@ -1094,14 +1048,14 @@ START_TEST(builtin_tables)
 
 	/* A custom resource type without printer columns: Name and Age. */
 	add_runs();
-	t = run(&(struct call){ .method = DC_GET,
+	t = run(&(struct dct_call){ .method = DC_GET,
 	    .target = "/apis/trainyard.dev/v1beta1/namespaces/default/runs",
 	    .accept = TABLE_ACCEPT }, 200);
 	ck_assert_str_eq(col_name(t, 1), "Age");
 	json_object_put(t);
 
 	/* includeObject: Object embeds the object; a bad value is 400. */
-	t = run(&(struct call){ .method = DC_GET,
+	t = run(&(struct dct_call){ .method = DC_GET,
 	    .target = "/api/v1/namespaces/default/pods/p?includeObject=Object",
 	    .accept = TABLE_ACCEPT }, 200);
 	ck_assert_ptr_nonnull(kc_json_get(json_object_array_get_idx(kc_json_get(t, "rows"),
@@ -1109,7 +1063,7 @@ START_TEST(builtin_tables)
 	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(kc_json_get(t, "rows"), 0),
 	    "object", "kind"), "Pod");
 	json_object_put(t);
-	t = run(&(struct call){ .method = DC_GET,
+	t = run(&(struct dct_call){ .method = DC_GET,
 	    .target = "/api/v1/namespaces/default/pods?includeObject=Everything",
 	    .accept = TABLE_ACCEPT }, 400);
 	ck_assert_str_eq(kc_json_str(t, "message"), "Unable to convert to Table as "
@@ -1117,7 +1071,7 @@ START_TEST(builtin_tables)
 	    "'Object', 'None', or empty");
 	json_object_put(t);
 	/* Ignored without a Table. */
-	put_obj(get("/api/v1/namespaces/default/pods?includeObject=Everything", 200));
+	dct_put(get("/api/v1/namespaces/default/pods?includeObject=Everything", 200));
 }
 END_TEST
 
@@ -1129,7 +1083,7 @@ START_TEST(watch_tables)
 	size_t n = 0;
 	bool end = false;
 
-	put_obj(run(&(struct call){ .method = DC_POST, .target = CMS,
+	dct_put(run(&(struct dct_call){ .method = DC_POST, .target = CMS,
 	    .body = "{\"metadata\":{\"name\":\"w1\"},\"data\":{\"a\":\"1\"}}" }, 201));
 	resp_init(&resp);
 	ck_assert_int_eq(req_set_target(&req, CMS "?watch=true"), 0);
@@ -1140,7 +1094,7 @@ START_TEST(watch_tables)
 	req_clear(&req);
 	ck_assert_int_eq(resp.status, 200);
 	ck_assert_ptr_nonnull(resp.stream);
-	put_obj(run(&(struct call){ .method = DC_POST, .target = CMS,
+	dct_put(run(&(struct dct_call){ .method = DC_POST, .target = CMS,
 	    .body = "{\"metadata\":{\"name\":\"w2\"}}" }, 201));
 	for (;;) {
 		struct dc_chunk *c = resp.stream->ops->pull(resp.stream, &end);
@@ -1181,7 +1135,7 @@ START_TEST(without_hooks)
 	openapi_fini(dc);
 	openapi_fini(dc);
 	ck_assert_ptr_null(get("/openapi/v3", 404));
-	put_obj(run(&(struct call){ .method = DC_POST, .target = "/api/v1/namespaces",
+	dct_put(run(&(struct dct_call){ .method = DC_POST, .target = "/api/v1/namespaces",
 	    .body = body, .body_len = len, .ctype = PROTOBUF_CT }, 415));
 	{
 		char hash[OPENAPI_HASH_MAX];
@@ -1190,7 +1144,7 @@ START_TEST(without_hooks)
 	}
 	ck_assert_int_eq(openapi_init(dc), 0);
 	ck_assert_int_eq(openapi_init(dc), 0);
-	put_obj(get("/openapi/v3", 200));
+	dct_put(get("/openapi/v3", 200));
 }
 END_TEST
 

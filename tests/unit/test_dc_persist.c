@@ -19,7 +19,7 @@
 #include <kc/json.h>
 #include <kc/str.h>
 
-#include "../../devcluster/devcluster.h"
+#include "dc_testutil.h"
 #include "testutil.h"
 
 #define CM_PATH		"/api/v1/namespaces/default/configmaps"
@@ -73,11 +73,8 @@ start(struct kc_status *st)
 
 	if ((r = persist_open(dir, &p, st)) < 0)
 		return r;
-	r = api_new(&(struct dc_opts){ .kube_version = "1.32", .restore = persist_restore,
-	    .restore_arg = p }, &dc);
-	ck_assert_int_eq(r, 0);
-	ck_assert_int_eq(auth_add(dc->auth, "admin-token", "admin", "admin",
-	    (const char *const []){ "system:masters", NULL }), 0);
+	dc = dct_new(&(struct dc_opts){ .kube_version = "1.32", .restore = persist_restore,
+	    .restore_arg = p });
 	ck_assert_int_eq(crd_init(dc), 0);
 	ck_assert_int_eq(gc_init(dc), 0);
 	ck_assert_int_eq(namespace_init(dc), 0);
@@ -94,41 +91,19 @@ restart(void)
 	ck_assert_msg(start(&st) == 0, "%s", st.message);
 }
 
+/* Runs a request; returns the parsed reply (NULL when not JSON). */
 static struct json_object *
 call(enum dc_method m, const char *target, const char *body, int want)
 {
-	struct dc_req req = { 0 };
-	struct dc_resp resp;
-	struct json_object *o = NULL;
-
-	resp_init(&resp);
-	ck_assert_int_eq(req_set_target(&req, target), 0);
-	req.method = m;
-	req.authorization = kc_strdup("Bearer admin-token");
-	if (body != NULL) {
-		req.body = kc_strdup(body);
-		req.body_len = strlen(body);
-		req.content_type = kc_strdup(m == DC_PATCH ? "application/merge-patch+json" :
-		    "application/json");
-	}
-	api_handle(dc, &req, &resp);
-	ck_assert_msg(resp.status == want, "%s %s: got %d, want %d: %s", method_name(m),
-	    target, resp.status, want, kc_buf_str(&resp.body));
-	if (resp.content_type != NULL && strncmp(resp.content_type, "application/json",
-	    16) == 0 && resp.body.len > 0)
-		ck_assert_int_eq(kc_json_parse(resp.body.data, resp.body.len, &o, NULL), 0);
-	resp_clear(&resp);
-	req_clear(&req);
-	return o;
+	return dct_run(dc, &(struct dct_call){ .method = m, .target = target, .body = body,
+	    .ctype = body != NULL && m == DC_PATCH ? "application/merge-patch+json" : NULL },
+	    want, NULL);
 }
 
 static void
 expect(enum dc_method m, const char *target, const char *body, int want)
 {
-	struct json_object *o = call(m, target, body, want);
-
-	if (o != NULL)
-		json_object_put(o);
+	dct_put(call(m, target, body, want));
 }
 
 static int
@@ -137,15 +112,6 @@ no_event(void *arg, struct dc_event *ev)
 	(void)arg;
 	(void)ev;
 	return 0;
-}
-
-static const struct dc_rtype *
-type(const char *plural)
-{
-	const struct dc_rtype *rt = registry_find_any(dc, "", plural);
-
-	ck_assert_ptr_nonnull(rt);
-	return rt;
 }
 
 /* Every object of every collection, as one JSON object keyed by collection. */
@@ -211,8 +177,8 @@ START_TEST(round_trip)
 	ck_assert_uint_eq(obj_rv(o), rv + 1);
 	json_object_put(o);
 	/* No history across a restart: an older watch start is expired (410). */
-	ck_assert_int_eq(coll_history(type("configmaps")->coll, rv - 1, no_event, NULL, NULL),
-	    KC_EEXPIRED);
+	ck_assert_int_eq(coll_history(dct_type(dc, "configmaps")->coll, rv - 1, no_event,
+	    NULL, NULL), KC_EEXPIRED);
 	/* The bootstrap does not duplicate, and recreates what was deleted. */
 	expect(DC_DELETE, "/api/v1/namespaces/kube-node-lease", NULL, 200);
 	(void)timers_run(dc);

@@ -10,6 +10,7 @@
 #include <check.h>
 
 #include <kc/alloc.h>
+#include <kc/macro.h>
 #include <kc/str.h>
 
 #include "testutil.h"
@@ -234,6 +235,77 @@ START_TEST(asprintf_alloc_failure)
 }
 END_TEST
 
+START_TEST(hex_digits)
+{
+	ck_assert_int_eq(kc_hex_digit('0'), 0);
+	ck_assert_int_eq(kc_hex_digit('9'), 9);
+	ck_assert_int_eq(kc_hex_digit('a'), 10);
+	ck_assert_int_eq(kc_hex_digit('F'), 15);
+	ck_assert_int_eq(kc_hex_digit('g'), -1);
+	ck_assert_int_eq(kc_hex_digit('G'), -1);
+	ck_assert_int_eq(kc_hex_digit('/'), -1);
+	ck_assert_int_eq(kc_hex_digit(':'), -1);
+	ck_assert_int_eq(kc_hex_digit('%'), -1);
+	ck_assert_int_eq(kc_hex_digit('\0'), -1);
+	ck_assert_int_eq(kc_hex_digit(-1), -1);
+	ck_assert_int_eq(kc_hex_digit(0xe0), -1);
+}
+END_TEST
+
+START_TEST(utf8)
+{
+	static const struct {
+		const char	*s;
+		size_t		 n;
+		size_t		 len;	/* 0: invalid */
+		uint32_t	 c;
+	} cases[] = {
+		{ "a", 1, 1, 'a' },
+		{ "\x7f", 1, 1, 0x7f },
+		{ "\xc2\x80", 2, 2, 0x80 },
+		{ "\xc3\xa9x", 3, 2, 0xe9 },
+		{ "\xdf\xbf", 2, 2, 0x7ff },
+		{ "\xe0\xa0\x80", 3, 3, 0x800 },
+		{ "\xe2\x80\xa8", 3, 3, 0x2028 },
+		{ "\xef\xbf\xbd", 3, 3, 0xfffd },
+		{ "\xf0\x90\x80\x80", 4, 4, 0x10000 },
+		{ "\xf4\x8f\xbf\xbf", 4, 4, 0x10ffff },
+		{ "", 0, 0, 0 },			/* empty */
+		{ "\x80", 1, 0, 0 },			/* lone continuation byte */
+		{ "\xc0\x80", 2, 0, 0 },		/* overlong NUL */
+		{ "\xc1\xbf", 2, 0, 0 },		/* overlong */
+		{ "\xe0\x9f\xbf", 3, 0, 0 },		/* overlong */
+		{ "\xf0\x8f\xbf\xbf", 4, 0, 0 },	/* overlong */
+		{ "\xed\xa0\x80", 3, 0, 0 },		/* surrogate U+D800 */
+		{ "\xed\xbf\xbf", 3, 0, 0 },		/* surrogate U+DFFF */
+		{ "\xf4\x90\x80\x80", 4, 0, 0 },	/* above U+10FFFF */
+		{ "\xf5\x80\x80\x80", 4, 0, 0 },
+		{ "\xff", 1, 0, 0 },
+		{ "\xc3", 1, 0, 0 },			/* truncated */
+		{ "\xe2\x80\xa8", 2, 0, 0 },		/* truncated by 'n' */
+		{ "\xc3(", 2, 0, 0 },			/* bad continuation */
+		{ "\xf0\x90\x80(", 4, 0, 0 },
+	};
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(cases); i++) {
+		uint32_t c = 0x55aa;
+		char out[4];
+		size_t len = kc_utf8_decode(cases[i].s, cases[i].n, &c);
+
+		ck_assert_msg(len == cases[i].len, "case %zu: length %zu, want %zu", i, len,
+		    cases[i].len);
+		if (len == 0) {
+			ck_assert_uint_eq(c, 0x55aa);
+			continue;
+		}
+		ck_assert_uint_eq(c, cases[i].c);
+		/* Encoding gives back the same bytes. */
+		ck_assert_uint_eq(kc_utf8_encode(c, out), len);
+		ck_assert_int_eq(memcmp(out, cases[i].s, len), 0);
+	}
+}
+END_TEST
+
 Suite *
 str_suite(void)
 {
@@ -247,6 +319,8 @@ str_suite(void)
 	tcase_add_test(tc, files);
 	tcase_add_test(tc, times);
 	tcase_add_test(tc, asprintf_alloc_failure);
+	tcase_add_test(tc, hex_digits);
+	tcase_add_test(tc, utf8);
 	suite_add_tcase(s, tc);
 	return s;
 }

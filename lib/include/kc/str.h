@@ -54,6 +54,20 @@ bool		 kc_str_is_dns1123_subdomain(struct kc_str);
 /* Newly allocated NUL-terminated copy, or NULL on allocation failure. */
 char		*kc_str_dup(struct kc_str) _must_check_;
 
+/* The value of hexadecimal digit 'c' (0-15), or -1 if it is not one. */
+int		 kc_hex_digit(int c);
+
+/*
+ * UTF-8 as Go's unicode/utf8 reads it. kc_utf8_decode() returns the
+ * length (1-4) of the sequence at 's' (at most 'n' bytes) and stores its
+ * code point in '*ret'; it returns 0, leaving '*ret' alone, for an empty
+ * input or an invalid, truncated, overlong or surrogate sequence, where
+ * Go would decode U+FFFD of width 1. kc_utf8_encode() writes code point
+ * 'c' (at most U+10FFFF; not checked) into 'out' and returns its length.
+ */
+size_t		 kc_utf8_decode(const char *s, size_t n, uint32_t *ret);
+size_t		 kc_utf8_encode(uint32_t c, char out[4]);
+
 /*
  * Decimal number parsing. 0 on success; -EINVAL for an empty string, a
  * sign where none is allowed, or any character that is not part of the
