@@ -65,6 +65,8 @@ UNIT_SUITES	+= dc_router dc_storage dc_watch dc_errors dc_auth dc_discovery \
 UNIT_SUITES	+= dc_openapi
 UNIT_SUITES	+= dc_crd
 UNIT_SUITES	+= dc_gc dc_persist
+UNIT_SUITES	+= dc_authz
+UNIT_SUITES	+= dc_faults
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c
@@ -111,6 +113,10 @@ SUITE_DEPS_dc_gc	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_dc_persist	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
 			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_authz	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_faults	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+			  tests/unit/dc_testutil.c
 
 # trainyard-devcluster: main.c plus DC_SRCS, which the unit suites link too.
 # It links only libkc's data modules (ARCHITECTURE.md).
@@ -126,6 +132,8 @@ DC_SRCS		+= $(DC_PURE_SRCS)
 DC_SRCS		+= devcluster/openapi.c devcluster/ssa.c
 DC_SRCS		+= devcluster/crd.c
 DC_SRCS		+= devcluster/gc.c devcluster/namespace.c devcluster/persist.c
+DC_SRCS		+= devcluster/authz.c
+DC_SRCS		+= devcluster/faults.c
 DEVCLUSTER_SRCS	 = devcluster/main.c $(DC_SRCS)
 
 ALL_SRCS	 = $(LIB_SRCS) $(UNIT_SRCS) $(DEVCLUSTER_SRCS)

@@ -3188,6 +3188,9 @@ api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
 			errors_kc(resp, r, &st);
 		return;
 	}
+	/* faults.c: the /devcluster/ endpoints and injected errors (issue #4) */
+	if (faults_request(dc, req, &route, resp))
+		return;
 	if (route.kind != DC_ROUTE_RESOURCE && route.kind != DC_ROUTE_NONE) {
 		struct dc_attrs attrs = {
 			.user = &req->user, .verb = route.verb, .path = req->path,

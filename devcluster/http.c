@@ -80,6 +80,8 @@ struct conn {
 	size_t			 sent;
 	struct dc_chunk		*chunk;
 	size_t			 chunk_off;
+	struct dc_timer		 hold;		/* faults.c: a pause or latency */
+	bool			 hold_dispatch;	/* the hold is before api_handle() */
 };
 
 /*
@@ -276,6 +278,8 @@ conn_reset(struct conn *c)
 	chunk_unref(c->chunk);
 	c->chunk = NULL;
 	c->chunk_off = 0;
+	timer_cancel(&c->hold);
+	c->hold_dispatch = false;
 	c->sent = 0;
 	c->active = false;
 	c->dispatched = false;
@@ -291,13 +295,24 @@ conn_wake(void *arg)
 	lws_callback_on_writable(c->wsi);
 }
 
+static int64_t	conn_unhold(void *);
+
 static void
 dispatch(struct conn *c)
 {
 	struct dc *dc = c->http->dc;
+	uint64_t hold;
 	int r;
 
 	c->dispatched = true;
+	/* faults.c: a pause holds the request itself, on a loop timer. */
+	if (!c->too_large && (hold = faults_hold_ms(dc, &c->req)) > 0) {
+		c->hold_dispatch = true;
+		timer_init(&c->hold, dc, conn_unhold, c);
+		timer_arm(&c->hold, hold);
+		lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
+		return;
+	}
 	if (c->too_large) {
 		errors_reply(&c->resp, KC_ETOOLARGE,
 		    "Request entity too large: limit is %zu", c->http->body_max);
@@ -311,6 +326,12 @@ dispatch(struct conn *c)
 			}
 		}
 		api_handle(dc, &c->req, &c->resp);
+		/* faults.c: counts it; injected latency holds the reply. */
+		if ((hold = faults_after(dc, &c->req, &c->resp)) > 0) {
+			timer_init(&c->hold, dc, conn_unhold, c);
+			timer_arm(&c->hold, hold);
+			lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
+		}
 	}
 out:
 	if (c->resp.stream != NULL) {
@@ -321,6 +342,20 @@ out:
 	if ((r = lws_http_headers_detach(c->wsi)) != 0)
 		kc_log_debug(NULL, "detaching the header table: %d", r);
 	lws_callback_on_writable(c->wsi);
+}
+
+/* The end of a fault's hold: dispatch the request, or write its reply. */
+static int64_t
+conn_unhold(void *arg)
+{
+	struct conn *c = arg;
+
+	if (c->hold_dispatch) {
+		c->hold_dispatch = false;
+		dispatch(c);
+	} else
+		lws_callback_on_writable(c->wsi);
+	return DC_TIMER_STOP;
 }
 
 static int
@@ -500,7 +535,7 @@ write_body(struct conn *c, struct lws *wsi)
 static int
 writable(struct conn *c, struct lws *wsi)
 {
-	if (!c->active || !c->dispatched)
+	if (!c->active || !c->dispatched || c->hold.armed)
 		return 0;
 	/* Durable before acknowledged: wait for the end-of-turn commit. */
 	if (c->http->dc->hooks.flush != NULL) {

@@ -382,6 +382,10 @@ main(int argc, char **argv)
 		fatal("serving CustomResourceDefinitions: %s", kc_strerror(r));
 	if ((r = gc_init(s.dc)) < 0 || (r = namespace_init(s.dc)) < 0)
 		fatal("garbage collector, namespace controller: %s", kc_strerror(r));
+	if ((r = authz_init(s.dc)) < 0)
+		fatal("RBAC authorizer: %s", kc_strerror(r));
+	if ((r = faults_init(s.dc)) < 0)		/* /devcluster/faults, /devcluster/stats */
+		fatal("fault injection: %s", kc_strerror(r));
 	if ((r = auth_add(s.dc->auth, token, "admin", "admin",
 	    (const char *const []){ "system:masters", NULL })) < 0)
 		fatal("%s", kc_strerror(r));
@@ -433,6 +437,8 @@ main(int argc, char **argv)
 	http = http_free(http);
 	gc_fini(s.dc);
 	namespace_fini(s.dc);
+	faults_fini(s.dc);
+	authz_fini(s.dc);
 	persist_fini(s.dc);
 	s.dc = api_free(s.dc);
 	ca = kc_cert_pair_free(ca);

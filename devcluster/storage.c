@@ -618,6 +618,20 @@ coll_clear(struct dc_coll *c)
 		c->buckets[i] = NULL;
 }
 
+void
+coll_compact(struct dc_coll *c)
+{
+	while (c->ring_len > 0) {
+		struct dc_event *old = c->ring[c->ring_head];
+
+		c->ring_head = (c->ring_head + 1) % c->ring_cap;
+		c->ring_len--;
+		event_unref(old);
+	}
+	if (c->compacted_rv < c->store->rv)
+		c->compacted_rv = c->store->rv;
+}
+
 size_t
 coll_count(const struct dc_coll *c, const char *ns)
 {

@@ -1,0 +1,716 @@
+/*
+ * authz.c: RBAC authorization in the devcluster, around the pure module
+ * rbac.c.
+ *
+ * The index of Roles, ClusterRoles, RoleBindings and ClusterRoleBindings
+ * is fed by a scan of storage at start (restored objects come without
+ * events) and by a storage subscriber afterwards. At start the bootstrap
+ * policy (cluster-admin, admin, edit, view, system:discovery...) is
+ * created through api_create_object() for every object not stored yet.
+ * After each ClusterRole change the clusterrole-aggregation controller
+ * runs (rbac_aggregate()) and writes the roles whose rules changed back
+ * through storage, so watches see them; those writes feed the index
+ * again, and the next pass finds nothing to do, which ends the chain.
+ *
+ * hooks.authorize answers with rbac_authorize() (auth_authorize() lets
+ * system:masters through before it); api.c builds the 403 Status, and
+ * auth_impersonate() asks the same hook for every impersonate check.
+ *
+ * The review types are registered as create-only resource types whose
+ * ops->request hook answers the POST itself (201, nothing stored):
+ * authorization.k8s.io/v1 selfsubjectaccessreviews, subjectaccessreviews,
+ * localsubjectaccessreviews (namespaced) and selfsubjectrulesreviews, and
+ * authentication.k8s.io/v1 selfsubjectreviews (kubectl auth whoami).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <kc/alloc.h>
+#include <kc/json.h>
+#include <kc/log.h>
+#include <kc/str.h>
+#include <kc/yaml.h>
+
+#include "devcluster.h"
+#include "rbac.h"
+
+#define RBAC_GROUP	"rbac.authorization.k8s.io"
+#define AGG_PASSES	8
+
+struct authz {
+	struct dc		*dc;
+	struct rbac_index	*idx;
+	bool			 aggregating;
+	bool			 again;
+};
+
+static const struct {
+	const char	*plural;
+	const char	*kind;
+} rbac_kinds[] = {
+	{ "clusterroles", "ClusterRole" },
+	{ "clusterrolebindings", "ClusterRoleBinding" },
+	{ "roles", "Role" },
+	{ "rolebindings", "RoleBinding" },
+};
+
+static int review_request(struct dc *, const struct dc_rtype *, const struct dc_req *,
+    const struct dc_route *, struct dc_resp *);
+
+static const struct dc_type_ops ops_review = {
+	.request = review_request,
+};
+
+static const struct dc_rtype_def review_types[] = {
+	{ .group = "authentication.k8s.io", .version = "v1",
+	  .plural = "selfsubjectreviews", .singular = "selfsubjectreview",
+	  .kind = "SelfSubjectReview", .verbs = DC_VERB_CREATE, .ops = &ops_review,
+	  .group_priority = 17700 },
+	{ .group = "authorization.k8s.io", .version = "v1",
+	  .plural = "localsubjectaccessreviews", .singular = "localsubjectaccessreview",
+	  .kind = "LocalSubjectAccessReview", .namespaced = true,
+	  .verbs = DC_VERB_CREATE, .ops = &ops_review, .group_priority = 17600 },
+	{ .group = "authorization.k8s.io", .version = "v1",
+	  .plural = "selfsubjectaccessreviews", .singular = "selfsubjectaccessreview",
+	  .kind = "SelfSubjectAccessReview", .verbs = DC_VERB_CREATE, .ops = &ops_review,
+	  .group_priority = 17600 },
+	{ .group = "authorization.k8s.io", .version = "v1",
+	  .plural = "selfsubjectrulesreviews", .singular = "selfsubjectrulesreview",
+	  .kind = "SelfSubjectRulesReview", .verbs = DC_VERB_CREATE, .ops = &ops_review,
+	  .group_priority = 17600 },
+	{ .group = "authorization.k8s.io", .version = "v1",
+	  .plural = "subjectaccessreviews", .singular = "subjectaccessreview",
+	  .kind = "SubjectAccessReview", .verbs = DC_VERB_CREATE, .ops = &ops_review,
+	  .group_priority = 17600 },
+};
+
+static const char *
+kind_of(const char *plural)
+{
+	for (size_t i = 0; i < KC_ARRAY_SIZE(rbac_kinds); i++)
+		if (strcmp(rbac_kinds[i].plural, plural) == 0)
+			return rbac_kinds[i].kind;
+	return NULL;
+}
+
+static void
+index_put(struct authz *a, const char *kind, const struct json_object *obj)
+{
+	struct kc_status st = { 0 };
+	int r;
+
+	if ((r = rbac_index_put(a->idx, kind, obj, &st)) < 0)
+		kc_log_warn(NULL, "rbac: %s not indexed: %s", kind,
+		    st.message[0] != '\0' ? st.message : kc_strerror(r));
+}
+
+/* One pass of the aggregation controller: writes back what changed. */
+static int
+aggregate_once(struct authz *a)
+{
+	struct dc_coll *coll = storage_find_coll(a->dc->store, RBAC_GROUP, "clusterroles");
+	struct json_object *arr = NULL;
+	int r;
+
+	if (coll == NULL)
+		return 0;
+	if ((r = rbac_aggregate(a->idx, &arr)) < 0)
+		return r;
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		const struct json_object *it = json_object_array_get_idx(arr, i);
+		const char *name = kc_json_str(it, "name");
+		struct json_object *rules = json_object_object_get(it, "rules");
+		const struct json_object *old;
+		struct json_object *next;
+
+		if (name == NULL || (old = coll_get(coll, NULL, name)) == NULL)
+			continue;
+		if ((next = kc_json_copy(old)) == NULL ||
+		    kc_json_put(next, "rules", json_object_get(rules)) < 0) {
+			if (next != NULL)
+				json_object_put(next);
+			r = -ENOMEM;
+			break;
+		}
+		r = storage_update(a->dc->store, coll, next, obj_rv(old), NULL);
+		if (r < 0 && r != KC_ECONFLICT) {
+			kc_log_warn(NULL, "rbac: aggregating clusterrole %s: %s", name,
+			    kc_strerror(r));
+			break;
+		}
+		r = 0;
+	}
+	json_object_put(arr);
+	return r;
+}
+
+static void
+aggregate(struct authz *a)
+{
+	int r = 0;
+
+	if (a->aggregating) {
+		a->again = true;
+		return;
+	}
+	a->aggregating = true;
+	for (int pass = 0; pass < AGG_PASSES; pass++) {
+		a->again = false;
+		if ((r = aggregate_once(a)) < 0 || !a->again)
+			break;
+	}
+	a->aggregating = false;
+	if (r < 0)
+		kc_log_warn(NULL, "rbac: aggregation: %s", kc_strerror(r));
+}
+
+static void
+on_event(void *arg, const struct dc_event *ev)
+{
+	struct authz *a = arg;
+	const char *kind;
+
+	if (strcmp(coll_group(ev->coll), RBAC_GROUP) != 0 ||
+	    (kind = kind_of(coll_resource(ev->coll))) == NULL)
+		return;
+	if (ev->type == DC_EV_DELETED) {
+		const char *ns = kc_json_str(ev->obj, "metadata", "namespace");
+		const char *name = kc_json_str(ev->obj, "metadata", "name");
+
+		if (name != NULL)
+			(void)rbac_index_remove(a->idx, kind, ns != NULL ? ns : "", name);
+	} else
+		index_put(a, kind, ev->obj);
+	if (strcmp(kind, "ClusterRole") == 0)
+		aggregate(a);
+}
+
+static int
+scan(struct authz *a)
+{
+	for (size_t k = 0; k < KC_ARRAY_SIZE(rbac_kinds); k++) {
+		struct dc_coll *coll = storage_find_coll(a->dc->store, RBAC_GROUP,
+		    rbac_kinds[k].plural);
+		struct json_object **objs = NULL;
+		size_t n = 0;
+		int r;
+
+		if (coll == NULL)
+			continue;
+		if ((r = coll_list(coll, NULL, NULL, &objs, &n)) < 0)
+			return r;
+		for (size_t i = 0; i < n; i++)
+			index_put(a, rbac_kinds[k].kind, objs[i]);
+		objs_free(objs, n);
+	}
+	return 0;
+}
+
+/* Creates each object of 'arr' (ClusterRoles or bindings) not stored yet. */
+static int
+bootstrap_objects(struct dc *dc, const char *plural, struct json_object *arr)
+{
+	const struct dc_rtype *rt = registry_find(dc, RBAC_GROUP, "v1", plural);
+	int r;
+
+	if (rt == NULL)
+		return 0;
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		struct json_object *o = json_object_array_get_idx(arr, i);
+		const char *name = kc_json_str(o, "metadata", "name");
+
+		if (name == NULL || coll_get(rt->coll, NULL, name) != NULL)
+			continue;
+		r = api_create_object(dc, rt, json_object_get(o), NULL);
+		if (r < 0 && r != KC_EEXISTS)
+			return r;
+	}
+	return 0;
+}
+
+static int
+bootstrap(struct dc *dc)
+{
+	struct json_object *roles = NULL, *bindings = NULL;
+	int r;
+
+	if ((r = rbac_bootstrap_cluster_roles(&roles)) < 0)
+		return r;
+	if ((r = rbac_bootstrap_cluster_role_bindings(&bindings)) < 0) {
+		json_object_put(roles);
+		return r;
+	}
+	if ((r = bootstrap_objects(dc, "clusterroles", roles)) == 0)
+		r = bootstrap_objects(dc, "clusterrolebindings", bindings);
+	json_object_put(roles);
+	json_object_put(bindings);
+	return r;
+}
+
+static void
+to_rbac_user(const struct dc_user *u, struct rbac_user *ret)
+{
+	*ret = (struct rbac_user){
+		.name = u->name, .uid = u->uid,
+		.groups = (const char *const *)u->groups, .ngroups = u->ngroups,
+	};
+}
+
+static bool
+authorize(struct dc *dc, const struct dc_attrs *at, char *reason, size_t size)
+{
+	struct authz *a = dc->ext_rbac;
+	struct rbac_user u;
+	struct rbac_attrs ra = {
+		.verb = at->verb, .group = at->group, .version = at->version,
+		.resource = at->resource, .subresource = at->subresource,
+		.name = at->name, .ns = at->ns, .path = at->path,
+		.resource_request = at->resource_request,
+	};
+
+	if (size > 0)
+		reason[0] = '\0';
+	if (a == NULL || at->user == NULL)
+		return false;
+	to_rbac_user(at->user, &u);
+	if (rbac_user_is_privileged(&u))
+		return true;
+	return rbac_authorize(a->idx, &u, &ra, reason, size);
+}
+
+/*
+ * Reviews
+ */
+
+/* The request body as a JSON object, or a reply already written. */
+static int
+review_body(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
+    struct dc_resp *resp, struct json_object **ret)
+{
+	struct kc_status st = { 0 };
+	struct json_object *o = NULL;
+	const char *ct = req->content_type != NULL ? req->content_type : "application/json";
+	const char *text = req->body != NULL ? req->body : "";
+	int r;
+
+	if (strncmp(ct, "application/vnd.kubernetes.protobuf", 35) == 0) {
+		/*
+		 * A SelfSubjectReview has nothing to read (protobuf.c does not
+		 * know its message): the reply does not depend on the body.
+		 */
+		if (strcmp(rt->plural, "selfsubjectreviews") == 0) {
+			if ((*ret = json_object_new_object()) == NULL) {
+				errors_internal(resp, -ENOMEM);
+				return -ENOMEM;
+			}
+			return 0;
+		}
+		if (dc->hooks.decode_protobuf == NULL) {
+			errors_reply(resp, KC_EMEDIATYPE, "the body of the request was in an "
+			    "unknown format - accepted media types include: application/json, "
+			    "application/yaml");
+			return KC_EMEDIATYPE;
+		}
+		r = dc->hooks.decode_protobuf(dc, rt, text, req->body_len, &o, &st);
+	} else if (strncmp(ct, "application/yaml", 16) == 0)
+		r = kc_yaml_parse_one(text, req->body_len, NULL, &o, &st);
+	else if (strncmp(ct, "application/json", 16) == 0) {
+		if (req->body_len == 0) {
+			errors_reply(resp, KC_EBADREQUEST, "Object 'Kind' is missing in ''");
+			return KC_EBADREQUEST;
+		}
+		r = kc_json_parse(text, req->body_len, &o, &st);
+	} else {
+		errors_reply(resp, KC_EMEDIATYPE, "the body of the request was in an unknown "
+		    "format - accepted media types include: application/json, "
+		    "application/yaml, application/vnd.kubernetes.protobuf");
+		return KC_EMEDIATYPE;
+	}
+	if (r == -ENOMEM) {
+		errors_internal(resp, r);
+		return r;
+	}
+	if (r < 0 || !json_object_is_type(o, json_type_object)) {
+		if (o != NULL)
+			json_object_put(o);
+		errors_reply(resp, KC_EBADREQUEST, "couldn't get version/kind; json parse "
+		    "error: %s", r < 0 && st.message[0] != '\0' ? st.message :
+		    "the body is not a JSON object");
+		return KC_EBADREQUEST;
+	}
+	*ret = o;
+	return 0;
+}
+
+/* {kind, apiVersion, metadata: {creationTimestamp: null}} of a reply. */
+static struct json_object *
+reply_new(const struct dc_rtype *rt)
+{
+	struct json_object *o = json_object_new_object(), *md;
+
+	if (o == NULL)
+		return NULL;
+	if (kc_json_set_str(o, "kind", rt->kind) < 0 ||
+	    kc_json_set_str(o, "apiVersion", rt->api_version) < 0 ||
+	    (md = kc_json_ensure_obj(o, "metadata")) == NULL ||
+	    kc_json_put_null(md, "creationTimestamp") < 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+static const char *
+str_or_empty(const struct json_object *o, const char *key)
+{
+	const char *s = kc_json_str(o, key);
+
+	return s != NULL ? s : "";
+}
+
+/* The access review decision for 'u' on the attributes of 'spec'. */
+static int
+access_status(struct authz *a, const struct rbac_user *u, const struct json_object *spec,
+    const char *force_ns, struct json_object *status)
+{
+	const struct json_object *ra = kc_json_obj_of(spec, "resourceAttributes");
+	const struct json_object *na = kc_json_obj_of(spec, "nonResourceAttributes");
+	struct rbac_attrs at = { 0 };
+	char reason[RBAC_REASON_MAX] = "";
+	bool allowed;
+	int r;
+
+	if (ra != NULL) {
+		at = (struct rbac_attrs){
+			.verb = str_or_empty(ra, "verb"), .group = str_or_empty(ra, "group"),
+			.version = str_or_empty(ra, "version"),
+			.resource = str_or_empty(ra, "resource"),
+			.subresource = str_or_empty(ra, "subresource"),
+			.name = str_or_empty(ra, "name"),
+			.ns = force_ns != NULL ? force_ns : str_or_empty(ra, "namespace"),
+			.resource_request = true,
+		};
+	} else
+		at = (struct rbac_attrs){ .verb = str_or_empty(na, "verb"),
+		    .path = str_or_empty(na, "path") };
+	allowed = rbac_user_is_privileged(u) ||
+	    rbac_authorize(a->idx, u, &at, reason, sizeof(reason));
+	if ((r = kc_json_put(status, "allowed", json_object_new_boolean(allowed))) < 0)
+		return r;
+	if (reason[0] != '\0' && (r = kc_json_set_str(status, "reason", reason)) < 0)
+		return r;
+	return 0;
+}
+
+/* 422 unless exactly one of resourceAttributes and nonResourceAttributes. */
+static bool
+spec_valid(const struct dc_rtype *rt, const struct json_object *spec, bool local,
+    struct dc_resp *resp)
+{
+	bool has_r = kc_json_obj_of(spec, "resourceAttributes") != NULL;
+	bool has_n = kc_json_obj_of(spec, "nonResourceAttributes") != NULL;
+	struct dc_errs errs = { 0 };
+
+	if (local && has_n)
+		errs_invalid(&errs, "spec.nonResourceAttributes", "{...}",
+		    "disallowed on this kind of request");
+	else if (has_r && has_n)
+		errs_invalid(&errs, "spec.nonResourceAttributes", "{...}",
+		    "cannot be specified in combination with resourceAttributes");
+	else if (!has_r && !has_n)
+		errs_required(&errs, "spec.resourceAttributes", "exactly one of "
+		    "nonResourceAttributes or resourceAttributes must be specified");
+	if (errs.n == 0)
+		return true;
+	errors_invalid(resp, rt->qualified_kind, rt->group, "", &errs);
+	return false;
+}
+
+/* A new array: 'first' (owned), then the items of 'rest'. NULL: -ENOMEM. */
+static struct json_object *
+prepend(struct json_object *first, const struct json_object *rest)
+{
+	struct json_object *arr = json_object_new_array();
+
+	if (arr == NULL || kc_json_append(arr, first) < 0) {
+		if (arr != NULL)
+			json_object_put(arr);
+		else
+			json_object_put(first);
+		return NULL;
+	}
+	for (size_t i = 0; rest != NULL && i < json_object_array_length(rest); i++)
+		if (kc_json_append(arr, json_object_get(
+		    json_object_array_get_idx(rest, i))) < 0) {
+			json_object_put(arr);
+			return NULL;
+		}
+	return arr;
+}
+
+static struct json_object *
+star_list(void)
+{
+	struct json_object *a = json_object_new_array();
+
+	if (a != NULL && kc_json_append(a, json_object_new_string("*")) < 0) {
+		json_object_put(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* The privileged authorizer's rules, which upstream lists first. */
+static int
+masters_rules(struct json_object *status)
+{
+	struct json_object *r1, *n1, *rr, *nr;
+
+	if (status == NULL || (r1 = json_object_new_object()) == NULL)
+		return -ENOMEM;
+	if ((n1 = json_object_new_object()) == NULL) {
+		json_object_put(r1);
+		return -ENOMEM;
+	}
+	if (kc_json_put(r1, "verbs", star_list()) < 0 ||
+	    kc_json_put(r1, "apiGroups", star_list()) < 0 ||
+	    kc_json_put(r1, "resources", star_list()) < 0 ||
+	    kc_json_put(n1, "verbs", star_list()) < 0 ||
+	    kc_json_put(n1, "nonResourceURLs", star_list()) < 0) {
+		json_object_put(r1);
+		json_object_put(n1);
+		return -ENOMEM;
+	}
+	if ((rr = prepend(r1, kc_json_arr_of(status, "resourceRules"))) == NULL) {
+		json_object_put(n1);
+		return -ENOMEM;
+	}
+	if (kc_json_put(status, "resourceRules", rr) < 0) {
+		json_object_put(n1);
+		return -ENOMEM;
+	}
+	if ((nr = prepend(n1, kc_json_arr_of(status, "nonResourceRules"))) == NULL ||
+	    kc_json_put(status, "nonResourceRules", nr) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int
+user_info(const struct dc_user *u, struct json_object **ret)
+{
+	struct json_object *ui = json_object_new_object(), *g;
+
+	if (ui == NULL)
+		return -ENOMEM;
+	if (kc_json_set_str(ui, "username", u->name != NULL ? u->name : "") < 0 ||
+	    (u->uid != NULL && u->uid[0] != '\0' &&
+	    kc_json_set_str(ui, "uid", u->uid) < 0) ||
+	    (g = json_object_new_array()) == NULL)
+		goto fail;
+	if (kc_json_put(ui, "groups", g) < 0)
+		goto fail;
+	for (size_t i = 0; i < u->ngroups; i++)
+		if (kc_json_append(g, json_object_new_string(u->groups[i])) < 0)
+			goto fail;
+	*ret = ui;
+	return 0;
+fail:
+	json_object_put(ui);
+	return -ENOMEM;
+}
+
+/* spec.user, spec.groups and spec.uid of a (Local)SubjectAccessReview. */
+static bool
+spec_user(const struct dc_rtype *rt, const struct json_object *spec,
+    const char **groups, struct rbac_user *ret, struct dc_resp *resp)
+{
+	const struct json_object *ga = kc_json_arr_of(spec, "groups");
+	size_t n = 0;
+
+	for (size_t i = 0; ga != NULL && i < json_object_array_length(ga); i++) {
+		const struct json_object *g = json_object_array_get_idx(ga, i);
+
+		if (!json_object_is_type(g, json_type_string))
+			continue;
+		if (n == DC_GROUPS_MAX) {
+			errors_reply(resp, KC_EBADREQUEST, "spec.groups: more than %d groups",
+			    DC_GROUPS_MAX);
+			return false;
+		}
+		groups[n++] = json_object_get_string((struct json_object *)(uintptr_t)g);
+	}
+	*ret = (struct rbac_user){ .name = str_or_empty(spec, "user"),
+	    .uid = str_or_empty(spec, "uid"), .groups = groups, .ngroups = n };
+	if (ret->name[0] == '\0' && n == 0) {
+		struct dc_errs errs = { 0 };
+
+		errs_invalid(&errs, "spec.user", "\"\"",
+		    "at least one of user or group must be specified");
+		errors_invalid(resp, rt->qualified_kind, rt->group, "", &errs);
+		return false;
+	}
+	return true;
+}
+
+static int
+review_request(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
+    const struct dc_route *route, struct dc_resp *resp)
+{
+	struct authz *a = dc->ext_rbac;
+	struct json_object *body = NULL, *out = NULL, *status = NULL, *spec;
+	struct kc_status st = { 0 };
+	struct rbac_user u;
+	const char *groups[DC_GROUPS_MAX];
+	int r;
+
+	if (a == NULL) {
+		errors_reply(resp, KC_EUNAVAILABLE, "the authorizer is not running");
+		return 1;
+	}
+	if (strcmp(route->verb, "create") != 0)
+		return 0;
+	if (review_body(dc, rt, req, resp, &body) < 0)
+		return 1;
+	if ((spec = kc_json_obj_of(body, "spec")) == NULL)
+		spec = kc_json_ensure_obj(body, "spec");
+	if (spec == NULL || (out = reply_new(rt)) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	to_rbac_user(&req->user, &u);
+	if (strcmp(rt->plural, "selfsubjectreviews") == 0) {
+		struct json_object *ui = NULL;
+
+		if ((status = kc_json_ensure_obj(out, "status")) == NULL ||
+		    (r = user_info(&req->user, &ui)) < 0 ||
+		    (r = kc_json_put(status, "userInfo", ui)) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+	} else if (strcmp(rt->plural, "selfsubjectrulesreviews") == 0) {
+		const char *ns = str_or_empty(spec, "namespace");
+
+		json_object_put(out);
+		out = NULL;
+		if ((r = rbac_rules_review(a->idx, &u, ns, &out, &st)) < 0) {
+			if (r == -ENOMEM)
+				goto out;
+			errors_kc(resp, r, &st);
+			r = 0;
+			goto out;
+		}
+		if (kc_json_put(out, "spec", json_object_get(spec)) < 0 ||
+		    (rbac_user_is_privileged(&u) &&
+		    masters_rules(kc_json_obj_of(out, "status")) < 0)) {
+			r = -ENOMEM;
+			goto out;
+		}
+	} else {
+		bool local = strcmp(rt->plural, "localsubjectaccessreviews") == 0;
+		bool self = strcmp(rt->plural, "selfsubjectaccessreviews") == 0;
+		const char *sns;
+
+		if (!spec_valid(rt, spec, local, resp) ||
+		    (!self && !spec_user(rt, spec, groups, &u, resp))) {
+			r = 0;
+			goto out;
+		}
+		sns = kc_json_str(spec, "resourceAttributes", "namespace");
+		if (local && sns != NULL && sns[0] != '\0' && strcmp(sns, route->ns) != 0) {
+			errors_reply(resp, KC_EBADREQUEST, "spec.resourceAttributes.namespace "
+			    "must match namespace: %s", route->ns);
+			r = 0;
+			goto out;
+		}
+		if (local && kc_json_set_str(kc_json_obj_of(out, "metadata"), "namespace",
+		    route->ns) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+		if (kc_json_put(out, "spec", json_object_get(spec)) < 0 ||
+		    (status = kc_json_ensure_obj(out, "status")) == NULL ||
+		    (r = access_status(a, &u, spec, local ? route->ns : NULL, status)) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	if ((r = resp_json(resp, 201, out)) < 0)
+		goto out;
+	r = 0;
+out:
+	if (r < 0)
+		errors_internal(resp, r);
+	if (out != NULL)
+		json_object_put(out);
+	json_object_put(body);
+	return 1;
+}
+
+/*
+ * Setup
+ */
+
+int
+authz_init(struct dc *dc)
+{
+	struct authz *a;
+	int r;
+
+	if (dc->ext_rbac != NULL)
+		return 0;
+	if ((a = kc_calloc(1, sizeof(*a))) == NULL)
+		return -ENOMEM;
+	a->dc = dc;
+	if ((r = rbac_index_new(&a->idx)) < 0) {
+		kc_free(a);
+		return r;
+	}
+	for (size_t i = 0; i < KC_ARRAY_SIZE(review_types); i++) {
+		const struct dc_rtype_def *d = &review_types[i];
+
+		if (registry_find(dc, d->group, d->version, d->plural) == NULL &&
+		    (r = registry_add(dc, d, NULL)) < 0)
+			goto fail;
+	}
+	if ((r = scan(a)) < 0 || (r = storage_subscribe(dc->store, on_event, a)) < 0)
+		goto fail;
+	dc->ext_rbac = a;
+	dc->hooks.authorize = authorize;
+	if (!dc->opts.no_bootstrap && (r = bootstrap(dc)) < 0)
+		goto fail_sub;
+	aggregate(a);
+	return 0;
+fail_sub:
+	dc->hooks.authorize = NULL;
+	dc->ext_rbac = NULL;
+	storage_unsubscribe(dc->store, on_event, a);
+fail:
+	rbac_index_free(a->idx);
+	kc_free(a);
+	return r;
+}
+
+void
+authz_fini(struct dc *dc)
+{
+	struct authz *a = dc->ext_rbac;
+
+	if (a == NULL)
+		return;
+	storage_unsubscribe(dc->store, on_event, a);
+	if (dc->hooks.authorize == authorize)
+		dc->hooks.authorize = NULL;
+	dc->ext_rbac = NULL;
+	rbac_index_free(a->idx);
+	kc_free(a);
+}
+
+size_t
+authz_count(const struct dc *dc, const char *kind)
+{
+	const struct authz *a = dc->ext_rbac;
+
+	return a != NULL ? rbac_index_count(a->idx, kind) : 0;
+}
