@@ -67,6 +67,8 @@ UNIT_SUITES	+= dc_crd
 UNIT_SUITES	+= dc_gc dc_persist
 UNIT_SUITES	+= dc_authz
 UNIT_SUITES	+= dc_faults
+UNIT_SUITES	+= dc_quota
+UNIT_SUITES	+= dc_scheduler
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c
@@ -117,6 +119,10 @@ SUITE_DEPS_dc_authz	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_dc_faults	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
 			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_quota	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_scheduler = $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+			  tests/unit/dc_testutil.c
 
 # trainyard-devcluster: main.c plus DC_SRCS, which the unit suites link too.
 # It links only libkc's data modules (ARCHITECTURE.md).
@@ -133,7 +139,9 @@ DC_SRCS		+= devcluster/openapi.c devcluster/ssa.c
 DC_SRCS		+= devcluster/crd.c
 DC_SRCS		+= devcluster/gc.c devcluster/namespace.c devcluster/persist.c
 DC_SRCS		+= devcluster/authz.c
+DC_SRCS		+= devcluster/quota.c
 DC_SRCS		+= devcluster/faults.c
+DC_SRCS		+= devcluster/scheduler.c
 DEVCLUSTER_SRCS	 = devcluster/main.c $(DC_SRCS)
 
 ALL_SRCS	 = $(LIB_SRCS) $(UNIT_SRCS) $(DEVCLUSTER_SRCS)

@@ -586,6 +586,8 @@ struct dc {
 	void			*ext_openapi;
 	void			*ext_ns;	/* namespace.c */
 	void			*ext_faults;	/* faults.c */
+	void			*ext_quota;	/* quota.c */
+	void			*ext_sched;	/* scheduler.c */
 };
 
 /* main.c */
@@ -1374,5 +1376,66 @@ bool	 faults_request(struct dc *, const struct dc_req *, const struct dc_route *
 uint64_t faults_hold_ms(struct dc *, const struct dc_req *);
 /* http.c, after api_handle(): counts the request; the reply's delay in ms. */
 uint64_t faults_after(struct dc *, const struct dc_req *, const struct dc_resp *);
+
+/* scheduler.c */
+/*
+ * Starts the simulated kube-scheduler (sched.c's decisions on a loop
+ * timer, fed by a storage subscription); state in dc->ext_sched.
+ * 'cosched_name' is the Coscheduling profile's schedulerName (NULL:
+ * scheduler-plugins-scheduler). 0 or -ENOMEM. scheduler_fini() stops it
+ * (harmless when not started).
+ */
+int	 scheduler_init(struct dc *, const char *cosched_name) _must_check_;
+void	 scheduler_fini(struct dc *);
+/*
+ * --nodes FILE: creates the Node objects of a YAML file (documents or a
+ * v1 List) that do not exist yet, with the status the file gives. 0, or a
+ * code with the message in 'st'.
+ */
+int	 scheduler_load_nodes(struct dc *, const char *path, struct kc_status *st)
+	    _must_check_;
+
+
+/* quota.c */
+#define QUOTA_KEYS_MAX		64	/* resources in one list */
+#define QUOTA_NAME_MAX		128	/* one resource name, with the NUL */
+
+/* A quota resource list: names and quantities in milli-units. */
+struct quota_ent {
+	char		 name[QUOTA_NAME_MAX];
+	int64_t		 milli;
+	bool		 bin;		/* printed with a binary suffix (Mi) */
+};
+
+struct quota_list {
+	size_t		 n;
+	struct quota_ent e[QUOTA_KEYS_MAX];
+};
+
+/*
+ * ResourceQuota admission (chained after any hooks.admit already set)
+ * and the quota controller: a storage subscriber keeps status.hard and
+ * status.used of every quota current. 0 or -ENOMEM. State in
+ * dc->ext_quota; quota_fini() before api_free().
+ */
+int	 quota_init(struct dc *) _must_check_;
+void	 quota_fini(struct dc *);
+/*
+ * The admission check of creating 'obj' of 'rt': 0, or KC_EFORBIDDEN
+ * with upstream's message in 'st' ("exceeded quota: ...", "failed
+ * quota: q: must specify ..."), or -ENOMEM.
+ */
+int	 quota_admit_object(struct dc *, const struct dc_rtype *,
+	    const struct json_object *obj, struct kc_status *st) _must_check_;
+/* Rewrites status.hard and status.used of the quotas of 'ns'. */
+int	 quota_sync_ns(struct dc *, const char *ns);
+/* The quota usage of one pod (upstream's pod evaluator). */
+void	 quota_pod_usage(const struct json_object *pod, struct quota_list *ret);
+/* The usage of namespace 'ns' for the names in 'hard'. 0 or -ENOMEM. */
+int	 quota_ns_usage(struct dc *, const char *ns, const struct quota_list *hard,
+	    struct quota_list *ret) _must_check_;
+struct quota_ent *quota_list_find(struct quota_list *, const char *name);
+/* A quantity in upstream's canonical form ("500m", "2", "1k", "1536Mi"). */
+void	 quota_format(int64_t milli, bool bin, char *buf, size_t size);
 
 #endif

@@ -48,6 +48,8 @@ struct config {
 	const char	*data_dir;
 	const char	*token_file;
 	const char	*kube_version;
+	const char	*nodes_file;	/* scheduler.c */
+	const char	*cosched_name;	/* scheduler.c */
 };
 
 struct state {
@@ -60,7 +62,8 @@ static const char usage_text[] =
     "usage: trainyard-devcluster [--listen HOST:PORT] [--kubeconfig PATH]\n"
     "                            [--data-dir DIR] [--token-auth-file FILE]\n"
     "                            [--kubernetes-version 1.32] [--log-level LEVEL]\n"
-    "                            [--log-format text|json]\n";
+    "                            [--log-format text|json]\n"
+    "                            [--nodes FILE] [--coscheduling-scheduler-name NAME]\n";
 
 static void fatal(const char *fmt, ...) _printf_(1, 2);
 
@@ -117,6 +120,8 @@ parse_flags(int argc, char **argv, struct config *cfg)
 		{ "kubernetes-version", required_argument, NULL, 'v' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "log-format", required_argument, NULL, 'F' },
+		{ "nodes", required_argument, NULL, 'N' },
+		{ "coscheduling-scheduler-name", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -154,6 +159,12 @@ parse_flags(int argc, char **argv, struct config *cfg)
 			if (kc_log_parse_format(optarg, &format) < 0)
 				fatal("--log-format: expected text or json, got \"%s\"", optarg);
 			kc_log_set_format(format);
+			break;
+		case 'N':
+			cfg->nodes_file = optarg;
+			break;
+		case 'C':
+			cfg->cosched_name = optarg;
 			break;
 		case 'h':
 			(void)fputs(usage_text, stdout);
@@ -386,6 +397,11 @@ main(int argc, char **argv)
 		fatal("RBAC authorizer: %s", kc_strerror(r));
 	if ((r = faults_init(s.dc)) < 0)		/* /devcluster/faults, /devcluster/stats */
 		fatal("fault injection: %s", kc_strerror(r));
+	if ((r = quota_init(s.dc)) < 0)		/* ResourceQuota admission, status */
+		fatal("resource quota: %s", kc_strerror(r));
+	if ((r = scheduler_init(s.dc, cfg.cosched_name)) < 0 || (cfg.nodes_file != NULL &&
+	    (r = scheduler_load_nodes(s.dc, cfg.nodes_file, &st)) < 0))	/* --nodes */
+		fatal("scheduler: %s", st.message[0] != '\0' ? st.message : kc_strerror(r));
 	if ((r = auth_add(s.dc->auth, token, "admin", "admin",
 	    (const char *const []){ "system:masters", NULL })) < 0)
 		fatal("%s", kc_strerror(r));
@@ -438,6 +454,8 @@ main(int argc, char **argv)
 	gc_fini(s.dc);
 	namespace_fini(s.dc);
 	faults_fini(s.dc);
+	quota_fini(s.dc);
+	scheduler_fini(s.dc);
 	authz_fini(s.dc);
 	persist_fini(s.dc);
 	s.dc = api_free(s.dc);

@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# The simulated scheduler (devcluster/scheduler.c) with --nodes and the
+# example GPU cluster, driven by the real kubectl.
+
+load devcluster
+
+setup_file() {
+	dc_start --nodes "$DC_REPO/examples/devcluster/gpu-cluster.yaml"
+}
+
+teardown_file() {
+	dc_stop
+}
+
+gpu_pod() {
+	local name="$1" gpus="$2"
+	kubectl apply -f - <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $name
+spec:
+  tolerations:
+  - key: nvidia.com/gpu
+    operator: Exists
+    effect: NoSchedule
+  containers:
+  - name: main
+    image: busybox
+    resources:
+      limits:
+        nvidia.com/gpu: "$gpus"
+YAML
+}
+
+@test "--nodes creates 8 Ready GPU nodes" {
+	run kubectl get nodes --no-headers
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | wc -l)" -eq 8 ]
+	[ "$(echo "$output" | awk '$2 == "Ready"' | wc -l)" -eq 8 ]
+	run kubectl get node gpu-b4 -o jsonpath='{.status.allocatable.nvidia\.com/gpu}'
+	[ "$output" = "8" ]
+	run kubectl get nodes -l topology.trainyard.dev/ib-zone=ib-a -o name
+	[ "$(echo "$output" | wc -l)" -eq 4 ]
+}
+
+@test "a 2-GPU pod tolerating the taint is bound" {
+	gpu_pod small 2
+	kubectl wait --for=condition=PodScheduled pod/small --timeout=10s
+	run kubectl get pod small -o jsonpath='{.spec.nodeName}'
+	[[ "$output" == gpu-* ]]
+	run kubectl get pod small -o jsonpath='{.status.phase}'
+	[ "$output" = "Pending" ]
+}
+
+@test "a 9-GPU pod stays Pending with FailedScheduling" {
+	gpu_pod huge 9
+	kubectl wait --for=condition=PodScheduled=False pod/huge --timeout=10s
+	msg='0/8 nodes are available: 8 Insufficient nvidia.com/gpu.'
+	run kubectl get pod huge -o \
+	    jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'
+	[[ "$output" == "$msg"* ]]
+	run kubectl get pod huge -o \
+	    jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}'
+	[ "$output" = "Unschedulable" ]
+	run kubectl describe pod huge
+	[[ "$output" == *"FailedScheduling"*"$msg"* ]]
+	run kubectl get pod huge -o jsonpath='{.spec.nodeName}'
+	[ -z "$output" ]
+}
+
+@test "a pod without the toleration is refused by the taint" {
+	kubectl run plain --image=busybox --restart=Never
+	kubectl wait --for=condition=PodScheduled=False pod/plain --timeout=10s
+	run kubectl get pod plain -o \
+	    jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'
+	[[ "$output" == "0/8 nodes are available: 8 node(s) had untolerated taint"* ]]
+}
+
+@test "kubectl cordon excludes a node" {
+	for n in gpu-a1 gpu-a2 gpu-a3 gpu-a4 gpu-b1 gpu-b2 gpu-b3; do
+		kubectl cordon "$n"
+	done
+	kubectl get node gpu-a1 -o jsonpath='{.spec.unschedulable}' | grep -q true
+	for i in 1 2 3 4; do
+		gpu_pod "c$i" 2
+	done
+	for i in 1 2 3 4; do
+		kubectl wait --for=jsonpath='{.spec.nodeName}'=gpu-b4 "pod/c$i" --timeout=10s
+	done
+	kubectl uncordon gpu-a1
+	kubectl wait --for=condition=PodScheduled pod/huge --timeout=2s && false || true
+	run kubectl get pod huge -o \
+	    jsonpath='{.status.conditions[?(@.type=="PodScheduled")].status}'
+	[ "$output" = "False" ]
+}

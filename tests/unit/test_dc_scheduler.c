@@ -1,0 +1,254 @@
+/*
+ * test_dc_scheduler.c: the devcluster's scheduler loop (scheduler.c) on
+ * top of sched.c: --nodes loading, binds, unschedulable conditions and
+ * FailedScheduling Events, and a gang that waits for its members.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <check.h>
+
+#include <kc/alloc.h>
+#include <kc/clock.h>
+#include <kc/json.h>
+#include <kc/str.h>
+
+#include "dc_testutil.h"
+#include "testutil.h"
+
+#define PODS_PATH	"/api/v1/namespaces/default/pods"
+
+static struct dc *dc;
+static char *tmp;
+
+static const char nodes_yaml[] =
+    "apiVersion: v1\n"
+    "kind: List\n"
+    "items:\n"
+    "- apiVersion: v1\n"
+    "  kind: Node\n"
+    "  metadata: {name: n1}\n"
+    "  status:\n"
+    "    allocatable: {cpu: '4', memory: 8Gi, pods: '10', nvidia.com/gpu: '2'}\n"
+    "    capacity: {cpu: '4', memory: 8Gi, pods: '10', nvidia.com/gpu: '2'}\n"
+    "    conditions: [{type: Ready, status: 'True'}]\n"
+    "- apiVersion: v1\n"
+    "  kind: Node\n"
+    "  metadata: {name: n2}\n"
+    "  status:\n"
+    "    allocatable: {cpu: '4', memory: 8Gi, pods: '10', nvidia.com/gpu: '2'}\n"
+    "    capacity: {cpu: '4', memory: 8Gi, pods: '10', nvidia.com/gpu: '2'}\n"
+    "    conditions: [{type: Ready, status: 'True'}]\n";
+
+static void
+setup(void)
+{
+	struct kc_status st = { 0 };
+	char *path;
+
+	fake_clock_install(5000000);
+	dc = dct_new(NULL);
+	ck_assert_int_eq(scheduler_init(dc, NULL), 0);
+	tmp = tu_tmpdir();
+	path = tu_write(tmp, "nodes.yaml", nodes_yaml);
+	ck_assert_int_eq(scheduler_load_nodes(dc, path, &st), 0);
+	/* A second load leaves the existing nodes alone. */
+	ck_assert_int_eq(scheduler_load_nodes(dc, path, &st), 0);
+	kc_free(path);
+}
+
+static void
+teardown(void)
+{
+	scheduler_fini(dc);
+	dc = api_free(dc);
+	tu_tmpdir_remove(tmp);
+	tmp = NULL;
+	fake_clock_uninstall();
+}
+
+static void
+settle(void)
+{
+	for (int i = 0; i < 100; i++) {
+		int64_t next;
+
+		(void)timers_run(dc);
+		next = timers_next(dc);
+		if (next < 0 || next > 500)
+			return;
+		if (next > 0)
+			fake_clock_advance((uint64_t)next);
+	}
+	ck_abort_msg("the timers never settled");
+}
+
+static const struct json_object *
+pod(const char *name)
+{
+	return coll_get(dct_type(dc, "pods")->coll, "default", name);
+}
+
+static void
+create_pod(const char *name, int gpus, const char *labels, const char *sched)
+{
+	char body[1024];
+
+	(void)snprintf(body, sizeof(body),
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+	    "\"labels\":{%s}},\"spec\":{\"schedulerName\":\"%s\",\"containers\":[{"
+	    "\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"limits\":{"
+	    "\"nvidia.com/gpu\":\"%d\"}}}]}}", name, labels, sched, gpus);
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = PODS_PATH,
+	    .body = body }, 201, NULL));
+}
+
+static const char *
+cond(const char *name, const char *type, const char *field)
+{
+	struct json_object *conds = kc_json_get(pod(name), "status", "conditions");
+
+	for (size_t i = 0; i < json_object_array_length(conds); i++) {
+		struct json_object *c = json_object_array_get_idx(conds, i);
+
+		if (strcmp(kc_json_str(c, "type"), type) == 0)
+			return kc_json_str(c, field);
+	}
+	return NULL;
+}
+
+START_TEST(test_nodes_loaded)
+{
+	const struct json_object *n1 = coll_get(dct_type(dc, "nodes")->coll, "", "n1");
+
+	ck_assert_ptr_nonnull(n1);
+	ck_assert_str_eq(kc_json_str(n1, "status", "allocatable", "nvidia.com/gpu"), "2");
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(kc_json_get(n1, "status",
+	    "conditions"), 0), "status"), "True");
+}
+END_TEST
+
+START_TEST(test_load_errors)
+{
+	struct kc_status st = { 0 };
+	char *path = tu_write(tmp, "bad.yaml", "apiVersion: v1\nkind: Pod\n"
+	    "metadata: {name: x}\n");
+
+	ck_assert_int_eq(scheduler_load_nodes(dc, path, &st), KC_EINVALID);
+	ck_assert_ptr_nonnull(strstr(st.message, "expected Node"));
+	kc_free(path);
+	ck_assert_int_lt(scheduler_load_nodes(dc, "/nonexistent/nodes.yaml", &st), 0);
+}
+END_TEST
+
+START_TEST(test_bound)
+{
+	create_pod("a", 2, "", "default-scheduler");
+	create_pod("b", 1, "", "default-scheduler");
+	settle();
+	ck_assert_ptr_nonnull(kc_json_str(pod("a"), "spec", "nodeName"));
+	ck_assert_ptr_nonnull(kc_json_str(pod("b"), "spec", "nodeName"));
+	/* Bin packing: b goes where there is least left, the other node. */
+	ck_assert_str_ne(kc_json_str(pod("a"), "spec", "nodeName"),
+	    kc_json_str(pod("b"), "spec", "nodeName"));
+	ck_assert_str_eq(cond("a", "PodScheduled", "status"), "True");
+	/* Other schedulers' pods are left alone. */
+	create_pod("other", 1, "", "my-scheduler");
+	settle();
+	ck_assert_ptr_null(kc_json_str(pod("other"), "spec", "nodeName"));
+}
+END_TEST
+
+START_TEST(test_unschedulable)
+{
+	struct json_object **evs = NULL;
+	size_t n = 0, found = 0;
+
+	create_pod("huge", 3, "", "default-scheduler");
+	settle();
+	ck_assert_ptr_null(kc_json_str(pod("huge"), "spec", "nodeName"));
+	ck_assert_str_eq(cond("huge", "PodScheduled", "status"), "False");
+	ck_assert_str_eq(cond("huge", "PodScheduled", "reason"), "Unschedulable");
+	ck_assert_ptr_nonnull(strstr(cond("huge", "PodScheduled", "message"),
+	    "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."));
+	/* Retries do not repeat the Event while the message stays. */
+	fake_clock_advance(5000);
+	settle();
+	ck_assert_int_eq(coll_list(dct_type(dc, "events")->coll, "default", NULL,
+	    &evs, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(kc_json_str(evs[i], "reason"), "FailedScheduling") == 0) {
+			found++;
+			ck_assert_str_eq(kc_json_str(evs[i], "type"), "Warning");
+			ck_assert_str_eq(kc_json_str(evs[i], "involvedObject", "name"),
+			    "huge");
+			ck_assert_str_eq(kc_json_str(evs[i], "involvedObject", "kind"),
+			    "Pod");
+		}
+	objs_free(evs, n);
+	ck_assert_uint_eq(found, 1);
+}
+END_TEST
+
+static void
+create_crd(void)
+{
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+	    .body = "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":"
+	    "\"CustomResourceDefinition\",\"metadata\":{\"name\":"
+	    "\"podgroups.scheduling.x-k8s.io\"},\"spec\":{\"group\":"
+	    "\"scheduling.x-k8s.io\",\"scope\":\"Namespaced\",\"names\":{"
+	    "\"plural\":\"podgroups\",\"singular\":\"podgroup\",\"kind\":\"PodGroup\"},"
+	    "\"versions\":[{\"name\":\"v1alpha1\",\"served\":true,\"storage\":true,"
+	    "\"subresources\":{\"status\":{}},\"schema\":{\"openAPIV3Schema\":{"
+	    "\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}}]}}" },
+	    201, NULL));
+	settle();
+}
+
+START_TEST(test_gang)
+{
+	const char *lbl = "\"scheduling.x-k8s.io/pod-group\":\"g\"";
+	const struct json_object *pg;
+
+	ck_assert_int_eq(crd_init(dc) >= 0, 1);
+	create_crd();
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups",
+	    .body = "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":\"PodGroup\","
+	    "\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":3}}" }, 201, NULL));
+	create_pod("g1", 1, lbl, "scheduler-plugins-scheduler");
+	create_pod("g2", 1, lbl, "scheduler-plugins-scheduler");
+	settle();
+	ck_assert_ptr_null(kc_json_str(pod("g1"), "spec", "nodeName"));
+	ck_assert_ptr_null(kc_json_str(pod("g2"), "spec", "nodeName"));
+	create_pod("g3", 1, lbl, "scheduler-plugins-scheduler");
+	settle();
+	ck_assert_ptr_nonnull(kc_json_str(pod("g1"), "spec", "nodeName"));
+	ck_assert_ptr_nonnull(kc_json_str(pod("g2"), "spec", "nodeName"));
+	ck_assert_ptr_nonnull(kc_json_str(pod("g3"), "spec", "nodeName"));
+	pg = coll_get(registry_find_any(dc, "scheduling.x-k8s.io", "podgroups")->coll,
+	    "default", "g");
+	ck_assert_ptr_nonnull(pg);
+	ck_assert_str_eq(kc_json_str(pg, "status", "phase"), "Scheduled");
+}
+END_TEST
+
+Suite *
+dc_scheduler_suite(void)
+{
+	Suite *s = suite_create("dc_scheduler");
+	TCase *tc = tcase_create("loop");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_nodes_loaded);
+	tcase_add_test(tc, test_load_errors);
+	tcase_add_test(tc, test_bound);
+	tcase_add_test(tc, test_unschedulable);
+	tcase_add_test(tc, test_gang);
+	suite_add_tcase(s, tc);
+	return s;
+}
