@@ -278,6 +278,67 @@ kc_parse_int(const char *s, int *ret)
 	return 0;
 }
 
+int
+kc_parse_duration_ms(const char *s, uint64_t *ret)
+{
+	static const struct {
+		const char	*unit;
+		uint64_t	 ns;
+	} units[] = {
+		/* Longer names first: "ms" before "m". */
+		{ "ns", 1 }, { "us", 1000 }, { "\xc2\xb5s", 1000 },
+		{ "\xce\xbcs", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+		{ "m", 60000000000 }, { "h", 3600000000000 },
+	};
+	const uint64_t max_ns = UINT64_C(1000000000000000) * 1000000;
+	long double total = 0;
+	const char *p = s;
+
+	if (s == NULL || *s == '\0')
+		return -EINVAL;
+	if (strcmp(s, "0") == 0) {
+		*ret = 0;
+		return 0;
+	}
+	while (*p != '\0') {
+		long double whole = 0, frac = 0, scale = 1;
+		bool digits = false;
+		size_t i, ulen = 0;
+
+		for (; *p >= '0' && *p <= '9'; p++) {
+			whole = whole * 10 + (*p - '0');
+			digits = true;
+			if (whole > (long double)max_ns)
+				return -ERANGE;
+		}
+		if (*p == '.') {
+			for (p++; *p >= '0' && *p <= '9'; p++) {
+				if (scale < 1e30L) {
+					scale *= 10;
+					frac += (*p - '0') / scale;
+				}
+				digits = true;
+			}
+		}
+		if (!digits)
+			return -EINVAL;
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+			ulen = strlen(units[i].unit);
+			if (strncmp(p, units[i].unit, ulen) == 0)
+				break;
+		}
+		if (i == sizeof(units) / sizeof(units[0]))
+			return -EINVAL;
+		/* "m" would match the start of "ms": the table lists ms first. */
+		p += ulen;
+		total += (whole + frac) * (long double)units[i].ns;
+		if (total > (long double)max_ns)
+			return -ERANGE;
+	}
+	*ret = (uint64_t)(total / 1000000.0L);
+	return 0;
+}
+
 size_t
 kc_strlcpy(char *dst, const char *src, size_t size)
 {

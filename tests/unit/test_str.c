@@ -306,6 +306,33 @@ START_TEST(utf8)
 }
 END_TEST
 
+START_TEST(durations)
+{
+	static const struct {
+		const char	*in;
+		int		 r;
+		uint64_t	 ms;
+	} cases[] = {
+		{ "0", 0, 0 }, { "1500ms", 0, 1500 }, { "2s", 0, 2000 },
+		{ "1.5h", 0, 5400000 }, { "1m30s", 0, 90000 }, { "250us", 0, 0 },
+		{ "1500000ns", 0, 1 }, { "0.5s", 0, 500 }, { "3m", 0, 180000 },
+		{ "1h2m3s4ms", 0, 3723004 }, { "2\xc2\xb5s", 0, 0 },
+		{ "", -EINVAL, 0 }, { "5", -EINVAL, 0 }, { "-1s", -EINVAL, 0 },
+		{ "1d", -EINVAL, 0 }, { "s", -EINVAL, 0 }, { ".s", -EINVAL, 0 },
+		{ "1s ", -EINVAL, 0 }, { "99999999999999999999h", -ERANGE, 0 },
+	};
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(cases); i++) {
+		uint64_t v = 7;
+		int r = kc_parse_duration_ms(cases[i].in, &v);
+
+		ck_assert_msg(r == cases[i].r, "%s: r=%d", cases[i].in, r);
+		ck_assert_uint_eq(v, r == 0 ? cases[i].ms : 7);
+	}
+	ck_assert_int_eq(kc_parse_duration_ms(NULL, &(uint64_t){ 0 }), -EINVAL);
+}
+END_TEST
+
 Suite *
 str_suite(void)
 {
@@ -315,6 +342,7 @@ str_suite(void)
 	tcase_add_test(tc, slices);
 	tcase_add_test(tc, dns1123);
 	tcase_add_test(tc, numbers);
+	tcase_add_test(tc, durations);
 	tcase_add_test(tc, strlcpy_truncation);
 	tcase_add_test(tc, files);
 	tcase_add_test(tc, times);

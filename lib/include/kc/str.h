@@ -81,6 +81,15 @@ int	kc_str_to_u64(struct kc_str, uint64_t *ret) _must_check_;
 int	kc_str_to_i64(struct kc_str, int64_t *ret) _must_check_;
 
 /*
+ * A non-negative Go duration (time.ParseDuration) in milliseconds:
+ * "1500ms", "2s", "1.5h", "1m30s", "0". Units ns, us (or µs), ms, s, m,
+ * h; a fraction is allowed on each number; precision below a millisecond
+ * is rounded down. A bare number other than 0, a sign, an unknown unit
+ * or empty input is -EINVAL; more than 10^15 ms is -ERANGE.
+ */
+int	kc_parse_duration_ms(const char *, uint64_t *ret) _must_check_;
+
+/*
  * Copies like OpenBSD's strlcpy(): always NUL-terminates (size > 0) and
  * returns strlen(src); a result >= size means the copy was truncated.
  */
