@@ -55,6 +55,14 @@ LIB_DATA_SRCS	 = $(LIB_CORE_SRCS) lib/yaml.c lib/selector.c lib/patch.c \
 		   lib/cert.c
 LIB_SRCS	 = $(LIB_DATA_SRCS) lib/kubeconfig.c lib/transport.c \
 		   lib/client.c lib/watch.c
+LIB_DATA_SRCS	+= lib/quantity.c
+
+# trainyard-controller's pure modules: json-c in, json-c or structs out, no
+# threads and no network (the unit test binary links them).
+CTL_PURE_SRCS	 = controller/config.c controller/model.c controller/session.c
+
+# The client side's concurrency: shared rate limit, work queue, informers.
+LIB_SRCS	+= lib/ratelimit.c lib/workqueue.c lib/informer.c
 
 # Unit suites: tests/unit/test_<name>.c, each listed in tests/unit/suites.h.
 UNIT_SUITES	 = err buf str json log yaml selector patch cert kubeconfig \
@@ -69,6 +77,13 @@ UNIT_SUITES	+= dc_authz
 UNIT_SUITES	+= dc_faults
 UNIT_SUITES	+= dc_quota
 UNIT_SUITES	+= dc_scheduler
+UNIT_SUITES	+= dc_tokens dc_protobuf2
+UNIT_SUITES	+= dc_nodes
+UNIT_SUITES	+= dc_disruption
+UNIT_SUITES	+= dc_kubelet
+UNIT_SUITES	+= quantity ctl_config ctl_model ctl_session
+UNIT_SUITES	+= ratelimit workqueue informer
+UNIT_SUITES	+= dc_exec
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c
@@ -123,6 +138,25 @@ SUITE_DEPS_dc_quota	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_dc_scheduler = $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
 			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_tokens	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_protobuf2	= devcluster/protobuf.c
+SUITE_DEPS_dc_kubelet	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_nodes	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_disruption = $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_exec	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+			  tests/unit/dc_testutil.c
+SUITE_DEPS_quantity	= lib/quantity.c
+SUITE_DEPS_ctl_config	= lib/yaml.c lib/selector.c lib/quantity.c $(CTL_PURE_SRCS)
+SUITE_DEPS_ctl_model	= lib/yaml.c lib/selector.c lib/quantity.c $(CTL_PURE_SRCS)
+SUITE_DEPS_ctl_session	= lib/yaml.c lib/selector.c lib/quantity.c $(CTL_PURE_SRCS)
+SUITE_DEPS_client	+= lib/ratelimit.c
+SUITE_DEPS_ratelimit	= $(SUITE_DEPS_client)
+SUITE_DEPS_workqueue	= lib/ratelimit.c lib/workqueue.c
+SUITE_DEPS_informer	= $(SUITE_DEPS_watch) lib/informer.c
 
 # trainyard-devcluster: main.c plus DC_SRCS, which the unit suites link too.
 # It links only libkc's data modules (ARCHITECTURE.md).
@@ -142,16 +176,27 @@ DC_SRCS		+= devcluster/authz.c
 DC_SRCS		+= devcluster/quota.c
 DC_SRCS		+= devcluster/faults.c
 DC_SRCS		+= devcluster/scheduler.c
+DC_SRCS		+= devcluster/nodes.c
+DC_SRCS		+= devcluster/tokens.c
+DC_SRCS		+= devcluster/disruption.c
+DC_SRCS		+= devcluster/kubelet.c
+DC_SRCS		+= devcluster/exec.c
 DEVCLUSTER_SRCS	 = devcluster/main.c $(DC_SRCS)
 
-ALL_SRCS	 = $(LIB_SRCS) $(UNIT_SRCS) $(DEVCLUSTER_SRCS)
+# trainyard-controller: main.c plus CTL_SRCS (the pure ones are unit tested
+# in check_main); it links the whole of libkc.
+CTL_SRCS	 = $(CTL_PURE_SRCS) controller/manager.c controller/reconcile_run.c \
+		   controller/expect.c controller/events.c
+CONTROLLER_SRCS	 = controller/main.c $(CTL_SRCS)
+
+ALL_SRCS	 = $(LIB_SRCS) $(UNIT_SRCS) $(DEVCLUSTER_SRCS) $(CONTROLLER_SRCS)
 
 # ---------------------------------------------------------------------------
 
 .PHONY: all test unit e2e check-style bench clean demo
 .DEFAULT_GOAL := all
 
-BINS		 = $(BUILD)/bin/trainyard-devcluster
+BINS		 = $(BUILD)/bin/trainyard-devcluster $(BUILD)/bin/trainyard-controller
 
 all: $(BUILD)/lib/libkc.a $(BINS)
 
@@ -175,6 +220,11 @@ $(BUILD)/bin/trainyard-devcluster: $(DEVCLUSTER_SRCS:%.c=$(BUILD)/%.o) \
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
+$(BUILD)/bin/trainyard-controller: $(CONTROLLER_SRCS:%.c=$(BUILD)/%.o) \
+    $(LIB_SRCS:%.c=$(BUILD)/%.o)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
 # The sanitizer tree: every object again, with ASan and UBSan.
 SAN		 = $(BUILD)/san
 
@@ -187,8 +237,13 @@ $(SAN)/bin/trainyard-devcluster: $(DEVCLUSTER_SRCS:%.c=$(SAN)/%.o) \
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 
+$(SAN)/bin/trainyard-controller: $(CONTROLLER_SRCS:%.c=$(SAN)/%.o) \
+    $(LIB_SRCS:%.c=$(SAN)/%.o)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
+
 $(SAN)/tests/unit/check_main: $(UNIT_SRCS:%.c=$(SAN)/%.o) $(LIB_SRCS:%.c=$(SAN)/%.o) \
-    $(DC_SRCS:%.c=$(SAN)/%.o)
+    $(DC_SRCS:%.c=$(SAN)/%.o) $(CTL_PURE_SRCS:%.c=$(SAN)/%.o)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(TEST_LDLIBS) $(LDLIBS_ALL)
 
 ifdef SUITE

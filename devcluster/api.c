@@ -874,6 +874,29 @@ reply_object(struct rctx *c, int status, const struct json_object *stored)
 	reply_json(c->resp, status, view);
 }
 
+/*
+ * pods/<name>/exec by GET (WebSocket) or POST (SPDY): exec.c's hook
+ * (issue #4), or 400 "Upgrade request required" without it.
+ */
+static bool
+exec_request(struct rctx *c)
+{
+	const struct json_object *pod;
+	int r = DC_DECLINED;
+
+	if (strcmp(c->sub, "exec") != 0 || c->rt->group[0] != '\0' ||
+	    strcmp(c->rt->plural, "pods") != 0)
+		return false;
+	if ((pod = coll_get(c->rt->coll, c->ns, c->name)) == NULL)
+		errors_notfound(c->resp, c->rt, c->name);
+	else if (c->dc->hooks.pod_exec != NULL &&
+	    (r = c->dc->hooks.pod_exec(c->dc, c->req, pod, c->resp)) < 0)
+		errors_internal(c->resp, r);
+	else if (r == DC_DECLINED)
+		errors_reply(c->resp, KC_EBADREQUEST, "Upgrade request required");
+	return true;
+}
+
 static void
 do_get(struct rctx *c, enum dc_format fmt)
 {
@@ -885,6 +908,8 @@ do_get(struct rctx *c, enum dc_format fmt)
 		errors_notfound(c->resp, c->rt, c->name);
 		return;
 	}
+	if (exec_request(c))
+		return;
 	if (strcmp(c->sub, "log") == 0) {
 		if (c->dc->hooks.pod_log != NULL &&
 		    (r = c->dc->hooks.pod_log(c->dc, c->req, obj, c->resp)) != DC_DECLINED) {
@@ -1859,11 +1884,33 @@ fail:
  * create, update, patch
  */
 
+/* scheduler.c: POST pods/<name>/binding and the bindings collection (issue #4). */
+static bool
+binding_request(struct rctx *c)
+{
+	struct json_object *obj = NULL;
+	int r;
+
+	if (c->dc->hooks.binding == NULL || !(strcmp(c->sub, "binding") == 0 ||
+	    (c->sub[0] == '\0' && c->rt->group[0] == '\0' &&
+	    strcmp(c->rt->plural, "bindings") == 0)))
+		return false;
+	if (decode_body(c, &obj) < 0)
+		return true;
+	if (check_namespace(c, obj) == 0 && (r = c->dc->hooks.binding(c->dc, c->req, c->ns,
+	    c->sub[0] != '\0' ? c->name : NULL, obj, c->dry_run, c->resp)) < 0)
+		errors_internal(c->resp, r);
+	json_object_put(obj);
+	return true;
+}
+
 static void
 do_create(struct rctx *c)
 {
 	struct json_object *obj = NULL, *st = NULL, *stored = NULL;
 
+	if (binding_request(c) || exec_request(c))
+		return;
 	if (c->name[0] != '\0') {
 		method_not_allowed(c->resp);
 		return;
@@ -3190,6 +3237,9 @@ api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
 	}
 	/* faults.c: the /devcluster/ endpoints and injected errors (issue #4) */
 	if (faults_request(dc, req, &route, resp))
+		return;
+	/* tokens.c: the service-account issuer's OIDC discovery documents */
+	if (route.kind == DC_ROUTE_NONE && tokens_request(dc, req, resp))
 		return;
 	if (route.kind != DC_ROUTE_RESOURCE && route.kind != DC_ROUTE_NONE) {
 		struct dc_attrs attrs = {

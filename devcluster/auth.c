@@ -15,7 +15,9 @@
  * empty token skips its line, a repeated token's last line wins, and the
  * groups column split on commas without trimming.
  *
- * A known token gives its user plus system:authenticated; anything else
+ * A known token gives its user plus system:authenticated; a token the
+ * list does not hold goes to the verifier installed with
+ * auth_set_verifier() (tokens.c: service-account JWTs); anything else
  * is 401. Impersonation (Impersonate-User, -Group, -Uid) replaces the
  * identity after an authorization check of the "impersonate" verb on
  * users, groups, serviceaccounts and uids. Authorization itself is a
@@ -41,6 +43,8 @@ struct token {
 struct dc_auth {
 	struct token	*t;
 	size_t		 n;
+	auth_verify_fn	*verify;	/* tokens.c's JWTs, or NULL */
+	void		*verify_arg;
 };
 
 /*
@@ -134,6 +138,13 @@ size_t
 auth_count(const struct dc_auth *a)
 {
 	return a->n;
+}
+
+void
+auth_set_verifier(struct dc_auth *a, auth_verify_fn *fn, void *arg)
+{
+	a->verify = fn;
+	a->verify_arg = fn != NULL ? arg : NULL;
 }
 
 int
@@ -431,6 +442,11 @@ auth_authenticate(const struct dc_auth *a, const char *authorization,
 	for (size_t i = 0; i < a->n; i++)
 		if (token_eq(a->t[i].token, tok))
 			found = &a->t[i];
+	if (found == NULL && a->verify != NULL) {
+		r = a->verify(a->verify_arg, tok, user);
+		explicit_bzero(buf, sizeof(buf));
+		return r == DC_DECLINED ? KC_EUNAUTHORIZED : r;
+	}
 	explicit_bzero(buf, sizeof(buf));
 	if (found == NULL)
 		return KC_EUNAUTHORIZED;

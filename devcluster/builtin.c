@@ -564,32 +564,9 @@ builtin_pod_qos(const struct json_object *pod)
 }
 
 static int
-add_toleration(struct json_object *tols, const char *key)
-{
-	struct json_object *t;
-
-	for (size_t i = 0; i < arr_len(tols); i++) {
-		struct json_object *e = json_object_array_get_idx(tols, i);
-		const char *k = kc_json_str(e, "key");
-		const char *eff = kc_json_str(e, "effect");
-
-		if (k != NULL && strcmp(k, key) == 0 &&
-		    (eff == NULL || strcmp(eff, "NoExecute") == 0))
-			return 0;
-	}
-	if ((t = json_object_new_object()) == NULL || kc_json_append(tols, t) < 0 ||
-	    kc_json_set_str(t, "key", key) < 0 ||
-	    kc_json_set_str(t, "operator", "Exists") < 0 ||
-	    kc_json_set_str(t, "effect", "NoExecute") < 0 ||
-	    kc_json_set_int(t, "tolerationSeconds", 300) < 0)
-		return -ENOMEM;
-	return 0;
-}
-
-static int
 pod_prepare_create(struct dc_write_ctx *wc, struct json_object *obj)
 {
-	struct json_object *spec = kc_json_ensure_obj(obj, "spec"), *tols, *status;
+	struct json_object *spec = kc_json_ensure_obj(obj, "spec"), *status;
 	const char *sa;
 	int r;
 
@@ -612,14 +589,7 @@ pod_prepare_create(struct dc_write_ctx *wc, struct json_object *obj)
 	if ((r = set_default_int(spec, "priority", 0)) < 0 ||
 	    (r = set_default_str(spec, "preemptionPolicy", "PreemptLowerPriority")) < 0)
 		return r;
-	if ((tols = kc_json_arr_of(spec, "tolerations")) == NULL) {
-		if ((tols = json_object_new_array()) == NULL ||
-		    kc_json_put(spec, "tolerations", tols) < 0)
-			return -ENOMEM;
-	}
-	if ((r = add_toleration(tols, "node.kubernetes.io/not-ready")) < 0 ||
-	    (r = add_toleration(tols, "node.kubernetes.io/unreachable")) < 0)
-		return r;
+	/* The default NoExecute tolerations: admission in nodes.c. */
 	json_object_object_del(obj, "status");
 	if ((status = kc_json_ensure_obj(obj, "status")) == NULL ||
 	    kc_json_set_str(status, "phase", "Pending") < 0 ||

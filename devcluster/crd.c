@@ -1479,10 +1479,12 @@ ver_def(const struct crd *c, const struct json_object *vj, struct crd_ver *v,
 	d->def.short_names = d->sn;
 	d->def.categories = d->cat;
 	if (kc_json_get(subs, "scale") != NULL)
-		d->sub[d->def.nsubres++] = (struct dc_subres){ "scale", "Scale", DC_VERBS_RW };
+		d->sub[d->def.nsubres++] = (struct dc_subres){ "scale", "Scale", DC_VERBS_RW,
+		    NULL, NULL };
 	if (kc_json_get(subs, "status") != NULL) {
 		d->def.flags |= DC_RT_STATUS;
-		d->sub[d->def.nsubres++] = (struct dc_subres){ "status", NULL, DC_VERBS_RW };
+		d->sub[d->def.nsubres++] = (struct dc_subres){ "status", NULL, DC_VERBS_RW,
+		    NULL, NULL };
 	}
 	d->def.subres = d->def.nsubres > 0 ? d->sub : NULL;
 	d->def.ops = &v->ops;

@@ -242,6 +242,8 @@ struct dc_subres {
 	const char	*name;		/* "status", "log", "exec" */
 	const char	*kind;		/* reply kind; NULL: the parent's */
 	unsigned	 verbs;		/* DC_VERB_* */
+	const char	*group;		/* the kind's group ("policy"); NULL: the parent's */
+	const char	*version;	/* the kind's version ("v1"); with 'group' */
 };
 
 /* Field errors for a 422 Invalid (errors.c formats them). */
@@ -535,6 +537,22 @@ struct dc_hooks {
 	 * it with 'commit' true, which makes the turn's writes durable.
 	 */
 	int	(*flush)(struct dc *, bool commit);
+	/*
+	 * A v1 Binding POSTed to pods/<name>/binding ('name' the URL's) or
+	 * to the bindings collection ('name' NULL), decoded, its namespace
+	 * checked against the URL's (scheduler.c). Fills 'resp'; 0, or a
+	 * negative code (500). NULL: 405.
+	 */
+	int	(*binding)(struct dc *, const struct dc_req *, const char *ns, const char *name,
+		    struct json_object *binding, bool dry_run, struct dc_resp *);
+	/*
+	 * pods/<name>/exec of the existing 'pod' (GET or POST, authorized;
+	 * exec.c): fills 'resp' (status 101 when it accepted an upgrade) and
+	 * returns 0, or DC_DECLINED, or a negative code (500). NULL or
+	 * DC_DECLINED: 400 "Upgrade request required".
+	 */
+	int	(*pod_exec)(struct dc *, const struct dc_req *, const struct json_object *pod,
+		    struct dc_resp *);
 };
 
 /*
@@ -588,6 +606,10 @@ struct dc {
 	void			*ext_faults;	/* faults.c */
 	void			*ext_quota;	/* quota.c */
 	void			*ext_sched;	/* scheduler.c */
+	void			*ext_nodes;	/* nodes.c */
+	void			*ext_tokens;	/* tokens.c */
+	void			*ext_disruption; /* disruption.c */
+	void			*ext_exec;	/* exec.c */
 };
 
 /* main.c */
@@ -1120,6 +1142,14 @@ void	 user_clear(struct dc_user *);
  * when no hook is installed. 'reason' gets the hook's explanation.
  */
 bool	 auth_authorize(struct dc *, const struct dc_attrs *, char *reason, size_t size);
+/*
+ * A second authenticator (tokens.c's service-account JWTs), asked for
+ * every bearer token the static tokens do not know. It fills 'user'
+ * (system:authenticated included) and returns 0, KC_EUNAUTHORIZED,
+ * DC_DECLINED (not its token: 401 as well) or -ENOMEM. NULL removes it.
+ */
+typedef int	auth_verify_fn(void *arg, const char *token, struct dc_user *user);
+void	 auth_set_verifier(struct dc_auth *, auth_verify_fn *, void *arg);
 
 /* crd.c */
 struct fm_schema;
@@ -1437,5 +1467,311 @@ int	 quota_ns_usage(struct dc *, const char *ns, const struct quota_list *hard,
 struct quota_ent *quota_list_find(struct quota_list *, const char *name);
 /* A quantity in upstream's canonical form ("500m", "2", "1k", "1536Mi"). */
 void	 quota_format(int64_t milli, bool bin, char *buf, size_t size);
+
+/* tokens.c */
+#define TOKENS_ISSUER		"https://kubernetes.default.svc.cluster.local"
+#define TOKENS_KEY_FILE		"sa.key"	/* in the data dir, mode 0600 */
+#define TOKENS_JWT_MAX		8192		/* longest bearer token parsed */
+
+struct tokens_opts {
+	const char	*data_dir;		/* keeps sa.key; NULL: a key in memory */
+	const char	*key_pem;		/* this RSA key instead (tests) */
+	const char	*ca_pem;		/* ca.crt of token Secrets; NULL: none */
+	uint64_t	 max_expiration_s;	/* upstream's cap flag; 0: none */
+};
+
+/*
+ * Service-account tokens: loads (or makes and saves) the signing key,
+ * answers serviceaccounts/token through ops_serviceaccount, installs the
+ * JWT verifier in auth.c, and creates the default ClusterRole and
+ * binding system:service-account-issuer-discovery when missing (unless
+ * opts.no_bootstrap), and runs the token controller: Secrets of type
+ * kubernetes.io/service-account-token naming a service account get a
+ * legacy token, ca.crt and namespace (and are deleted with it). 0, KC_ECONFIG with the reason in 'st' for an
+ * unreadable or unusable sa.key, or -ENOMEM. State in dc->ext_tokens;
+ * tokens_fini() before api_free() (harmless when not initialised).
+ */
+int	 tokens_init(struct dc *, const struct tokens_opts *, struct kc_status *st)
+	    _must_check_;
+void	 tokens_fini(struct dc *);
+/* The type hooks of v1 ServiceAccount (the token subresource). */
+extern const struct dc_type_ops ops_serviceaccount;
+/*
+ * api.c, after authentication: answers GET /.well-known/openid-configuration
+ * and /openid/v1/jwks (RBAC-checked) and returns true; false otherwise.
+ */
+bool	 tokens_request(struct dc *, const struct dc_req *, struct dc_resp *);
+/*
+ * Verifies a service-account JWT into 'user' (auth_verify_fn's contract):
+ * 0, KC_EUNAUTHORIZED, DC_DECLINED for a token that is not ours, -ENOMEM.
+ */
+int	 tokens_verify(struct dc *, const char *token, struct dc_user *user) _must_check_;
+/*
+ * Issues a token for ns/name valid 'exp_s' seconds from kc_clock_wall(),
+ * optionally bound to a Pod, Secret or Node (tests, tools): 0 with a new
+ * string in '*ret', KC_ENOTFOUND, another KC_E* code, -EINVAL without
+ * tokens_init(), -ENOMEM.
+ */
+int	 tokens_issue(struct dc *, const char *ns, const char *name, int64_t exp_s,
+	    const char *bound_kind, const char *bound_name, char **ret) _must_check_;
+/* The signing key's id (the JWT "kid"), or NULL without tokens_init(). */
+const char *tokens_kid(const struct dc *);
+
+
+/* disruption.c */
+#define DISRUPTION_TIMEOUT_S	120	/* disruptedPods entries expire (DeletionTimeout) */
+#define DISRUPTED_PODS_MAX	2000	/* MaxDisruptedPodSize */
+
+/* The hooks of policy/v1 PodDisruptionBudget (registry.c lists the type). */
+extern const struct dc_type_ops ops_pdb;
+/*
+ * Starts the disruption controller (a storage subscription and a loop
+ * timer keep every PodDisruptionBudget's status current) and serves
+ * pods/eviction through the pods type's request hook (chained to any
+ * hook already there). 0 or -ENOMEM. State in dc->ext_disruption;
+ * disruption_fini() before api_free() (harmless when not started).
+ */
+int	 disruption_init(struct dc *) _must_check_;
+void	 disruption_fini(struct dc *);
+/* Recomputes and writes every budget's status now (tests). -EINVAL without init. */
+int	 disruption_sync(struct dc *) _must_check_;
+/*
+ * The status the controller writes for 'pdb' (a stored object) given
+ * every pod of its namespace: a new object in '*ret'. '*ret_recheck' is
+ * when the earliest kept disruptedPods entry expires (0: none). A
+ * selector or percentage that cannot be used gives upstream's failSafe
+ * status (DisruptionAllowed False, reason SyncFailed). 0 or -ENOMEM.
+ */
+int	 disruption_status(const struct json_object *pdb, struct json_object *const *pods,
+	    size_t npods, time_t now, struct json_object **ret, time_t *ret_recheck)
+	    _must_check_;
+
+/* nodes.c */
+#define NODES_ANN_KUBELET	"devcluster.trainyard.dev/kubelet"	/* "stopped" */
+#define NODES_CLUSTER_CIDR	"10.244.0.0/16"	/* --cluster-cidr */
+#define NODES_GRACE_MS		40000	/* --node-monitor-grace-period */
+#define NODES_STARTUP_GRACE_MS	60000	/* --node-startup-grace-period */
+#define NODES_MONITOR_MS	5000	/* --node-monitor-period */
+#define NODES_LEASE_RENEW_MS	10000	/* the kubelet's lease renew interval */
+#define NODES_STATUS_REPORT_MS	300000	/* nodeStatusReportFrequency */
+#define NODES_PODGC_QUARANTINE_MS 1000	/* upstream's is 40 s */
+#define NODES_TOLERATION_S	300	/* --default-*-toleration-seconds */
+#define NODES_KERNEL_VERSION	"6.8.0-devcluster"
+#define NODES_OS_IMAGE		"Ubuntu 22.04.5 LTS"
+#define NODES_RUNTIME_VERSION	"containerd://1.7.24"
+/* Capacity of a node registered without any. */
+#define NODES_DEFAULT_CPU	"8"
+#define NODES_DEFAULT_MEMORY	"32Gi"
+#define NODES_DEFAULT_STORAGE	"100Gi"
+#define NODES_DEFAULT_PODS	"110"
+
+/* Zero members take the defaults above. */
+struct nodes_opts {
+	const char	*cluster_cidr;		/* IPv4, /8 to /24 */
+	uint64_t	 grace_ms;
+	uint64_t	 startup_grace_ms;
+	uint64_t	 monitor_ms;
+	uint64_t	 lease_renew_ms;	/* 0: min(10 s, grace / 4) */
+	uint64_t	 status_report_ms;
+	uint64_t	 podgc_quarantine_ms;
+	int64_t		 not_ready_toleration_s;	/* negative: 300 */
+	int64_t		 unreachable_toleration_s;	/* negative: 300 */
+};
+
+/*
+ * Starts the simulated kubelets (status, labels, Lease renewals, status
+ * reports; not for nodes annotated NODES_ANN_KUBELET: stopped), node
+ * IPAM, the node lifecycle controller (Unknown after the grace period,
+ * condition and unschedulable taints, pods marked not Ready), taint
+ * eviction, pod GC of pods on missing nodes, and the DefaultToleration-
+ * Seconds admission (chained on hooks.admit). Scans the stored nodes,
+ * leases and pods first. 'opts' NULL: every default. 0, -EINVAL for a
+ * bad cluster CIDR, -EEXIST when started already, -ENOMEM. State in
+ * dc->ext_nodes; nodes_fini() stops it (harmless when not started).
+ */
+int	 nodes_init(struct dc *, const struct nodes_opts *opts) _must_check_;
+void	 nodes_fini(struct dc *);
+/* An IPv4 CIDR of prefix /8 to /24: its base (host order) and /24 blocks. */
+int	 nodes_parse_cidr(const char *cidr, uint32_t *ret_base, uint32_t *ret_blocks)
+	    _must_check_;
+/*
+ * DefaultTolerationSeconds on 'pod' (a private tree): adds the NoExecute
+ * tolerations of node.kubernetes.io/not-ready and unreachable (operator
+ * Exists, the opts' seconds) unless it already tolerates them. 0 or
+ * -ENOMEM.
+ */
+int	 nodes_default_tolerations(const struct nodes_opts *, struct json_object *pod)
+	    _must_check_;
+/* Nodes known, and pods indexed under a node name (tests, diagnostics). */
+size_t	 nodes_count(const struct dc *);
+size_t	 nodes_pods_on(const struct dc *, const char *node);
+
+/* kubelet.c */
+#define KUBELET_START_DELAY_MS	1000	/* --pod-start-delay default */
+
+struct kubelet_opts {
+	uint64_t	 start_delay_ms;	/* bound -> containers running */
+	bool		 no_events;		/* --no-kubelet-events */
+};
+
+/*
+ * Starts the simulated kubelets (one per Node, all on one loop timer,
+ * fed by a storage subscription): pod phases, container statuses, pod
+ * IPs from spec.podCIDR, conditions, kubelet Events, the
+ * devcluster.trainyard.dev/ annotations that drive containers, graceful
+ * deletion (hooks.graceful_delete) and pods/log (hooks.pod_log). Resumes
+ * the stored pods. 'opts' NULL: a 1 s start delay with Events. 0 or
+ * -ENOMEM. State in dc->ext_sim; kubelet_fini() stops it (harmless when
+ * not started).
+ */
+int	 kubelet_init(struct dc *, const struct kubelet_opts *opts) _must_check_;
+void	 kubelet_fini(struct dc *);
+/* Pods the kubelets track (tests, diagnostics). */
+size_t	 kubelet_pods(const struct dc *);
+
+
+/* exec.c */
+#define EXEC_RX_BUFFER		(64 * 1024)	/* libwebsockets rx buffer of the protocols */
+#define EXEC_OUT_MAX		(4u << 20)	/* one command's stdout or stderr */
+#define EXEC_VARS_MAX		4096		/* environment variables */
+#define EXEC_RESIZE_MAX		256		/* one resize message */
+
+/* Channels of the v4/v5 stream protocols (the first byte of a message). */
+enum {
+	EXEC_CH_STDIN	= 0,
+	EXEC_CH_STDOUT	= 1,
+	EXEC_CH_STDERR	= 2,
+	EXEC_CH_ERROR	= 3,
+	EXEC_CH_RESIZE	= 4,
+	EXEC_CH_CLOSE	= 255,		/* v5: 255, channel: that stream is closed */
+};
+
+struct exec_session;
+
+struct exec_var {
+	char	*name;
+	char	*value;
+};
+
+/* An ordered environment (names unique). */
+struct exec_vars {
+	struct exec_var	*v;
+	size_t		 n;
+	size_t		 cap;
+};
+
+/* Where the kubelet's environment comes from (storage, or a test's fake). */
+struct exec_lookup {
+	/* A stored core/v1 object ("configmaps", "secrets", "services"), borrowed. */
+	const struct json_object *(*get)(void *arg, const char *resource, const char *ns,
+		    const char *name);
+	/* The objects of a namespace (new references; free_list releases them). */
+	int	(*list)(void *arg, const char *resource, const char *ns,
+		    struct json_object ***ret, size_t *ret_n);
+	void	(*free_list)(void *arg, struct json_object **objs, size_t n);
+	void	*arg;
+};
+
+/* What a command sees. */
+struct exec_ctx {
+	const struct json_object *pod;
+	const struct exec_vars	*env;
+	bool			 stdin_open;	/* cat without files echoes stdin */
+};
+
+struct exec_result {
+	struct kc_buf	 out;
+	struct kc_buf	 err;
+	int		 exit_code;
+	bool		 not_found;	/* no such program: the runtime's error */
+	bool		 reads_stdin;	/* cat: stdin goes to stdout until closed */
+};
+
+/* Incoming messages, fed piece by piece (exec_rx_feed()). */
+struct exec_rx {
+	int		 channel;	/* of the message being read; -1: none */
+	bool		 v5;
+	bool		 stdin_closed;
+	size_t		 resize_len;
+	char		 resize[EXEC_RESIZE_MAX];
+};
+
+enum exec_rx_kind {
+	EXEC_RX_NONE,
+	EXEC_RX_STDIN,		/* data, len */
+	EXEC_RX_STDIN_CLOSE,	/* v5: the client closed stdin */
+	EXEC_RX_RESIZE,		/* width, height */
+};
+
+struct exec_rx_ev {
+	enum exec_rx_kind	 kind;
+	const unsigned char	*data;
+	size_t			 len;
+	uint16_t		 width;
+	uint16_t		 height;
+};
+
+/*
+ * Serves pods/exec over WebSocket (v5.channel.k8s.io, v4.channel.k8s.io):
+ * installs hooks.pod_exec; state in dc->ext_exec. exec_init: 0 or
+ * -ENOMEM. exec_fini (after http_free()) frees every session; harmless
+ * when not initialised.
+ */
+int	 exec_init(struct dc *) _must_check_;
+void	 exec_fini(struct dc *);
+/* Open sessions (tests, diagnostics). */
+size_t	 exec_sessions(const struct dc *);
+/*
+ * http.c, for a WebSocket upgrade request ('protocols' the
+ * Sec-WebSocket-Protocol header, may be NULL): answers it through
+ * api_handle(). 0 with '*ret' when the upgrade is accepted (http.c puts
+ * the session on the connection's opaque pointer and lets libwebsockets
+ * finish the handshake), 1 when 'resp' holds the refusal, -ENOMEM.
+ */
+int	 exec_upgrade(struct dc *, struct dc_req *, const char *protocols,
+	    struct dc_resp *resp, struct exec_session **ret) _must_check_;
+/* The protocol libwebsockets will pick from an offer that we serve, or NULL. */
+const char *exec_protocol_pick(const char *offer);
+#ifdef LWS_PRE		/* only where libwebsockets is included (http.c, exec.c) */
+/* The protocols' callback (http.c's table names v5 and v4). */
+int	 exec_ws_callback(struct lws *, enum lws_callback_reasons, void *user, void *in,
+	    size_t len);
+#endif
+/*
+ * The pure parts, for tests. Variables: set replaces in place or appends
+ * (-E2BIG past EXEC_VARS_MAX, -ENOMEM); get returns the value or NULL.
+ */
+int	 exec_vars_set(struct exec_vars *, const char *name, const char *value)
+	    _must_check_;
+const char *exec_vars_get(const struct exec_vars *, const char *name);
+void	 exec_vars_free(struct exec_vars *);
+/* $(VAR) expansion through the contexts in order (upstream's expansion.Expand). */
+int	 exec_expand(const char *in, const struct exec_vars *const *ctx, size_t nctx,
+	    struct kc_buf *out) _must_check_;
+/* The pod's hostname (spec.hostname or the name, 63 chars), or its FQDN. */
+void	 exec_hostname(const struct json_object *pod, bool fqdn, char *buf, size_t size);
+/* /etc/hosts and /etc/resolv.conf as the kubelet and containerd write them. */
+int	 exec_hosts_file(const struct json_object *pod, struct kc_buf *out) _must_check_;
+int	 exec_resolv_conf(const struct json_object *pod, struct kc_buf *out) _must_check_;
+/* A Service's link variables (envvars.FromServices) into 'v'. */
+int	 exec_service_vars(const struct json_object *svc, struct exec_vars *v) _must_check_;
+/* The environment of container 'ctr' of 'pod', as the process sees it. */
+int	 exec_env(const struct exec_lookup *, const struct json_object *pod,
+	    const struct json_object *ctr, struct exec_vars *ret) _must_check_;
+/* Runs a built-in command: 0 (the outcome in 'res'), or -ENOMEM, -E2BIG. */
+void	 exec_result_init(struct exec_result *);
+void	 exec_result_free(struct exec_result *);
+int	 exec_run(const struct exec_ctx *, char *const *argv, size_t argc,
+	    struct exec_result *res) _must_check_;
+/* containerd's error text for a program that is not there (random exec id). */
+void	 exec_not_found_message(const char *argv0, char *buf, size_t size);
+/* The error channel's Status: Success, NonZeroExitCode, or InternalError. */
+int	 exec_status_json(int exit_code, const char *internal, struct kc_buf *out)
+	    _must_check_;
+/* "\n" to "\r\n", as a tty does. */
+int	 exec_tty_translate(const char *in, size_t len, struct kc_buf *out) _must_check_;
+/* One piece of an incoming message: at most one event in 'ev'. Always 0. */
+int	 exec_rx_feed(struct exec_rx *, const unsigned char *data, size_t len, bool first,
+	    bool final, struct exec_rx_ev *ev);
 
 #endif

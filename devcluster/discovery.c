@@ -230,6 +230,8 @@ resource_list(const struct dc *dc, const char *group, const char *version,
 			    kc_json_set_bool(sr, "namespaced", t->namespaced) < 0 ||
 			    (scale_subres(s) && (kc_json_set_str(sr, "group", "autoscaling") < 0 ||
 			    kc_json_set_str(sr, "version", "v1") < 0)) ||
+			    (s->group != NULL && (kc_json_set_str(sr, "group", s->group) < 0 ||
+			    kc_json_set_str(sr, "version", s->version) < 0)) ||
 			    kc_json_set_str(sr, "kind", s->kind != NULL ? s->kind : t->kind) < 0 ||
 			    kc_json_put(sr, "verbs", verbs_array(s->verbs)) < 0)
 				goto oom;
@@ -411,7 +413,8 @@ agg_resource(const struct dc_rtype *t)
 		if (so == NULL || kc_json_append(subs, so) < 0 ||
 		    kc_json_set_str(so, "subresource", s->name) < 0 ||
 		    kc_json_put(so, "responseKind", scale_subres(s) ?
-		    response_kind("autoscaling", "v1", "Scale") : response_kind(t->group,
+		    response_kind("autoscaling", "v1", "Scale") : s->group != NULL ?
+		    response_kind(s->group, s->version, s->kind) : response_kind(t->group,
 		    t->version, s->kind != NULL ? s->kind : t->kind)) < 0 ||
 		    kc_json_put(so, "verbs", verbs_array(s->verbs)) < 0)
 			goto oom;

@@ -74,6 +74,11 @@ struct conn {
 	bool			 headers_sent;
 	bool			 too_large;
 	bool			 close_after;
+	/* A body in chunked transfer coding (kubectl create --raw -f FILE). */
+	bool			 chunked;
+	bool			 bad_body;	/* malformed chunking: 400 */
+	int			 chunk_state;
+	uint64_t		 chunk_left;
 	struct dc_req		 req;
 	struct kc_buf		 body;
 	struct dc_resp		 resp;
@@ -285,6 +290,10 @@ conn_reset(struct conn *c)
 	c->dispatched = false;
 	c->headers_sent = false;
 	c->too_large = false;
+	c->chunked = false;
+	c->bad_body = false;
+	c->chunk_state = 0;
+	c->chunk_left = 0;
 }
 
 static void
@@ -316,6 +325,9 @@ dispatch(struct conn *c)
 	if (c->too_large) {
 		errors_reply(&c->resp, KC_ETOOLARGE,
 		    "Request entity too large: limit is %zu", c->http->body_max);
+		c->close_after = true;
+	} else if (c->bad_body) {
+		errors_reply(&c->resp, KC_EBADREQUEST, "malformed chunked encoding");
 		c->close_after = true;
 	} else {
 		if (c->body.len > 0) {
@@ -390,9 +402,146 @@ begin_request(struct conn *c, struct lws *wsi)
 		dispatch(c);
 		return 0;
 	}
+	{
+		char te[64];
+
+		/*
+		 * libwebsockets hands a chunked body over raw (as the
+		 * body of a POST without a length): dechunk() reads it and
+		 * dispatches at the last chunk; the connection closes after
+		 * the reply, as the library's framing is lost.
+		 */
+		if (length == 0 && lws_hdr_copy(wsi, te, sizeof(te),
+		    WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0 && strcasestr(te, "chunked") != NULL) {
+			c->chunked = true;
+			c->close_after = true;
+			return 0;
+		}
+	}
 	if (length == 0)
 		dispatch(c);
 	return 0;
+}
+
+/*
+ * Chunked request bodies: "<hex size>[;ext]\r\n<data>\r\n" ... "0\r\n"
+ * [trailers] "\r\n". Data goes to c->body; the request is dispatched when
+ * the last chunk and its trailer section end.
+ */
+enum { CK_SIZE, CK_EXT, CK_DATA, CK_DATA_END, CK_TRAILER, CK_TRAILER_LINE, CK_DONE };
+
+static void
+dechunk(struct conn *c, const unsigned char *p, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && c->chunk_state != CK_DONE && !c->bad_body) {
+		unsigned char ch = p[i];
+
+		switch (c->chunk_state) {
+		case CK_SIZE:
+		case CK_EXT:
+			i++;
+			if (ch == '\n') {
+				c->chunk_state = c->chunk_left > 0 ? CK_DATA : CK_TRAILER;
+				break;
+			}
+			if (c->chunk_state == CK_EXT || ch == '\r')
+				break;
+			if (ch == ';') {
+				c->chunk_state = CK_EXT;
+				break;
+			}
+			if (c->chunk_left >> 60 != 0 || !((ch >= '0' && ch <= '9') ||
+			    ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f'))) {
+				c->bad_body = true;
+				break;
+			}
+			c->chunk_left = c->chunk_left * 16 + (uint64_t)(ch <= '9' ? ch - '0' :
+			    (ch | 0x20) - 'a' + 10);
+			break;
+		case CK_DATA: {
+			size_t n = (size_t)KC_MIN((uint64_t)(len - i), c->chunk_left);
+
+			if (!c->too_large && kc_buf_append(&c->body, p + i, n) < 0) {
+				kc_buf_init(&c->body, c->http->body_max);
+				c->too_large = true;
+			}
+			i += n;
+			c->chunk_left -= n;
+			if (c->chunk_left == 0)
+				c->chunk_state = CK_DATA_END;
+			break;
+		}
+		case CK_DATA_END:
+			i++;
+			if (ch == '\n')
+				c->chunk_state = CK_SIZE;
+			else if (ch != '\r')
+				c->bad_body = true;
+			break;
+		case CK_TRAILER:
+		case CK_TRAILER_LINE:
+			i++;
+			if (ch == '\n')
+				c->chunk_state = c->chunk_state == CK_TRAILER ? CK_DONE : CK_TRAILER;
+			else if (ch != '\r')
+				c->chunk_state = CK_TRAILER_LINE;
+			break;
+		}
+	}
+	if ((c->chunk_state == CK_DONE || c->bad_body) && !c->dispatched)
+		dispatch(c);
+}
+
+static int	write_headers(struct conn *, struct lws *);
+
+/*
+ * A WebSocket upgrade (exec.c: pods/exec), while libwebsockets still
+ * holds the headers: read as begin_request() reads a request, answered
+ * by exec_upgrade(). 0 lets libwebsockets finish the handshake, with the
+ * session on the connection's opaque pointer; 1 after writing the
+ * refusal; -1 hangs up.
+ */
+static int
+upgrade_request(struct dc_http *h, struct lws *wsi)
+{
+	struct conn conn = { .http = h, .wsi = wsi }, *c = &conn;
+	struct exec_session *s = NULL;
+	char *uri = NULL, *proto;
+	int ulen = 0, r;
+
+	/* No per-session data is allocated yet: the request lives here. */
+	conn_reset(c);
+	c->active = true;
+	c->req.method = lws_method(lws_http_get_uri_and_method(wsi, &uri, &ulen));
+	if (uri == NULL || ulen < 0 || (c->req.path = kc_strndup(uri, (size_t)ulen)) == NULL ||
+	    read_params(wsi, &c->req) < 0) {
+		conn_reset(c);
+		return -1;
+	}
+	c->req.accept = hdr_dup(wsi, WSI_TOKEN_HTTP_ACCEPT);
+	c->req.authorization = hdr_dup(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
+	c->req.user_agent = hdr_dup(wsi, WSI_TOKEN_HTTP_USER_AGENT);
+	c->req.imp_user = custom_dup(wsi, "impersonate-user:");
+	c->req.imp_group = custom_dup(wsi, "impersonate-group:");
+	c->req.imp_uid = custom_dup(wsi, "impersonate-uid:");
+	proto = hdr_dup(wsi, WSI_TOKEN_PROTOCOL);
+	r = exec_upgrade(h->dc, &c->req, proto, &c->resp, &s);
+	kc_free(proto);
+	if (r >= 0)
+		(void)faults_after(h->dc, &c->req, &c->resp);
+	if (r == 0) {
+		lws_set_opaque_user_data(wsi, s);
+		conn_reset(c);
+		return 0;
+	}
+	if (r < 0)
+		errors_internal(&c->resp, r);
+	c->dispatched = true;
+	r = write_headers(c, wsi);
+	conn_reset(c);
+	return r < 0 ? -1 : 1;
 }
 
 /*
@@ -581,7 +730,16 @@ http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 			return -1;
 		}
 		return 0;
+	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+		/* exec.c: WebSocket upgrades; others (h2c) hang up. */
+		if (in == NULL || strcmp(in, "websocket") != 0)
+			return -1;
+		return upgrade_request(h, wsi);
 	case LWS_CALLBACK_HTTP_BODY:
+		if (c != NULL && c->active && !c->dispatched && c->chunked) {
+			dechunk(c, in, len);
+			return 0;
+		}
 		if (c == NULL || !c->active || c->dispatched || c->too_large)
 			return 0;
 		if (kc_buf_append(&c->body, in, len) < 0) {
@@ -633,6 +791,11 @@ fd_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 static const struct lws_protocols protocols[] = {
 	{ .name = "http", .callback = http_cb, .per_session_data_size = sizeof(struct conn) },
 	{ .name = "dc-fd", .callback = fd_cb },
+	/* exec.c: pods/exec streams */
+	{ .name = "v5.channel.k8s.io", .callback = exec_ws_callback,
+	    .rx_buffer_size = EXEC_RX_BUFFER },
+	{ .name = "v4.channel.k8s.io", .callback = exec_ws_callback,
+	    .rx_buffer_size = EXEC_RX_BUFFER },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 

@@ -41,6 +41,9 @@
 
 #include "devcluster.h"
 
+#define OPT_NODES	0x4e00		/* nodes.c's long options */
+#define OPT_KUBELET	0x4b00		/* kubelet.c's long options */
+
 struct config {
 	char		 host[256];
 	int		 port;
@@ -50,6 +53,8 @@ struct config {
 	const char	*kube_version;
 	const char	*nodes_file;	/* scheduler.c */
 	const char	*cosched_name;	/* scheduler.c */
+	struct nodes_opts nodes;	/* nodes.c */
+	struct kubelet_opts kubelet;	/* kubelet.c */
 };
 
 struct state {
@@ -63,7 +68,14 @@ static const char usage_text[] =
     "                            [--data-dir DIR] [--token-auth-file FILE]\n"
     "                            [--kubernetes-version 1.32] [--log-level LEVEL]\n"
     "                            [--log-format text|json]\n"
-    "                            [--nodes FILE] [--coscheduling-scheduler-name NAME]\n";
+    "                            [--nodes FILE] [--coscheduling-scheduler-name NAME]\n"
+    "                            [--cluster-cidr CIDR] [--node-monitor-grace-period D]\n"
+    "                            [--node-startup-grace-period D] [--node-monitor-period D]\n"
+    "                            [--node-lease-renew-interval D]\n"
+    "                            [--node-status-report-frequency D]\n"
+    "                            [--default-not-ready-toleration-seconds N]\n"
+    "                            [--default-unreachable-toleration-seconds N]\n"
+    "                            [--pod-start-delay D] [--no-kubelet-events]\n";
 
 static void fatal(const char *fmt, ...) _printf_(1, 2);
 
@@ -109,6 +121,44 @@ parse_listen(const char *s, struct config *cfg)
 	return 0;
 }
 
+/* nodes.c's flags: --cluster-cidr, durations, toleration seconds. */
+static void
+parse_nodes_flag(int which, const char *arg, struct nodes_opts *o)
+{
+	static const char *const names[] = {
+		"--cluster-cidr", "--node-monitor-grace-period", "--node-startup-grace-period",
+		"--node-monitor-period", "--node-lease-renew-interval",
+		"--node-status-report-frequency", "--default-not-ready-toleration-seconds",
+		"--default-unreachable-toleration-seconds",
+	};
+	uint64_t *const durs[] = {
+		NULL, &o->grace_ms, &o->startup_grace_ms, &o->monitor_ms, &o->lease_renew_ms,
+		&o->status_report_ms,
+	};
+	uint32_t base, blocks;
+	uint64_t ms;
+	int64_t secs;
+
+	if (which == 0) {
+		if (nodes_parse_cidr(arg, &base, &blocks) < 0)
+			fatal("--cluster-cidr: expected an IPv4 CIDR of /8 to /24, got \"%s\"",
+			    arg);
+		o->cluster_cidr = arg;
+	} else if (which <= 5) {
+		if (kc_parse_duration_ms(arg, &ms) < 0 || ms == 0)
+			fatal("%s: expected a positive duration (\"40s\"), got \"%s\"",
+			    names[which], arg);
+		*durs[which] = ms;
+	} else {
+		if (kc_parse_i64(arg, &secs) < 0 || secs < 0)
+			fatal("%s: expected seconds, got \"%s\"", names[which], arg);
+		if (which == 6)
+			o->not_ready_toleration_s = secs;
+		else
+			o->unreachable_toleration_s = secs;
+	}
+}
+
 static void
 parse_flags(int argc, char **argv, struct config *cfg)
 {
@@ -122,6 +172,19 @@ parse_flags(int argc, char **argv, struct config *cfg)
 		{ "log-format", required_argument, NULL, 'F' },
 		{ "nodes", required_argument, NULL, 'N' },
 		{ "coscheduling-scheduler-name", required_argument, NULL, 'C' },
+		/* nodes.c */
+		{ "cluster-cidr", required_argument, NULL, OPT_NODES + 0 },
+		{ "node-monitor-grace-period", required_argument, NULL, OPT_NODES + 1 },
+		{ "node-startup-grace-period", required_argument, NULL, OPT_NODES + 2 },
+		{ "node-monitor-period", required_argument, NULL, OPT_NODES + 3 },
+		{ "node-lease-renew-interval", required_argument, NULL, OPT_NODES + 4 },
+		{ "node-status-report-frequency", required_argument, NULL, OPT_NODES + 5 },
+		{ "default-not-ready-toleration-seconds", required_argument, NULL,
+		  OPT_NODES + 6 },
+		{ "default-unreachable-toleration-seconds", required_argument, NULL,
+		  OPT_NODES + 7 },
+		{ "pod-start-delay", required_argument, NULL, OPT_KUBELET + 0 },
+		{ "no-kubelet-events", no_argument, NULL, OPT_KUBELET + 1 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -132,6 +195,9 @@ parse_flags(int argc, char **argv, struct config *cfg)
 	(void)kc_strlcpy(cfg->host, "127.0.0.1", sizeof(cfg->host));
 	cfg->port = 6443;
 	cfg->kube_version = "1.32";
+	cfg->kubelet.start_delay_ms = KUBELET_START_DELAY_MS;
+	cfg->nodes.not_ready_toleration_s = -1;
+	cfg->nodes.unreachable_toleration_s = -1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
@@ -165,6 +231,19 @@ parse_flags(int argc, char **argv, struct config *cfg)
 			break;
 		case 'C':
 			cfg->cosched_name = optarg;
+			break;
+		case OPT_NODES + 0: case OPT_NODES + 1: case OPT_NODES + 2:
+		case OPT_NODES + 3: case OPT_NODES + 4: case OPT_NODES + 5:
+		case OPT_NODES + 6: case OPT_NODES + 7:
+			parse_nodes_flag(c - OPT_NODES, optarg, &cfg->nodes);
+			break;
+		case OPT_KUBELET + 0:
+			if (kc_parse_duration_ms(optarg, &cfg->kubelet.start_delay_ms) < 0)
+				fatal("--pod-start-delay: expected a duration such as 1s, got "
+				    "\"%s\"", optarg);
+			break;
+		case OPT_KUBELET + 1:
+			cfg->kubelet.no_events = true;
 			break;
 		case 'h':
 			(void)fputs(usage_text, stdout);
@@ -402,6 +481,18 @@ main(int argc, char **argv)
 	if ((r = scheduler_init(s.dc, cfg.cosched_name)) < 0 || (cfg.nodes_file != NULL &&
 	    (r = scheduler_load_nodes(s.dc, cfg.nodes_file, &st)) < 0))	/* --nodes */
 		fatal("scheduler: %s", st.message[0] != '\0' ? st.message : kc_strerror(r));
+	if ((r = nodes_init(s.dc, &cfg.nodes)) < 0)	/* kubelets, node controllers */
+		fatal("nodes: %s", kc_strerror(r));
+	if ((r = kubelet_init(s.dc, &cfg.kubelet)) < 0)	/* pods after binding, logs */
+		fatal("kubelet: %s", kc_strerror(r));
+	if ((r = disruption_init(s.dc)) < 0)	/* PodDisruptionBudgets, pods/eviction */
+		fatal("disruption controller: %s", kc_strerror(r));
+	if ((r = tokens_init(s.dc, &(struct tokens_opts){ .data_dir = cfg.data_dir,
+	    .ca_pem = ca->cert_pem }, &st)) < 0)
+		fatal("service-account tokens: %s", st.message[0] != '\0' ? st.message :
+		    kc_strerror(r));		/* serviceaccounts/token, JWTs, OIDC */
+	if ((r = exec_init(s.dc)) < 0)		/* pods/exec over WebSocket */
+		fatal("pods/exec: %s", kc_strerror(r));
 	if ((r = auth_add(s.dc->auth, token, "admin", "admin",
 	    (const char *const []){ "system:masters", NULL })) < 0)
 		fatal("%s", kc_strerror(r));
@@ -451,11 +542,16 @@ main(int argc, char **argv)
 	if (s.dc->hooks.shutdown != NULL)
 		s.dc->hooks.shutdown(s.dc);
 	http = http_free(http);
+	exec_fini(s.dc);
 	gc_fini(s.dc);
 	namespace_fini(s.dc);
 	faults_fini(s.dc);
 	quota_fini(s.dc);
+	nodes_fini(s.dc);
+	kubelet_fini(s.dc);
 	scheduler_fini(s.dc);
+	tokens_fini(s.dc);
+	disruption_fini(s.dc);
 	authz_fini(s.dc);
 	persist_fini(s.dc);
 	s.dc = api_free(s.dc);

@@ -94,10 +94,13 @@ enum pb_ftype {
 	PBF_MSGS,		/* repeated message */
 	PBF_MAP_STRING,		/* map<string, string> */
 	PBF_MAP_BYTES,		/* map<string, bytes>: base64 values */
+	PBF_INT32,		/* int32 varint (truncated as Go truncates) */
+	PBF_MAP_QUANTITY,	/* map<string, resource.Quantity {string 1}> */
 };
 
 #define PBF_OMITEMPTY	0x1	/* json:",omitempty" (no effect on structs) */
 #define PBF_POINTER	0x2	/* a Go pointer: emitted iff set */
+#define PBF_NULL	0x4	/* with PBF_POINTER, no omitempty: null when unset */
 
 struct pb_msgtype;
 
@@ -114,6 +117,7 @@ struct pb_msgtype {
 	const struct pb_field	*fields;	/* in Go struct (JSON) order */
 	size_t			 nfields;
 	bool			 rawjson;	/* FieldsV1: its bytes are JSON */
+	bool			 intorstr;	/* intstr.IntOrString: a string or a number */
 };
 
 #define F(n, j, t, fl)		{ .num = (n), .json = (j), .type = (t), .flags = (fl) }
@@ -414,6 +418,148 @@ static const struct pb_field ssrr_fields[] = {
 };
 static const struct pb_msgtype t_ssrr = MSGTYPE("SelfSubjectRulesReview", ssrr_fields);
 
+/*
+ * Kinds added for kubectl 1.32+ "create quota | priorityclass | pdb |
+ * token" (the tokens helper's block).
+ */
+
+#define NUL	(PBF_POINTER | PBF_NULL)
+
+/* k8s.io/api/core/v1 ResourceQuota */
+
+static const struct pb_field scoped_req_fields[] = {
+	F(1, "scopeName", PBF_STRING, 0),
+	F(2, "operator", PBF_STRING, 0),
+	F(3, "values", PBF_STRINGS, OE),
+};
+static const struct pb_msgtype t_scoped_req = MSGTYPE("ScopedResourceSelectorRequirement",
+    scoped_req_fields);
+
+static const struct pb_field scope_selector_fields[] = {
+	M(1, "matchExpressions", PBF_MSGS, OE, &t_scoped_req),
+};
+static const struct pb_msgtype t_scope_selector = MSGTYPE("ScopeSelector",
+    scope_selector_fields);
+
+static const struct pb_field quota_spec_fields[] = {
+	F(1, "hard", PBF_MAP_QUANTITY, OE),
+	F(2, "scopes", PBF_STRINGS, OE),
+	M(3, "scopeSelector", PBF_MSG, PTR, &t_scope_selector),
+};
+static const struct pb_msgtype t_quota_spec = MSGTYPE("ResourceQuotaSpec", quota_spec_fields);
+
+static const struct pb_field quota_status_fields[] = {
+	F(1, "hard", PBF_MAP_QUANTITY, OE),
+	F(2, "used", PBF_MAP_QUANTITY, OE),
+};
+static const struct pb_msgtype t_quota_status = MSGTYPE("ResourceQuotaStatus",
+    quota_status_fields);
+
+static const struct pb_field quota_fields[] = {
+	M(1, "metadata", PBF_MSG, 0, &t_objectmeta),
+	M(2, "spec", PBF_MSG, 0, &t_quota_spec),
+	M(3, "status", PBF_MSG, 0, &t_quota_status),
+};
+static const struct pb_msgtype t_quota = MSGTYPE("ResourceQuota", quota_fields);
+
+/* k8s.io/api/scheduling/v1 PriorityClass */
+
+static const struct pb_field priority_class_fields[] = {
+	M(1, "metadata", PBF_MSG, 0, &t_objectmeta),
+	F(2, "value", PBF_INT32, 0),
+	F(3, "globalDefault", PBF_BOOL, OE),
+	F(4, "description", PBF_STRING, OE),
+	F(5, "preemptionPolicy", PBF_STRING, PTR),
+};
+static const struct pb_msgtype t_priority_class = MSGTYPE("PriorityClass",
+    priority_class_fields);
+
+/* k8s.io/api/policy/v1 PodDisruptionBudget (status.disruptedPods is skipped) */
+
+static const struct pb_field intorstr_fields[] = {
+	F(1, "type", PBF_INT64, 0),
+	F(2, "intVal", PBF_INT32, 0),
+	F(3, "strVal", PBF_STRING, 0),
+};
+static const struct pb_msgtype t_intorstr = {
+	.name = "IntOrString", .fields = intorstr_fields,
+	.nfields = KC_ARRAY_SIZE(intorstr_fields), .intorstr = true,
+};
+
+static const struct pb_field condition_fields[] = {
+	F(1, "type", PBF_STRING, 0),
+	F(2, "status", PBF_STRING, 0),
+	F(3, "observedGeneration", PBF_INT64, OE),
+	F(4, "lastTransitionTime", PBF_TIME, 0),
+	F(5, "reason", PBF_STRING, 0),
+	F(6, "message", PBF_STRING, 0),
+};
+static const struct pb_msgtype t_condition = MSGTYPE("Condition", condition_fields);
+
+static const struct pb_field pdb_spec_fields[] = {
+	M(1, "minAvailable", PBF_MSG, PTR, &t_intorstr),
+	M(2, "selector", PBF_MSG, PTR, &t_label_selector),
+	M(3, "maxUnavailable", PBF_MSG, PTR, &t_intorstr),
+	F(4, "unhealthyPodEvictionPolicy", PBF_STRING, PTR),
+};
+static const struct pb_msgtype t_pdb_spec = MSGTYPE("PodDisruptionBudgetSpec",
+    pdb_spec_fields);
+
+static const struct pb_field pdb_status_fields[] = {
+	F(1, "observedGeneration", PBF_INT64, OE),
+	F(3, "disruptionsAllowed", PBF_INT32, 0),
+	F(4, "currentHealthy", PBF_INT32, 0),
+	F(5, "desiredHealthy", PBF_INT32, 0),
+	F(6, "expectedPods", PBF_INT32, 0),
+	M(7, "conditions", PBF_MSGS, OE, &t_condition),
+};
+static const struct pb_msgtype t_pdb_status = MSGTYPE("PodDisruptionBudgetStatus",
+    pdb_status_fields);
+
+static const struct pb_field pdb_fields[] = {
+	M(1, "metadata", PBF_MSG, 0, &t_objectmeta),
+	M(2, "spec", PBF_MSG, 0, &t_pdb_spec),
+	M(3, "status", PBF_MSG, 0, &t_pdb_status),
+};
+static const struct pb_msgtype t_pdb = MSGTYPE("PodDisruptionBudget", pdb_fields);
+
+/* k8s.io/api/authentication/v1 TokenRequest */
+
+static const struct pb_field bound_ref_fields[] = {
+	F(1, "kind", PBF_STRING, OE),
+	F(2, "apiVersion", PBF_STRING, OE),
+	F(3, "name", PBF_STRING, OE),
+	F(4, "uid", PBF_STRING, OE),
+};
+static const struct pb_msgtype t_bound_ref = MSGTYPE("BoundObjectReference",
+    bound_ref_fields);
+
+static const struct pb_field token_spec_fields[] = {
+	F(1, "audiences", PBF_STRINGS, 0),
+	F(4, "expirationSeconds", PBF_INT64, NUL),
+	M(3, "boundObjectRef", PBF_MSG, NUL, &t_bound_ref),
+};
+static const struct pb_msgtype t_token_spec = MSGTYPE("TokenRequestSpec", token_spec_fields);
+
+static const struct pb_field token_status_fields[] = {
+	F(1, "token", PBF_STRING, 0),
+	F(2, "expirationTimestamp", PBF_TIME, 0),
+};
+static const struct pb_msgtype t_token_status = MSGTYPE("TokenRequestStatus",
+    token_status_fields);
+
+static const struct pb_field token_request_fields[] = {
+	M(1, "metadata", PBF_MSG, 0, &t_objectmeta),
+	M(2, "spec", PBF_MSG, 0, &t_token_spec),
+	M(3, "status", PBF_MSG, 0, &t_token_status),
+};
+static const struct pb_msgtype t_token_request = MSGTYPE("TokenRequest",
+    token_request_fields);
+
+#undef NUL
+
+/* (end of the tokens helper's block) */
+
 /* k8s.io/apimachinery/pkg/runtime: the envelope. */
 
 static const struct pb_field typemeta_fields[] = {
@@ -457,12 +603,19 @@ static const struct pb_kind kinds[] = {
 	{ "rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", &t_cluster_role_binding },
 	{ "authorization.k8s.io", "v1", "SelfSubjectAccessReview", &t_ssar },
 	{ "authorization.k8s.io", "v1", "SelfSubjectRulesReview", &t_ssrr },
+	/* the tokens helper's block */
+	{ "", "v1", "ResourceQuota", &t_quota },
+	{ "scheduling.k8s.io", "v1", "PriorityClass", &t_priority_class },
+	{ "policy", "v1", "PodDisruptionBudget", &t_pdb },
+	{ "authentication.k8s.io", "v1", "TokenRequest", &t_token_request },
 };
 
 #define SUPPORTED_KINDS	"v1 Namespace, ConfigMap, Secret and ServiceAccount, " \
 			"rbac.authorization.k8s.io/v1 Role, ClusterRole, RoleBinding and " \
-			"ClusterRoleBinding, and authorization.k8s.io/v1 " \
-			"SelfSubjectAccessReview and SelfSubjectRulesReview"
+			"ClusterRoleBinding, authorization.k8s.io/v1 " \
+			"SelfSubjectAccessReview and SelfSubjectRulesReview, v1 ResourceQuota, " \
+			"scheduling.k8s.io/v1 PriorityClass, policy/v1 PodDisruptionBudget and " \
+			"authentication.k8s.io/v1 TokenRequest"
 
 /*
  * Decoded state
@@ -801,6 +954,70 @@ decode_entry(struct pb_ctx *c, struct pb_rd *r, const char *what, struct pb_kv *
 	return 0;
 }
 
+/* Whether 's' has the shape of a resource.Quantity (its regular expression). */
+static bool
+quantity_shaped(struct kc_str s)
+{
+	size_t i = 0, digits = 0;
+
+	if (i < s.len && (s.p[i] == '+' || s.p[i] == '-'))
+		i++;
+	for (; i < s.len && ((s.p[i] >= '0' && s.p[i] <= '9') || s.p[i] == '.'); i++)
+		digits++;
+	if (digits == 0)
+		return false;
+	while (i < s.len && s.p[i] != '\0' && strchr("eEinumkKMGTP", s.p[i]) != NULL)
+		i++;
+	if (i < s.len && (s.p[i] == '+' || s.p[i] == '-'))
+		i++;
+	while (i < s.len && s.p[i] >= '0' && s.p[i] <= '9')
+		i++;
+	return i == s.len;
+}
+
+/*
+ * A resource.Quantity message {string 1} into its string, in place: the
+ * last occurrence wins, an absent string is Go's zero Quantity ("0"), and
+ * a string that is not shaped like a quantity fails as ParseQuantity()
+ * does. The string is kept as sent (kubectl sends canonical forms).
+ */
+static int
+decode_quantity(struct pb_ctx *c, struct kc_str *q, const char *what)
+{
+	struct pb_rd r = { (const unsigned char *)q->p, (const unsigned char *)q->p + q->len };
+	struct pb_rd part;
+	bool seen = false;
+	int rv;
+
+	while (r.p < r.end) {
+		const unsigned char *at = r.p;
+		uint32_t num;
+		unsigned wt;
+
+		if ((rv = rd_key(c, &r, what, &num, &wt)) < 0)
+			return rv;
+		if (num != 1) {
+			if ((rv = skip_value(c, &r, at, wt, what)) < 0)
+				return rv;
+			continue;
+		}
+		if (wt != WT_LEN)
+			return fail(c, at, "%s: wrong wire type %u for Quantity.string", what, wt);
+		if ((rv = rd_len(c, &r, what, &part)) < 0)
+			return rv;
+		*q = slice(&part);
+		seen = true;
+	}
+	if (!seen) {
+		*q = (struct kc_str){ "0", 1 };
+		return 0;
+	}
+	if (!quantity_shaped(*q))
+		return fail(c, (const unsigned char *)q->p, "%s: quantities must match the "
+		    "regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'", what);
+	return 0;
+}
+
 static const struct pb_field *
 find_field(const struct pb_msgtype *t, uint32_t num)
 {
@@ -824,7 +1041,7 @@ decode_field(struct pb_ctx *c, struct pb_obj *o, const struct pb_field *f,
 	struct pb_kv kv;
 	int rv;
 
-	if (f->type == PBF_INT64 || f->type == PBF_BOOL) {
+	if (f->type == PBF_INT64 || f->type == PBF_BOOL || f->type == PBF_INT32) {
 		if ((rv = rd_varint(c, r, what, &slot->u)) < 0)
 			return rv;
 		slot->present = true;
@@ -873,6 +1090,14 @@ decode_field(struct pb_ctx *c, struct pb_obj *o, const struct pb_field *f,
 			return rv;
 		kv.seq = slot->vec.n;
 		return vec_push(&slot->vec, &kv, sizeof(kv));
+	case PBF_MAP_QUANTITY:
+		if ((rv = count_value(c)) < 0)
+			return rv;
+		if ((rv = decode_entry(c, &payload, what, &kv)) < 0 ||
+		    (rv = decode_quantity(c, &kv.value, what)) < 0)
+			return rv;
+		kv.seq = slot->vec.n;
+		return vec_push(&slot->vec, &kv, sizeof(kv));
 	default:
 		return kc_status_set(c->st, KC_EINTERNAL, "proto: bad field table");
 	}
@@ -904,7 +1129,8 @@ decode_msg(struct pb_ctx *c, struct pb_obj *o, struct pb_rd *r, unsigned depth)
 			continue;
 		}
 		(void)snprintf(what, sizeof(what), "%s.%s", t->name, f->json);
-		want = f->type == PBF_INT64 || f->type == PBF_BOOL ? WT_VARINT : WT_LEN;
+		want = f->type == PBF_INT64 || f->type == PBF_BOOL || f->type == PBF_INT32 ?
+		    WT_VARINT : WT_LEN;
 		if (wt != want)
 			return fail(c, at, "wrong wire type %u for field %s (want %u)", wt, what,
 			    want);
@@ -1152,7 +1378,7 @@ emit_field(struct pb_ctx *c, const struct pb_field *f, struct pb_slot *slot,
 	int r = 0;
 
 	if (pointer && !slot->present)
-		return 0;
+		return (f->flags & PBF_NULL) != 0 ? add(o, f->json, NULL) : 0;
 	switch (f->type) {
 	case PBF_STRING:
 		if (omitempty && slot->s.len == 0)
@@ -1169,6 +1395,11 @@ emit_field(struct pb_ctx *c, const struct pb_field *f, struct pb_slot *slot,
 			return 0;
 		r = (v = json_object_new_boolean(slot->u != 0)) != NULL ? 0 : -ENOMEM;
 		break;
+	case PBF_INT32:
+		if (omitempty && (uint32_t)slot->u == 0)
+			return 0;
+		r = (v = json_object_new_int((int32_t)(uint32_t)slot->u)) != NULL ? 0 : -ENOMEM;
+		break;
 	case PBF_TIME:
 		r = json_time(slot, &v);
 		break;
@@ -1183,6 +1414,7 @@ emit_field(struct pb_ctx *c, const struct pb_field *f, struct pb_slot *slot,
 		break;
 	case PBF_MAP_STRING:
 	case PBF_MAP_BYTES:
+	case PBF_MAP_QUANTITY:
 		if (omitempty && slot->vec.n == 0)
 			return 0;
 		if (slot->vec.n == 0)
@@ -1238,6 +1470,16 @@ emit_obj(struct pb_ctx *c, const struct pb_msgtype *t, struct pb_obj *src,
 			    "proto: %s is not valid JSON: %s", t->name, jst.message);
 		*ret = o;
 		return 0;
+	}
+	if (t->intorstr) {
+		const struct pb_slot *ty = src != NULL ? &src->slot[0] : &empty_slot;
+		const struct pb_slot *iv = src != NULL ? &src->slot[1] : &empty_slot;
+		const struct pb_slot *sv = src != NULL ? &src->slot[2] : &empty_slot;
+
+		if (ty->u == 1)
+			return json_string(sv->present ? sv->s : (struct kc_str){ "", 0 }, ret);
+		*ret = json_object_new_int((int32_t)(uint32_t)iv->u);
+		return *ret != NULL ? 0 : -ENOMEM;
 	}
 	if ((o = json_object_new_object()) == NULL)
 		return -ENOMEM;

@@ -49,7 +49,10 @@
  * Supported kinds: v1 Namespace, ConfigMap, Secret and ServiceAccount;
  * rbac.authorization.k8s.io/v1 Role, ClusterRole, RoleBinding and
  * ClusterRoleBinding; authorization.k8s.io/v1 SelfSubjectAccessReview and
- * SelfSubjectRulesReview (protobuf_supports() tells). On success '*ret'
+ * SelfSubjectRulesReview; v1 ResourceQuota (quantities kept as sent, after
+ * a check of their shape), scheduling.k8s.io/v1 PriorityClass, policy/v1
+ * PodDisruptionBudget (status.disruptedPods is skipped) and
+ * authentication.k8s.io/v1 TokenRequest (protobuf_supports() tells). On success '*ret'
  * is a new JSON object (the caller owns it) equal to what Go's
  * encoding/json makes of the typed object: "kind" and "apiVersion" first,
  * then the fields in Go struct order, omitempty honoured (so

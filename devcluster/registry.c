@@ -32,20 +32,28 @@
 #define SN(...)		((const char *const []){ __VA_ARGS__, NULL })
 
 static const struct dc_subres sub_status[] = {
-	{ "status", NULL, DC_VERBS_RW },
+	{ "status", NULL, DC_VERBS_RW, NULL, NULL },
 };
 
 static const struct dc_subres sub_namespace[] = {
-	{ "status", NULL, DC_VERBS_RW },
-	{ "finalize", NULL, DC_VERB_UPDATE },
+	{ "status", NULL, DC_VERBS_RW, NULL, NULL },
+	{ "finalize", NULL, DC_VERB_UPDATE, NULL, NULL },
 };
 
 static const struct dc_subres sub_pod[] = {
-	{ "status", NULL, DC_VERBS_RW },
-	{ "log", NULL, DC_VERB_GET },
-	{ "exec", "PodExecOptions", DC_VERB_CREATE | DC_VERB_GET },
-	{ "attach", "PodAttachOptions", DC_VERB_CREATE | DC_VERB_GET },
-	{ "portforward", "PodPortForwardOptions", DC_VERB_CREATE | DC_VERB_GET },
+	{ "status", NULL, DC_VERBS_RW, NULL, NULL },
+	{ "log", NULL, DC_VERB_GET, NULL, NULL },
+	{ "binding", "Binding", DC_VERB_CREATE, NULL, NULL },	/* scheduler.c */
+	{ "eviction", "Eviction", DC_VERB_CREATE, "policy", "v1" },	/* disruption.c */
+	{ "exec", "PodExecOptions", DC_VERB_CREATE | DC_VERB_GET, NULL, NULL },
+	{ "attach", "PodAttachOptions", DC_VERB_CREATE | DC_VERB_GET, NULL, NULL },
+	{ "portforward", "PodPortForwardOptions", DC_VERB_CREATE | DC_VERB_GET,
+	  NULL, NULL },
+};
+
+/* tokens.c answers it */
+static const struct dc_subres sub_serviceaccount[] = {
+	{ "token", "TokenRequest", DC_VERB_CREATE, "authentication.k8s.io", "v1" },
 };
 
 #define NS_VERBS	(DC_VERBS_ALL & ~DC_VERB_DELETECOLLECTION)
@@ -98,7 +106,8 @@ const struct dc_rtype_def builtin_types[] = {
 	  .ops = &ops_secret, .group_priority = 18000 },
 	{ .group = "", .version = "v1", .plural = "serviceaccounts",
 	  .singular = "serviceaccount", .kind = "ServiceAccount", .namespaced = true,
-	  .verbs = DC_VERBS_ALL, .short_names = SN("sa"), .ops = &ops_default,
+	  .verbs = DC_VERBS_ALL, .short_names = SN("sa"), .subres = sub_serviceaccount,
+	  .nsubres = KC_ARRAY_SIZE(sub_serviceaccount), .ops = &ops_serviceaccount,
 	  .group_priority = 18000 },
 	{ .group = "", .version = "v1", .plural = "services", .singular = "service",
 	  .kind = "Service", .namespaced = true,
@@ -116,6 +125,12 @@ const struct dc_rtype_def builtin_types[] = {
 	  .singular = "networkpolicy", .kind = "NetworkPolicy", .namespaced = true,
 	  .verbs = DC_VERBS_ALL, .flags = DC_RT_GENERATION, .short_names = SN("netpol"),
 	  .ops = &ops_default, .group_priority = 17200 },
+	{ .group = "policy", .version = "v1", .plural = "poddisruptionbudgets",
+	  .singular = "poddisruptionbudget", .kind = "PodDisruptionBudget",
+	  .namespaced = true, .verbs = DC_VERBS_ALL,
+	  .flags = DC_RT_STATUS | DC_RT_GENERATION, .short_names = SN("pdb"),
+	  .subres = sub_status, .nsubres = KC_ARRAY_SIZE(sub_status),
+	  .ops = &ops_pdb, .group_priority = 17100 },	/* disruption.c */
 	{ .group = "rbac.authorization.k8s.io", .version = "v1",
 	  .plural = "clusterrolebindings", .singular = "clusterrolebinding",
 	  .kind = "ClusterRoleBinding", .namespaced = false, .verbs = DC_VERBS_ALL,
@@ -311,6 +326,8 @@ rtype_free(struct dc_rtype *t)
 		for (size_t i = 0; i < t->nsubres; i++) {
 			kc_free((char *)(uintptr_t)t->subres[i].name);
 			kc_free((char *)(uintptr_t)t->subres[i].kind);
+			kc_free((char *)(uintptr_t)t->subres[i].group);
+			kc_free((char *)(uintptr_t)t->subres[i].version);
 		}
 	kc_free(t->subres);
 	kc_free(t);
@@ -357,6 +374,10 @@ rtype_new(struct dc *dc, const struct dc_rtype_def *d, struct dc_rtype **ret)
 			    kc_strdup(d->subres[i].kind) : NULL;
 			if (t->subres[i].name == NULL ||
 			    (d->subres[i].kind != NULL && t->subres[i].kind == NULL))
+				goto oom;
+			if (d->subres[i].group != NULL && d->subres[i].version != NULL &&
+			    ((t->subres[i].group = kc_strdup(d->subres[i].group)) == NULL ||
+			    (t->subres[i].version = kc_strdup(d->subres[i].version)) == NULL))
 				goto oom;
 		}
 	}

@@ -4404,10 +4404,56 @@ occupied_by(struct pgst *g, const char *ns, const struct mstat *m)
 	return 0;
 }
 
-/* One reconcile of the PodGroup controller, after Coscheduling's PostBind. */
+/*
+ * One reconcile of today's PodGroup controller (scheduling.x-k8s.io, no
+ * PostBind, no status.scheduled): "" -> Pending; Pending -> Scheduling
+ * once minMember pods exist (occupiedBy, and scheduleStartTime, which the
+ * devcluster sets there as the start of the gang's wait); then Pending
+ * below minMember pods, Scheduling below minMember running + succeeded,
+ * else Running; Failed and Finished as before, and final.
+ */
+static int
+pg_step_now(struct pgst *g, int64_t min, const char *ns, const struct mstat *m, size_t n,
+    int64_t running, int64_t succeeded, int64_t failed, time_t now)
+{
+	int r;
+
+	if (*g->phase == '\0') {
+		(void)kc_strlcpy(g->phase, "Pending", sizeof(g->phase));
+		return 0;
+	}
+	if (phase_is(g, "Pending")) {
+		if ((int64_t)n >= min) {
+			(void)kc_strlcpy(g->phase, "Scheduling", sizeof(g->phase));
+			(void)kc_time_format(now, g->start, sizeof(g->start));
+			if (n != 0 && (r = occupied_by(g, ns, &m[0])) < 0)
+				return r;
+		}
+		return 0;
+	}
+	g->running = running;
+	g->succeeded = succeeded;
+	g->failed = failed;
+	if ((int64_t)n < min) {
+		(void)kc_strlcpy(g->phase, "Pending", sizeof(g->phase));
+		return 0;
+	}
+	(void)kc_strlcpy(g->phase, succeeded + running < min ? "Scheduling" : "Running",
+	    sizeof(g->phase));
+	if (failed != 0 && failed + running + succeeded >= min)
+		(void)kc_strlcpy(g->phase, "Failed", sizeof(g->phase));
+	if (succeeded >= min)
+		(void)kc_strlcpy(g->phase, "Finished", sizeof(g->phase));
+	return 0;
+}
+
+/*
+ * One reconcile of the PodGroup controller, after Coscheduling's PostBind:
+ * the older releases (scheduling.sigs.k8s.io), or today's ('now_model').
+ */
 static int
 pg_step(struct pgst *g, int64_t min, const char *ns, const struct mstat *m, size_t n,
-    time_t now)
+    time_t now, bool now_model)
 {
 	int64_t bound = 0, running = 0, succeeded = 0, failed = 0;
 	int r;
@@ -4420,6 +4466,8 @@ pg_step(struct pgst *g, int64_t min, const char *ns, const struct mstat *m, size
 		succeeded += m[i].phase == PH_SUCCEEDED;
 		failed += m[i].phase == PH_FAILED;
 	}
+	if (now_model)
+		return pg_step_now(g, min, ns, m, n, running, succeeded, failed, now);
 	if (bound > g->scheduled) {
 		/* PostBind, once per new binding: Scheduling, then Scheduled. */
 		g->scheduled = bound;
@@ -4467,6 +4515,8 @@ pg_status(const struct json_object *pg, struct mstat *m, size_t n, time_t now,
 	struct pgst g, old;
 	const char *ns = jstr(meta, "namespace");
 	int64_t min = kc_json_int(pg, 0, "spec", "minMember");
+	const char *api = jstr(pg, "apiVersion");
+	bool now_model = api == NULL || !has_prefix(api, SCHED_PG_GROUP_OLD "/");
 	int r;
 
 	if (meta == NULL)
@@ -4481,7 +4531,7 @@ pg_status(const struct json_object *pg, struct mstat *m, size_t n, time_t now,
 		struct pgst prev = g;
 		char *occ = g.occupied;
 
-		if ((r = pg_step(&g, min, ns != NULL ? ns : "", m, n, now)) < 0)
+		if ((r = pg_step(&g, min, ns != NULL ? ns : "", m, n, now, now_model)) < 0)
 			goto out;
 		if (strcmp(prev.phase, g.phase) == 0 && prev.scheduled == g.scheduled &&
 		    prev.running == g.running && prev.succeeded == g.succeeded &&

@@ -41,6 +41,16 @@
 #define SCHEDULER_DELAY_MS	20	/* coalescing delay after a change */
 #define SCHEDULER_RETRY_MS	1000	/* replan while pods stay pending */
 #define NODES_FILE_MAX		(16 * 1024 * 1024)
+#define SCHEDULER_PERMIT_WAIT_S	60	/* Coscheduling's permitWaitingTimeSeconds */
+#define SCHEDULER_PERMIT_MAX_S	900	/* the framework's longest Permit wait */
+
+/* A gang waiting since 'start' and the wait periods already reported. */
+struct pg_wait {
+	char		 key[600];	/* "<group>/<ns>/<name>" */
+	char		 start[KC_TIME_MAX + 32];
+	int64_t		 periods;
+	bool		 seen;
+};
 
 struct scheduler {
 	struct dc	*dc;
@@ -49,6 +59,10 @@ struct scheduler {
 	bool		 dirty;
 	bool		 ticking;
 	uint64_t	 event_seq;
+	struct pg_wait	*waits;
+	size_t		 nwaits, capwaits;
+	int		(*prev_admit)(struct dc_write_ctx *, struct json_object *,
+			    struct kc_status *);
 };
 
 static const struct dc_rtype *
@@ -301,30 +315,205 @@ stored_pod(struct scheduler *sc, const char *ns, const char *name)
 }
 
 /*
- * The pods/binding subresource's write: spec.nodeName and PodScheduled
- * True, refused when the pod is gone, bound already or another pod now.
+ * The one write of a Binding, as BindingREST.setPodNodeAndMetadata() does
+ * it: the preconditions (uid, resourceVersion; NULL: none), then refused
+ * for a terminating pod, a bound one or one with scheduling gates; else
+ * spec.nodeName, the Binding's annotations and condition PodScheduled
+ * True in one storage write (no managedFields entry: upstream writes the
+ * pod below the field manager). Both the pods/binding subresource and the
+ * scheduler's own bindings go through here. 0; KC_ENOTFOUND (pod gone),
+ * KC_ECONFLICT with upstream's message in 'st' ('*ret_sub' says whether
+ * the Conflict is on "pods/binding" or, for a precondition, on "pods"),
+ * KC_EBADREQUEST for an empty name, -ENOMEM.
  */
 static int
-bind_pod(struct scheduler *sc, const struct sched_bind *b)
+binding_assign(struct dc *dc, const char *ns, const char *name, const char *uid,
+    const char *rv, const char *node, const struct json_object *annotations, bool dry_run,
+    bool *ret_sub, struct kc_status *st)
 {
-	const struct dc_rtype *pt = core_type(sc->dc, "pods");
-	const struct json_object *old = stored_pod(sc, b->ns, b->name);
-	const char *uid = kc_json_str(old, "metadata", "uid");
-	struct json_object *next, *spec;
+	const struct dc_rtype *pt = core_type(dc, "pods");
+	const struct json_object *old;
+	const char *have, *ouid;
+	struct json_object *next, *spec, *ann, *gates;
+	char rvbuf[24];
 	int r;
 
-	if (old == NULL || kc_json_str(old, "spec", "nodeName") != NULL ||
-	    (b->uid != NULL && uid != NULL && strcmp(b->uid, uid) != 0))
+	*ret_sub = true;
+	if (name == NULL || *name == '\0')
+		return kc_status_set(st, KC_EBADREQUEST, "Name parameter required.");
+	if (pt == NULL || (old = coll_get(pt->coll, ns, name)) == NULL)
+		return kc_status_set(st, KC_ENOTFOUND, "pods \"%s\" not found", name);
+	ouid = kc_json_str(old, "metadata", "uid");
+	(void)snprintf(rvbuf, sizeof(rvbuf), "%" PRIu64, obj_rv(old));
+	if (uid != NULL && *uid != '\0' && (ouid == NULL || strcmp(uid, ouid) != 0)) {
+		*ret_sub = false;
+		return kc_status_set(st, KC_ECONFLICT, "StorageError: invalid object, Code: 4, "
+		    "Key: /registry/pods/%s/%s, ResourceVersion: 0, AdditionalErrorMsg: "
+		    "Precondition failed: UID in precondition: %s, UID in object meta: %s",
+		    ns, name, uid, ouid != NULL ? ouid : "");
+	}
+	if (rv != NULL && *rv != '\0' && strcmp(rv, rvbuf) != 0) {
+		*ret_sub = false;
+		return kc_status_set(st, KC_ECONFLICT, "StorageError: invalid object, Code: 4, "
+		    "Key: /registry/pods/%s/%s, ResourceVersion: 0, AdditionalErrorMsg: "
+		    "Precondition failed: ResourceVersion in precondition: %s, "
+		    "ResourceVersion in object meta: %s", ns, name, rv, rvbuf);
+	}
+	if (kc_json_get(old, "metadata", "deletionTimestamp") != NULL)
+		return kc_status_set(st, KC_ECONFLICT, "pod %s is being deleted, cannot be "
+		    "assigned to a host", name);
+	if ((have = kc_json_str(old, "spec", "nodeName")) != NULL && *have != '\0')
+		return kc_status_set(st, KC_ECONFLICT, "pod %s is already assigned to node "
+		    "\"%s\"", name, have);
+	if ((gates = kc_json_get(old, "spec", "schedulingGates")) != NULL &&
+	    json_object_is_type(gates, json_type_array) &&
+	    json_object_array_length(gates) != 0)
+		return kc_status_set(st, KC_ECONFLICT, "pod %s has non-empty "
+		    ".spec.schedulingGates", name);
+	if (dry_run)
 		return 0;
 	if ((next = kc_json_copy(old)) == NULL)
 		return -ENOMEM;
+	r = -ENOMEM;
 	if ((spec = kc_json_ensure_obj(next, "spec")) == NULL ||
-	    kc_json_set_str(spec, "nodeName", b->node) < 0 ||
-	    (r = set_condition(next, "PodScheduled", "True", NULL, NULL, NULL)) < 0) {
-		json_object_put(next);
+	    kc_json_set_str(spec, "nodeName", node) < 0 ||
+	    (r = set_condition(next, "PodScheduled", "True", NULL, NULL, NULL)) < 0)
+		goto fail;
+	if (json_object_is_type(annotations, json_type_object) &&
+	    json_object_object_length(annotations) > 0) {
+		r = -ENOMEM;
+		if ((ann = kc_json_ensure_obj(kc_json_ensure_obj(next, "metadata"),
+		    "annotations")) == NULL)
+			goto fail;
+		json_object_object_foreach(annotations, k, v)
+			if (json_object_is_type(v, json_type_string) &&
+			    kc_json_set_str(ann, k, json_object_get_string(v)) < 0)
+				goto fail;
+	}
+	r = storage_update(dc->store, pt->coll, next, obj_rv(old), NULL);
+	if (r == KC_ECONFLICT || r == KC_ENOTFOUND)
+		return kc_status_set(st, r, "pods \"%s\" not found", name);
+	return r == DC_UNCHANGED ? 0 : r;
+fail:
+	json_object_put(next);
+	return r;
+}
+
+/* A Status reply with details {name, kind}; 'reason' NULL: none (500 unknown). */
+static int
+binding_status(struct dc_resp *resp, int code, const char *name, const char *kind,
+    const char *message, bool no_reason)
+{
+	struct json_object *details = NULL, *o = NULL;
+	int http = kc_err_http(code) != 0 ? kc_err_http(code) : 500, r;
+
+	if (kind != NULL && ((details = json_object_new_object()) == NULL ||
+	    kc_json_set_str(details, "name", name) < 0 ||
+	    kc_json_set_str(details, "kind", kind) < 0)) {
+		if (details != NULL)
+			json_object_put(details);
 		return -ENOMEM;
 	}
-	return write_obj(sc, pt, old, next, NULL);
+	r = errors_status_body(code, message, details, &o);
+	if (details != NULL)
+		json_object_put(details);
+	if (r < 0)
+		return r;
+	if (no_reason)
+		json_object_object_del(o, "reason");
+	r = resp_json(resp, http, o);
+	json_object_put(o);
+	return r;
+}
+
+/*
+ * hooks.binding: BindingREST.Create. The name in the URL (pods/binding)
+ * must be the Binding's; target.kind must be Node or empty and
+ * target.name set (upstream returns those field errors unwrapped, as a
+ * 500); then binding_assign(). 201 with a Success Status.
+ */
+static int
+binding_handle(struct dc *dc, const struct dc_req *req, const char *ns, const char *url_name,
+    struct json_object *b, bool dry_run, struct dc_resp *resp)
+{
+	const char *kind = kc_json_str(b, "kind"), *av = kc_json_str(b, "apiVersion");
+	const char *name = kc_json_str(b, "metadata", "name");
+	const char *tkind = kc_json_str(b, "target", "kind");
+	const char *tname = kc_json_str(b, "target", "name");
+	struct kc_status st = { 0 };
+	struct json_object *ok;
+	char msg[600], q[300];
+	bool sub = true;
+	int r;
+
+	(void)req;
+	if ((kind != NULL && *kind != '\0' && strcmp(kind, "Binding") != 0) ||
+	    (av != NULL && *av != '\0' && strcmp(av, "v1") != 0)) {
+		(void)snprintf(msg, sizeof(msg), "%.200s in version \"%.60s\" cannot be handled "
+		    "as a Binding: no kind \"%.200s\" is registered for version \"%.60s\"",
+		    kind != NULL ? kind : "", av != NULL ? av : "", kind != NULL ? kind : "",
+		    av != NULL ? av : "");
+		return binding_status(resp, KC_EBADREQUEST, NULL, NULL, msg, false);
+	}
+	if (url_name != NULL && (name == NULL || strcmp(name, url_name) != 0))
+		return binding_status(resp, KC_EBADREQUEST, NULL, NULL,
+		    "name in URL does not match name in Binding object", false);
+	if ((tkind != NULL && *tkind != '\0' && strcmp(tkind, "Node") != 0) ||
+	    tname == NULL || *tname == '\0') {
+		char a[300] = "", c[100] = "";
+
+		if (tkind != NULL && *tkind != '\0' && strcmp(tkind, "Node") != 0)
+			(void)snprintf(a, sizeof(a), "target.kind: Unsupported value: %s: "
+			    "supported values: \"Node\", \"<empty>\"",
+			    errors_quote(tkind, q, sizeof(q)));
+		if (tname == NULL || *tname == '\0')
+			kc_strlcpy(c, "target.name: Required value", sizeof(c));
+		if (*a != '\0' && *c != '\0')
+			(void)snprintf(msg, sizeof(msg), "[%s, %s]", a, c);
+		else
+			(void)snprintf(msg, sizeof(msg), "%s%s", a, c);
+		return binding_status(resp, -EIO, NULL, NULL, msg, true);
+	}
+	r = binding_assign(dc, ns, name, kc_json_str(b, "metadata", "uid"),
+	    kc_json_str(b, "metadata", "resourceVersion"), tname,
+	    kc_json_get(b, "metadata", "annotations"), dry_run, &sub, &st);
+	if (r == -ENOMEM)
+		return r;
+	if (r == KC_ENOTFOUND)
+		return binding_status(resp, r, name, "pods", st.message, false);
+	if (r == KC_ECONFLICT) {
+		(void)snprintf(msg, sizeof(msg), "Operation cannot be fulfilled on %s \"%s\": %s",
+		    sub ? "pods/binding" : "pods", name, st.message);
+		return binding_status(resp, r, name, sub ? "pods/binding" : "pods", msg, false);
+	}
+	if (r < 0)
+		return binding_status(resp, r, NULL, NULL, st.message[0] != '\0' ?
+		    st.message : kc_strerror(r), false);
+	if ((ok = json_object_new_object()) == NULL)
+		return -ENOMEM;
+	if (kc_json_set_str(ok, "kind", "Status") < 0 ||
+	    kc_json_set_str(ok, "apiVersion", "v1") < 0 ||
+	    kc_json_put(ok, "metadata", json_object_new_object()) < 0 ||
+	    kc_json_set_str(ok, "status", "Success") < 0 ||
+	    kc_json_set_int(ok, "code", 201) < 0 || (r = resp_json(resp, 201, ok)) < 0) {
+		json_object_put(ok);
+		return -ENOMEM;
+	}
+	json_object_put(ok);
+	return 0;
+}
+
+/* The scheduler's own binding: the same write, refused quietly. */
+static int
+bind_pod(struct scheduler *sc, const struct sched_bind *b)
+{
+	struct kc_status st = { 0 };
+	bool sub;
+	int r;
+
+	r = binding_assign(sc->dc, b->ns, b->name, b->uid, NULL, b->node, NULL, false, &sub,
+	    &st);
+	return r == KC_ENOTFOUND || r == KC_ECONFLICT || r == KC_EBADREQUEST ? 0 : r;
 }
 
 static int
@@ -443,6 +632,212 @@ podgroups_sync(struct scheduler *sc, const char *group)
 	return r;
 }
 
+/* Go's time.Duration.String() of whole seconds: "10s", "1m0s", "1h0m0s". */
+static void
+go_seconds(int64_t sec, char *buf, size_t size)
+{
+	if (sec >= 3600)
+		(void)snprintf(buf, size, "%" PRId64 "h%" PRId64 "m%" PRId64 "s", sec / 3600,
+		    sec / 60 % 60, sec % 60);
+	else if (sec >= 60)
+		(void)snprintf(buf, size, "%" PRId64 "m%" PRId64 "s", sec / 60, sec % 60);
+	else
+		(void)snprintf(buf, size, "%" PRId64 "s", sec);
+}
+
+/*
+ * The Permit wait of a gang: spec.scheduleTimeoutSeconds, or Coscheduling's
+ * permitWaitingTimeSeconds (60) when unset or 0, at most the framework's
+ * 15 minutes; a negative one times out at once.
+ */
+static int64_t
+wait_seconds(const struct json_object *pg)
+{
+	struct json_object *t = kc_json_get(pg, "spec", "scheduleTimeoutSeconds");
+	int64_t sec = json_object_is_type(t, json_type_int) ? json_object_get_int64(t) : 0;
+
+	if (sec == 0)
+		return SCHEDULER_PERMIT_WAIT_S;
+	return sec < 0 ? 0 : sec > SCHEDULER_PERMIT_MAX_S ? SCHEDULER_PERMIT_MAX_S : sec;
+}
+
+static struct pg_wait *
+wait_find(struct scheduler *sc, const char *key, const char *start)
+{
+	struct pg_wait *w;
+
+	for (size_t i = 0; i < sc->nwaits; i++)
+		if (strcmp(sc->waits[i].key, key) == 0) {
+			w = &sc->waits[i];
+			if (strcmp(w->start, start) != 0) {
+				kc_strlcpy(w->start, start, sizeof(w->start));
+				w->periods = 0;
+			}
+			w->seen = true;
+			return w;
+		}
+	if (sc->nwaits == sc->capwaits) {
+		size_t cap = sc->capwaits != 0 ? 2 * sc->capwaits : 8;
+		struct pg_wait *v = kc_realloc(sc->waits, cap * sizeof(*v));
+
+		if (v == NULL)
+			return NULL;
+		sc->waits = v;
+		sc->capwaits = cap;
+	}
+	w = &sc->waits[sc->nwaits];
+	memset(w, 0, sizeof(*w));
+	kc_strlcpy(w->key, key, sizeof(w->key));
+	kc_strlcpy(w->start, start, sizeof(w->start));
+	w->seen = true;
+	sc->nwaits++;
+	return w;
+}
+
+static int
+pod_name_cmp(const void *a, const void *b)
+{
+	const char *x = kc_json_str(*(struct json_object *const *)a, "metadata", "name");
+	const char *y = kc_json_str(*(struct json_object *const *)b, "metadata", "name");
+
+	return strcmp(x != NULL ? x : "", y != NULL ? y : "");
+}
+
+/*
+ * What the Permit timeout of a waiting gang does upstream: the first
+ * pending member is rejected "due to timeout after waiting <d> at plugin
+ * Coscheduling", Unreserve rejects its siblings ("rejection in
+ * Unreserve"); each gets PodScheduled False and a FailedScheduling Event.
+ */
+static int
+gang_timeout(struct scheduler *sc, const struct json_object *pg, const char *label,
+    int64_t wait_s)
+{
+	const struct dc_rtype *pt = core_type(sc->dc, "pods");
+	const char *ns = kc_json_str(pg, "metadata", "namespace");
+	const char *name = kc_json_str(pg, "metadata", "name");
+	struct json_object **pods = NULL;
+	size_t n = 0, k = 0;
+	char msg[200], d[48];
+	int r;
+
+	if (pt == NULL || ns == NULL || name == NULL)
+		return 0;
+	if ((r = coll_list(pt->coll, ns, NULL, &pods, &n)) < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		const char *g = kc_json_str(pods[i], "metadata", "labels", label);
+		const char *node = kc_json_str(pods[i], "spec", "nodeName");
+		const char *phase = kc_json_str(pods[i], "status", "phase");
+
+		if (g != NULL && strcmp(g, name) == 0 && (node == NULL || *node == '\0') &&
+		    kc_json_get(pods[i], "metadata", "deletionTimestamp") == NULL &&
+		    (phase == NULL || strcmp(phase, "Pending") == 0))
+			pods[k++] = pods[i];
+		else
+			json_object_put(pods[i]);
+	}
+	if (k > 1)
+		qsort(pods, k, sizeof(*pods), pod_name_cmp);
+	go_seconds(wait_s, d, sizeof(d));
+	(void)snprintf(msg, sizeof(msg), "rejected due to timeout after waiting %s at "
+	    "plugin Coscheduling", d);
+	for (size_t i = 0; i < k && r >= 0; i++) {
+		struct sched_unsched u = {
+			.ns = (char *)(uintptr_t)ns,
+			.name = (char *)(uintptr_t)kc_json_str(pods[i], "metadata", "name"),
+			.reason = "Unschedulable",
+			.message = i == 0 ? msg : (char *)(uintptr_t)"rejection in Unreserve",
+		};
+
+		r = unsched_pod(sc, &u);
+	}
+	objs_free(pods, k);
+	return r;
+}
+
+/*
+ * scheduleTimeoutSeconds: a gang whose PodGroup is Scheduling (or
+ * PreScheduling) since status.scheduleStartTime and has fewer than
+ * minMember pods bound times out every wait period after that start (its
+ * wait restarts, as upstream's pods go back to the queue and wait again).
+ * Returns 1 while some gang is still waiting (the loop keeps ticking).
+ */
+static int
+podgroups_timeouts(struct scheduler *sc, const char *group, const char *label)
+{
+	struct dc_coll *coll = storage_find_coll(sc->dc->store, group, "podgroups");
+	const struct dc_rtype *rt = registry_find_any(sc->dc, group, "podgroups");
+	const struct dc_rtype *pt = core_type(sc->dc, "pods");
+	struct json_object **objs = NULL;
+	size_t n = 0;
+	int r = 0, waiting = 0;
+	time_t now = kc_clock_wall();
+
+	if (coll == NULL || rt == NULL || rt->coll != coll || pt == NULL)
+		return 0;
+	if ((r = coll_list(coll, NULL, NULL, &objs, &n)) < 0)
+		return r;
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		const char *phase = kc_json_str(objs[i], "status", "phase");
+		const char *start = kc_json_str(objs[i], "status", "scheduleStartTime");
+		const char *ns = kc_json_str(objs[i], "metadata", "namespace");
+		const char *name = kc_json_str(objs[i], "metadata", "name");
+		int64_t min = kc_json_int(objs[i], 0, "spec", "minMember");
+		int64_t wait_s = wait_seconds(objs[i]), bound = 0, periods;
+		struct json_object **pods = NULL;
+		size_t np = 0;
+		struct pg_wait *w;
+		char key[600];
+		time_t t0;
+
+		if (phase == NULL || start == NULL || ns == NULL || name == NULL ||
+		    (strcmp(phase, "Scheduling") != 0 && strcmp(phase, "PreScheduling") != 0) ||
+		    kc_time_parse(start, &t0) < 0)
+			continue;
+		if ((r = coll_list(pt->coll, ns, NULL, &pods, &np)) < 0)
+			break;
+		for (size_t j = 0; j < np; j++) {
+			const char *g = kc_json_str(pods[j], "metadata", "labels", label);
+			const char *node = kc_json_str(pods[j], "spec", "nodeName");
+
+			bound += g != NULL && strcmp(g, name) == 0 && node != NULL && *node != '\0';
+		}
+		objs_free(pods, np);
+		if (bound >= min)
+			continue;
+		(void)snprintf(key, sizeof(key), "%s/%.250s/%.250s", group, ns, name);
+		if ((w = wait_find(sc, key, start)) == NULL) {
+			r = -ENOMEM;
+			break;
+		}
+		waiting = 1;
+		if (now < t0)
+			continue;
+		periods = wait_s > 0 ? (int64_t)(now - t0) / wait_s : INT64_MAX;
+		if (periods <= w->periods)
+			continue;
+		w->periods = periods;
+		r = gang_timeout(sc, objs[i], label, wait_s);
+	}
+	objs_free(objs, n);
+	return r < 0 ? r : waiting;
+}
+
+/* Forgets the waits of gangs no longer waiting; clears the marks. */
+static void
+waits_sweep(struct scheduler *sc)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < sc->nwaits; i++)
+		if (sc->waits[i].seen) {
+			sc->waits[i].seen = false;
+			sc->waits[k++] = sc->waits[i];
+		}
+	sc->nwaits = k;
+}
+
 static int
 apply(struct scheduler *sc, const struct sched_plan *p)
 {
@@ -463,6 +858,19 @@ apply(struct scheduler *sc, const struct sched_plan *p)
 	return r == KC_ECONFLICT ? 0 : r;
 }
 
+/* The timeouts of both groups; 1 while a gang waits. */
+static int
+timeouts(struct scheduler *sc)
+{
+	int a, b;
+
+	if ((a = podgroups_timeouts(sc, SCHED_PG_GROUP, SCHED_PG_LABEL)) < 0)
+		return a;
+	b = podgroups_timeouts(sc, SCHED_PG_GROUP_OLD, SCHED_PG_LABEL_OLD);
+	waits_sweep(sc);
+	return b < 0 ? b : a | b;
+}
+
 static int64_t
 sched_tick(void *arg)
 {
@@ -479,6 +887,8 @@ sched_tick(void *arg)
 		r = apply(sc, p);
 		pending = p->nunsched > 0 || p->nnoms > 0;
 		(void)sched_plan_free(p);
+		if (r >= 0 && (r = timeouts(sc)) > 0)
+			pending = true;
 	} else
 		pending = true;
 	sc->ticking = false;
@@ -491,12 +901,96 @@ sched_tick(void *arg)
 	return pending ? SCHEDULER_RETRY_MS : DC_TIMER_STOP;
 }
 
+/*
+ * The Priority admission plug-in, on pod creation: spec.priority (and
+ * spec.preemptionPolicy when the class says Never) from the PriorityClass
+ * named by spec.priorityClassName, or from the globalDefault class when it
+ * names none (else 0); the two system classes are known even when not
+ * stored. 403 "no PriorityClass with name X was found" otherwise.
+ */
+static int
+priority_admit(struct dc *dc, struct json_object *pod, struct kc_status *st)
+{
+	const struct dc_rtype *pc = registry_find(dc, "scheduling.k8s.io", "v1",
+	    "priorityclasses");
+	struct json_object *spec = kc_json_ensure_obj(pod, "spec"), **objs = NULL;
+	const char *cls = kc_json_str(pod, "spec", "priorityClassName");
+	const char *name = kc_json_str(pod, "metadata", "name");
+	const struct json_object *c = NULL;
+	int64_t value = 0;
+	size_t n = 0;
+	int r;
+
+	if (spec == NULL)
+		return -ENOMEM;
+	if (pc == NULL)
+		return 0;
+	if (cls == NULL || *cls == '\0') {
+		if ((r = coll_list(pc->coll, NULL, NULL, &objs, &n)) < 0)
+			return r;
+		for (size_t i = 0; i < n && c == NULL; i++)
+			if (json_object_get_boolean(kc_json_get(objs[i], "globalDefault")))
+				c = objs[i];
+		if (c != NULL && (r = kc_json_set_str(spec, "priorityClassName",
+		    kc_json_str(c, "metadata", "name"))) < 0) {
+			objs_free(objs, n);
+			return r;
+		}
+	} else if ((c = coll_get(pc->coll, "", cls)) == NULL) {
+		if (strcmp(cls, "system-cluster-critical") == 0)
+			value = 2000000000;
+		else if (strcmp(cls, "system-node-critical") == 0)
+			value = 2000001000;
+		else
+			return kc_status_set(st, KC_EFORBIDDEN, "pods \"%s\" is forbidden: no "
+			    "PriorityClass with name %s was found", name != NULL ? name : "", cls);
+	}
+	if (c != NULL) {
+		const char *pp = kc_json_str(c, "preemptionPolicy");
+
+		value = kc_json_int(c, 0, "value");
+		if (pp != NULL && (r = kc_json_set_str(spec, "preemptionPolicy", pp)) < 0) {
+			objs_free(objs, n);
+			return r;
+		}
+	}
+	r = kc_json_set_int(spec, "priority", value);
+	objs_free(objs, n);
+	return r;
+}
+
+static int
+scheduler_admit(struct dc_write_ctx *wc, struct json_object *obj, struct kc_status *st)
+{
+	struct scheduler *sc = wc->dc->ext_sched;
+	int r;
+
+	if (wc->op == DC_OP_CREATE && wc->subresource == NULL && wc->rt->group[0] == '\0' &&
+	    strcmp(wc->rt->plural, "pods") == 0 &&
+	    (r = priority_admit(wc->dc, obj, st)) < 0)
+		return r;
+	return sc != NULL && sc->prev_admit != NULL ? sc->prev_admit(wc, obj, st) : 0;
+}
+
+/* The namespaced, create-only bindings resource of the core group. */
+static const struct dc_type_ops binding_ops = { 0 };
+
+static const struct dc_rtype_def binding_type = {
+	.group = "", .version = "v1", .plural = "bindings", .singular = "binding",
+	.kind = "Binding", .namespaced = true, .verbs = DC_VERB_CREATE,
+	.ops = &binding_ops, .group_priority = 18000,
+};
+
 int
 scheduler_init(struct dc *dc, const char *cosched_name)
 {
 	struct scheduler *sc;
 	int r;
 
+	if (registry_find(dc, "", "v1", "bindings") == NULL &&
+	    (r = registry_add(dc, &binding_type, NULL)) < 0)
+		return r;
+	dc->hooks.binding = binding_handle;
 	if ((sc = kc_calloc(1, sizeof(*sc))) == NULL)
 		return -ENOMEM;
 	sc->dc = dc;
@@ -512,6 +1006,8 @@ scheduler_init(struct dc *dc, const char *cosched_name)
 		return r;
 	}
 	dc->ext_sched = sc;
+	sc->prev_admit = dc->hooks.admit;
+	dc->hooks.admit = scheduler_admit;
 	if ((r = scan_coll(sc, "", "namespaces")) < 0 ||
 	    (r = scan_coll(sc, "", "nodes")) < 0 ||
 	    (r = scan_coll(sc, SCHED_PG_GROUP, "podgroups")) < 0 ||
@@ -531,8 +1027,11 @@ scheduler_fini(struct dc *dc)
 	if (sc == NULL)
 		return;
 	timer_cancel(&sc->timer);
+	if (dc->hooks.admit == scheduler_admit)
+		dc->hooks.admit = sc->prev_admit;
 	storage_unsubscribe(dc->store, on_event, sc);
 	(void)sched_free(sc->s);
+	kc_free(sc->waits);
 	kc_free(sc);
 	dc->ext_sched = NULL;
 }
@@ -603,6 +1102,8 @@ scheduler_load_nodes(struct dc *dc, const char *path, struct kc_status *st)
 			continue;
 		if (kind != NULL && strcmp(kind, "List") == 0) {
 			items = kc_json_get(d, "items");
+			if (!json_object_is_type(items, json_type_array))
+				continue;
 			for (size_t j = 0; j < json_object_array_length(items) && r >= 0; j++)
 				r = load_node(dc, json_object_array_get_idx(items, j), st);
 		} else

@@ -1695,6 +1695,49 @@ priorityclass_row(const struct json_object *o, struct row *rw)
 
 PRINTER(priorityclass, priorityclass_row);
 
+/* PodDisruptionBudget (disruption.c) */
+
+static const struct coldef pdb_cols[] = {
+	COL_NAME,
+	{ "Min Available", "string", "", "The minimum number of pods that must be "
+	    "available.", 0 },
+	{ "Max Unavailable", "string", "", "The maximum number of pods that may be "
+	    "unavailable.", 0 },
+	{ "Allowed Disruptions", "integer", "", "Calculated number of pods that may be "
+	    "disrupted at this time.", 0 },
+	COL_AGE,
+};
+
+/* An IntOrString cell: the integer or the string, "N/A" when unset. */
+static int
+cell_intstr(struct row *rw, const struct json_object *v)
+{
+	char buf[32];
+
+	if (json_object_is_type(v, json_type_int)) {
+		(void)snprintf(buf, sizeof(buf), "%" PRId64, json_object_get_int64(v));
+		return cell_str(rw, buf);
+	}
+	if (json_object_is_type(v, json_type_string))
+		return cell_str(rw, json_object_get_string((struct json_object *)(uintptr_t)v));
+	return cell_str(rw, "N/A");
+}
+
+static int
+pdb_row(const struct json_object *o, struct row *rw)
+{
+	int r;
+
+	if ((r = cell_str(rw, kc_json_str(o, "metadata", "name"))) < 0 ||
+	    (r = cell_intstr(rw, kc_json_get(o, "spec", "minAvailable"))) < 0 ||
+	    (r = cell_intstr(rw, kc_json_get(o, "spec", "maxUnavailable"))) < 0 ||
+	    (r = cell_int(rw, kc_json_int(o, 0, "status", "disruptionsAllowed"))) < 0)
+		return r;
+	return cell_age(rw, kc_json_str(o, "metadata", "creationTimestamp"));
+}
+
+PRINTER(pdb, pdb_row);
+
 /* ResourceQuota */
 
 static const struct coldef resourcequota_cols[] = {
@@ -1990,6 +2033,7 @@ static const struct {
 	{ "coordination.k8s.io", "leases", &lease_printer },
 	{ "networking.k8s.io", "networkpolicies", &networkpolicy_printer },
 	{ "scheduling.k8s.io", "priorityclasses", &priorityclass_printer },
+	{ "policy", "poddisruptionbudgets", &pdb_printer },
 	{ "rbac.authorization.k8s.io", "rolebindings", &rolebinding_printer },
 	{ "rbac.authorization.k8s.io", "clusterrolebindings", &clusterrolebinding_printer },
 	{ "admissionregistration.k8s.io", "mutatingwebhookconfigurations", &webhook_printer },

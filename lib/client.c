@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,8 +35,10 @@
 #include <kc/alloc.h>
 #include <kc/buf.h>
 #include <kc/client.h>
+#include <kc/clock.h>
 #include <kc/err.h>
 #include <kc/json.h>
+#include <kc/ratelimit.h>
 #include <kc/str.h>
 #include <kc/transport.h>
 
@@ -91,6 +94,16 @@ struct kc_client {
 	void		*tr;		/* the transport instance */
 	size_t		 max_response;
 	char		*ns;		/* the rest config's namespace */
+	struct kc_ratelimit *limiter;	/* shared, the caller's */
+	kc_client_observe_fn *observe;
+	void		*observe_arg;
+	atomic_bool	 cancelled;	/* for waits on 'limiter' */
+};
+
+/* What a request is, for the limiter wait and the observer. */
+struct call {
+	const char		 *verb;
+	const struct kc_resource *res;
 };
 
 /* ---- names, paths and queries ---------------------------------------- */
@@ -334,6 +347,10 @@ kc_client_new(const struct kc_client_opts *opts, struct kc_client **ret,
 	if ((cl = kc_calloc(1, sizeof(*cl))) == NULL)
 		return -ENOMEM;
 	cl->ops = ops;
+	cl->limiter = opts->limiter;
+	cl->observe = opts->observe;
+	cl->observe_arg = opts->observe_arg;
+	atomic_init(&cl->cancelled, false);
 	cl->max_response = opts->max_response != 0 ? opts->max_response :
 	    KC_RESPONSE_MAX_DEFAULT;
 	cl->ns = kc_strdup(opts->rc->namespace != NULL && opts->rc->namespace[0] != '\0' ?
@@ -344,8 +361,8 @@ kc_client_new(const struct kc_client_opts *opts, struct kc_client **ret,
 	}
 	topts = (struct kc_transport_opts){
 		.rc = opts->rc,
-		.qps = opts->qps,
-		.burst = opts->burst,
+		.qps = opts->limiter != NULL ? 0 : opts->qps,
+		.burst = opts->limiter != NULL ? 0 : opts->burst,
 		.max_retries = opts->max_retries,
 		.backoff_base_ms = opts->backoff_base_ms,
 		.backoff_max_ms = opts->backoff_max_ms,
@@ -383,6 +400,7 @@ kc_client_namespace(const struct kc_client *cl)
 void
 kc_client_cancel(struct kc_client *cl)
 {
+	atomic_store(&cl->cancelled, true);
 	if (cl->ops->cancel != NULL)
 		cl->ops->cancel(cl->tr);
 }
@@ -390,6 +408,7 @@ kc_client_cancel(struct kc_client *cl)
 void
 kc_client_reset_cancel(struct kc_client *cl)
 {
+	atomic_store(&cl->cancelled, false);
 	if (cl->ops->reset_cancel != NULL)
 		cl->ops->reset_cancel(cl->tr);
 }
@@ -504,20 +523,76 @@ http_ok(int status)
 	return status >= 200 && status <= 299;
 }
 
+static bool
+client_cancelled(void *arg)
+{
+	struct kc_client *cl = arg;
+
+	return atomic_load(&cl->cancelled);
+}
+
+/*
+ * Takes a token from the shared limiter, if any: 0, or -ECANCELED after
+ * kc_client_cancel(). '*ret_ms' is the time it took.
+ */
+static int
+throttle(struct kc_client *cl, uint64_t *ret_ms, struct kc_status *st)
+{
+	uint64_t start;
+	int r;
+
+	*ret_ms = 0;
+	if (cl->limiter == NULL)
+		return 0;
+	start = kc_clock_now_ms();
+	r = kc_ratelimit_wait(cl->limiter, client_cancelled, cl);
+	*ret_ms = kc_clock_now_ms() - start;
+	if (r < 0)
+		return kc_status_set(st, r, "cancelled while waiting for the rate limit");
+	return 0;
+}
+
+/* Tells the observer how a request went. */
+static void
+observe(struct kc_client *cl, const struct call *c, const struct kc_http_req *req,
+    int http_code, int result, uint64_t start_ms, uint64_t throttle_ms)
+{
+	struct kc_request_info info;
+
+	if (cl->observe == NULL)
+		return;
+	info = (struct kc_request_info){
+		.verb = c->verb,
+		.res = c->res,
+		.method = req->method,
+		.path = req->path,
+		.http_code = http_code,
+		.result = result,
+		.latency_ms = kc_clock_now_ms() - start_ms,
+		.throttle_ms = throttle_ms,
+	};
+	cl->observe(cl->observe_arg, &info);
+}
+
 /* Runs one request and decodes the answer into '*ret' (when not NULL). */
 static int
-client_exec(struct kc_client *cl, const struct kc_http_req *req,
+client_exec(struct kc_client *cl, const struct call *c, const struct kc_http_req *req,
     struct json_object **ret, struct kc_status *st)
 {
 	struct kc_http_resp resp;
 	struct kc_status perr;
 	struct json_object *o = NULL;
+	uint64_t start = kc_clock_now_ms(), throttled;
 	int r;
 
 	memset(&resp, 0, sizeof(resp));
 	kc_buf_init(&resp.body, cl->max_response);
-	if ((r = cl->ops->request(cl->tr, req, &resp, st)) < 0)
+	if ((r = throttle(cl, &throttled, st)) < 0)
 		goto out;
+	if ((r = cl->ops->request(cl->tr, req, &resp, st)) < 0) {
+		resp.status = 0;
+		goto out;
+	}
 	if (!http_ok(resp.status)) {
 		r = http_error(&resp, st);
 		goto out;
@@ -545,15 +620,16 @@ client_exec(struct kc_client *cl, const struct kc_http_req *req,
 	}
 	*ret = o;
 out:
+	observe(cl, c, req, resp.status, r, start, throttled);
 	kc_http_resp_free(&resp);
 	return r;
 }
 
 /* Serializes 'body' (when not NULL) and runs the request. */
 static int
-client_call(struct kc_client *cl, const char *method, const struct kc_buf *url,
-    const char *content_type, const struct json_object *body, bool idempotent,
-    struct json_object **ret, struct kc_status *st)
+client_call(struct kc_client *cl, const struct call *c, const char *method,
+    const struct kc_buf *url, const char *content_type, const struct json_object *body,
+    bool idempotent, struct json_object **ret, struct kc_status *st)
 {
 	_cleanup_(kc_freep) char *text = NULL;
 	struct kc_http_req req;
@@ -569,7 +645,7 @@ client_call(struct kc_client *cl, const char *method, const struct kc_buf *url,
 		.body_len = len,
 		.idempotent = idempotent,
 	};
-	return client_exec(cl, &req, ret, st);
+	return client_exec(cl, c, &req, ret, st);
 }
 
 int
@@ -577,7 +653,12 @@ kc__client_stream(struct kc_client *cl, const char *path,
     int (*fn)(void *, const char *, size_t), void *arg, struct kc_status *st)
 {
 	struct kc_http_req req = { .method = "GET", .path = path };
+	struct call c = {
+		.verb = strstr(path, "?watch=true") != NULL ||
+		    strstr(path, "&watch=true") != NULL ? "watch" : "get",
+	};
 	struct kc_http_resp resp;
+	uint64_t start = kc_clock_now_ms(), throttled;
 	int r;
 
 	if (cl->ops->stream == NULL)
@@ -585,9 +666,11 @@ kc__client_stream(struct kc_client *cl, const char *path,
 		    cl->ops->name != NULL ? cl->ops->name : "(unnamed)");
 	memset(&resp, 0, sizeof(resp));
 	kc_buf_init(&resp.body, cl->max_response);
-	r = cl->ops->stream(cl->tr, &req, &resp, fn, arg, st);
+	if ((r = throttle(cl, &throttled, st)) == 0)
+		r = cl->ops->stream(cl->tr, &req, &resp, fn, arg, st);
 	if (r == 0 && !http_ok(resp.status))
 		r = http_error(&resp, st);
+	observe(cl, &c, &req, resp.status, r, start, throttled);
 	kc_http_resp_free(&resp);
 	return r;
 }
@@ -675,7 +758,8 @@ kc_client_get(struct kc_client *cl, const struct kc_get_opts *opts,
 	    opts->subresource, st)) < 0 ||
 	    (r = query(&url, "resourceVersion", opts->resource_version, st)) < 0)
 		return r;
-	return client_call(cl, "GET", &url, NULL, NULL, true, ret, st);
+	return client_call(cl, &(struct call){ "get", opts->res }, "GET", &url, NULL,
+	    NULL, true, ret, st);
 }
 
 static const char *
@@ -716,7 +800,8 @@ list_page(struct kc_client *cl, const struct kc_list_opts *opts, const char *con
 	    (opts->timeout_s != 0 &&
 	    (r = query_u64(&url, "timeoutSeconds", opts->timeout_s, st)) < 0))
 		return r;
-	return client_call(cl, "GET", &url, NULL, NULL, true, ret, st);
+	return client_call(cl, &(struct call){ "list", opts->res }, "GET", &url, NULL,
+	    NULL, true, ret, st);
 }
 
 int
@@ -826,7 +911,8 @@ kc_client_create(struct kc_client *cl, const struct kc_create_opts *opts,
 	    (r = write_query(&url, opts->dry_run, opts->field_manager,
 	    opts->field_validation, st)) < 0)
 		return r;
-	return client_call(cl, "POST", &url, "application/json", obj, false, ret, st);
+	return client_call(cl, &(struct call){ "create", opts->res }, "POST", &url,
+	    "application/json", obj, false, ret, st);
 }
 
 int
@@ -847,7 +933,8 @@ kc_client_update(struct kc_client *cl, const struct kc_update_opts *opts,
 	    (r = write_query(&url, opts->dry_run, opts->field_manager,
 	    opts->field_validation, st)) < 0)
 		return r;
-	return client_call(cl, "PUT", &url, "application/json", obj, false, ret, st);
+	return client_call(cl, &(struct call){ "update", opts->res }, "PUT", &url,
+	    "application/json", obj, false, ret, st);
 }
 
 static const char *
@@ -893,7 +980,8 @@ kc_client_patch(struct kc_client *cl, const struct kc_patch_opts *opts,
 	    opts->field_validation, st)) < 0 ||
 	    (r = query(&url, "force", opts->force ? "true" : NULL, st)) < 0)
 		return r;
-	return client_call(cl, "PATCH", &url, ctype, patch, false, ret, st);
+	return client_call(cl, &(struct call){ "patch", opts->res }, "PATCH", &url,
+	    ctype, patch, false, ret, st);
 }
 
 int
@@ -980,7 +1068,8 @@ kc_client_delete(struct kc_client *cl, const struct kc_delete_opts *opts,
 	    opts->grace_period_s, opts->precondition_uid, opts->precondition_rv,
 	    opts->dry_run, &body, st)) < 0)
 		return r;
-	return client_call(cl, "DELETE", &url, "application/json", body, false, ret, st);
+	return client_call(cl, &(struct call){ "delete", opts->res }, "DELETE", &url,
+	    "application/json", body, false, ret, st);
 }
 
 int
@@ -1002,7 +1091,8 @@ kc_client_delete_collection(struct kc_client *cl,
 	if ((r = delete_options(opts->propagation, opts->has_grace_period,
 	    opts->grace_period_s, NULL, NULL, opts->dry_run, &body, st)) < 0)
 		return r;
-	return client_call(cl, "DELETE", &url, "application/json", body, false, ret, st);
+	return client_call(cl, &(struct call){ "deletecollection", opts->res }, "DELETE",
+	    &url, "application/json", body, false, ret, st);
 }
 
 int
@@ -1021,5 +1111,6 @@ kc_client_get_path(struct kc_client *cl, const char *path,
 			    "allowed", (unsigned char)*p, (size_t)(p - path));
 	if ((r = url_put(&url, path, st)) < 0)
 		return r;
-	return client_call(cl, "GET", &url, NULL, NULL, true, ret, st);
+	return client_call(cl, &(struct call){ "get", NULL }, "GET", &url, NULL, NULL,
+	    true, ret, st);
 }

@@ -49,8 +49,6 @@ YAML
 	kubectl wait --for=condition=PodScheduled pod/small --timeout=10s
 	run kubectl get pod small -o jsonpath='{.spec.nodeName}'
 	[[ "$output" == gpu-* ]]
-	run kubectl get pod small -o jsonpath='{.status.phase}'
-	[ "$output" = "Pending" ]
 }
 
 @test "a 9-GPU pod stays Pending with FailedScheduling" {
@@ -93,4 +91,55 @@ YAML
 	run kubectl get pod huge -o \
 	    jsonpath='{.status.conditions[?(@.type=="PodScheduled")].status}'
 	[ "$output" = "False" ]
+}
+
+binding() {
+	cat <<YAML
+apiVersion: v1
+kind: Binding
+metadata: {name: $1}
+target: {kind: Node, name: $2}
+YAML
+}
+
+@test "discovery lists pods/binding and bindings, create only" {
+	run kubectl get --raw /api/v1
+	[[ "$output" == *'{"name":"bindings","singularName":"binding","namespaced":true,"kind":"Binding","verbs":["create"]}'* ]]
+	[[ "$output" == *'{"name":"pods/binding","singularName":"","namespaced":true,"kind":"Binding","verbs":["create"]}'* ]]
+	run kubectl api-resources --no-headers
+	[[ "$output" == *"bindings "*"v1 "*"true "*"Binding"* ]]
+}
+
+@test "a Binding binds a pod once; a second is a Conflict" {
+	kubectl run manual --image=busybox --restart=Never \
+	    --overrides='{"spec":{"schedulerName":"nobody"}}'
+	binding manual gpu-b2 | kubectl create -f -
+	kubectl wait --for=condition=PodScheduled pod/manual --timeout=10s
+	[ "$(kubectl get pod manual -o jsonpath='{.spec.nodeName}')" = gpu-b2 ]
+	run kubectl create -f - < <(binding manual gpu-b3)
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'Operation cannot be fulfilled on pods/binding "manual": pod manual is already assigned to node "gpu-b2"'* ]]
+	run kubectl create -f - < <(binding ghost gpu-b3)
+	[[ "$output" == *'pods "ghost" not found'* ]]
+}
+
+@test "pods/binding: RBAC create, and no binding of a terminating pod" {
+	run kubectl auth can-i create pods --subresource=binding --as bob
+	[ "$output" = no ]
+	run kubectl create --validate=false -f - --as bob < <(binding x gpu-b3)
+	[[ "$output" == *'cannot create resource "bindings"'* ]]
+	kubectl create role binder --verb=create --resource=pods/binding,bindings
+	kubectl create rolebinding bob-binder --role=binder --user=bob
+	run kubectl auth can-i create pods --subresource=binding --as bob
+	[ "$output" = yes ]
+	kubectl run held --image=busybox --restart=Never \
+	    --overrides='{"metadata":{"finalizers":["example.com/hold"]},"spec":{"schedulerName":"nobody"}}'
+	kubectl run free --image=busybox --restart=Never \
+	    --overrides='{"spec":{"schedulerName":"nobody"}}'
+	binding free gpu-b3 | kubectl create --validate=false --as bob -f -
+	kubectl wait --for=condition=PodScheduled pod/free --timeout=10s
+	kubectl delete pod held --wait=false
+	run kubectl create -f - < <(binding held gpu-b3)
+	[[ "$output" == *'pod held is being deleted, cannot be assigned to a host'* ]]
+	kubectl patch pod held --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]'
 }

@@ -111,7 +111,8 @@ add_runs(void)
 	    .group = "trainyard.dev", .version = "v1beta1", .plural = "runs",
 	    .singular = "run", .kind = "Run", .namespaced = true, .verbs = DC_VERBS_ALL,
 	    .flags = DC_RT_CUSTOM | DC_RT_STATUS | DC_RT_GENERATION,
-	    .subres = (const struct dc_subres []){ { "status", NULL, DC_VERBS_RW } },
+	    .subres = (const struct dc_subres []){ { "status", NULL, DC_VERBS_RW, NULL,
+	    NULL } },
 	    .nsubres = 1 }, NULL), 0);
 }
 

@@ -1805,6 +1805,79 @@ static const struct {
 	  "'2026-01-01T00:00:00Z'}", true },
 };
 
+/* Today's controller (scheduling.x-k8s.io): no PostBind, no status.scheduled. */
+static const struct {
+	const char	*pg;
+	const char	*pods;
+	const char	*want;
+	bool		 changed;
+} pgnow[] = {
+	{ "{spec: {minMember: 2}}", "[]", "{phase: Pending}", true },
+	{ "{spec: {minMember: 2}}",
+	  "[{metadata: {name: b, ownerReferences: [{name: job-z}]}},"
+	  " {metadata: {name: a, ownerReferences: [{name: j}]}}]",
+	  "{phase: Scheduling, occupiedBy: train/j, scheduleStartTime: "
+	  "'2026-01-01T00:00:00Z'}", true },
+	{ "{spec: {minMember: 3}, status: {phase: Pending}}",
+	  "[{metadata: {name: a}}, {metadata: {name: b}}]", "{phase: Pending}", false },
+	{ "{spec: {minMember: 2}, status: {phase: Scheduling, scheduleStartTime: "
+	  "'2025-12-31T23:00:00Z'}}",
+	  "[{metadata: {name: a}, spec: {nodeName: n1}, status: {phase: Pending}},"
+	  " {metadata: {name: b}, spec: {nodeName: n2}, status: {phase: Pending}}]",
+	  "{phase: Scheduling, scheduleStartTime: '2025-12-31T23:00:00Z'}", false },
+	{ "{spec: {minMember: 2}, status: {phase: Scheduling, scheduleStartTime: "
+	  "'2025-12-31T23:00:00Z'}}",
+	  "[{metadata: {name: a}, spec: {nodeName: n1}, status: {phase: Running}},"
+	  " {metadata: {name: b}, spec: {nodeName: n2}, status: {phase: Succeeded}}]",
+	  "{phase: Running, running: 1, succeeded: 1, scheduleStartTime: "
+	  "'2025-12-31T23:00:00Z'}", true },
+	{ "{spec: {minMember: 2}, status: {phase: Running, running: 2}}",
+	  "[{metadata: {name: a}, status: {phase: Failed}},"
+	  " {metadata: {name: b}, status: {phase: Running}}]",
+	  "{phase: Failed, running: 1, failed: 1}", true },
+	{ "{spec: {minMember: 2}, status: {phase: Running, running: 2}}",
+	  "[{metadata: {name: a}, status: {phase: Succeeded}},"
+	  " {metadata: {name: b}, status: {phase: Succeeded}}]",
+	  "{phase: Finished, succeeded: 2}", true },
+	{ "{spec: {minMember: 2}, status: {phase: Running, running: 2}}",
+	  "[{metadata: {name: a}, status: {phase: Running}}]",
+	  "{phase: Pending, running: 1}", true },
+	{ "{spec: {minMember: 2}, status: {phase: Finished, succeeded: 2}}", "[]",
+	  "{phase: Finished, succeeded: 2}", false },
+};
+
+START_TEST(test_podgroup_status_now)
+{
+	struct json_object *pg = json(pgnow[_i].pg), *pods = json(pgnow[_i].pods);
+	struct json_object *want = json(pgnow[_i].want), *got = NULL, **pv;
+	struct kc_status st = { 0 };
+	size_t n = json_object_array_length(pods);
+	bool changed = !pgnow[_i].changed;
+	char *a, *b;
+
+	ck_assert_int_eq(kc_json_set_str(pg, "apiVersion", SCHED_PG_GROUP "/v1alpha1"), 0);
+	ck_assert_int_eq(kc_json_put(pg, "metadata",
+	    json("{namespace: train, name: g}")), 0);
+	pv = kc_calloc(n + 1, sizeof(*pv));
+	ck_assert_ptr_nonnull(pv);
+	for (size_t i = 0; i < n; i++)
+		pv[i] = json_object_array_get_idx(pods, i);
+	ck_assert_msg(sched_podgroup_status(pg, pv, n, NOW, &got, &changed, &st) == 0,
+	    "%s", st.message);
+	a = kc_json_dump(got, NULL);
+	b = kc_json_dump(want, NULL);
+	ck_assert_msg(kc_json_equal(got, want), "case %d: got %s want %s", _i, a, b);
+	ck_assert_int_eq(changed, pgnow[_i].changed);
+	kc_free(a);
+	kc_free(b);
+	kc_free(pv);
+	json_object_put(got);
+	json_object_put(pg);
+	json_object_put(pods);
+	json_object_put(want);
+}
+END_TEST
+
 START_TEST(test_podgroup_status)
 {
 	struct json_object *pg = json(pgcases[_i].pg), *pods = json(pgcases[_i].pods);
@@ -1814,7 +1887,9 @@ START_TEST(test_podgroup_status)
 	bool changed = !pgcases[_i].changed;
 	char *a, *b;
 
-	ck_assert_int_eq(kc_json_set_str(pg, "apiVersion", SCHED_PG_GROUP "/v1alpha1"), 0);
+	/* The older releases' controller and PostBind (scheduling.sigs.k8s.io). */
+	ck_assert_int_eq(kc_json_set_str(pg, "apiVersion", SCHED_PG_GROUP_OLD "/v1alpha1"),
+	    0);
 	ck_assert_int_eq(kc_json_put(pg, "metadata",
 	    json("{namespace: train, name: g}")), 0);
 	pv = kc_calloc(n + 1, sizeof(*pv));
@@ -1857,7 +1932,7 @@ START_TEST(test_podgroup_status_of)
 	    "PreScheduling}}");
 	ck_assert_int_eq(sched_podgroup_status_of(w.s, pg, NOW, &got, &changed, &st), 0);
 	ck_assert_str_eq(kc_json_str(got, "phase"), "Running");
-	ck_assert_int_eq(kc_json_int(got, 0, "scheduled"), 2);
+	ck_assert_ptr_null(kc_json_get(got, "scheduled"));
 	ck_assert_int_eq(kc_json_int(got, 0, "running"), 2);
 	ck_assert(changed);
 	json_object_put(got);
@@ -2506,7 +2581,8 @@ START_TEST(test_more_edges)
 	w_pod(&w, &(struct podspec){ .name = "early", .pg = "g",
 	    .meta = "\"ownerReferences\": [{\"name\": \"job-0\"}]" });
 	ck_assert_int_eq(sched_podgroup_status_of(w.s, pg, NOW, &got, NULL, &st), 0);
-	ck_assert_str_eq(kc_json_str(got, "phase"), "PreScheduling");
+	ck_assert_str_eq(kc_json_str(got, "phase"), "Scheduling");
+	ck_assert_str_eq(kc_json_str(got, "scheduleStartTime"), "2026-01-01T00:00:00Z");
 	ck_assert_str_eq(kc_json_str(got, "occupiedBy"), "train/job-0");
 	json_object_put(got);
 	json_object_put(pg);
@@ -2608,6 +2684,7 @@ dc_sched_suite(void)
 	tc = tcase_create("podgroup");
 	tcase_add_loop_test(tc, test_podgroup_status, 0, sizeof(pgcases) / sizeof(pgcases[0]));
 	tcase_add_test(tc, test_podgroup_status_of);
+	tcase_add_loop_test(tc, test_podgroup_status_now, 0, sizeof(pgnow) / sizeof(pgnow[0]));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("robustness");
 	tcase_add_test(tc, test_broken_pods);

@@ -233,7 +233,119 @@ START_TEST(test_gang)
 	pg = coll_get(registry_find_any(dc, "scheduling.x-k8s.io", "podgroups")->coll,
 	    "default", "g");
 	ck_assert_ptr_nonnull(pg);
-	ck_assert_str_eq(kc_json_str(pg, "status", "phase"), "Scheduled");
+	/* Today's controller: Scheduling until minMember pods run. */
+	ck_assert_str_eq(kc_json_str(pg, "status", "phase"), "Scheduling");
+	ck_assert_ptr_nonnull(kc_json_str(pg, "status", "scheduleStartTime"));
+}
+END_TEST
+
+START_TEST(test_binding)
+{
+	struct json_object *o;
+
+	create_pod("m", 0, "", "elsewhere");
+	create_pod("gated", 0, "", "elsewhere");
+	settle();
+	/* The subresource: 201 Success, nodeName and PodScheduled in one write. */
+	o = dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = PODS_PATH
+	    "/m/binding", .body = "{\"apiVersion\":\"v1\",\"kind\":\"Binding\","
+	    "\"metadata\":{\"name\":\"m\",\"annotations\":{\"k\":\"v\"}},"
+	    "\"target\":{\"kind\":\"Node\",\"name\":\"n2\"}}" }, 201, NULL);
+	ck_assert_str_eq(kc_json_str(o, "status"), "Success");
+	dct_put(o);
+	ck_assert_str_eq(kc_json_str(pod("m"), "spec", "nodeName"), "n2");
+	ck_assert_str_eq(kc_json_str(pod("m"), "metadata", "annotations", "k"), "v");
+	ck_assert_str_eq(cond("m", "PodScheduled", "status"), "True");
+	/* Bound already: 409 on pods/binding. */
+	o = dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = PODS_PATH
+	    "/m/binding", .body = "{\"metadata\":{\"name\":\"m\"},\"target\":"
+	    "{\"name\":\"n1\"}}" }, 409, NULL);
+	ck_assert_str_eq(kc_json_str(o, "details", "kind"), "pods/binding");
+	dct_expect_message(o, "Operation cannot be fulfilled on pods/binding \"m\": pod m "
+	    "is already assigned to node \"n2\"");
+	/* The bindings collection; a missing pod; mismatched names; validation. */
+	dct_expect_message(dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = "/api/v1/namespaces/default/bindings", .body = "{\"kind\":"
+	    "\"Binding\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"nope\"},"
+	    "\"target\":{\"name\":\"n1\"}}" }, 404, NULL), "pods \"nope\" not found");
+	dct_expect_message(dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = PODS_PATH "/gated/binding", .body = "{\"metadata\":{\"name\":"
+	    "\"other\"},\"target\":{\"name\":\"n1\"}}" }, 400, NULL),
+	    "name in URL does not match name in Binding object");
+	dct_expect_message(dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = PODS_PATH "/gated/binding", .body = "{\"metadata\":{\"name\":"
+	    "\"gated\"},\"target\":{\"kind\":\"Pod\"}}" }, 500, NULL),
+	    "[target.kind: Unsupported value: \"Pod\": supported values: \"Node\", "
+	    "\"<empty>\", target.name: Required value]");
+	/* A uid precondition that does not hold. */
+	o = dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = PODS_PATH
+	    "/gated/binding", .body = "{\"metadata\":{\"name\":\"gated\",\"uid\":"
+	    "\"x\"},\"target\":{\"name\":\"n1\"}}" }, 409, NULL);
+	ck_assert_str_eq(kc_json_str(o, "details", "kind"), "pods");
+	dct_put(o);
+	/* dryRun binds nothing; then the collection binds. */
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = "/api/v1/namespaces/default/bindings?dryRun=All", .body =
+	    "{\"metadata\":{\"name\":\"gated\"},\"target\":{\"name\":\"n1\"}}" },
+	    201, NULL));
+	ck_assert_ptr_null(kc_json_str(pod("gated"), "spec", "nodeName"));
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = "/api/v1/namespaces/default/bindings", .body =
+	    "{\"metadata\":{\"name\":\"gated\"},\"target\":{\"name\":\"n1\"}}" },
+	    201, NULL));
+	ck_assert_str_eq(kc_json_str(pod("gated"), "spec", "nodeName"), "n1");
+	/* Create only. */
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_GET,
+	    .target = "/api/v1/namespaces/default/bindings" }, 405, NULL));
+}
+END_TEST
+
+START_TEST(test_priority_admission)
+{
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = "/apis/scheduling.k8s.io/v1/priorityclasses", .body =
+	    "{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\","
+	    "\"metadata\":{\"name\":\"hi\"},\"value\":1000,\"globalDefault\":true,"
+	    "\"preemptionPolicy\":\"Never\"}" }, 201, NULL));
+	create_pod("p", 0, "", "elsewhere");
+	ck_assert_int_eq(kc_json_int(pod("p"), -1, "spec", "priority"), 1000);
+	ck_assert_str_eq(kc_json_str(pod("p"), "spec", "priorityClassName"), "hi");
+	ck_assert_str_eq(kc_json_str(pod("p"), "spec", "preemptionPolicy"), "Never");
+	dct_expect_message(dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = PODS_PATH, .body = "{\"metadata\":{\"name\":\"q\"},\"spec\":{"
+	    "\"priorityClassName\":\"nope\",\"containers\":[{\"name\":\"c\","
+	    "\"image\":\"b\"}]}}" }, 403, NULL),
+	    "pods \"q\" is forbidden: no PriorityClass with name nope was found");
+}
+END_TEST
+
+START_TEST(test_gang_timeout)
+{
+	const char *lbl = "\"scheduling.x-k8s.io/pod-group\":\"t\"";
+
+	ck_assert_int_eq(crd_init(dc) >= 0, 1);
+	create_crd();
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups",
+	    .body = "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":"
+	    "\"PodGroup\",\"metadata\":{\"name\":\"t\"},\"spec\":{\"minMember\":2,"
+	    "\"scheduleTimeoutSeconds\":90}}" }, 201, NULL));
+	create_pod("t1", 3, lbl, "scheduler-plugins-scheduler");
+	create_pod("t2", 3, lbl, "scheduler-plugins-scheduler");
+	settle();
+	ck_assert_ptr_nonnull(strstr(cond("t1", "PodScheduled", "message"),
+	    "Insufficient nvidia.com/gpu"));
+	for (int i = 0; i < 95; i++) {
+		fake_clock_advance(1000);
+		(void)timers_run(dc);
+		if (strstr(cond("t1", "PodScheduled", "message"), "timeout") != NULL)
+			break;
+	}
+	ck_assert_str_eq(cond("t1", "PodScheduled", "message"),
+	    "rejected due to timeout after waiting 1m30s at plugin Coscheduling");
+	ck_assert_str_eq(cond("t2", "PodScheduled", "message"), "rejection in Unreserve");
+	ck_assert_str_eq(cond("t2", "PodScheduled", "reason"), "Unschedulable");
+	ck_assert_ptr_null(kc_json_str(pod("t1"), "spec", "nodeName"));
 }
 END_TEST
 
@@ -249,6 +361,9 @@ dc_scheduler_suite(void)
 	tcase_add_test(tc, test_bound);
 	tcase_add_test(tc, test_unschedulable);
 	tcase_add_test(tc, test_gang);
+	tcase_add_test(tc, test_binding);
+	tcase_add_test(tc, test_priority_admission);
+	tcase_add_test(tc, test_gang_timeout);
 	suite_add_tcase(s, tc);
 	return s;
 }

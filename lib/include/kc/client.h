@@ -108,6 +108,32 @@ extern const struct kc_resource kc_res_limitranges;
 extern const struct kc_resource kc_res_persistentvolumeclaims;
 
 struct kc_client;
+struct kc_ratelimit;
+
+/*
+ * What kc_client_opts.observe hears after every request: for metrics
+ * (API requests by verb, resource and code, with latency).
+ */
+struct kc_request_info {
+	const char	*verb;		/* "get", "list", "watch", "create", "update",
+					   "patch", "delete", "deletecollection";
+					   a stream that is not a watch: "get" */
+	const struct kc_resource *res;	/* NULL for kc_client_get_path() */
+	const char	*method;	/* "GET", "POST", ... */
+	const char	*path;		/* path and query as sent */
+	int		 http_code;	/* 0 when no answer arrived */
+	int		 result;	/* 0 or the code the call returns */
+	uint64_t	 latency_ms;	/* kc_clock time from sending to the end
+					   (for a watch: how long it ran) */
+	uint64_t	 throttle_ms;	/* of which waiting on opts.limiter */
+};
+
+/*
+ * Called on the thread that made the request, once it ended (requests
+ * refused by the checks before sending are not reported). Must not call
+ * back into the same client.
+ */
+typedef void	kc_client_observe_fn(void *arg, const struct kc_request_info *info);
 
 struct kc_client_opts {
 	const struct kc_rest_config *rc;	/* required; the transport copies it */
@@ -121,6 +147,16 @@ struct kc_client_opts {
 	uint32_t	 timeout_ms;	/* per request, 0: 60 s; not for watches */
 	size_t		 max_response;	/* 0: KC_RESPONSE_MAX_DEFAULT */
 	const char	*user_agent;	/* NULL: "trainyard/<version>" */
+	/*
+	 * A token bucket shared with other clients (<kc/ratelimit.h>); owned
+	 * by the caller, who frees it after this client. When set it replaces
+	 * qps/burst: every request and every watch takes one token from it
+	 * before it is sent (the transport's retries of a read do not take
+	 * more), and kc_client_cancel() interrupts the wait.
+	 */
+	struct kc_ratelimit *limiter;
+	kc_client_observe_fn *observe;	/* NULL: none */
+	void		*observe_arg;
 };
 
 /*

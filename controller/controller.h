@@ -1,0 +1,165 @@
+/*
+ * controller.h: trainyard-controller's internal index.
+ *
+ *	main.c        flags, configuration, signals, startup and shutdown order
+ *	manager.c     the caches (informers), the work queue, the workers, the
+ *	              PodGroup API discovery; the only file with threads
+ *	reconcile_run.c  one Run: read the caches, session_decide(), execute
+ *	expect.c      what this process created or deleted that the caches do
+ *	              not show yet ("expectations": no duplicate pods)
+ *	events.c      the Event recorder
+ *	config.c model.c session.c   pure: configuration, the Run API and the
+ *	              desired objects, the session rules (their own headers)
+ *
+ * Data flow: informer threads keep compact caches of Runs, ResourceProfiles
+ * and the objects Trainyard manages (filtered by the managed-by label) and
+ * enqueue the owning Run's "ns/name" key on every change; worker threads
+ * take keys from the queue, and reconcile_run() does the rest with the
+ * worker's own client. Nothing but the caches, the queue and the
+ * expectations is shared between threads.
+ */
+#ifndef TY_CONTROLLER_H
+#define TY_CONTROLLER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include <kc/client.h>
+#include <kc/err.h>
+#include <kc/informer.h>
+#include <kc/kubeconfig.h>
+#include <kc/log.h>
+#include <kc/macro.h>
+#include <kc/ratelimit.h>
+#include <kc/workqueue.h>
+
+#include "config.h"
+#include "model.h"
+#include "session.h"
+
+#define TY_COMPONENT		"trainyard-controller"
+#define TY_FIELD_MANAGER	"trainyard-controller"
+
+/* The kinds the controller follows, beside the built-ins of libkc. */
+extern const struct kc_resource ty_res_runs;
+extern const struct kc_resource ty_res_profiles;
+extern const struct kc_resource ty_res_podgroups_x;	/* scheduling.x-k8s.io */
+extern const struct kc_resource ty_res_podgroups_sigs;	/* scheduling.sigs.k8s.io */
+
+/* The cached form of a Service, NetworkPolicy or PodGroup (manager.c). */
+struct ty_child_item {
+	int64_t	 session;		/* trainyard.dev/session; -1 when absent */
+	bool	 deleting;
+	char	 uid[40];
+	char	 owner_uid[40];		/* the controller ownerReference's uid */
+	char	 run[64];		/* trainyard.dev/run */
+};
+
+/* The cached form of a Run or ResourceProfile: the object, managedFields cut. */
+struct ty_obj_item {
+	struct json_object *obj;
+};
+
+/* The cached form of a pod: session.c's view plus what ties it to a Run. */
+struct ty_pod_item {
+	struct ty_pod	*pod;
+	char		 owner_uid[40];
+	char		 run[64];
+};
+
+struct expect;
+struct manager;
+struct recorder;
+
+/* Counters read by the metrics endpoint (#6) and the benchmarks. */
+struct ty_counters {
+	atomic_uint_fast64_t	 reconciles, reconcile_errors;
+	atomic_uint_fast64_t	 pods_created, pods_deleted;
+	atomic_uint_fast64_t	 objects_created, objects_deleted;
+	atomic_uint_fast64_t	 status_updates, conflicts;
+	atomic_uint_fast64_t	 sessions_started, sessions_ended;
+};
+
+struct ctl {
+	struct ty_config	 cfg;
+	struct kc_rest_config	*rc;
+	struct kc_ratelimit	*limiter;	/* every client's QPS/burst */
+	struct kc_workqueue	*queue;
+	struct kc_informer	*runs, *profiles, *pods, *services, *netpols;
+	struct kc_informer	*podgroups;	/* NULL without a PodGroup API */
+	enum ty_podgroup_api	 pg_api;	/* resolved: X_K8S, SIGS_K8S, NONE */
+	struct expect		*expect;
+	struct recorder		*rec;
+	struct manager		*mgr;		/* manager.c's threads */
+	struct ty_counters	 n;
+	char			 instance[64];	/* host name, for Events */
+};
+
+/* manager.c */
+/*
+ * Starts everything after main() loaded the configuration and the rest
+ * config: the shared rate limiter, the queue, the PodGroup API discovery,
+ * one informer thread per cache, waits until the caches are synced (0,
+ * or -ETIMEDOUT/-ECANCELED with a log line), then the workers.
+ */
+int	 manager_start(struct ctl *) _must_check_;
+/* Stops intake, lets the workers finish (up to 'drain_ms'), stops the rest. */
+void	 manager_stop(struct ctl *, uint64_t drain_ms);
+/* Frees what manager_start() made (after manager_stop()). */
+void	 manager_free(struct ctl *);
+/* A new client for one thread, sharing the rate limiter. */
+int	 manager_client(struct ctl *, struct kc_client **ret, struct kc_status *st)
+	    _must_check_;
+
+/* reconcile_run.c */
+#define RECONCILE_DONE		0
+#define RECONCILE_AFTER(ms)	((int64_t)(ms))
+/*
+ * Reconciles the Run of 'key' ("ns/name") with the worker's client:
+ * RECONCILE_DONE, RECONCILE_AFTER(ms) to look again, or a negative code
+ * (retried with backoff by the caller).
+ */
+int64_t	 reconcile_run(struct ctl *, struct kc_client *cl, const char *key);
+
+/* expect.c */
+int	 expect_new(struct expect **ret) _must_check_;
+struct expect *expect_free(struct expect *);
+/*
+ * Pods this process created for (run 'key' with uid 'run_uid', session
+ * 'session') that the cache may not show yet. expect_pods() drops the
+ * entries the cache now shows ('seen', sorted or not, n entries), those
+ * of other sessions or another Run uid, and those older than the TTL,
+ * then copies what is left into *ret (a new array, caller frees), n into
+ * *ret_n. -ENOMEM.
+ */
+int	 expect_pod_created(struct expect *, const char *key, const char *run_uid,
+	    int64_t session, int32_t index) _must_check_;
+int	 expect_pods(struct expect *, const char *key, const char *run_uid,
+	    int64_t session, const int32_t *seen, size_t nseen, int32_t **ret,
+	    size_t *ret_n) _must_check_;
+/*
+ * Objects this process deleted (by uid) that the cache may still show
+ * without a deletionTimestamp: expect_deleted() answers whether 'uid' was
+ * deleted recently (so it is not deleted again).
+ */
+int	 expect_delete(struct expect *, const char *key, const char *uid);
+bool	 expect_deleted(struct expect *, const char *key, const char *uid);
+/* Forgets everything about run 'key' (the Run is gone). */
+void	 expect_forget(struct expect *, const char *key);
+
+/* events.c */
+int	 recorder_new(const char *instance, struct recorder **ret) _must_check_;
+struct recorder *recorder_free(struct recorder *);
+/*
+ * Records an Event about the Run 'run' with the worker's client; failures
+ * are logged at debug level and ignored (events are best effort).
+ */
+void	 recorder_emit(struct recorder *, struct kc_client *cl,
+	    const struct json_object *run, bool warning, const char *reason,
+	    const char *message);
+
+#endif

@@ -1,0 +1,241 @@
+/*
+ * main.c: trainyard-controller's flags, configuration, signals, startup
+ * and shutdown order.
+ *
+ *	trainyard-controller [--kubeconfig PATH] [--config FILE]
+ *	    [--namespace NS] [--workers N] [--kube-api-qps Q]
+ *	    [--kube-api-burst B] [--log-level L] [--log-format F]
+ *
+ * Configuration: the defaults, then the --config file, then the flags
+ * (config.c checks each and the rules between them; a bad value stops the
+ * start with the file, key and reason). The API server: --kubeconfig, else
+ * $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.
+ *
+ * Every signal is blocked before the first thread starts; the main thread
+ * then waits in sigwaitinfo(). SIGTERM or SIGINT stops intake, lets the
+ * reconciles in flight finish, stops the informers and exits 0.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <kc/alloc.h>
+#include <kc/kubeconfig.h>
+#include <kc/log.h>
+#include <kc/str.h>
+#include <kc/transport.h>
+
+#include "controller.h"
+
+#define DRAIN_MS	(20 * 1000)
+
+static const struct kc_log_ctx mainlog = { .action = "main" };
+
+static void fatal(const char *, ...) _printf_(1, 2) __attribute__((noreturn));
+
+static void
+fatal(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	(void)fprintf(stderr, "trainyard-controller: %s\n", msg);
+	exit(2);
+}
+
+static void
+usage(FILE *f)
+{
+	(void)fprintf(f,
+	    "usage: trainyard-controller [--kubeconfig PATH] [--config FILE]\n"
+	    "           [--namespace NS] [--workers N] [--kube-api-qps Q]\n"
+	    "           [--kube-api-burst B] [--log-level debug|info|warn|error]\n"
+	    "           [--log-format text|json] [--version]\n"
+	    "\n"
+	    "Reconciles trainyard.dev Runs into pods, a PodGroup, a headless Service\n"
+	    "and a NetworkPolicy per session. The API server is found from\n"
+	    "--kubeconfig, then $KUBECONFIG, then the in-cluster service account.\n"
+	    "See docs/api.md for the configuration file.\n");
+}
+
+struct flags {
+	const char	*kubeconfig;
+	const char	*config;
+	/* Flags applied over the file, in order: config key and value. */
+	struct {
+		const char	*key;
+		const char	*value;
+	}		 set[16];
+	size_t		 nset;
+};
+
+static void
+flag_set(struct flags *f, const char *key, const char *value)
+{
+	if (f->nset == sizeof(f->set) / sizeof(f->set[0]))
+		fatal("too many flags");
+	f->set[f->nset].key = key;
+	f->set[f->nset++].value = value;
+}
+
+static void
+parse_flags(int argc, char **argv, struct flags *f)
+{
+	static const struct option opts[] = {
+		{ "kubeconfig", required_argument, NULL, 'k' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "namespace", required_argument, NULL, 'n' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "kube-api-qps", required_argument, NULL, 'q' },
+		{ "kube-api-burst", required_argument, NULL, 'b' },
+		{ "log-level", required_argument, NULL, 'L' },
+		{ "log-format", required_argument, NULL, 'F' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'k':
+			f->kubeconfig = optarg;
+			break;
+		case 'c':
+			f->config = optarg;
+			break;
+		case 'n':
+			flag_set(f, "watchNamespace", optarg);
+			break;
+		case 'w':
+			flag_set(f, "workers", optarg);
+			break;
+		case 'q':
+			flag_set(f, "kubeAPIQPS", optarg);
+			break;
+		case 'b':
+			flag_set(f, "kubeAPIBurst", optarg);
+			break;
+		case 'L':
+			flag_set(f, "logLevel", optarg);
+			break;
+		case 'F':
+			flag_set(f, "logFormat", optarg);
+			break;
+		case 'V':
+			(void)printf("trainyard-controller %s\n", KC_VERSION);
+			exit(0);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (optind < argc)
+		fatal("unexpected argument \"%s\" (see --help)", argv[optind]);
+}
+
+/* The flag name of a config key, for messages. */
+static const char *
+flag_name(const char *key)
+{
+	static const char *const map[][2] = {
+		{ "watchNamespace", "--namespace" }, { "workers", "--workers" },
+		{ "kubeAPIQPS", "--kube-api-qps" }, { "kubeAPIBurst", "--kube-api-burst" },
+		{ "logLevel", "--log-level" }, { "logFormat", "--log-format" },
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(map[i][0], key) == 0)
+			return map[i][1];
+	return key;
+}
+
+static void
+load_config(struct ctl *c, const struct flags *f)
+{
+	struct kc_status st = { 0 };
+	int r;
+
+	config_defaults(&c->cfg);
+	if (f->config != NULL && (r = config_load(&c->cfg, f->config, &st)) < 0)
+		fatal("%s", st.message[0] != '\0' ? st.message : kc_strerror(r));
+	for (size_t i = 0; i < f->nset; i++)
+		if ((r = config_set_flag(&c->cfg, f->set[i].key, f->set[i].value, &st)) < 0)
+			fatal("%s: %s", flag_name(f->set[i].key),
+			    st.message[0] != '\0' ? st.message : kc_strerror(r));
+	if ((r = config_validate(&c->cfg, &st)) < 0)
+		fatal("%s", st.message[0] != '\0' ? st.message : kc_strerror(r));
+	kc_log_set_level(c->cfg.log_level);
+	kc_log_set_format(c->cfg.log_format);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct ctl c = { 0 };
+	struct flags f = { 0 };
+	struct kc_status st = { 0 };
+	sigset_t set;
+	siginfo_t si;
+	int r, sig;
+
+	parse_flags(argc, argv, &f);
+	load_config(&c, &f);
+	if (gethostname(c.instance, sizeof(c.instance)) < 0)
+		kc_strlcpy(c.instance, "trainyard-controller", sizeof(c.instance));
+	c.instance[sizeof(c.instance) - 1] = '\0';
+	if ((r = kc_rest_config_load_default(f.kubeconfig, NULL, &c.rc, &st)) < 0)
+		fatal("%s", st.message[0] != '\0' ? st.message : kc_strerror(r));
+	if ((r = kc_transport_global_init()) < 0)
+		fatal("libcurl: %s", kc_strerror(r));
+
+	/* Every thread inherits this mask: signals reach sigwaitinfo() only. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGPIPE);
+	if ((r = pthread_sigmask(SIG_BLOCK, &set, NULL)) != 0)
+		fatal("sigmask: %s", kc_strerror(-r));
+
+	kc_log_info(&mainlog, "trainyard-controller %s starting: %s, %u workers, "
+	    "%.0f qps (burst %u)", KC_VERSION, c.rc->server, c.cfg.workers,
+	    c.cfg.kube_api_qps, c.cfg.kube_api_burst);
+	if ((r = manager_start(&c)) < 0) {
+		manager_stop(&c, 0);
+		manager_free(&c);
+		fatal("could not start: %s", kc_strerror(r));
+	}
+	kc_log_info(&mainlog, "started");
+
+	for (;;) {
+		if ((sig = sigwaitinfo(&set, &si)) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (sig == SIGTERM || sig == SIGINT)
+			break;
+		/* SIGHUP, SIGPIPE: nothing to do. */
+	}
+	kc_log_info(&mainlog, "shutting down");
+	manager_stop(&c, DRAIN_MS);
+	manager_free(&c);
+	kc_rest_config_free(c.rc);
+	config_release(&c.cfg);
+	kc_transport_global_cleanup();
+	kc_log_info(&mainlog, "stopped");
+	return 0;
+}

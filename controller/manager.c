@@ -1,0 +1,527 @@
+/*
+ * manager.c: the controller's threads.
+ *
+ *	informer threads   one per cache: Runs, ResourceProfiles, and the
+ *	                   pods, Services, NetworkPolicies and PodGroups with
+ *	                   app.kubernetes.io/managed-by=trainyard
+ *	worker threads     cfg.workers of them: key -> reconcile_run() -> done
+ *
+ * Every thread owns its own kc_client; all of them share one token bucket
+ * (kubeAPIQPS/kubeAPIBurst). Informer handlers only enqueue keys: a Run's
+ * own, or for a managed object the Run named by its trainyard.dev/run
+ * label. A ResourceProfile change enqueues the Runs that name it.
+ *
+ * The caches keep compact items, not JSON: a pod is session.c's struct
+ * ty_pod plus its owner's uid and Run name (a few hundred bytes); a child
+ * object a few dozen. Runs and profiles keep their JSON (without
+ * managedFields), as the model reads them whole; there are few of them.
+ *
+ * The PodGroup API is chosen once at start from the configuration or,
+ * for "auto", from discovery (scheduling.x-k8s.io first, then the older
+ * scheduling.sigs.k8s.io); without one, runs still work without gang
+ * scheduling and say so in their GangScheduling condition.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <kc/alloc.h>
+#include <kc/clock.h>
+#include <kc/json.h>
+#include <kc/log.h>
+#include <kc/str.h>
+
+#include "controller.h"
+
+#define SYNC_TIMEOUT_MS		(5 * 60 * 1000)
+
+struct thread {
+	struct ctl		*c;
+	struct kc_informer	*inf;		/* NULL for a worker */
+	pthread_t		 tid;
+	bool			 started;
+};
+
+struct manager {
+	struct thread	 informers[6];
+	size_t		 ninformers;
+	struct thread	*workers;
+	size_t		 nworkers;
+};
+
+static const struct kc_log_ctx mlog = { .action = "manager" };
+
+int
+manager_client(struct ctl *c, struct kc_client **ret, struct kc_status *st)
+{
+	return kc_client_new(&(struct kc_client_opts){
+		.rc = c->rc,
+		.limiter = c->limiter,
+		.max_retries = 3,
+		.user_agent = TY_COMPONENT "/" KC_VERSION,
+	}, ret, st);
+}
+
+/* ---- transforms ---------------------------------------------------------- */
+
+static int
+obj_transform(void *arg, const struct json_object *obj, void **ret,
+    struct kc_status *st)
+{
+	struct ty_obj_item *it;
+	struct json_object *md;
+
+	(void)arg;
+	(void)st;
+	if ((it = kc_calloc(1, sizeof(*it))) == NULL)
+		return -ENOMEM;
+	if ((it->obj = kc_json_copy(obj)) == NULL) {
+		kc_free(it);
+		return -ENOMEM;
+	}
+	if ((md = kc_json_obj_of(it->obj, "metadata")) != NULL)
+		json_object_object_del(md, "managedFields");
+	*ret = it;
+	return 0;
+}
+
+static void
+obj_free(void *arg, void *data)
+{
+	struct ty_obj_item *it = data;
+
+	(void)arg;
+	json_object_put(it->obj);
+	kc_free(it);
+}
+
+/* The uid of the controller ownerReference of kind Run, or "". */
+static void
+owner_uid(const struct json_object *obj, char *buf, size_t size)
+{
+	struct json_object *refs = kc_json_get(obj, "metadata", "ownerReferences");
+	size_t n = refs != NULL && json_object_is_type(refs, json_type_array) ?
+	    json_object_array_length(refs) : 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *ref = json_object_array_get_idx(refs, i);
+		const char *kind = kc_json_str(ref, "kind"), *uid = kc_json_str(ref, "uid");
+
+		if (kc_json_bool(ref, false, "controller") && kind != NULL &&
+		    strcmp(kind, "Run") == 0 && uid != NULL) {
+			kc_strlcpy(buf, uid, size);
+			return;
+		}
+	}
+}
+
+static void
+run_label(const struct json_object *obj, char *buf, size_t size)
+{
+	const char *run = kc_json_str(obj, "metadata", "labels", TY_LABEL_RUN);
+
+	kc_strlcpy(buf, run != NULL ? run : "", size);
+}
+
+static int
+pod_transform(void *arg, const struct json_object *obj, void **ret, struct kc_status *st)
+{
+	struct ty_pod_item *it;
+	int r;
+
+	(void)arg;
+	if ((it = kc_calloc(1, sizeof(*it))) == NULL)
+		return -ENOMEM;
+	if ((r = session_pod_from_json(obj, &it->pod)) < 0) {
+		kc_free(it);
+		return r == -ENOMEM ? r : kc_status_set(st, r, "pod without a name");
+	}
+	owner_uid(obj, it->owner_uid, sizeof(it->owner_uid));
+	run_label(obj, it->run, sizeof(it->run));
+	*ret = it;
+	return 0;
+}
+
+static void
+pod_free(void *arg, void *data)
+{
+	struct ty_pod_item *it = data;
+
+	(void)arg;
+	session_pod_free(it->pod);
+	kc_free(it);
+}
+
+static bool
+pod_index(void *arg, const struct kc_item *item, char *buf, size_t size)
+{
+	const struct ty_pod_item *it = kc_item_data(item);
+	char ns[KC_NAMESPACE_MAX + 1];
+
+	(void)arg;
+	if (it->run[0] == '\0')
+		return false;
+	kc_item_ns(item, ns, sizeof(ns));
+	return (size_t)snprintf(buf, size, "%s/%s", ns, it->run) < size;
+}
+
+static int
+child_transform(void *arg, const struct json_object *obj, void **ret,
+    struct kc_status *st)
+{
+	struct ty_child_item *it;
+	const char *uid = kc_json_str(obj, "metadata", "uid");
+	const char *session = kc_json_str(obj, "metadata", "labels", TY_LABEL_SESSION);
+
+	(void)arg;
+	(void)st;
+	if ((it = kc_calloc(1, sizeof(*it))) == NULL)
+		return -ENOMEM;
+	it->session = -1;
+	if (session != NULL && kc_parse_i64(session, &it->session) < 0)
+		it->session = -1;
+	it->deleting = kc_json_get(obj, "metadata", "deletionTimestamp") != NULL;
+	kc_strlcpy(it->uid, uid != NULL ? uid : "", sizeof(it->uid));
+	owner_uid(obj, it->owner_uid, sizeof(it->owner_uid));
+	run_label(obj, it->run, sizeof(it->run));
+	*ret = it;
+	return 0;
+}
+
+/* ---- handlers ------------------------------------------------------------- */
+
+static void
+enqueue(struct ctl *c, const char *key)
+{
+	int r;
+
+	if ((r = kc_workqueue_add(c->queue, key)) < 0 && r != -ESHUTDOWN)
+		kc_log_warn(&mlog, "queue %s: %s", key, kc_strerror(r));
+}
+
+static void
+run_added(void *arg, struct kc_item *it)
+{
+	enqueue(arg, kc_item_key(it));
+}
+
+static void
+run_updated(void *arg, struct kc_item *old, struct kc_item *it)
+{
+	(void)old;
+	enqueue(arg, kc_item_key(it));
+}
+
+struct profile_walk {
+	struct ctl	*c;
+	const char	*name;
+};
+
+static int
+enqueue_if_uses(void *arg, struct kc_item *it)
+{
+	struct profile_walk *w = arg;
+	const char *p = kc_json_str(((const struct ty_obj_item *)kc_item_data(it))->obj,
+	    "spec", "profile");
+
+	if (p != NULL && strcmp(p, w->name) == 0)
+		enqueue(w->c, kc_item_key(it));
+	return 0;
+}
+
+static void
+profile_changed(void *arg, struct kc_item *it)
+{
+	struct ctl *c = arg;
+	struct profile_walk w = { c, kc_item_name(it) };
+
+	(void)kc_informer_foreach(c->runs, enqueue_if_uses, &w);
+}
+
+static void
+profile_updated(void *arg, struct kc_item *old, struct kc_item *it)
+{
+	(void)old;
+	profile_changed(arg, it);
+}
+
+static void
+owned_changed(void *arg, struct kc_item *it, const char *run)
+{
+	char ns[KC_NAMESPACE_MAX + 1], key[KC_WORKQUEUE_KEY_MAX];
+
+	if (run[0] == '\0')
+		return;
+	kc_item_ns(it, ns, sizeof(ns));
+	if ((size_t)snprintf(key, sizeof(key), "%s/%s", ns, run) < sizeof(key))
+		enqueue(arg, key);
+}
+
+static void
+pod_changed(void *arg, struct kc_item *it)
+{
+	owned_changed(arg, it, ((const struct ty_pod_item *)kc_item_data(it))->run);
+}
+
+static void
+pod_updated(void *arg, struct kc_item *old, struct kc_item *it)
+{
+	(void)old;
+	pod_changed(arg, it);
+}
+
+static void
+child_changed(void *arg, struct kc_item *it)
+{
+	owned_changed(arg, it, ((const struct ty_child_item *)kc_item_data(it))->run);
+}
+
+static void
+child_updated(void *arg, struct kc_item *old, struct kc_item *it)
+{
+	(void)old;
+	child_changed(arg, it);
+}
+
+static void
+informer_error(void *arg, int code, const struct kc_status *st)
+{
+	(void)arg;
+	/* Retried by the informer: worth a line, not an alarm. */
+	kc_log_warn(&mlog, "list/watch: %s",
+	    st != NULL && st->message[0] != '\0' ? st->message : kc_strerror(code));
+}
+
+/* ---- threads ------------------------------------------------------------- */
+
+static void *
+informer_main(void *arg)
+{
+	struct thread *t = arg;
+	struct kc_status st = { 0 };
+	struct kc_client *cl = NULL;
+	int r;
+
+	if ((r = manager_client(t->c, &cl, &st)) < 0) {
+		kc_log_error_r(&mlog, r, "client: %s", st.message);
+		return NULL;
+	}
+	(void)kc_informer_run(t->inf, cl, &st);
+	kc_client_free(cl);
+	return NULL;
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct thread *t = arg;
+	struct ctl *c = t->c;
+	struct kc_status st = { 0 };
+	struct kc_client *cl = NULL;
+	char key[KC_WORKQUEUE_KEY_MAX];
+	int r;
+
+	if ((r = manager_client(c, &cl, &st)) < 0) {
+		kc_log_error_r(&mlog, r, "client: %s", st.message);
+		return NULL;
+	}
+	while (kc_workqueue_get(c->queue, key, sizeof(key)) == 0) {
+		int64_t res = reconcile_run(c, cl, key);
+
+		if (res < 0)
+			(void)kc_workqueue_add_rate_limited(c->queue, key);
+		else {
+			kc_workqueue_forget(c->queue, key);
+			if (res > 0)
+				(void)kc_workqueue_add_after(c->queue, key, (uint64_t)res);
+		}
+		kc_workqueue_done(c->queue, key);
+	}
+	kc_client_free(cl);
+	return NULL;
+}
+
+static int
+add_informer(struct ctl *c, struct kc_informer **slot,
+    const struct kc_informer_opts *opts)
+{
+	struct kc_informer_opts o = *opts;
+	struct kc_status st = { 0 };
+	struct thread *t = &c->mgr->informers[c->mgr->ninformers];
+	int r;
+
+	o.ns = c->cfg.watch_namespace[0] != '\0' && opts->res->namespaced ?
+	    c->cfg.watch_namespace : NULL;
+	o.on_error = informer_error;
+	o.arg = c;
+	if ((r = kc_informer_new(&o, slot, &st)) < 0)
+		return kc_log_error_r(&mlog, r, "informer %s: %s", opts->res->resource,
+		    st.message);
+	*t = (struct thread){ .c = c, .inf = *slot };
+	if ((r = pthread_create(&t->tid, NULL, informer_main, t)) != 0)
+		return kc_log_error_r(&mlog, -r, "thread: %s", kc_strerror(-r));
+	t->started = true;
+	c->mgr->ninformers++;
+	return 0;
+}
+
+/* Whether discovery lists podgroups in group/version. */
+static bool
+has_podgroups(struct kc_client *cl, const struct kc_resource *res)
+{
+	struct kc_status st = { 0 };
+	struct json_object *list = NULL, *items;
+	char path[128];
+	bool found = false;
+
+	(void)snprintf(path, sizeof(path), "/apis/%s/%s", res->group, res->version);
+	if (kc_client_get_path(cl, path, &list, &st) < 0)
+		return false;
+	items = kc_json_get(list, "resources");
+	for (size_t i = 0; items != NULL && i < json_object_array_length(items); i++) {
+		const char *name = kc_json_str(json_object_array_get_idx(items, i), "name");
+
+		found = found || (name != NULL && strcmp(name, "podgroups") == 0);
+	}
+	json_object_put(list);
+	return found;
+}
+
+static int
+resolve_podgroup_api(struct ctl *c)
+{
+	struct kc_status st = { 0 };
+	struct kc_client *cl = NULL;
+	int r;
+
+	if (c->cfg.podgroup_api != TY_PODGROUP_AUTO) {
+		c->pg_api = c->cfg.podgroup_api;
+		return 0;
+	}
+	if ((r = manager_client(c, &cl, &st)) < 0)
+		return kc_log_error_r(&mlog, r, "client: %s", st.message);
+	if (has_podgroups(cl, &ty_res_podgroups_x))
+		c->pg_api = TY_PODGROUP_X_K8S;
+	else if (has_podgroups(cl, &ty_res_podgroups_sigs))
+		c->pg_api = TY_PODGROUP_SIGS_K8S;
+	else
+		c->pg_api = TY_PODGROUP_NONE;
+	kc_client_free(cl);
+	kc_log_info(&mlog, "PodGroup API: %s", config_podgroup_api_name(c->pg_api));
+	return 0;
+}
+
+int
+manager_start(struct ctl *c)
+{
+	const char *managed = TY_LABEL_MANAGED_BY "=" TY_MANAGER;
+	int r;
+
+	if ((c->mgr = kc_calloc(1, sizeof(*c->mgr))) == NULL)
+		return -ENOMEM;
+	if ((r = kc_ratelimit_new(c->cfg.kube_api_qps, c->cfg.kube_api_burst,
+	    &c->limiter)) < 0 ||
+	    (r = kc_workqueue_new(NULL, &c->queue)) < 0 ||
+	    (r = expect_new(&c->expect)) < 0 ||
+	    (r = recorder_new(c->instance, &c->rec)) < 0)
+		return kc_log_error_r(&mlog, r, "start: %s", kc_strerror(r));
+	if ((r = resolve_podgroup_api(c)) < 0)
+		return r;
+
+	if ((r = add_informer(c, &c->runs, &(struct kc_informer_opts){
+		.res = &ty_res_runs, .transform = obj_transform, .free_item = obj_free,
+		.on_add = run_added, .on_update = run_updated, .on_delete = run_added,
+	    })) < 0 ||
+	    (r = add_informer(c, &c->profiles, &(struct kc_informer_opts){
+		.res = &ty_res_profiles, .transform = obj_transform, .free_item = obj_free,
+		.on_add = profile_changed, .on_update = profile_updated,
+		.on_delete = profile_changed,
+	    })) < 0 ||
+	    (r = add_informer(c, &c->pods, &(struct kc_informer_opts){
+		.res = &kc_res_pods, .label_selector = managed,
+		.transform = pod_transform, .free_item = pod_free, .index = pod_index,
+		.on_add = pod_changed, .on_update = pod_updated, .on_delete = pod_changed,
+	    })) < 0 ||
+	    (r = add_informer(c, &c->services, &(struct kc_informer_opts){
+		.res = &kc_res_services, .label_selector = managed,
+		.transform = child_transform,
+		.on_add = child_changed, .on_update = child_updated,
+		.on_delete = child_changed,
+	    })) < 0 ||
+	    (r = add_informer(c, &c->netpols, &(struct kc_informer_opts){
+		.res = &kc_res_networkpolicies, .label_selector = managed,
+		.transform = child_transform,
+		.on_add = child_changed, .on_update = child_updated,
+		.on_delete = child_changed,
+	    })) < 0)
+		return r;
+	if (c->pg_api != TY_PODGROUP_NONE &&
+	    (r = add_informer(c, &c->podgroups, &(struct kc_informer_opts){
+		.res = c->pg_api == TY_PODGROUP_SIGS_K8S ? &ty_res_podgroups_sigs :
+		    &ty_res_podgroups_x,
+		.label_selector = managed, .transform = child_transform,
+		.on_add = child_changed, .on_update = child_updated,
+		.on_delete = child_changed,
+	    })) < 0)
+		return r;
+
+	for (size_t i = 0; i < c->mgr->ninformers; i++)
+		if ((r = kc_informer_wait_synced(c->mgr->informers[i].inf, SYNC_TIMEOUT_MS)) < 0)
+			return kc_log_error_r(&mlog, r, "caches did not sync");
+	kc_log_info(&mlog, "caches synced: %zu runs, %zu pods",
+	    kc_informer_len(c->runs), kc_informer_len(c->pods));
+
+	if ((c->mgr->workers = kc_calloc(c->cfg.workers, sizeof(*c->mgr->workers))) == NULL)
+		return -ENOMEM;
+	for (unsigned i = 0; i < c->cfg.workers; i++) {
+		struct thread *t = &c->mgr->workers[i];
+
+		*t = (struct thread){ .c = c };
+		if ((r = pthread_create(&t->tid, NULL, worker_main, t)) != 0)
+			return kc_log_error_r(&mlog, -r, "thread: %s", kc_strerror(-r));
+		t->started = true;
+		c->mgr->nworkers++;
+	}
+	return 0;
+}
+
+void
+manager_stop(struct ctl *c, uint64_t drain_ms)
+{
+	(void)drain_ms;
+	if (c->mgr == NULL)
+		return;
+	if (c->queue != NULL) {
+		/* In-flight reconciles finish; queued keys are dropped. */
+		kc_workqueue_shut_down(c->queue);
+		for (size_t i = 0; i < c->mgr->nworkers; i++)
+			if (c->mgr->workers[i].started)
+				pthread_join(c->mgr->workers[i].tid, NULL);
+	}
+	for (size_t i = 0; i < c->mgr->ninformers; i++)
+		kc_informer_stop(c->mgr->informers[i].inf);
+	for (size_t i = 0; i < c->mgr->ninformers; i++)
+		if (c->mgr->informers[i].started)
+			pthread_join(c->mgr->informers[i].tid, NULL);
+}
+
+void
+manager_free(struct ctl *c)
+{
+	if (c->mgr != NULL)
+		kc_free(c->mgr->workers);
+	c->mgr = kc_free(c->mgr);
+	c->runs = kc_informer_free(c->runs);
+	c->profiles = kc_informer_free(c->profiles);
+	c->pods = kc_informer_free(c->pods);
+	c->services = kc_informer_free(c->services);
+	c->netpols = kc_informer_free(c->netpols);
+	c->podgroups = kc_informer_free(c->podgroups);
+	c->queue = kc_workqueue_free(c->queue);
+	c->expect = expect_free(c->expect);
+	c->rec = recorder_free(c->rec);
+	c->limiter = kc_ratelimit_free(c->limiter);
+}

@@ -1,0 +1,480 @@
+/*
+ * reconcile_run.c: one Run, from the caches to the API.
+ *
+ * The rules live in session.c (session_decide(), pure); this file gathers
+ * its input from the caches and carries its decision out, in the order
+ * session.h's contract asks:
+ *
+ *	1. the Run and its ResourceProfile (copies: cached trees are shared
+ *	   between threads and never handed to code that might serialize or
+ *	   reference them), model_control(), model_validate();
+ *	2. the Run's children and pods from the caches, keeping only those
+ *	   whose controller ownerReference is this Run's uid (a Run deleted
+ *	   and created again under the same name must not adopt the old one's
+ *	   pods), and the pods this process created that the cache does not
+ *	   show yet (expect.c);
+ *	3. the status, written first and only when it changed, with the Run's
+ *	   resourceVersion (a conflict stops the reconcile: the newer Run is
+ *	   on its way through the informer);
+ *	4. deletes (uid preconditions; NotFound is success), then creates
+ *	   (AlreadyExists is success), then Events;
+ *	5. the time of the next timed check (deadline, schedule timeout,
+ *	   restart backoff) as RECONCILE_AFTER, so it fires with no other
+ *	   event.
+ *
+ * Pods are created in "slow start" batches of 1, 2, 4, ... as the
+ * Kubernetes workload controllers do: when the first pod is refused (quota
+ * exceeded, an admission webhook, a bad image reference) the reconcile
+ * stops after one failed request instead of sending ten thousand.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <kc/alloc.h>
+#include <kc/clock.h>
+#include <kc/json.h>
+#include <kc/log.h>
+#include <kc/str.h>
+
+#include "controller.h"
+
+struct rctx {
+	struct ctl		*c;
+	struct kc_client	*cl;
+	const char		*key;
+	char			 ns[KC_NAMESPACE_MAX + 1];
+	char			 name[KC_NAME_MAX + 1];
+	struct kc_log_ctx	 log;
+	struct json_object	*run;		/* a private copy */
+	const char		*uid;
+	struct ty_spec		*spec;
+	struct kc_item		**pod_items;
+	size_t			 npods, cappods;
+};
+
+const struct kc_resource ty_res_runs = {
+	.group = "trainyard.dev", .version = "v1alpha1", .resource = "runs",
+	.kind = "Run", .namespaced = true,
+};
+const struct kc_resource ty_res_profiles = {
+	.group = "trainyard.dev", .version = "v1alpha1",
+	.resource = "resourceprofiles", .kind = "ResourceProfile", .namespaced = false,
+};
+const struct kc_resource ty_res_podgroups_x = {
+	.group = "scheduling.x-k8s.io", .version = "v1alpha1",
+	.resource = "podgroups", .kind = "PodGroup", .namespaced = true,
+};
+const struct kc_resource ty_res_podgroups_sigs = {
+	.group = "scheduling.sigs.k8s.io", .version = "v1alpha1",
+	.resource = "podgroups", .kind = "PodGroup", .namespaced = true,
+};
+
+static const struct kc_resource *
+podgroup_res(enum ty_podgroup_api api)
+{
+	return api == TY_PODGROUP_SIGS_K8S ? &ty_res_podgroups_sigs : &ty_res_podgroups_x;
+}
+
+static const char *
+msg_of(const struct kc_status *st, int r)
+{
+	return st->message[0] != '\0' ? st->message : kc_strerror(r);
+}
+
+/* A copy of a cached Run or profile, or NULL (absent or -ENOMEM in *r). */
+static struct json_object *
+cached_copy(struct kc_informer *inf, const char *ns, const char *name, int *r)
+{
+	struct kc_item *it = kc_informer_get(inf, ns, name);
+	struct json_object *copy = NULL;
+
+	*r = 0;
+	if (it == NULL)
+		return NULL;
+	if ((copy = kc_json_copy(((const struct ty_obj_item *)kc_item_data(it))->obj)) == NULL)
+		*r = -ENOMEM;
+	kc_item_unref(it);
+	return copy;
+}
+
+static void
+child_of(struct rctx *rc, struct kc_informer *inf, struct ty_child *ret)
+{
+	struct kc_item *it;
+	const struct ty_child_item *ci;
+
+	*ret = (struct ty_child){ .session = -1 };
+	if (inf == NULL || (it = kc_informer_get(inf, rc->ns, rc->name)) == NULL)
+		return;
+	ci = kc_item_data(it);
+	/* Someone else's object of the same name is not ours to manage. */
+	if (strcmp(ci->owner_uid, rc->uid) == 0) {
+		ret->exists = true;
+		ret->deleting = ci->deleting;
+		ret->session = ci->session;
+		kc_strlcpy(ret->uid, ci->uid, sizeof(ret->uid));
+	}
+	kc_item_unref(it);
+}
+
+static int
+collect_pod(void *arg, struct kc_item *it)
+{
+	struct rctx *rc = arg;
+	const struct ty_pod_item *pi = kc_item_data(it);
+
+	if (strcmp(pi->owner_uid, rc->uid) != 0)
+		return 0;
+	if (rc->npods == rc->cappods) {
+		size_t cap = rc->cappods != 0 ? rc->cappods * 2 : 16;
+		struct kc_item **a = kc_reallocarray(rc->pod_items, cap, sizeof(*a));
+
+		if (a == NULL)
+			return -ENOMEM;
+		rc->pod_items = a;
+		rc->cappods = cap;
+	}
+	rc->pod_items[rc->npods++] = kc_item_ref(it);
+	return 0;
+}
+
+static int
+write_status(struct rctx *rc, struct json_object *status)
+{
+	struct kc_status st = { 0 };
+	int r;
+
+	if ((r = kc_json_put(rc->run, "status", json_object_get(status))) < 0)
+		return r;
+	r = kc_client_update(rc->cl, &(struct kc_update_opts){
+		.res = &ty_res_runs, .ns = rc->ns, .name = rc->name,
+		.subresource = "status", .field_manager = TY_FIELD_MANAGER,
+	}, rc->run, NULL, &st);
+	if (r == KC_ECONFLICT || r == KC_ENOTFOUND) {
+		atomic_fetch_add(&rc->c->n.conflicts, 1);
+		return r;		/* expected: the newer Run is on its way */
+	}
+	if (r < 0)
+		return kc_log_error_r(&rc->log, r, "update status: %s", msg_of(&st, r));
+	atomic_fetch_add(&rc->c->n.status_updates, 1);
+	return 0;
+}
+
+static const struct kc_resource *
+kind_res(struct rctx *rc, enum ty_kind kind)
+{
+	switch (kind) {
+	case TY_KIND_PODGROUP:
+		return podgroup_res(rc->c->pg_api);
+	case TY_KIND_SERVICE:
+		return &kc_res_services;
+	case TY_KIND_NETPOL:
+		return &kc_res_networkpolicies;
+	case TY_KIND_POD:
+	default:
+		return &kc_res_pods;
+	}
+}
+
+static int
+do_delete(struct rctx *rc, const struct ty_delete *d)
+{
+	struct kc_status st = { 0 };
+	int r;
+
+	if (d->uid[0] != '\0' && expect_deleted(rc->c->expect, rc->key, d->uid))
+		return 0;
+	if (d->kind == TY_KIND_PODGROUP && rc->c->pg_api == TY_PODGROUP_NONE)
+		return 0;
+	r = kc_client_delete(rc->cl, &(struct kc_delete_opts){
+		.res = kind_res(rc, d->kind), .ns = rc->ns, .name = d->name,
+		.propagation = KC_PROPAGATION_BACKGROUND,
+		.precondition_uid = d->uid[0] != '\0' ? d->uid : NULL,
+	}, NULL, &st);
+	if (r == KC_ENOTFOUND || r == KC_ECONFLICT)
+		r = 0;			/* gone, or a newer object: not ours */
+	else if (r < 0)
+		return kc_log_error_r(&rc->log, r, "delete %s %s: %s",
+		    kind_res(rc, d->kind)->kind, d->name, msg_of(&st, r));
+	else if (d->kind == TY_KIND_POD)
+		atomic_fetch_add(&rc->c->n.pods_deleted, 1);
+	else
+		atomic_fetch_add(&rc->c->n.objects_deleted, 1);
+	if (d->uid[0] != '\0')
+		(void)expect_delete(rc->c->expect, rc->key, d->uid);
+	return 0;
+}
+
+/* Creates one object; AlreadyExists is success. */
+static int
+create(struct rctx *rc, const struct kc_resource *res, struct json_object *obj,
+    bool *ret_refused, char *why, size_t why_size)
+{
+	struct kc_status st = { 0 };
+	char name[KC_NAME_MAX + 1];
+	int r;
+
+	*ret_refused = false;
+	kc_strlcpy(name, kc_json_str(obj, "metadata", "name") != NULL ?
+	    kc_json_str(obj, "metadata", "name") : "", sizeof(name));
+	r = kc_client_create(rc->cl, &(struct kc_create_opts){
+		.res = res, .ns = rc->ns, .field_manager = TY_FIELD_MANAGER,
+	}, obj, NULL, &st);
+	json_object_put(obj);
+	if (r == KC_EEXISTS)
+		return 1;
+	if (r == KC_EFORBIDDEN || r == KC_EINVALID) {
+		/* Quota, admission, RBAC: say it in an Event, retry later. */
+		*ret_refused = true;
+		(void)snprintf(why, why_size, "%s", msg_of(&st, r));
+		return r;
+	}
+	if (r < 0)
+		return kc_log_error_r(&rc->log, r, "create %s %s: %s", res->kind, name,
+		    msg_of(&st, r));
+	return 0;
+}
+
+static int
+create_refused(struct rctx *rc, const char *kind, const char *name, const char *why,
+    int r)
+{
+	char msg[768];
+
+	/* A message cut short is still worth recording. */
+	if (snprintf(msg, sizeof(msg), "Error creating %s %s: %s", kind, name, why) < 0)
+		return r;
+	recorder_emit(rc->c->rec, rc->cl, rc->run, true, "FailedCreate", msg);
+	return r;
+}
+
+static int
+create_children(struct rctx *rc, const struct ty_decision *d)
+{
+	struct json_object *obj;
+	bool refused;
+	char why[512];
+	int r;
+
+	if (d->create_podgroup && rc->c->pg_api != TY_PODGROUP_NONE) {
+		if ((r = model_podgroup(rc->spec, d->session, rc->c->pg_api, &obj)) < 0)
+			return r;
+		if ((r = create(rc, podgroup_res(rc->c->pg_api), obj, &refused, why,
+		    sizeof(why))) < 0)
+			return refused ? create_refused(rc, "PodGroup", rc->name, why, r) : r;
+		if (r == 0)
+			atomic_fetch_add(&rc->c->n.objects_created, 1);
+	}
+	if (d->create_service) {
+		if ((r = model_service(rc->spec, d->session, &obj)) < 0)
+			return r;
+		if ((r = create(rc, &kc_res_services, obj, &refused, why, sizeof(why))) < 0)
+			return refused ? create_refused(rc, "Service", rc->name, why, r) : r;
+		if (r == 0)
+			atomic_fetch_add(&rc->c->n.objects_created, 1);
+	}
+	if (d->create_netpol) {
+		if ((r = model_network_policy(rc->spec, &rc->c->cfg, d->session, &obj)) < 0)
+			return r;
+		if ((r = create(rc, &kc_res_networkpolicies, obj, &refused, why,
+		    sizeof(why))) < 0)
+			return refused ? create_refused(rc, "NetworkPolicy", rc->name, why, r) :
+			    r;
+		if (r == 0)
+			atomic_fetch_add(&rc->c->n.objects_created, 1);
+	}
+	return 0;
+}
+
+static int
+create_pods(struct rctx *rc, const struct ty_decision *d)
+{
+	size_t i = 0, batch = 1;
+	bool refused;
+	char why[512], name[KC_NAME_MAX + 1];
+	int r;
+
+	while (i < d->ncreate_pods) {
+		size_t end = i + batch < d->ncreate_pods ? i + batch : d->ncreate_pods;
+
+		for (; i < end; i++) {
+			struct json_object *obj;
+			int32_t index = d->create_pods[i];
+
+			if ((r = model_pod(rc->spec, &rc->c->cfg, d->session, rc->c->pg_api,
+			    index, &obj)) < 0)
+				return r;
+			if ((size_t)snprintf(name, sizeof(name), "%s-%" PRId32, rc->name,
+			    index) >= sizeof(name))
+				name[0] = '\0';
+			if ((r = create(rc, &kc_res_pods, obj, &refused, why,
+			    sizeof(why))) < 0)
+				return refused ? create_refused(rc, "Pod", name, why, r) : r;
+			if (r == 0)
+				atomic_fetch_add(&rc->c->n.pods_created, 1);
+			if ((r = expect_pod_created(rc->c->expect, rc->key, rc->uid,
+			    d->session, index)) < 0)
+				return r;
+		}
+		batch *= 2;
+	}
+	return 0;
+}
+
+static void
+rctx_release(struct rctx *rc)
+{
+	for (size_t i = 0; i < rc->npods; i++)
+		kc_item_unref(rc->pod_items[i]);
+	kc_free(rc->pod_items);
+	model_spec_free(rc->spec);
+	json_object_put(rc->run);
+}
+
+static int
+split_key(struct rctx *rc, const char *key)
+{
+	const char *slash = strchr(key, '/');
+
+	if (slash == NULL || (size_t)(slash - key) > KC_NAMESPACE_MAX ||
+	    strlen(slash + 1) > KC_NAME_MAX)
+		return -EINVAL;
+	memcpy(rc->ns, key, (size_t)(slash - key));
+	rc->ns[slash - key] = '\0';
+	kc_strlcpy(rc->name, slash + 1, sizeof(rc->name));
+	return 0;
+}
+
+/* Executes the decision; 0 or the first failure. */
+static int
+execute(struct rctx *rc, const struct ty_decision *d)
+{
+	int r;
+
+	if (d->status_changed && (r = write_status(rc, d->status)) < 0)
+		return r;
+	for (size_t i = 0; i < d->ndeletes; i++)
+		if ((r = do_delete(rc, &d->deletes[i])) < 0)
+			return r;
+	if (rc->spec != NULL) {
+		if ((r = create_children(rc, d)) < 0)
+			return r;
+		if (d->ncreate_pods > 0 && (r = create_pods(rc, d)) < 0)
+			return r;
+	}
+	for (size_t i = 0; i < d->nevents; i++)
+		recorder_emit(rc->c->rec, rc->cl, rc->run, d->events[i].warning,
+		    d->events[i].reason, d->events[i].message);
+	return 0;
+}
+
+int64_t
+reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
+{
+	struct rctx rc = { .c = c, .cl = cl, .key = key };
+	struct ty_control ctl;
+	struct ty_problems probs = { 0 };
+	struct ty_session_in in = { 0 };
+	struct ty_decision d = { 0 };
+	struct json_object *profile = NULL;
+	struct ty_pod **pods = NULL;
+	int32_t *seen = NULL, *expected = NULL;
+	size_t nexpected = 0, nseen = 0;
+	const char *pname;
+	char index_key[KC_INFORMER_INDEX_MAX];
+	int64_t ret;
+	int r;
+
+	if (split_key(&rc, key) < 0)
+		return RECONCILE_DONE;		/* not a key we made */
+	rc.log = (struct kc_log_ctx){ .action = "reconcile", .kind = "Run", .ns = rc.ns,
+	    .name = rc.name };
+	atomic_fetch_add(&c->n.reconciles, 1);
+	if ((rc.run = cached_copy(c->runs, rc.ns, rc.name, &r)) == NULL) {
+		if (r == 0)
+			expect_forget(c->expect, key);	/* the Run is gone */
+		return r;
+	}
+	if ((rc.uid = kc_json_str(rc.run, "metadata", "uid")) == NULL) {
+		ret = RECONCILE_DONE;
+		goto out;
+	}
+	model_control(rc.run, &ctl);
+	if ((pname = kc_json_str(rc.run, "spec", "profile")) != NULL && *pname != '\0' &&
+	    (profile = cached_copy(c->profiles, NULL, pname, &r)) == NULL && r < 0) {
+		ret = r;
+		goto out;
+	}
+	r = model_validate(rc.run, profile, &c->cfg, &rc.spec, &probs);
+	if (r < 0 && r != KC_EINVALID) {
+		ret = r;
+		goto out;
+	}
+
+	child_of(&rc, c->podgroups, &in.podgroup);
+	child_of(&rc, c->services, &in.service);
+	child_of(&rc, c->netpols, &in.netpol);
+	(void)snprintf(index_key, sizeof(index_key), "%s/%s", rc.ns, rc.name);
+	if ((r = kc_informer_by_index(c->pods, index_key, collect_pod, &rc)) < 0) {
+		ret = r;
+		goto out;
+	}
+	if (rc.npods > 0 && ((pods = kc_calloc(rc.npods, sizeof(*pods))) == NULL ||
+	    (seen = kc_calloc(rc.npods, sizeof(*seen))) == NULL)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	{
+		int64_t cur = kc_json_int(rc.run, -1, "status", "session");
+
+		for (size_t i = 0; i < rc.npods; i++) {
+			const struct ty_pod_item *pi = kc_item_data(rc.pod_items[i]);
+
+			pods[i] = pi->pod;
+			if (pi->pod->session == cur && pi->pod->index >= 0)
+				seen[nseen++] = pi->pod->index;
+		}
+		if ((r = expect_pods(c->expect, key, rc.uid, cur, seen, nseen, &expected,
+		    &nexpected)) < 0) {
+			ret = r;
+			goto out;
+		}
+	}
+
+	in = (struct ty_session_in){
+		.run = rc.run, .ctl = &ctl, .spec = rc.spec,
+		.problems = rc.spec == NULL ? &probs : NULL, .cfg = &c->cfg,
+		.podgroup = in.podgroup, .service = in.service, .netpol = in.netpol,
+		.pods = pods, .npods = rc.npods, .expected = expected,
+		.nexpected = nexpected, .api = c->pg_api,
+		.now_ms = (uint64_t)kc_clock_wall() * 1000,
+	};
+	if ((r = session_decide(&in, &d)) < 0) {
+		ret = r;
+		goto out;
+	}
+	if ((r = execute(&rc, &d)) < 0) {
+		ret = r;
+		goto out;
+	}
+	ret = RECONCILE_DONE;
+	if (d.next_check_ms != 0) {
+		uint64_t now = (uint64_t)kc_clock_wall() * 1000;
+
+		/* Wall-clock seconds: add a second so the check is not early. */
+		ret = RECONCILE_AFTER(d.next_check_ms > now ? d.next_check_ms - now + 1000 :
+		    1000);
+	}
+out:
+	if (ret < 0)
+		atomic_fetch_add(&c->n.reconcile_errors, 1);
+	session_decision_release(&d);
+	json_object_put(profile);
+	kc_free(expected);
+	kc_free(seen);
+	kc_free(pods);
+	rctx_release(&rc);
+	return ret;
+}

@@ -1,0 +1,166 @@
+/*
+ * session.h: the compact pod view and the session decision function.
+ *
+ * A Run lives as a sequence of sessions. A session starts (status.session
+ * = n, sessionStartTime), its PodGroup, Service and NetworkPolicy are
+ * created, then its pods; it ends (sessionEndTime, phase, reason) when
+ * every pod succeeded, a pod failed or was taken away, a deadline passed or
+ * the user stopped it; then everything it made is deleted, and once that is
+ * gone (CleanedUp) the next session may start. session_decide() holds all
+ * of these rules; it is pure: it reads the Run, what the caches show and
+ * the clock, and says what to write and what to create or delete.
+ *
+ * The reconciler's contract:
+ *	1. Build the input from the caches: the Run, model_control(),
+ *	   model_validate() (spec or problems), the Run's children (PodGroup,
+ *	   Service, NetworkPolicy: present, their session label, deleting),
+ *	   its pods as struct ty_pod (every session, filtered by the
+ *	   trainyard.dev/run label and the Run's uid as owner), the indices of
+ *	   pods it created for status.session that the cache does not show yet
+ *	   ("expected"), the PodGroup API in use and the wall-clock now.
+ *	   A child it created that the cache does not show yet may be
+ *	   reported as present (its own expectation), which saves a round.
+ *	2. When status_changed, write 'status' through the status subresource
+ *	   with the Run's resourceVersion. If that fails (conflict), stop:
+ *	   execute nothing else and retry later. The end of a session is
+ *	   recorded before its pods are deleted, so a deleted pod is never
+ *	   mistaken for one someone else removed.
+ *	3. Execute the deletes (uid preconditions), then the creates (session
+ *	   'session' of the decision, objects from model_*()). AlreadyExists
+ *	   and NotFound are success. Remember created pod indices until the
+ *	   cache shows them.
+ *	4. Emit the events, and requeue at next_check_ms (wall clock) if set.
+ * Calling session_decide() again with the same input gives the same
+ * decision, so any step may be repeated after a crash.
+ */
+#ifndef TY_SESSION_H
+#define TY_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include <kc/err.h>
+#include <kc/macro.h>
+
+#include "config.h"
+#include "model.h"
+
+#define TY_FAILED_NODES_MAX	16	/* status.failedNodes entries */
+#define TY_HISTORY_MAX		10	/* status.history entries */
+#define TY_TERM_MESSAGE_MAX	1024	/* bytes of a termination message kept */
+#define TY_POD_MESSAGE_MAX	256	/* bytes of a scheduler or pod message kept */
+#define TY_EVENTS_MAX		4
+
+enum ty_pod_phase {
+	TY_POD_PENDING,
+	TY_POD_RUNNING,
+	TY_POD_SUCCEEDED,
+	TY_POD_FAILED,
+	TY_POD_UNKNOWN,
+};
+
+/*
+ * What the controller keeps of a pod: one allocation, the strings packed
+ * after the struct, immutable once made (the informer cache shares it
+ * between threads). String fields are NULL when absent.
+ */
+struct ty_pod {
+	const char		*name, *uid, *resource_version, *node_name;
+	const char		*sched_reason, *sched_message;	/* PodScheduled=False */
+	const char		*disruption;	/* DisruptionTarget=True reason */
+	const char		*pod_reason, *pod_message;	/* status.reason/message */
+	const char		*term_reason, *term_message;	/* "main", failed only */
+	int64_t			 session;	/* label; -1 when absent or bad */
+	int64_t			 start_time;	/* status.startTime, epoch s; 0 none */
+	int64_t			 finish_time;	/* main's terminated.finishedAt; 0 */
+	int32_t			 index;		/* label; -1 when absent or bad */
+	int32_t			 exit_code;	/* main's terminated.exitCode; -1 */
+	enum ty_pod_phase	 phase;
+	bool			 deleting;	/* metadata.deletionTimestamp */
+	bool			 ready;		/* condition Ready=True */
+	bool			 scheduled;	/* condition PodScheduled=True */
+	size_t			 size;		/* bytes of this allocation */
+	char			 strs[];
+};
+
+/*
+ * Makes the compact view of 'pod' (a v1 Pod) in *ret (free with
+ * session_pod_free()). Messages are truncated (TY_POD_MESSAGE_MAX,
+ * TY_TERM_MESSAGE_MAX) at a UTF-8 boundary; the termination message is
+ * kept only when the container exited non-zero. KC_EINVALID when the pod
+ * has no name, -ENOMEM. Thread-safe; 'pod' is only read.
+ */
+int	session_pod_from_json(const struct json_object *pod, struct ty_pod **ret)
+	    _must_check_;
+struct ty_pod *session_pod_free(struct ty_pod *);
+KC_DEFINE_CLEANUP(struct ty_pod, session_pod_free)
+
+/* A PodGroup, Service or NetworkPolicy named after the Run, as cached. */
+struct ty_child {
+	bool		 exists;
+	bool		 deleting;
+	int64_t		 session;	/* its trainyard.dev/session label; -1 */
+	char		 uid[64];
+};
+
+enum ty_kind {
+	TY_KIND_PODGROUP,
+	TY_KIND_SERVICE,
+	TY_KIND_NETPOL,
+	TY_KIND_POD,
+};
+
+struct ty_session_in {
+	const struct json_object *run;		/* the Run (its status is read) */
+	const struct ty_control	*ctl;		/* model_control() */
+	const struct ty_spec	*spec;		/* NULL when invalid */
+	const struct ty_problems *problems;	/* when spec is NULL; may be NULL */
+	const struct ty_config	*cfg;
+	struct ty_child		 podgroup, service, netpol;
+	struct ty_pod *const	*pods;		/* the Run's pods, any session */
+	size_t			 npods;
+	const int32_t		*expected;	/* created for status.session, unseen */
+	size_t			 nexpected;
+	enum ty_podgroup_api	 api;		/* in use: X_K8S, SIGS_K8S or NONE */
+	uint64_t		 now_ms;	/* wall clock, ms since the epoch */
+};
+
+struct ty_delete {
+	enum ty_kind	 kind;
+	char		 name[80];
+	char		 uid[64];	/* precondition; "" for none */
+};
+
+struct ty_event {
+	bool		 warning;
+	char		 reason[64];
+	char		 message[512];
+};
+
+struct ty_decision {
+	struct json_object	*status;	/* the new status (owned) */
+	bool			 status_changed;
+	int64_t			 session;	/* the session the creates belong to */
+	bool			 create_podgroup, create_service, create_netpol;
+	int32_t			*create_pods;	/* indices, ascending */
+	size_t			 ncreate_pods;
+	struct ty_delete	*deletes;
+	size_t			 ndeletes;
+	struct ty_event		 events[TY_EVENTS_MAX];
+	size_t			 nevents;
+	uint64_t		 next_check_ms;	/* wall clock; 0: no timed check */
+};
+
+/*
+ * Decides what a reconcile does (see the contract above) and fills *ret,
+ * which the caller releases with session_decision_release(). 0, or
+ * -ENOMEM with *ret empty. Thread-safe; the input is only read.
+ */
+int	session_decide(const struct ty_session_in *in, struct ty_decision *ret)
+	    _must_check_;
+void	session_decision_release(struct ty_decision *);
+
+#endif

@@ -1,0 +1,716 @@
+/*
+ * workqueue.c: deduplicating, rate-limited, delayed work queue.
+ *
+ * Every key the queue knows has one struct wq_item, found through a
+ * chained hash table, and three flags that are client-go's three sets:
+ *
+ *	dirty       the key needs processing (its "dirty set"): set by add,
+ *	            cleared when a worker takes the key
+ *	queued      the key is on the ready list, waiting for a worker;
+ *	            queued implies dirty and not processing
+ *	processing  a worker holds the key (the "processing set")
+ *
+ * add() of a dirty key does nothing: that is the deduplication. add() of
+ * a key that is processing but not dirty marks it dirty and does not
+ * queue it, and done() queues a dirty key again: so a key is never with
+ * two workers, and an add during processing is not lost. get() takes the
+ * head of the ready list, clears dirty, sets processing.
+ *
+ * Delays are a binary min-heap of items (array of pointers, the item
+ * remembers its index), ordered by due time and then by a sequence
+ * number, so equal deadlines fire in the order they were set. A key is in
+ * the heap at most once (the earlier deadline wins), so the heap never
+ * holds more than the number of keys, and its array grows when a key is
+ * created, never when one is delayed. The timers have no thread: every
+ * get() moves due items to the ready list before it looks, and a getter
+ * with nothing to do sleeps only until the earliest deadline.
+ *
+ * The ready list's link is also the processing list's (an item is never
+ * on both), ordered by get() time, so the longest-running key is its head.
+ *
+ * An item is freed as soon as nothing refers to it: not dirty, not
+ * processing, not in the heap, and no failures counted for backoff.
+ *
+ * One mutex guards everything; 'cv' wakes getters (new key, new earliest
+ * timer, shutdown), 'drained' wakes shut_down_with_drain(). Metric
+ * callbacks run after the mutex is released.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <time.h>
+
+#include <kc/alloc.h>
+#include <kc/clock.h>
+#include <kc/macro.h>
+#include <kc/ratelimit.h>
+#include <kc/workqueue.h>
+
+#define NOT_IN_HEAP	UINT32_MAX
+#define BUCKETS_MIN	64
+#define WAIT_MAX_MS	1000	/* longest real sleep before looking at the clock again */
+
+struct wq_item {
+	TAILQ_ENTRY(wq_item)	 link;		/* ready list or processing list */
+	struct wq_item		*hnext;		/* hash chain */
+	uint64_t		 due_ms;	/* in the heap: when it fires */
+	uint64_t		 seq;		/* in the heap: ties in order */
+	uint64_t		 added_ms;	/* dirty: when it was added */
+	uint64_t		 started_ms;	/* processing: when get() returned it */
+	uint32_t		 hash;
+	uint32_t		 heap_idx;	/* NOT_IN_HEAP or its index */
+	uint32_t		 failures;
+	unsigned		 dirty:1, queued:1, processing:1;
+	char			 key[];
+};
+
+TAILQ_HEAD(wq_list, wq_item);
+
+struct kc_workqueue {
+	pthread_mutex_t		 mu;
+	pthread_cond_t		 cv;
+	pthread_cond_t		 drained;
+	struct kc_workqueue_opts opts;
+
+	struct wq_item		**buckets;
+	size_t			 nbuckets;	/* a power of two */
+	size_t			 nitems;
+	uint32_t		 seed;
+
+	struct wq_list		 ready;
+	struct wq_list		 processing;
+	struct wq_item		**heap;
+	size_t			 heap_len, heap_cap;
+	uint64_t		 seq;
+
+	bool			 shutting_down;
+	struct kc_workqueue_stats stats;	/* counters; gauges filled on read */
+	uint64_t		 started_sum;	/* sum of started_ms while processing */
+};
+
+/* ---- keys --------------------------------------------------------------- */
+
+static uint32_t
+key_hash(uint32_t seed, const char *key)
+{
+	uint32_t h = 2166136261u ^ seed;
+
+	for (const unsigned char *p = (const unsigned char *)key; *p != '\0'; p++) {
+		h ^= *p;
+		h *= 16777619u;
+	}
+	return h ^ (h >> 15);
+}
+
+static int
+check_key(const char *key)
+{
+	if (key == NULL || key[0] == '\0' || strnlen(key, KC_WORKQUEUE_KEY_MAX) ==
+	    KC_WORKQUEUE_KEY_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+static struct wq_item *
+find(struct kc_workqueue *q, const char *key, uint32_t h)
+{
+	struct wq_item *it;
+
+	for (it = q->buckets[h & (q->nbuckets - 1)]; it != NULL; it = it->hnext)
+		if (it->hash == h && strcmp(it->key, key) == 0)
+			return it;
+	return NULL;
+}
+
+/* Doubles the bucket array; on failure the table just stays fuller. */
+static void
+grow_buckets(struct kc_workqueue *q)
+{
+	size_t n = q->nbuckets * 2;
+	struct wq_item **b;
+
+	if ((b = kc_calloc(n, sizeof(*b))) == NULL)
+		return;
+	for (size_t i = 0; i < q->nbuckets; i++) {
+		struct wq_item *it = q->buckets[i], *next;
+
+		for (; it != NULL; it = next) {
+			next = it->hnext;
+			it->hnext = b[it->hash & (n - 1)];
+			b[it->hash & (n - 1)] = it;
+		}
+	}
+	kc_free(q->buckets);
+	q->buckets = b;
+	q->nbuckets = n;
+}
+
+/* The key's item, created when absent; NULL only for -ENOMEM. */
+static struct wq_item *
+get_item(struct kc_workqueue *q, const char *key)
+{
+	uint32_t h = key_hash(q->seed, key);
+	size_t len;
+	struct wq_item *it;
+
+	if ((it = find(q, key, h)) != NULL)
+		return it;
+	if (q->nitems == q->heap_cap) {
+		size_t cap = q->heap_cap != 0 ? q->heap_cap * 2 : BUCKETS_MIN;
+		struct wq_item **heap = kc_reallocarray(q->heap, cap, sizeof(*heap));
+
+		if (heap == NULL)
+			return NULL;
+		q->heap = heap;
+		q->heap_cap = cap;
+	}
+	len = strlen(key);
+	if ((it = kc_malloc(sizeof(*it) + len + 1)) == NULL)
+		return NULL;
+	memset(it, 0, sizeof(*it));
+	memcpy(it->key, key, len + 1);
+	it->hash = h;
+	it->heap_idx = NOT_IN_HEAP;
+	it->hnext = q->buckets[h & (q->nbuckets - 1)];
+	q->buckets[h & (q->nbuckets - 1)] = it;
+	if (++q->nitems > q->nbuckets)
+		grow_buckets(q);
+	return it;
+}
+
+/* Frees the item when nothing refers to it any more. */
+static void
+release(struct kc_workqueue *q, struct wq_item *it)
+{
+	struct wq_item **pp;
+
+	if (it->dirty || it->processing || it->heap_idx != NOT_IN_HEAP || it->failures != 0)
+		return;
+	for (pp = &q->buckets[it->hash & (q->nbuckets - 1)]; *pp != it; pp = &(*pp)->hnext)
+		;
+	*pp = it->hnext;
+	q->nitems--;
+	kc_free(it);
+}
+
+/* ---- the timer heap ------------------------------------------------------ */
+
+static bool
+earlier(const struct wq_item *a, const struct wq_item *b)
+{
+	return a->due_ms < b->due_ms || (a->due_ms == b->due_ms && a->seq < b->seq);
+}
+
+static void
+heap_set(struct kc_workqueue *q, size_t i, struct wq_item *it)
+{
+	q->heap[i] = it;
+	it->heap_idx = (uint32_t)i;
+}
+
+static void
+sift_up(struct kc_workqueue *q, size_t i)
+{
+	struct wq_item *it = q->heap[i];
+
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+
+		if (!earlier(it, q->heap[parent]))
+			break;
+		heap_set(q, i, q->heap[parent]);
+		i = parent;
+	}
+	heap_set(q, i, it);
+}
+
+static void
+sift_down(struct kc_workqueue *q, size_t i)
+{
+	struct wq_item *it = q->heap[i];
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= q->heap_len)
+			break;
+		if (c + 1 < q->heap_len && earlier(q->heap[c + 1], q->heap[c]))
+			c++;
+		if (!earlier(q->heap[c], it))
+			break;
+		heap_set(q, i, q->heap[c]);
+		i = c;
+	}
+	heap_set(q, i, it);
+}
+
+static void
+heap_remove_top(struct kc_workqueue *q)
+{
+	struct wq_item *top = q->heap[0];
+
+	top->heap_idx = NOT_IN_HEAP;
+	if (--q->heap_len > 0) {
+		heap_set(q, 0, q->heap[q->heap_len]);
+		sift_down(q, 0);
+	}
+}
+
+/* ---- queueing ------------------------------------------------------------ */
+
+static void
+enqueue(struct kc_workqueue *q, struct wq_item *it)
+{
+	TAILQ_INSERT_TAIL(&q->ready, it, link);
+	it->queued = 1;
+	q->stats.depth++;
+	(void)pthread_cond_signal(&q->cv);
+}
+
+/* add() under the lock, on an existing item. */
+static void
+add_item(struct kc_workqueue *q, struct wq_item *it, uint64_t now)
+{
+	q->stats.adds++;
+	if (it->dirty)
+		return;
+	it->dirty = 1;
+	it->added_ms = now;
+	if (!it->processing)
+		enqueue(q, it);
+}
+
+/* Moves the due timers to the ready list. */
+static void
+fire_timers(struct kc_workqueue *q, uint64_t now)
+{
+	while (q->heap_len > 0 && q->heap[0]->due_ms <= now) {
+		struct wq_item *it = q->heap[0];
+
+		heap_remove_top(q);
+		add_item(q, it, now);
+	}
+}
+
+int
+kc_workqueue_new(const struct kc_workqueue_opts *opts, struct kc_workqueue **ret)
+{
+	struct kc_workqueue *q;
+	pthread_condattr_t ca;
+	int n = 0;
+
+	if ((q = kc_calloc(1, sizeof(*q))) == NULL)
+		return -ENOMEM;
+	if (opts != NULL)
+		q->opts = *opts;
+	if (q->opts.backoff_base_ms == 0)
+		q->opts.backoff_base_ms = KC_WORKQUEUE_BACKOFF_BASE_MS;
+	if (q->opts.backoff_max_ms == 0)
+		q->opts.backoff_max_ms = KC_WORKQUEUE_BACKOFF_MAX_MS;
+	if (q->opts.backoff_max_ms < q->opts.backoff_base_ms) {
+		kc_free(q);
+		return -EINVAL;
+	}
+	q->nbuckets = BUCKETS_MIN;
+	if ((q->buckets = kc_calloc(q->nbuckets, sizeof(*q->buckets))) == NULL) {
+		kc_free(q);
+		return -ENOMEM;
+	}
+	q->seed = (uint32_t)kc_random_u64();
+	TAILQ_INIT(&q->ready);
+	TAILQ_INIT(&q->processing);
+	if (pthread_condattr_init(&ca) != 0)
+		goto fail;
+	(void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	if (pthread_mutex_init(&q->mu, NULL) != 0 ||
+	    (++n, pthread_cond_init(&q->cv, &ca) != 0) ||
+	    (++n, pthread_cond_init(&q->drained, &ca) != 0)) {
+		(void)pthread_condattr_destroy(&ca);
+		goto fail;
+	}
+	(void)pthread_condattr_destroy(&ca);
+	*ret = q;
+	return 0;
+fail:
+	if (n >= 2)
+		(void)pthread_cond_destroy(&q->cv);
+	if (n >= 1)
+		(void)pthread_mutex_destroy(&q->mu);
+	kc_free(q->buckets);
+	kc_free(q);
+	return -ENOMEM;
+}
+
+struct kc_workqueue *
+kc_workqueue_free(struct kc_workqueue *q)
+{
+	if (q == NULL)
+		return NULL;
+	for (size_t i = 0; i < q->nbuckets; i++) {
+		struct wq_item *it = q->buckets[i], *next;
+
+		for (; it != NULL; it = next) {
+			next = it->hnext;
+			kc_free(it);
+		}
+	}
+	kc_free(q->buckets);
+	kc_free(q->heap);
+	(void)pthread_cond_destroy(&q->cv);
+	(void)pthread_cond_destroy(&q->drained);
+	(void)pthread_mutex_destroy(&q->mu);
+	return kc_free(q);
+}
+
+int
+kc_workqueue_add(struct kc_workqueue *q, const char *key)
+{
+	struct wq_item *it;
+	int r = 0;
+
+	if (check_key(key) < 0)
+		return -EINVAL;
+	(void)pthread_mutex_lock(&q->mu);
+	if (q->shutting_down)
+		r = -ESHUTDOWN;
+	else if ((it = get_item(q, key)) == NULL)
+		r = -ENOMEM;
+	else
+		add_item(q, it, kc_clock_now_ms());
+	(void)pthread_mutex_unlock(&q->mu);
+	return r;
+}
+
+/* add_after() under the lock. */
+static int
+add_after_locked(struct kc_workqueue *q, struct wq_item *it, uint64_t delay_ms)
+{
+	uint64_t now = kc_clock_now_ms();
+	uint64_t due = delay_ms > UINT64_MAX - now ? UINT64_MAX : now + delay_ms;
+
+	if (delay_ms == 0) {
+		add_item(q, it, now);
+		return 0;
+	}
+	if (it->heap_idx != NOT_IN_HEAP) {
+		if (due >= it->due_ms)
+			return 0;
+		it->due_ms = due;
+		sift_up(q, it->heap_idx);
+	} else {
+		it->due_ms = due;
+		it->seq = q->seq++;
+		heap_set(q, q->heap_len++, it);
+		sift_up(q, it->heap_idx);
+	}
+	/* A new earliest deadline: sleeping getters must wake sooner. */
+	if (it->heap_idx == 0)
+		(void)pthread_cond_broadcast(&q->cv);
+	return 0;
+}
+
+int
+kc_workqueue_add_after(struct kc_workqueue *q, const char *key, uint64_t delay_ms)
+{
+	struct wq_item *it;
+	int r;
+
+	if (check_key(key) < 0)
+		return -EINVAL;
+	(void)pthread_mutex_lock(&q->mu);
+	if (q->shutting_down)
+		r = -ESHUTDOWN;
+	else if ((it = get_item(q, key)) == NULL)
+		r = -ENOMEM;
+	else
+		r = add_after_locked(q, it, delay_ms);
+	(void)pthread_mutex_unlock(&q->mu);
+	return r;
+}
+
+static uint64_t
+backoff_ms(const struct kc_workqueue *q, uint32_t failures)
+{
+	uint64_t d = q->opts.backoff_base_ms;
+
+	for (uint32_t i = 0; i < failures && d < q->opts.backoff_max_ms; i++)
+		d *= 2;
+	return KC_MIN(d, (uint64_t)q->opts.backoff_max_ms);
+}
+
+int
+kc_workqueue_add_rate_limited(struct kc_workqueue *q, const char *key)
+{
+	struct wq_item *it;
+	uint64_t delay;
+	int r;
+
+	if (check_key(key) < 0)
+		return -EINVAL;
+	(void)pthread_mutex_lock(&q->mu);
+	if (q->shutting_down)
+		r = -ESHUTDOWN;
+	else if ((it = get_item(q, key)) == NULL)
+		r = -ENOMEM;
+	else {
+		delay = backoff_ms(q, it->failures);
+		if (it->failures < UINT32_MAX)
+			it->failures++;
+		q->stats.retries++;
+		if (q->opts.limiter != NULL) {
+			uint64_t overall = kc_ratelimit_reserve(q->opts.limiter);
+
+			delay = KC_MAX(delay, overall);
+		}
+		r = add_after_locked(q, it, delay);
+	}
+	(void)pthread_mutex_unlock(&q->mu);
+	return r;
+}
+
+void
+kc_workqueue_forget(struct kc_workqueue *q, const char *key)
+{
+	struct wq_item *it;
+
+	if (check_key(key) < 0)
+		return;
+	(void)pthread_mutex_lock(&q->mu);
+	if ((it = find(q, key, key_hash(q->seed, key))) != NULL) {
+		it->failures = 0;
+		release(q, it);
+	}
+	(void)pthread_mutex_unlock(&q->mu);
+}
+
+unsigned
+kc_workqueue_num_requeues(struct kc_workqueue *q, const char *key)
+{
+	struct wq_item *it;
+	unsigned n = 0;
+
+	if (check_key(key) < 0)
+		return 0;
+	(void)pthread_mutex_lock(&q->mu);
+	if ((it = find(q, key, key_hash(q->seed, key))) != NULL)
+		n = it->failures;
+	(void)pthread_mutex_unlock(&q->mu);
+	return n;
+}
+
+/* ---- getting --------------------------------------------------------------- */
+
+/* Waits on 'cv' for at most 'ms' of real time. Under the lock. */
+static void
+timed_wait(struct kc_workqueue *q, pthread_cond_t *cv, uint64_t ms)
+{
+	struct timespec ts;
+
+	ms = KC_MIN(ms, (uint64_t)WAIT_MAX_MS);
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += (time_t)(ms / 1000);
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	(void)pthread_cond_timedwait(cv, &q->mu, &ts);
+}
+
+static int
+get_common(struct kc_workqueue *q, char *buf, size_t size, bool block)
+{
+	struct wq_item *it;
+	uint64_t now, latency = 0;
+	int r = 0;
+
+	if (buf == NULL || size < KC_WORKQUEUE_KEY_MAX)
+		return -EINVAL;
+	(void)pthread_mutex_lock(&q->mu);
+	for (;;) {
+		now = kc_clock_now_ms();
+		if (!q->shutting_down)
+			fire_timers(q, now);
+		if (!TAILQ_EMPTY(&q->ready))
+			break;
+		if (q->shutting_down) {
+			r = -ESHUTDOWN;
+			goto out;
+		}
+		if (!block) {
+			r = -EAGAIN;
+			goto out;
+		}
+		if (q->heap_len > 0)
+			timed_wait(q, &q->cv, q->heap[0]->due_ms - now);
+		else
+			(void)pthread_cond_wait(&q->cv, &q->mu);
+	}
+	it = TAILQ_FIRST(&q->ready);
+	TAILQ_REMOVE(&q->ready, it, link);
+	q->stats.depth--;
+	it->queued = 0;
+	it->dirty = 0;
+	it->processing = 1;
+	it->started_ms = now;
+	TAILQ_INSERT_TAIL(&q->processing, it, link);
+	q->stats.processing++;
+	q->started_sum += now;
+	latency = now >= it->added_ms ? now - it->added_ms : 0;
+	q->stats.latency_count++;
+	q->stats.latency_ms_sum += latency;
+	memcpy(buf, it->key, strlen(it->key) + 1);
+out:
+	(void)pthread_mutex_unlock(&q->mu);
+	if (r == 0 && q->opts.observe != NULL)
+		q->opts.observe(q->opts.observe_arg, KC_WORKQUEUE_LATENCY, latency);
+	return r;
+}
+
+int
+kc_workqueue_get(struct kc_workqueue *q, char *buf, size_t size)
+{
+	return get_common(q, buf, size, true);
+}
+
+int
+kc_workqueue_try_get(struct kc_workqueue *q, char *buf, size_t size)
+{
+	return get_common(q, buf, size, false);
+}
+
+int
+kc_workqueue_done(struct kc_workqueue *q, const char *key)
+{
+	struct wq_item *it;
+	uint64_t now, work = 0;
+	int r = 0;
+
+	if (check_key(key) < 0)
+		return -ENOENT;
+	(void)pthread_mutex_lock(&q->mu);
+	if ((it = find(q, key, key_hash(q->seed, key))) == NULL || !it->processing) {
+		r = -ENOENT;
+		goto out;
+	}
+	now = kc_clock_now_ms();
+	TAILQ_REMOVE(&q->processing, it, link);
+	it->processing = 0;
+	q->stats.processing--;
+	q->started_sum -= it->started_ms;
+	work = now >= it->started_ms ? now - it->started_ms : 0;
+	q->stats.work_count++;
+	q->stats.work_ms_sum += work;
+	if (it->dirty)
+		enqueue(q, it);
+	else
+		release(q, it);
+	if (q->stats.processing == 0 && TAILQ_EMPTY(&q->ready))
+		(void)pthread_cond_broadcast(&q->drained);
+out:
+	(void)pthread_mutex_unlock(&q->mu);
+	if (r == 0 && q->opts.observe != NULL)
+		q->opts.observe(q->opts.observe_arg, KC_WORKQUEUE_WORK, work);
+	return r;
+}
+
+/* ---- shutdown and state ---------------------------------------------------- */
+
+/* Under the lock: marks the shutdown and drops the timers. */
+static void
+shut_down_locked(struct kc_workqueue *q)
+{
+	if (q->shutting_down)
+		return;
+	q->shutting_down = true;
+	while (q->heap_len > 0) {
+		struct wq_item *it = q->heap[--q->heap_len];
+
+		it->heap_idx = NOT_IN_HEAP;
+		release(q, it);
+	}
+	(void)pthread_cond_broadcast(&q->cv);
+	(void)pthread_cond_broadcast(&q->drained);
+}
+
+void
+kc_workqueue_shut_down(struct kc_workqueue *q)
+{
+	(void)pthread_mutex_lock(&q->mu);
+	shut_down_locked(q);
+	(void)pthread_mutex_unlock(&q->mu);
+}
+
+int
+kc_workqueue_shut_down_with_drain(struct kc_workqueue *q, uint64_t timeout_ms)
+{
+	uint64_t start, now;
+	int r = 0;
+
+	(void)pthread_mutex_lock(&q->mu);
+	shut_down_locked(q);
+	start = kc_clock_now_ms();
+	while (q->stats.processing > 0 || !TAILQ_EMPTY(&q->ready)) {
+		now = kc_clock_now_ms();
+		if (now - start >= timeout_ms) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		timed_wait(q, &q->drained, timeout_ms - (now - start));
+	}
+	(void)pthread_mutex_unlock(&q->mu);
+	return r;
+}
+
+bool
+kc_workqueue_shutting_down(struct kc_workqueue *q)
+{
+	bool s;
+
+	(void)pthread_mutex_lock(&q->mu);
+	s = q->shutting_down;
+	(void)pthread_mutex_unlock(&q->mu);
+	return s;
+}
+
+size_t
+kc_workqueue_len(struct kc_workqueue *q)
+{
+	size_t n;
+
+	(void)pthread_mutex_lock(&q->mu);
+	n = q->stats.depth;
+	(void)pthread_mutex_unlock(&q->mu);
+	return n;
+}
+
+void
+kc_workqueue_wake(struct kc_workqueue *q)
+{
+	(void)pthread_mutex_lock(&q->mu);
+	(void)pthread_cond_broadcast(&q->cv);
+	(void)pthread_cond_broadcast(&q->drained);
+	(void)pthread_mutex_unlock(&q->mu);
+}
+
+void
+kc_workqueue_stats(struct kc_workqueue *q, struct kc_workqueue_stats *ret)
+{
+	struct wq_item *oldest;
+	uint64_t now;
+
+	(void)pthread_mutex_lock(&q->mu);
+	now = kc_clock_now_ms();
+	*ret = q->stats;
+	ret->keys = q->nitems;
+	ret->delayed = q->heap_len;
+	ret->unfinished_work_ms = q->stats.processing * now > q->started_sum ?
+	    q->stats.processing * now - q->started_sum : 0;
+	oldest = TAILQ_FIRST(&q->processing);
+	ret->longest_running_ms = oldest != NULL && now > oldest->started_ms ?
+	    now - oldest->started_ms : 0;
+	(void)pthread_mutex_unlock(&q->mu);
+}

@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# Service-account tokens with the real kubectl: kubectl create token (1.27
+# sends JSON, 1.33 protobuf), a kubeconfig holding the token (whoami, RBAC
+# naming the SA user), revocation with the service account and the bound
+# pod, tokens across a restart with --data-dir, the OIDC discovery
+# documents; and kubectl 1.33's protobuf bodies for create quota,
+# priorityclass and pdb. Expiry is tested in the unit suite (the shortest
+# allowed token lives ten minutes).
+
+load devcluster
+
+K127=/usr/lib/google-cloud-sdk/bin/kubectl.1.27
+
+setup_file() { dc_start --kubernetes-version 1.33; }
+teardown_file() { dc_stop; }
+
+# The JSON of segment N (0: header, 1: claims) of a JWT.
+jwt_part() {
+	local s
+	s="$(cut -d. -f$(($2 + 1)) <<<"$1" | tr '_-' '/+')"
+	while [ $((${#s} % 4)) -ne 0 ]; do s="$s="; done
+	base64 -d <<<"$s"
+}
+
+kubectl127() {
+	"$K127" --kubeconfig "$KUBECONFIG" --cache-dir "$DC_DIR/cache127" \
+	    --request-timeout=20s "$@"
+}
+
+@test "kubectl 1.33 create token: a signed JWT for the service account" {
+	kubectl create namespace tok
+	kubectl -n tok create serviceaccount robot
+	uid="$(kubectl -n tok get sa robot -o jsonpath='{.metadata.uid}')"
+	t="$(kubectl -n tok create token robot)"
+	[ "$(jwt_part "$t" 0 | jq -r .alg)" = RS256 ]
+	c="$(jwt_part "$t" 1)"
+	[ "$(jq -r .iss <<<"$c")" = https://kubernetes.default.svc.cluster.local ]
+	[ "$(jq -r .sub <<<"$c")" = system:serviceaccount:tok:robot ]
+	[ "$(jq -c .aud <<<"$c")" = '["https://kubernetes.default.svc.cluster.local"]' ]
+	[ "$(jq '.exp - .iat' <<<"$c")" -eq 3600 ]
+	[ "$(jq -r '."kubernetes.io".serviceaccount.uid' <<<"$c")" = "$uid" ]
+	[ "$(jq -r '."kubernetes.io".namespace' <<<"$c")" = tok ]
+}
+
+@test "kubectl 1.27 create token with --duration and --audience" {
+	t="$(kubectl127 -n tok create token robot --duration 20m --audience a --audience b)"
+	c="$(jwt_part "$t" 1)"
+	[ "$(jq '.exp - .iat' <<<"$c")" -eq 1200 ]
+	[ "$(jq -c .aud <<<"$c")" = '["a","b"]' ]
+	run kubectl -n tok create token robot --duration 5m
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: Invalid value: 300: may not specify a duration less than 10 minutes'* ]]
+	run kubectl -n tok create token ghost
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'serviceaccounts "ghost" not found'* ]]
+}
+
+@test "a kubeconfig with the token: whoami, 403 naming the SA, then a RoleBinding" {
+	t="$(kubectl -n tok create token robot)"
+	kc="$BATS_TEST_TMPDIR/robot.kubeconfig"
+	cp "$KUBECONFIG" "$kc"
+	kubectl --kubeconfig "$kc" config set-credentials robot --token="$t"
+	kubectl --kubeconfig "$kc" config set-context --current --user=robot --namespace=tok
+	run kubectl --kubeconfig "$kc" auth whoami -o json
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .status.userInfo.username <<<"$output")" = system:serviceaccount:tok:robot ]
+	[ "$(jq -c .status.userInfo.groups <<<"$output")" = \
+	    '["system:serviceaccounts","system:serviceaccounts:tok","system:authenticated"]' ]
+	run kubectl --kubeconfig "$kc" get pods
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'pods is forbidden: User "system:serviceaccount:tok:robot" cannot list resource "pods" in API group "" in the namespace "tok"'* ]]
+	kubectl -n tok create rolebinding robot-view --clusterrole=view \
+	    --serviceaccount=tok:robot
+	run kubectl --kubeconfig "$kc" get pods
+	[ "$status" -eq 0 ]
+	run kubectl --kubeconfig "$kc" auth can-i list pods
+	[ "$output" = yes ]
+	run kubectl --kubeconfig "$kc" auth can-i create pods
+	[ "$output" = no ]
+	# The discovery documents are open to service accounts.
+	run kubectl --kubeconfig "$kc" get --raw /.well-known/openid-configuration
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .issuer <<<"$output")" = https://kubernetes.default.svc.cluster.local ]
+}
+
+@test "deleting the bound pod, then the service account, makes tokens 401" {
+	kubectl -n tok create serviceaccount bot
+	kubectl -n tok run p --image=busybox --restart=Never \
+	    --overrides='{"spec":{"serviceAccountName":"bot"}}'
+	pt="$(kubectl -n tok create token bot --bound-object-kind Pod --bound-object-name p)"
+	st="$(kubectl -n tok create token bot)"
+	[ "$(jwt_part "$pt" 1 | jq -r '."kubernetes.io".pod.name')" = p ]
+	run kubectl --token="$pt" auth whoami -o jsonpath='{.status.userInfo.username}'
+	[ "$output" = system:serviceaccount:tok:bot ]
+	kubectl -n tok delete pod p --grace-period=0 --force
+	kubectl -n tok wait --for=delete pod/p --timeout=20s
+	run kubectl --token="$pt" auth whoami
+	[ "$status" -ne 0 ]
+	[[ "$output" == *Unauthorized* ]]
+	run kubectl --token="$st" auth whoami -o jsonpath='{.status.userInfo.username}'
+	[ "$output" = system:serviceaccount:tok:bot ]
+	kubectl -n tok delete serviceaccount bot
+	run kubectl --token="$st" auth whoami
+	[ "$status" -ne 0 ]
+	[[ "$output" == *Unauthorized* ]]
+	# A new service account of the same name does not revive it.
+	kubectl -n tok create serviceaccount bot
+	run kubectl --token="$st" get --raw /api
+	[ "$status" -ne 0 ]
+	# Garbage is 401 too, and the server keeps serving.
+	run kubectl --token="eyJhbGciOiJSUzI1NiJ9.e30.AAAA" get --raw /api
+	[ "$status" -ne 0 ]
+	[[ "$output" == *Unauthorized* ]]
+	kubectl get --raw /readyz
+}
+
+@test "OIDC discovery: the issuer's configuration and its key set" {
+	t="$(kubectl -n tok create token robot)"
+	cfg="$(kubectl get --raw /.well-known/openid-configuration)"
+	[ "$(jq -r .issuer <<<"$cfg")" = https://kubernetes.default.svc.cluster.local ]
+	[[ "$(jq -r .jwks_uri <<<"$cfg")" == https://127.0.0.1:*/openid/v1/jwks ]]
+	[ "$(jq -c .id_token_signing_alg_values_supported <<<"$cfg")" = '["RS256"]' ]
+	keys="$(kubectl get --raw /openid/v1/jwks)"
+	[ "$(jq -r '.keys[0].kid' <<<"$keys")" = "$(jwt_part "$t" 0 | jq -r .kid)" ]
+	[ "$(jq -r '.keys[0].kty + " " + .keys[0].alg + " " + .keys[0].e' <<<"$keys")" = \
+	    "RSA RS256 AQAB" ]
+	run kubectl get clusterrolebinding system:service-account-issuer-discovery \
+	    -o jsonpath='{.subjects[0].name}'
+	[ "$output" = system:serviceaccounts ]
+}
+
+@test "kubectl 1.33 create quota, priorityclass and pdb (protobuf bodies)" {
+	kubectl -n tok create quota q --hard=pods=4,requests.nvidia.com/gpu=8 --scopes=NotBestEffort
+	run kubectl -n tok get quota q -o jsonpath='{.spec.hard.pods} {.spec.scopes[0]}'
+	[ "$output" = "4 NotBestEffort" ]
+	kubectl create priorityclass urgent --value=100000 --description="for tests" \
+	    --preemption-policy=Never
+	run kubectl get priorityclass urgent -o jsonpath='{.value} {.description} {.preemptionPolicy}'
+	[ "$output" = "100000 for tests Never" ]
+	kubectl create priorityclass below --value=-10
+	run kubectl get priorityclass below -o jsonpath='{.value}'
+	[ "$output" = "-10" ]
+	if kubectl api-resources --api-group=policy -o name | grep -qx poddisruptionbudgets.policy
+	then
+		kubectl -n tok create pdb budget --selector=app=x --min-available=50%
+		run kubectl -n tok get pdb budget -o jsonpath='{.spec.minAvailable}'
+		[ "$output" = "50%" ]
+	fi
+}
+
+@test "--data-dir: tokens survive a restart (sa.key, mode 0600)" {
+	dc_start_extra P --kubernetes-version 1.33
+	[ "$(stat -c %a "$P/data/sa.key")" = 600 ]
+	kubectl_at "$P" create serviceaccount keeper
+	t="$(kubectl_at "$P" create token keeper)"
+	pid="$(cat "$P/pid")"
+	kill -TERM "$pid"
+	for i in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	! kill -0 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || true
+	rm -f "$P/kubeconfig"
+	_dc_launch "$P" --kubernetes-version 1.33
+	run kubectl_at "$P" --token="$t" auth whoami -o jsonpath='{.status.userInfo.username}'
+	[ "$status" -eq 0 ]
+	[ "$output" = system:serviceaccount:default:keeper ]
+	dc_stop_extra "$P"
+}

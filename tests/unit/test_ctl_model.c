@@ -1,0 +1,563 @@
+/*
+ * test_ctl_model.c: Run validation and the desired objects.
+ *
+ * Golden files: tests/fixtures/controller/<case>.yaml holds a Run and its
+ * ResourceProfile; <case>-<api>.json the objects the model builds (the
+ * PodGroup when gang scheduling is on, the Service, the NetworkPolicy and
+ * the first and last pods). TY_UPDATE_GOLDEN=1 rewrites the golden files
+ * (review the diff before committing it).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include <kc/alloc.h>
+#include <kc/err.h>
+#include <kc/buf.h>
+#include <kc/json.h>
+#include <kc/quantity.h>
+#include <kc/str.h>
+#include <kc/yaml.h>
+
+#include "testutil.h"
+#include "../../controller/config.h"
+#include "../../controller/model.h"
+
+static struct json_object *
+yaml(const char *text)
+{
+	struct json_object *o = NULL;
+	struct kc_status st = { 0 };
+
+	ck_assert_msg(kc_yaml_parse_one(text, strlen(text), NULL, &o, &st) == 0,
+	    "bad test YAML: %s", st.message);
+	return o;
+}
+
+/* The Run and (when there is one) the profile of a fixture file. */
+static void
+load_case(const char *name, struct json_object **run, struct json_object **profile)
+{
+	char file[128];
+	char *text;
+	size_t len;
+	struct json_object *docs = NULL;
+	struct kc_status st = { 0 };
+
+	snprintf(file, sizeof(file), "controller/%s.yaml", name);
+	text = tu_fixture(file, &len);
+	ck_assert_msg(kc_yaml_parse(text, len, NULL, &docs, &st) == 0, "%s", st.message);
+	kc_free(text);
+	*run = json_object_get(json_object_array_get_idx(docs, 0));
+	*profile = json_object_array_length(docs) > 1 ?
+	    json_object_get(json_object_array_get_idx(docs, 1)) : NULL;
+	json_object_put(docs);
+}
+
+static void
+config_with_peers(struct ty_config *cfg)
+{
+	config_defaults(cfg);
+	cfg->ingress_peers = yaml("- namespaceSelector: {matchLabels: "
+	    "{kubernetes.io/metadata.name: monitoring}}\n");
+}
+
+static struct ty_spec *
+valid_spec(const struct json_object *run, const struct json_object *profile,
+    const struct ty_config *cfg)
+{
+	struct ty_spec *s = NULL;
+	struct ty_problems probs;
+	char text[2048];
+	int r = model_validate(run, profile, cfg, &s, &probs);
+
+	model_problems_text(&probs, text, sizeof(text));
+	ck_assert_msg(r == 0, "invalid: %s", text);
+	return s;
+}
+
+static struct json_object *
+objects(const struct ty_spec *s, const struct ty_config *cfg, enum ty_podgroup_api api,
+    int64_t session)
+{
+	struct json_object *all = json_object_new_object(), *o, *pods;
+
+	ck_assert_ptr_nonnull(all);
+	if (api != TY_PODGROUP_NONE) {
+		ck_assert_int_eq(model_podgroup(s, session, api, &o), 0);
+		ck_assert_int_eq(kc_json_put(all, "podGroup", o), 0);
+	} else
+		ck_assert_int_eq(model_podgroup(s, session, api, &o), -EINVAL);
+	ck_assert_int_eq(model_service(s, session, &o), 0);
+	ck_assert_int_eq(kc_json_put(all, "service", o), 0);
+	ck_assert_int_eq(model_network_policy(s, cfg, session, &o), 0);
+	ck_assert_int_eq(kc_json_put(all, "networkPolicy", o), 0);
+	ck_assert_int_eq(kc_json_put(all, "pods", pods = json_object_new_array()), 0);
+	ck_assert_int_eq(model_pod(s, cfg, session, api, 0, &o), 0);
+	ck_assert_int_eq(kc_json_append(pods, o), 0);
+	ck_assert_int_eq(model_pod(s, cfg, session, api, s->nodes - 1, &o), 0);
+	ck_assert_int_eq(kc_json_append(pods, o), 0);
+	ck_assert_int_eq(model_pod(s, cfg, session, api, s->nodes, &o), -EINVAL);
+	ck_assert_int_eq(model_pod(s, cfg, session, api, -1, &o), -EINVAL);
+	return all;
+}
+
+struct golden_case {
+	const char		*fixture;
+	enum ty_podgroup_api	 api;
+	const char		*golden;
+	bool			 peers;
+};
+
+static const struct golden_case golden_cases[] = {
+	{ "gpu4", TY_PODGROUP_X_K8S, "gpu4-x-k8s.json", true },
+	{ "preemptible", TY_PODGROUP_X_K8S, "preemptible-x-k8s.json", false },
+	{ "zone", TY_PODGROUP_X_K8S, "zone-x-k8s.json", false },
+	{ "plain", TY_PODGROUP_NONE, "plain-none.json", false },
+	{ "plain", TY_PODGROUP_SIGS_K8S, "plain-sigs-k8s.json", false },
+};
+
+START_TEST(test_golden)
+{
+	const struct golden_case *gc = &golden_cases[_i];
+	struct json_object *run, *profile, *got, *want = NULL;
+	struct ty_config cfg;
+	struct ty_spec *s;
+	char file[128], *text;
+	const char *out;
+	size_t len;
+	struct kc_status st = { 0 };
+
+	load_case(gc->fixture, &run, &profile);
+	if (gc->peers)
+		config_with_peers(&cfg);
+	else
+		config_defaults(&cfg);
+	s = valid_spec(run, profile, &cfg);
+	got = objects(s, &cfg, gc->api, 2);
+	snprintf(file, sizeof(file), "controller/%s", gc->golden);
+	if (getenv("TY_UPDATE_GOLDEN") != NULL) {
+		out = json_object_to_json_string_ext(got, JSON_C_TO_STRING_PRETTY |
+		    JSON_C_TO_STRING_NOSLASHESCAPE);
+		ck_assert_int_eq(kc_write_file_atomic(tu_fixture_path(file), out,
+		    strlen(out), 0644), 0);
+	}
+	text = tu_fixture(file, &len);
+	ck_assert_int_eq(kc_json_parse(text, len, &want, &st), 0);
+	kc_free(text);
+	ck_assert_msg(kc_json_equal(got, want), "%s differs:\n%s", file,
+	    json_object_to_json_string_ext(got, JSON_C_TO_STRING_PRETTY));
+	json_object_put(want);
+	json_object_put(got);
+	model_spec_free(s);
+	config_release(&cfg);
+	json_object_put(run);
+	json_object_put(profile);
+}
+END_TEST
+
+/* Details the golden files show, asserted one by one. */
+START_TEST(test_merge_rules)
+{
+	struct json_object *run, *profile, *pod, *env, *ctr;
+	struct ty_config cfg;
+	struct ty_spec *s;
+
+	load_case("gpu4", &run, &profile);
+	config_defaults(&cfg);
+	s = valid_spec(run, profile, &cfg);
+	ck_assert_int_eq(s->nodes, 4);
+	ck_assert_int_eq(s->gpus_per_node, 8);
+	ck_assert_int_eq(s->master_port, 23456);
+	ck_assert_str_eq(s->priority_class, "research");
+	/* The Run's memory limit wins and becomes the request too. */
+	ck_assert_str_eq(kc_json_str(s->limits, "memory"), "1536Gi");
+	ck_assert_str_eq(kc_json_str(s->requests, "memory"), "1536Gi");
+	ck_assert_str_eq(kc_json_str(s->requests, "cpu"), "96");
+	ck_assert_str_eq(kc_json_str(s->requests, "nvidia.com/gpu"), "8");
+	ck_assert_int_eq(model_pod(s, &cfg, 1, TY_PODGROUP_X_K8S, 2, &pod), 0);
+	ctr = json_object_array_get_idx(kc_json_get(pod, "spec", "containers"), 0);
+	env = kc_json_get(ctr, "env");
+	/* Trainyard's variables, then the profile's (NCCL_DEBUG replaced in place). */
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(env, 0), "name"),
+	    "TRAINYARD_RUN");
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(env, 4), "value"),
+	    "llama-0,llama-1,llama-2,llama-3");
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(env, 8), "name"), "RANK");
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(env, 8), "value"), "2");
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(env, 12), "name"),
+	    "NCCL_DEBUG");
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(env, 12), "value"), "WARN");
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(env, 13), "name"),
+	    "NCCL_IB_HCA");
+	ck_assert_str_eq(kc_json_str(pod, "spec", "hostname"), "llama-2");
+	ck_assert_str_eq(kc_json_str(pod, "metadata", "labels", TY_LABEL_SESSION), "1");
+	json_object_put(pod);
+	model_spec_free(s);
+	config_release(&cfg);
+	json_object_put(run);
+	json_object_put(profile);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Validation messages */
+
+#define RUN_HDR	"apiVersion: trainyard.dev/v1alpha1\nkind: Run\nmetadata: {name: r1, " \
+		"namespace: ns, uid: u1}\n"
+#define PROFILE	"apiVersion: trainyard.dev/v1alpha1\nkind: ResourceProfile\n" \
+		"metadata: {name: p}\nspec:\n  resources: {cpu: 4, nvidia.com/gpu: 8}\n" \
+		"  maxNodes: 8\n"
+
+struct invalid_case {
+	const char	*run;		/* the whole Run, or RUN_HDR + spec */
+	const char	*profile;	/* NULL: none */
+	const char	*field;		/* of the first problem */
+	const char	*message;	/* of the first problem */
+};
+
+static const struct invalid_case invalid_cases[] = {
+	{ RUN_HDR "spec: {nodes: 1, image: x}\n", NULL, "spec",
+	    "neither spec.profile nor spec.resources is set: say what each node gets, "
+	    "with a ResourceProfile (spec.profile) or spec.resources.limits such as "
+	    "{nvidia.com/gpu: 8}" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: h100}\n", NULL, "spec.profile",
+	    "ResourceProfile \"h100\" not found (\"kubectl get resourceprofiles\" lists "
+	    "them)" },
+	{ RUN_HDR "spec: {nodes: 16, image: x, profile: p}\n", PROFILE, "spec.nodes",
+	    "16 nodes is more than ResourceProfile \"p\" allows (maxNodes 8)" },
+	{ RUN_HDR "spec: {nodes: 0, image: x, profile: p}\n", PROFILE, "spec.nodes",
+	    "0 is out of range: a run has 1 to 10000 nodes" },
+	{ RUN_HDR "spec: {image: x, profile: p}\n", PROFILE, "spec.nodes",
+	    "required: the number of nodes (pods), 1 to 10000" },
+	{ RUN_HDR "spec: {nodes: 1, profile: p}\n", PROFILE, "spec.image",
+	    "required: the container image every node runs" },
+	{ "metadata: {name: 1run, namespace: ns, uid: u}\nspec: {nodes: 1, image: x, "
+	    "profile: p}\n", PROFILE, "metadata.name",
+	    "\"1run\" cannot name the run's Service: use at most 63 lowercase letters, "
+	    "digits and '-', starting with a letter and ending with a letter or digit" },
+	{ "metadata: {name: Run, namespace: ns, uid: u}\nspec: {nodes: 1, image: x, "
+	    "profile: p}\n", PROFILE, "metadata.name",
+	    "\"Run\" cannot name the run's Service: use at most 63 lowercase letters, "
+	    "digits and '-', starting with a letter and ending with a letter or digit" },
+	{ "metadata: {name: a23456789012345678901234567890123456789012345678901234567890, "
+	    "namespace: ns, uid: u}\nspec: {nodes: 1000, image: x, resources: {limits: "
+	    "{cpu: 1}}}\n", NULL, "metadata.name",
+	    "\"a23456789012345678901234567890123456789012345678901234567890\" is too long "
+	    "for 1000 nodes: the pod hostname \"a2345678901234567890123456789012345678901"
+	    "2345678901234567890-999\" would have 64 characters, and hostnames allow 63; "
+	    "use a name of at most 59 characters" },
+	{ "metadata: {name: r, namespace: ns}\nspec: {nodes: 1, image: x, profile: p}\n",
+	    PROFILE, "metadata.uid", "missing: the Run must come from the API server" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, resources: {limits: {cpu: two}}}\n", NULL,
+	    "spec.resources.limits[cpu]", "\"two\" is not a quantity (examples: 4, 500m, "
+	    "64Gi): quantities must match the regular expression "
+	    "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, resources: {limits: {memory: -1Gi}}}\n",
+	    NULL, "spec.resources.limits[memory]", "\"-1Gi\" is negative" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, resources: {limits: {nvidia.com/gpu: "
+	    "\"0.5\"}}}\n", NULL, "spec.resources.limits[nvidia.com/gpu]", "\"0.5\" is not "
+	    "a whole number: nvidia.com/gpu is counted in whole devices" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, resources: {requests: {nvidia.com/gpu: 2}, "
+	    "limits: {nvidia.com/gpu: 4}}}\n", NULL,
+	    "spec.resources.requests[nvidia.com/gpu]", "2 must equal its limit (4, from "
+	    "spec.resources.limits): devices such as nvidia.com/gpu cannot be "
+	    "overcommitted" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, resources: {requests: {cpu: "
+	    "8}}}\n", PROFILE, "spec.resources.requests[cpu]", "8 is more than the limit "
+	    "of 4 (from the profile); raise spec.resources.limits[cpu] too" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, env: [{name: MASTER_ADDR, "
+	    "value: x}]}\n", PROFILE, "spec.env[0].name", "MASTER_ADDR is set by Trainyard "
+	    "for every node and cannot be overridden" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, env: [{name: TRAINYARD_X, "
+	    "value: x}]}\n", PROFILE, "spec.env[0].name", "TRAINYARD_X is set by Trainyard "
+	    "for every node and cannot be overridden" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, env: [{name: A, value: x}, "
+	    "{name: A, value: y}]}\n", PROFILE, "spec.env[1]",
+	    "A is set twice in spec.env" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, env: [{name: 1A, value: x}]}\n",
+	    PROFILE, "spec.env[0].name", "\"1A\" is not a valid variable name (letters, "
+	    "digits, '_', '-' and '.', not starting with a digit)" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, env: [{name: A, value: x, "
+	    "valueFrom: {fieldRef: {fieldPath: metadata.name}}}]}\n", PROFILE, "spec.env[0]",
+	    "A sets both value and valueFrom" },
+	{ RUN_HDR "spec: {nodes: 2, image: x, profile: z}\n",
+	    "metadata: {name: z}\nspec: {resources: {cpu: 1}, zoneSelectors: [{minNodes: 4, "
+	    "maxNodes: 8, nodeSelector: {a: b}}, {minNodes: 16, nodeSelector: {a: c}}]}\n",
+	    "spec.nodes", "no zone of ResourceProfile \"z\" takes runs of 2 nodes (its "
+	    "zoneSelectors take 4-8, 16-10000 nodes)" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, ports: [{name: master, "
+	    "containerPort: 70000}]}\n", PROFILE, "spec.ports[0]",
+	    "containerPort must be 1 to 65535" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, ports: [{name: Master_Port, "
+	    "containerPort: 80}]}\n", PROFILE, "spec.ports[0]", "name \"Master_Port\" must "
+	    "be at most 15 lowercase letters, digits and '-', with at least one letter" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, ports: [{name: a, containerPort: "
+	    "80}, {name: a, containerPort: 81, protocol: QUIC}]}\n", PROFILE, "spec.ports[1]",
+	    "protocol must be TCP, UDP or SCTP" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, restartPolicy: Always}\n",
+	    PROFILE, "spec.restartPolicy", "must be Never, OnPreemption or OnFailure" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, activeDeadlineSeconds: 0}\n",
+	    PROFILE, "spec.activeDeadlineSeconds", "must be a whole number of seconds, at "
+	    "least 1" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, session: 0}\n", PROFILE,
+	    "spec.session", "must be a whole number, at least 1" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, maxRestarts: -1}\n", PROFILE,
+	    "spec.maxRestarts", "must be a whole number, at least 0" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, suspend: \"yes\"}\n", PROFILE,
+	    "spec.suspend", "must be true or false" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, template: {metadata: {labels: "
+	    "{trainyard.dev/run: other}}}}\n", PROFILE, "spec.template.metadata.labels",
+	    "trainyard.dev/run is set by Trainyard" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, template: {metadata: {labels: "
+	    "{\"bad key!\": x}}}}\n", PROFILE, "spec.template.metadata.labels", NULL },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, template: {spec: "
+	    "{serviceAccountName: Bad_SA}}}\n", PROFILE,
+	    "spec.template.spec.serviceAccountName", "\"Bad_SA\" is not a ServiceAccount "
+	    "name" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p, command: run.sh}\n", PROFILE,
+	    "spec.command", "must be a list of strings" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p}\n",
+	    "metadata: {name: p}\nspec: {resources: {cpu: 1}, env: [{name: RANK, value: "
+	    "\"0\"}]}\n", "ResourceProfile \"p\" spec.env[0].name", "RANK is set by Trainyard "
+	    "for every node and cannot be overridden" },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p}\n",
+	    "metadata: {name: p}\nspec: {resources: {cpu: lots}}\n",
+	    "ResourceProfile \"p\" spec.resources[cpu]", NULL },
+	{ RUN_HDR "spec: {nodes: 1, image: x, profile: p}\n",
+	    "metadata: {name: p}\nspec: {resources: {cpu: 1}, priorityClassName: "
+	    "High_Priority}\n", "ResourceProfile \"p\" spec.priorityClassName",
+	    "\"High_Priority\" is not a PriorityClass name" },
+	{ RUN_HDR "spec: 5\n", NULL, "spec", "missing: a Run needs at least nodes and image" },
+};
+
+START_TEST(test_invalid)
+{
+	const struct invalid_case *ic = &invalid_cases[_i];
+	struct json_object *run = yaml(ic->run);
+	struct json_object *profile = ic->profile != NULL ? yaml(ic->profile) : NULL;
+	struct ty_config cfg;
+	struct ty_spec *s = (struct ty_spec *)0x1;
+	struct ty_problems probs;
+
+	config_defaults(&cfg);
+	ck_assert_int_eq(model_validate(run, profile, &cfg, &s, &probs), KC_EINVALID);
+	ck_assert_ptr_eq(s, (struct ty_spec *)0x1);
+	ck_assert_uint_ge(probs.n, 1);
+	ck_assert_str_eq(probs.p[0].field, ic->field);
+	if (ic->message != NULL)
+		ck_assert_str_eq(probs.p[0].message, ic->message);
+	json_object_put(run);
+	json_object_put(profile);
+}
+END_TEST
+
+START_TEST(test_every_problem)
+{
+	struct json_object *run = yaml(RUN_HDR "spec: {nodes: 0, profile: gone, session: -1, "
+	    "env: [{name: RANK}], restartPolicy: Sometimes}\n");
+	struct ty_config cfg;
+	struct ty_spec *s = NULL;
+	struct ty_problems probs;
+	char text[4096];
+
+	config_defaults(&cfg);
+	ck_assert_int_eq(model_validate(run, NULL, &cfg, &s, &probs), KC_EINVALID);
+	ck_assert_uint_eq(probs.total, 6);
+	model_problems_text(&probs, text, sizeof(text));
+	ck_assert_str_eq(text, "spec.profile: ResourceProfile \"gone\" not found (\"kubectl "
+	    "get resourceprofiles\" lists them); spec.nodes: 0 is out of range: a run has "
+	    "1 to 10000 nodes; spec.session: must be a whole number, at least 1; "
+	    "spec.restartPolicy: must be Never, OnPreemption or OnFailure; "
+	    "spec.env[0].name: RANK is set by Trainyard for every node and cannot be "
+	    "overridden; spec.image: required: the container image every node runs");
+	model_problems_text(&probs, text, 40);
+	ck_assert_uint_eq(strlen(text), 39);
+	json_object_put(run);
+}
+END_TEST
+
+START_TEST(test_problems_bounded)
+{
+	struct kc_buf b;
+	struct json_object *run;
+	struct ty_config cfg;
+	struct ty_spec *s = NULL;
+	struct ty_problems probs;
+	char text[256];
+
+	kc_buf_init(&b, 1 << 16);
+	ck_assert_int_eq(kc_buf_puts(&b, RUN_HDR "spec: {nodes: 1, image: x, resources: "
+	    "{limits: {cpu: 1}}, env: ["), 0);
+	for (int i = 0; i < 40; i++)
+		ck_assert_int_eq(kc_buf_printf(&b, "%s{name: RANK}", i ? "," : ""), 0);
+	ck_assert_int_eq(kc_buf_puts(&b, "]}\n"), 0);
+	run = yaml(kc_buf_str(&b));
+	kc_buf_free(&b);
+	config_defaults(&cfg);
+	ck_assert_int_eq(model_validate(run, NULL, &cfg, &s, &probs), KC_EINVALID);
+	ck_assert_uint_eq(probs.n, TY_PROBLEMS_MAX);
+	ck_assert_uint_eq(probs.total, 40);
+	model_problems_text(&probs, text, sizeof(text));
+	ck_assert_uint_lt(strlen(text), sizeof(text));
+	json_object_put(run);
+}
+END_TEST
+
+START_TEST(test_control)
+{
+	struct json_object *run = yaml(RUN_HDR "spec: {nodes: 1, session: 4, suspend: true, "
+	    "activeDeadlineSeconds: 60, scheduleTimeoutSeconds: 30, restartPolicy: "
+	    "OnFailure, maxRestarts: 0}\n");
+	struct json_object *bad = yaml("metadata: {generation: 7}\nspec: {session: -3, "
+	    "suspend: maybe, activeDeadlineSeconds: x, restartPolicy: Sometimes, "
+	    "maxRestarts: -1}\n");
+	struct ty_control c;
+
+	model_control(run, &c);
+	ck_assert_int_eq(c.session, 4);
+	ck_assert(c.suspend);
+	ck_assert_int_eq(c.active_deadline_s, 60);
+	ck_assert_int_eq(c.schedule_timeout_s, 30);
+	ck_assert_int_eq(c.restart_policy, TY_RESTART_ON_FAILURE);
+	ck_assert_int_eq(c.max_restarts, 0);
+	model_control(bad, &c);
+	ck_assert_int_eq(c.generation, 7);
+	ck_assert_int_eq(c.session, 1);
+	ck_assert(!c.suspend);
+	ck_assert_int_eq(c.active_deadline_s, 0);
+	ck_assert_int_eq(c.restart_policy, TY_RESTART_NEVER);
+	ck_assert_int_eq(c.max_restarts, 3);
+	model_control(NULL, &c);
+	ck_assert_int_eq(c.session, 1);
+	json_object_put(run);
+	json_object_put(bad);
+}
+END_TEST
+
+static const char *
+env_value(const struct json_object *pod, const char *name)
+{
+	struct json_object *env = kc_json_get(json_object_array_get_idx(kc_json_get(pod,
+	    "spec", "containers"), 0), "env");
+
+	for (size_t i = 0; i < json_object_array_length(env); i++)
+		if (strcmp(kc_json_str(json_object_array_get_idx(env, i), "name"), name) == 0)
+			return kc_json_str(json_object_array_get_idx(env, i), "value");
+	return NULL;
+}
+
+/* 8 GPUs times 'n' nodes, formatted as a quantity. */
+static const char *
+gpus_total(int n)
+{
+	static char buf[KC_QUANTITY_STR_MAX];
+	struct kc_quantity q = kc_quantity_from_int(8);
+
+	ck_assert_int_eq(kc_quantity_mul(&q, n), 0);
+	ck_assert_int_gt(kc_quantity_format(&q, buf, sizeof(buf)), 0);
+	return buf;
+}
+
+START_TEST(test_hosts_bound)
+{
+	static const int sizes[] = { 1, 256, 257, 10000 };
+	struct ty_config cfg;
+
+	config_defaults(&cfg);
+	for (size_t i = 0; i < KC_ARRAY_SIZE(sizes); i++) {
+		char text[256];
+		struct json_object *run, *pod;
+		struct ty_spec *s;
+		const char *hosts;
+
+		snprintf(text, sizeof(text), RUN_HDR "spec: {nodes: %d, image: x, resources: "
+		    "{limits: {nvidia.com/gpu: 8}}}\n", sizes[i]);
+		run = yaml(text);
+		s = valid_spec(run, NULL, &cfg);
+		ck_assert_int_eq(model_pod(s, &cfg, 1, TY_PODGROUP_X_K8S, sizes[i] - 1, &pod), 0);
+		hosts = env_value(pod, "TRAINYARD_HOSTS");
+		if (sizes[i] <= TY_HOSTS_ENV_MAX_NODES) {
+			ck_assert_ptr_nonnull(hosts);
+			ck_assert(strncmp(hosts, "r1-0,", 5) == 0 || sizes[i] == 1);
+			snprintf(text, sizeof(text), "r1-%d", sizes[i] - 1);
+			ck_assert_str_eq(strrchr(hosts, ',') != NULL ?
+			    strrchr(hosts, ',') + 1 : hosts, text);
+		} else
+			ck_assert_ptr_null(hosts);
+		snprintf(text, sizeof(text), "%d", sizes[i]);
+		ck_assert_str_eq(env_value(pod, "WORLD_SIZE"), text);
+		ck_assert_str_eq(env_value(pod, "MASTER_ADDR"), "r1-0");
+		ck_assert_str_eq(env_value(pod, "MASTER_PORT"), "29500");
+		ck_assert_str_eq(env_value(pod, "GPUS_PER_NODE"), "8");
+		json_object_put(pod);
+		/* minResources sums over every node, exactly. */
+		ck_assert_int_eq(model_podgroup(s, 1, TY_PODGROUP_X_K8S, &pod), 0);
+		ck_assert_str_eq(kc_json_str(pod, "spec", "minResources", "nvidia.com/gpu"),
+		    gpus_total(sizes[i]));
+		ck_assert_int_eq(kc_json_int(pod, 0, "spec", "minMember"), sizes[i]);
+		json_object_put(pod);
+		model_spec_free(s);
+		json_object_put(run);
+	}
+}
+END_TEST
+
+START_TEST(test_oom)
+{
+	struct json_object *run, *profile, *o = NULL;
+	struct ty_config cfg;
+	struct ty_spec *s = NULL;
+	struct ty_problems probs;
+	int r;
+
+	load_case("gpu4", &run, &profile);
+	config_with_peers(&cfg);
+	for (size_t budget = 0;; budget++) {
+		fail_alloc_after(budget);
+		r = model_validate(run, profile, &cfg, &s, &probs);
+		fail_alloc_after(SIZE_MAX);
+		if (r == 0)
+			break;
+		ck_assert_int_eq(r, -ENOMEM);
+		ck_assert_ptr_null(s);
+	}
+	for (size_t budget = 0;; budget++) {
+		fail_alloc_after(budget);
+		r = model_pod(s, &cfg, 1, TY_PODGROUP_X_K8S, 3, &o);
+		fail_alloc_after(SIZE_MAX);
+		if (r == 0)
+			break;
+		ck_assert_int_eq(r, -ENOMEM);
+		ck_assert_ptr_null(o);
+	}
+	json_object_put(o);
+	model_spec_free(s);
+	config_release(&cfg);
+	json_object_put(run);
+	json_object_put(profile);
+}
+END_TEST
+
+Suite *
+ctl_model_suite(void)
+{
+	Suite *s = suite_create("ctl_model");
+	TCase *tc = tcase_create("model");
+
+	tcase_add_loop_test(tc, test_golden, 0, KC_ARRAY_SIZE(golden_cases));
+	tcase_add_test(tc, test_merge_rules);
+	tcase_add_loop_test(tc, test_invalid, 0, KC_ARRAY_SIZE(invalid_cases));
+	tcase_add_test(tc, test_every_problem);
+	tcase_add_test(tc, test_problems_bounded);
+	tcase_add_test(tc, test_control);
+	tcase_add_test(tc, test_hosts_bound);
+	tcase_add_test(tc, test_oom);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,1043 @@
+/*
+ * test_ctl_session.c: the compact pod view and every session rule: start,
+ * creation order, no duplicate pods, Running, every end reason and its
+ * root cause, cleanup, suspend and resume, a session bump, deadlines and
+ * the schedule timeout, automatic restarts with backoff, stale objects,
+ * invalid and suspended new runs, no PodGroup API, idempotence, bounded
+ * status, and allocation failures.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include <kc/alloc.h>
+#include <kc/err.h>
+#include <kc/buf.h>
+#include <kc/json.h>
+#include <kc/str.h>
+#include <kc/yaml.h>
+
+#include "testutil.h"
+#include "../../controller/config.h"
+#include "../../controller/model.h"
+#include "../../controller/session.h"
+
+#define T0		1800000000LL	/* seconds: "2027-01-15T08:00:00Z" */
+#define T0_TEXT		"2027-01-15T08:00:00Z"
+#define MAX_PODS	64
+
+#define RUNNING		"{phase: Running, conditions: [{type: Ready, status: \"True\"}, " \
+			"{type: PodScheduled, status: \"True\"}]}"
+#define PENDING		"{phase: Pending, conditions: [{type: PodScheduled, status: " \
+			"\"False\", reason: Unschedulable, message: \"0/8 nodes are " \
+			"available: 8 Insufficient nvidia.com/gpu.\"}]}"
+#define SUCCEEDED	"{phase: Succeeded, containerStatuses: [{name: main, state: " \
+			"{terminated: {exitCode: 0, reason: Completed}}}]}"
+#define OOM		"{phase: Failed, containerStatuses: [{name: main, state: " \
+			"{terminated: {exitCode: 137, reason: OOMKilled, message: " \
+			"\"CUDA out of memory\"}}}]}"
+#define EXIT1		"{phase: Failed, containerStatuses: [{name: main, state: " \
+			"{terminated: {exitCode: 1, reason: Error}}}]}"
+#define DISRUPTED(r)	"{phase: Running, conditions: [{type: DisruptionTarget, status: " \
+			"\"True\", reason: " r "}]}"
+
+struct world {
+	struct json_object	*run;
+	struct ty_control	 ctl;
+	struct ty_spec		*spec;
+	struct ty_problems	 probs;
+	struct ty_config	 cfg;
+	struct ty_session_in	 in;
+	struct ty_pod		*pods[MAX_PODS];
+	int32_t			 expected[MAX_PODS];
+	struct ty_decision	 d;
+};
+
+static struct json_object *
+yaml(const char *text)
+{
+	struct json_object *o = NULL;
+	struct kc_status st = { 0 };
+
+	ck_assert_msg(kc_yaml_parse_one(text, strlen(text), NULL, &o, &st) == 0,
+	    "bad test YAML: %s\n%s", st.message, text);
+	return o;
+}
+
+/* Re-reads the spec and control fields after the Run changed. */
+static void
+world_reload(struct world *w)
+{
+	w->spec = model_spec_free(w->spec);
+	model_control(w->run, &w->ctl);
+	if (model_validate(w->run, NULL, &w->cfg, &w->spec, &w->probs) < 0)
+		w->spec = NULL;
+	w->in.spec = w->spec;
+}
+
+static void
+world_init(struct world *w, const char *spec)
+{
+	char text[2048];
+
+	memset(w, 0, sizeof(*w));
+	snprintf(text, sizeof(text), "apiVersion: trainyard.dev/v1alpha1\nkind: Run\n"
+	    "metadata: {name: r1, namespace: ns, uid: run-uid, generation: 1}\n"
+	    "spec: {image: x, resources: {limits: {nvidia.com/gpu: 2}}, %s}\n", spec);
+	w->run = yaml(text);
+	config_defaults(&w->cfg);
+	w->in = (struct ty_session_in){
+		.run = w->run, .ctl = &w->ctl, .problems = &w->probs, .cfg = &w->cfg,
+		.pods = w->pods, .expected = w->expected, .api = TY_PODGROUP_X_K8S,
+		.now_ms = (uint64_t)T0 * 1000,
+	};
+	world_reload(w);
+}
+
+static void
+world_free(struct world *w)
+{
+	session_decision_release(&w->d);
+	for (size_t i = 0; i < w->in.npods; i++)
+		session_pod_free(w->pods[i]);
+	model_spec_free(w->spec);
+	config_release(&w->cfg);
+	json_object_put(w->run);
+}
+
+static void
+set_spec(struct world *w, const char *key, struct json_object *v)
+{
+	ck_assert_int_eq(kc_json_put(kc_json_get(w->run, "spec"), key, v), 0);
+	world_reload(w);
+}
+
+static void
+at(struct world *w, int64_t s)
+{
+	w->in.now_ms = (uint64_t)(T0 + s) * 1000;
+}
+
+static void
+decide(struct world *w)
+{
+	session_decision_release(&w->d);
+	ck_assert_int_eq(session_decide(&w->in, &w->d), 0);
+	ck_assert_ptr_nonnull(w->d.status);
+}
+
+/* The reconciler wrote the decided status. */
+static void
+apply(struct world *w)
+{
+	ck_assert_int_eq(kc_json_put(w->run, "status", kc_json_copy(w->d.status)), 0);
+}
+
+static void
+clear_pods(struct world *w)
+{
+	for (size_t i = 0; i < w->in.npods; i++)
+		w->pods[i] = session_pod_free(w->pods[i]);
+	w->in.npods = 0;
+}
+
+static void
+add_pod(struct world *w, int64_t session, int idx, const char *status, bool deleting)
+{
+	char text[1024];
+	struct json_object *o;
+
+	snprintf(text, sizeof(text), "metadata: {name: r1-%d, uid: pod-uid-%d, "
+	    "resourceVersion: \"7\", labels: {trainyard.dev/session: \"%" PRId64 "\", "
+	    "trainyard.dev/node-index: \"%d\"}%s}\nspec: {nodeName: gpu-%d}\nstatus: %s\n",
+	    idx, idx, session, idx, deleting ? ", deletionTimestamp: " T0_TEXT : "", idx,
+	    status);
+	o = yaml(text);
+	ck_assert_uint_lt(w->in.npods, MAX_PODS);
+	ck_assert_int_eq(session_pod_from_json(o, &w->pods[w->in.npods++]), 0);
+	json_object_put(o);
+}
+
+static void
+all_pods(struct world *w, int64_t session, int n, const char *status)
+{
+	for (int i = 0; i < n; i++)
+		add_pod(w, session, i, status, false);
+}
+
+static void
+children(struct world *w, int64_t session)
+{
+	struct ty_child c = { .exists = true, .session = session };
+
+	kc_strlcpy(c.uid, "child-uid", sizeof(c.uid));
+	w->in.podgroup = w->in.service = w->in.netpol = c;
+}
+
+static void
+no_children(struct world *w)
+{
+	memset(&w->in.podgroup, 0, sizeof(w->in.podgroup));
+	memset(&w->in.service, 0, sizeof(w->in.service));
+	memset(&w->in.netpol, 0, sizeof(w->in.netpol));
+}
+
+static const char *
+st_str(const struct world *w, const char *key)
+{
+	return kc_json_str(w->d.status, key);
+}
+
+static int64_t
+st_int(const struct world *w, const char *key)
+{
+	return kc_json_int(w->d.status, -1, key);
+}
+
+static const struct json_object *
+cond(const struct world *w, const char *type)
+{
+	struct json_object *c = kc_json_get(w->d.status, "conditions");
+
+	for (size_t i = 0; c != NULL && i < json_object_array_length(c); i++)
+		if (strcmp(kc_json_str(json_object_array_get_idx(c, i), "type"), type) == 0)
+			return json_object_array_get_idx(c, i);
+	ck_abort_msg("no condition %s", type);
+	return NULL;
+}
+
+static void
+assert_cond(const struct world *w, const char *type, const char *status, const char *reason)
+{
+	const struct json_object *c = cond(w, type);
+
+	ck_assert_str_eq(kc_json_str(c, "status"), status);
+	ck_assert_str_eq(kc_json_str(c, "reason"), reason);
+	ck_assert_int_eq(kc_json_int(c, -1, "observedGeneration"), w->ctl.generation);
+}
+
+static bool
+has_event(const struct world *w, const char *reason)
+{
+	for (size_t i = 0; i < w->d.nevents; i++)
+		if (strcmp(w->d.events[i].reason, reason) == 0)
+			return true;
+	return false;
+}
+
+static size_t
+ndeletes(const struct world *w, enum ty_kind kind)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < w->d.ndeletes; i++)
+		n += w->d.deletes[i].kind == kind;
+	return n;
+}
+
+/* A run started at T0 whose session 1 has all four nodes in 'status'. */
+static void
+running_world(struct world *w, const char *spec, const char *status)
+{
+	world_init(w, spec);
+	decide(w);
+	apply(w);
+	children(w, 1);
+	all_pods(w, 1, kc_json_int(w->run, 0, "spec", "nodes"), status);
+}
+
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_start)
+{
+	struct world w;
+
+	world_init(&w, "nodes: 4");
+	decide(&w);
+	ck_assert(w.d.status_changed);
+	ck_assert_str_eq(st_str(&w, "phase"), "Pending");
+	ck_assert_int_eq(st_int(&w, "session"), 1);
+	ck_assert_int_eq(st_int(&w, "restarts"), 0);
+	ck_assert_str_eq(st_str(&w, "sessionStartTime"), T0_TEXT);
+	ck_assert_str_eq(st_str(&w, "readyNodes"), "0/4");
+	ck_assert_int_eq(st_int(&w, "gpus"), 8);
+	ck_assert_int_eq(kc_json_int(w.d.status, -1, "nodes", "pending"), 4);
+	ck_assert_int_eq(st_int(&w, "observedGeneration"), 1);
+	ck_assert_int_eq(w.d.session, 1);
+	ck_assert(w.d.create_podgroup && w.d.create_service && w.d.create_netpol);
+	/* Pods wait until the PodGroup, Service and NetworkPolicy exist. */
+	ck_assert_uint_eq(w.d.ncreate_pods, 0);
+	ck_assert_uint_eq(w.d.ndeletes, 0);
+	ck_assert(has_event(&w, "SessionStarted"));
+	assert_cond(&w, "Valid", "True", "Valid");
+	assert_cond(&w, "GangScheduling", "True", "PodGroup");
+	assert_cond(&w, "Scheduled", "False", "Pending");
+	assert_cond(&w, "Running", "False", "Pending");
+	assert_cond(&w, "Finished", "False", "SessionActive");
+	assert_cond(&w, "CleanedUp", "False", "SessionActive");
+	ck_assert_str_eq(kc_json_str(cond(&w, "Valid"), "lastTransitionTime"), T0_TEXT);
+	/* The next reconcile, before the cache shows the children, creates them again. */
+	apply(&w);
+	at(&w, 1);
+	decide(&w);
+	ck_assert(w.d.create_podgroup && w.d.create_service && w.d.create_netpol);
+	ck_assert_uint_eq(w.d.ncreate_pods, 0);
+	ck_assert(!w.d.status_changed);
+	ck_assert_uint_eq(w.d.nevents, 0);
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_pods_created_once)
+{
+	struct world w;
+
+	world_init(&w, "nodes: 4");
+	decide(&w);
+	apply(&w);
+	children(&w, 1);
+	decide(&w);
+	ck_assert(!w.d.create_podgroup && !w.d.create_service && !w.d.create_netpol);
+	ck_assert_uint_eq(w.d.ncreate_pods, 4);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(w.d.create_pods[i], i);
+	/* No duplicate pods: created pods the cache does not show are not created. */
+	w.expected[0] = 1;
+	w.expected[1] = 2;
+	w.in.nexpected = 2;
+	add_pod(&w, 1, 3, PENDING, false);
+	decide(&w);
+	ck_assert_uint_eq(w.d.ncreate_pods, 1);
+	ck_assert_int_eq(w.d.create_pods[0], 0);
+	ck_assert(!kc_json_bool(w.d.status, true, "allPodsCreated"));
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_running)
+{
+	struct world w;
+
+	running_world(&w, "nodes: 4", RUNNING);
+	at(&w, 30);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "phase"), "Running");
+	ck_assert_str_eq(st_str(&w, "readyNodes"), "4/4");
+	ck_assert(kc_json_bool(w.d.status, false, "allPodsCreated"));
+	ck_assert_int_eq(kc_json_int(w.d.status, -1, "nodes", "running"), 4);
+	ck_assert_uint_eq(w.d.ncreate_pods, 0);
+	ck_assert_uint_eq(w.d.ndeletes, 0);
+	ck_assert(has_event(&w, "Running"));
+	assert_cond(&w, "Scheduled", "True", "AllNodesScheduled");
+	assert_cond(&w, "Running", "True", "AllNodesRunning");
+	ck_assert_str_eq(kc_json_str(cond(&w, "Running"), "lastTransitionTime"),
+	    "2027-01-15T08:00:30Z");
+	/* Nothing changes: no status write, no event, same transition time. */
+	apply(&w);
+	at(&w, 90);
+	decide(&w);
+	ck_assert(!w.d.status_changed);
+	ck_assert_uint_eq(w.d.nevents, 0);
+	ck_assert_uint_eq(w.d.next_check_ms, 0);
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_succeeded_and_cleanup)
+{
+	struct world w;
+
+	running_world(&w, "nodes: 4", SUCCEEDED);
+	at(&w, 60);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "phase"), "Succeeded");
+	ck_assert_str_eq(st_str(&w, "reason"), "Succeeded");
+	ck_assert_str_eq(st_str(&w, "message"), "all 4 nodes finished successfully");
+	ck_assert_str_eq(st_str(&w, "sessionEndTime"), "2027-01-15T08:01:00Z");
+	ck_assert_ptr_null(kc_json_get(w.d.status, "failedNodes"));
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_POD), 4);
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_PODGROUP), 1);
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_SERVICE), 1);
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_NETPOL), 1);
+	ck_assert_str_eq(w.d.deletes[3].name, "r1-0");
+	ck_assert_str_eq(w.d.deletes[3].uid, "pod-uid-0");
+	ck_assert_str_eq(w.d.deletes[0].uid, "child-uid");
+	ck_assert(has_event(&w, "SessionSucceeded"));
+	assert_cond(&w, "Finished", "True", "Succeeded");
+	assert_cond(&w, "Running", "False", "SessionEnded");
+	assert_cond(&w, "CleanedUp", "False", "Deleting");
+	ck_assert_int_eq(json_object_array_length(kc_json_get(w.d.status, "history")), 1);
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(kc_json_get(w.d.status,
+	    "history"), 0), "reason"), "Succeeded");
+	ck_assert_uint_eq(w.d.ncreate_pods, 0);
+	apply(&w);
+	/* Deleting objects are not deleted again. */
+	clear_pods(&w);
+	add_pod(&w, 1, 2, SUCCEEDED, true);
+	w.in.service.deleting = true;
+	no_children(&w);
+	decide(&w);
+	ck_assert_uint_eq(w.d.ndeletes, 0);
+	assert_cond(&w, "CleanedUp", "False", "Deleting");
+	clear_pods(&w);
+	decide(&w);
+	assert_cond(&w, "CleanedUp", "True", "AllDeleted");
+	ck_assert_str_eq(st_str(&w, "phase"), "Succeeded");
+	ck_assert(!w.d.create_service);
+	ck_assert_uint_eq(w.d.next_check_ms, 0);
+	world_free(&w);
+}
+END_TEST
+
+struct end_case {
+	const char	*name;
+	const char	*statuses[4];	/* NULL: RUNNING */
+	bool		 deleting[4];
+	const char	*reason;
+	const char	*message;
+};
+
+static const struct end_case end_cases[] = {
+	{ "oom", { NULL, NULL, NULL, OOM }, { false }, "PodFailed",
+	    "node 3 exited with code 137 (OOMKilled)" },
+	{ "preempted first", { EXIT1, DISRUPTED("PreemptionByScheduler"), NULL, NULL },
+	    { false }, "Preempted", "node 1 (pod r1-1 on gpu-1) was preempted by a "
+	    "higher-priority workload; 1 more nodes failed" },
+	{ "evicted", { NULL, NULL, DISRUPTED("EvictionByEvictionAPI"), NULL }, { false },
+	    "Evicted", "node 2 was evicted from gpu-2 (a drain or the eviction API)" },
+	{ "taint", { NULL, DISRUPTED("DeletionByTaintManager"), NULL, NULL }, { false },
+	    "Evicted", "node 1 was evicted from gpu-1, which is not ready or unreachable" },
+	{ "node gone", { NULL, NULL, NULL, DISRUPTED("DeletionByPodGC") }, { false },
+	    "NodeLost", "node 3 lost its machine gpu-3 (the node is gone)" },
+	{ "kubelet evicted", { "{phase: Failed, reason: Evicted, message: \"The node was "
+	    "low on resource: memory.\"}", NULL, NULL, NULL }, { false }, "Evicted",
+	    "node 0 was evicted from gpu-0: The node was low on resource: memory." },
+	{ "deleted", { NULL, NULL, NULL, NULL }, { false, true, false, false },
+	    "PodDeleted", "the pod of node 1 (r1-1) was deleted" },
+	{ "failed without exit", { "{phase: Failed, reason: UnexpectedAdmissionError, "
+	    "message: \"Allocate failed\"}", NULL, NULL, NULL }, { false }, "PodFailed",
+	    "node 0 failed on gpu-0: Allocate failed" },
+};
+
+START_TEST(test_end_reasons)
+{
+	const struct end_case *ec = &end_cases[_i];
+	struct world w;
+	const struct json_object *fn;
+
+	world_init(&w, "nodes: 4");
+	decide(&w);
+	apply(&w);
+	children(&w, 1);
+	for (int i = 0; i < 4; i++)
+		add_pod(&w, 1, i, ec->statuses[i] != NULL ? ec->statuses[i] : RUNNING,
+		    ec->deleting[i]);
+	at(&w, 100);
+	decide(&w);
+	ck_assert_msg(strcmp(st_str(&w, "reason"), ec->reason) == 0, "%s: %s", ec->name,
+	    st_str(&w, "reason"));
+	ck_assert_str_eq(st_str(&w, "phase"), "Failed");
+	ck_assert_str_eq(st_str(&w, "message"), ec->message);
+	ck_assert(has_event(&w, ec->reason));
+	ck_assert(w.d.events[0].warning);
+	fn = kc_json_get(w.d.status, "failedNodes");
+	ck_assert_ptr_nonnull(fn);
+	assert_cond(&w, "Finished", "True", ec->reason);
+	/* Pods already being deleted are not deleted again. */
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_POD), 4 - (ec->deleting[1] ? 1 : 0));
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_failed_nodes)
+{
+	struct world w;
+	const struct json_object *fn, *e;
+
+	running_world(&w, "nodes: 4", RUNNING);
+	clear_pods(&w);
+	add_pod(&w, 1, 0, RUNNING, false);
+	add_pod(&w, 1, 1, RUNNING, false);
+	add_pod(&w, 1, 2, EXIT1, false);
+	add_pod(&w, 1, 3, OOM, false);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "message"), "node 2 exited with code 1 (Error); 1 more "
+	    "nodes failed");
+	fn = kc_json_get(w.d.status, "failedNodes");
+	ck_assert_int_eq(json_object_array_length(fn), 2);
+	e = json_object_array_get_idx(fn, 1);
+	ck_assert_int_eq(kc_json_int(e, -1, "index"), 3);
+	ck_assert_str_eq(kc_json_str(e, "pod"), "r1-3");
+	ck_assert_str_eq(kc_json_str(e, "node"), "gpu-3");
+	ck_assert_int_eq(kc_json_int(e, -1, "exitCode"), 137);
+	ck_assert_str_eq(kc_json_str(e, "reason"), "OOMKilled");
+	ck_assert_str_eq(kc_json_str(e, "message"), "CUDA out of memory");
+	e = json_object_array_get_idx(fn, 0);
+	ck_assert_str_eq(kc_json_str(e, "message"), "node 2 exited with code 1 (Error)");
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_missing_pod_after_created)
+{
+	struct world w;
+
+	running_world(&w, "nodes: 4", RUNNING);
+	decide(&w);
+	apply(&w);
+	ck_assert(kc_json_bool(w.d.status, false, "allPodsCreated"));
+	/* Pod 2 vanished from the cache: someone deleted it; it is not re-created. */
+	clear_pods(&w);
+	add_pod(&w, 1, 0, RUNNING, false);
+	add_pod(&w, 1, 1, RUNNING, false);
+	add_pod(&w, 1, 3, RUNNING, false);
+	decide(&w);
+	ck_assert_uint_eq(w.d.ncreate_pods, 0);
+	ck_assert_str_eq(st_str(&w, "reason"), "PodDeleted");
+	ck_assert_str_eq(st_str(&w, "message"), "the pod of node 2 (r1-2) was deleted");
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(kc_json_get(w.d.status,
+	    "failedNodes"), 0), "reason"), "PodDeleted");
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_suspend_resume)
+{
+	struct world w;
+
+	running_world(&w, "nodes: 2", RUNNING);
+	set_spec(&w, "suspend", json_object_new_boolean(1));
+	at(&w, 10);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "phase"), "Stopped");
+	ck_assert_str_eq(st_str(&w, "reason"), "Suspended");
+	ck_assert(has_event(&w, "SessionStopped"));
+	ck_assert(!w.d.events[0].warning);
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_POD), 2);
+	apply(&w);
+	clear_pods(&w);
+	no_children(&w);
+	decide(&w);
+	assert_cond(&w, "CleanedUp", "True", "AllDeleted");
+	ck_assert_str_eq(st_str(&w, "phase"), "Stopped");
+	ck_assert(!w.d.create_service);
+	apply(&w);
+	set_spec(&w, "suspend", json_object_new_boolean(0));
+	at(&w, 20);
+	decide(&w);
+	ck_assert_int_eq(st_int(&w, "session"), 2);
+	ck_assert_str_eq(st_str(&w, "phase"), "Pending");
+	ck_assert_ptr_null(st_str(&w, "reason"));
+	ck_assert_ptr_null(st_str(&w, "sessionEndTime"));
+	ck_assert(w.d.create_service);
+	ck_assert_int_eq(w.d.session, 2);
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_session_bump)
+{
+	struct world w;
+
+	running_world(&w, "nodes: 2", RUNNING);
+	set_spec(&w, "session", json_object_new_int(5));
+	/* The new spec (3 nodes) applies to the next session only. */
+	set_spec(&w, "nodes", json_object_new_int(3));
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "phase"), "Stopped");
+	ck_assert_str_eq(st_str(&w, "reason"), "NewSession");
+	ck_assert_str_eq(st_str(&w, "message"), "spec.session asks for session 5");
+	ck_assert_int_eq(kc_json_int(w.d.status, -1, "nodes", "total"), 2);
+	ck_assert_uint_eq(w.d.ndeletes, 5);
+	apply(&w);
+	clear_pods(&w);
+	no_children(&w);
+	decide(&w);
+	ck_assert_int_eq(st_int(&w, "session"), 5);
+	ck_assert_int_eq(kc_json_int(w.d.status, -1, "nodes", "total"), 3);
+	ck_assert_int_eq(st_int(&w, "gpus"), 6);
+	ck_assert_int_eq(json_object_array_length(kc_json_get(w.d.status, "history")), 1);
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_deadline)
+{
+	struct world w;
+
+	running_world(&w, "nodes: 2, activeDeadlineSeconds: 3600", RUNNING);
+	at(&w, 100);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "phase"), "Running");
+	ck_assert_uint_eq(w.d.next_check_ms, (uint64_t)(T0 + 3600) * 1000);
+	apply(&w);
+	at(&w, 3600);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "phase"), "Failed");
+	ck_assert_str_eq(st_str(&w, "reason"), "DeadlineExceeded");
+	ck_assert_str_eq(st_str(&w, "message"), "the session ran longer than "
+	    "activeDeadlineSeconds (3600s)");
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_POD), 2);
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_schedule_timeout)
+{
+	struct world w;
+
+	world_init(&w, "nodes: 4, scheduleTimeoutSeconds: 300, activeDeadlineSeconds: 100000");
+	decide(&w);
+	ck_assert_uint_eq(w.d.next_check_ms, (uint64_t)(T0 + 300) * 1000);
+	apply(&w);
+	children(&w, 1);
+	add_pod(&w, 1, 0, RUNNING, false);
+	add_pod(&w, 1, 1, RUNNING, false);
+	add_pod(&w, 1, 2, PENDING, false);
+	at(&w, 299);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "phase"), "Pending");
+	ck_assert_uint_eq(w.d.next_check_ms, (uint64_t)(T0 + 300) * 1000);
+	ck_assert_str_eq(kc_json_str(cond(&w, "Scheduled"), "message"), "2 of 4 nodes "
+	    "scheduled; 0/8 nodes are available: 8 Insufficient nvidia.com/gpu.");
+	apply(&w);
+	at(&w, 300);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "reason"), "Unschedulable");
+	ck_assert_str_eq(st_str(&w, "message"), "2 of 4 nodes running after 300s "
+	    "(scheduleTimeoutSeconds); 2 pending, 1 of them not created; node 2: 0/8 nodes "
+	    "are available: 8 Insufficient nvidia.com/gpu.");
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_timeout_after_running)
+{
+	struct world w;
+
+	/* Once the gang ran, the schedule timeout no longer applies. */
+	running_world(&w, "nodes: 2, scheduleTimeoutSeconds: 60", RUNNING);
+	decide(&w);
+	apply(&w);
+	clear_pods(&w);
+	add_pod(&w, 1, 0, RUNNING, false);
+	add_pod(&w, 1, 1, SUCCEEDED, false);
+	at(&w, 1000);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "phase"), "Running");
+	ck_assert_uint_eq(w.d.next_check_ms, 0);
+	world_free(&w);
+}
+END_TEST
+
+/* Ends session 1 with 'status' on every pod, cleans up, returns at T0+100. */
+static void
+ended_world(struct world *w, const char *spec, const char *status)
+{
+	running_world(w, spec, status);
+	at(w, 100);
+	decide(w);
+	apply(w);
+	clear_pods(w);
+	no_children(w);
+}
+
+START_TEST(test_restart_on_preemption)
+{
+	struct world w;
+
+	ended_world(&w, "nodes: 2, restartPolicy: OnPreemption, maxRestarts: 2",
+	    DISRUPTED("PreemptionByScheduler"));
+	ck_assert_str_eq(st_str(&w, "reason"), "Preempted");
+	ck_assert(has_event(&w, "RestartScheduled"));
+	/* Backoff: base 10 s for the first restart. */
+	decide(&w);
+	ck_assert_int_eq(st_int(&w, "session"), 1);
+	ck_assert_uint_eq(w.d.next_check_ms, (uint64_t)(T0 + 110) * 1000);
+	apply(&w);
+	at(&w, 110);
+	decide(&w);
+	ck_assert_int_eq(st_int(&w, "session"), 2);
+	ck_assert_int_eq(st_int(&w, "restarts"), 1);
+	ck_assert(w.d.create_podgroup);
+	apply(&w);
+	/* The second preemption waits 20 s; the third is not restarted. */
+	children(&w, 2);
+	all_pods(&w, 2, 2, DISRUPTED("PreemptionByKubeScheduler"));
+	at(&w, 200);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "reason"), "Preempted");
+	apply(&w);
+	clear_pods(&w);
+	no_children(&w);
+	decide(&w);
+	ck_assert_uint_eq(w.d.next_check_ms, (uint64_t)(T0 + 220) * 1000);
+	at(&w, 220);
+	decide(&w);
+	ck_assert_int_eq(st_int(&w, "session"), 3);
+	ck_assert_int_eq(st_int(&w, "restarts"), 2);
+	apply(&w);
+	children(&w, 3);
+	all_pods(&w, 3, 2, DISRUPTED("PreemptionByScheduler"));
+	at(&w, 300);
+	decide(&w);
+	ck_assert(!has_event(&w, "RestartScheduled"));
+	apply(&w);
+	clear_pods(&w);
+	no_children(&w);
+	at(&w, 10000);
+	decide(&w);
+	ck_assert_int_eq(st_int(&w, "session"), 3);
+	ck_assert_uint_eq(w.d.next_check_ms, 0);
+	ck_assert_int_eq(json_object_array_length(kc_json_get(w.d.status, "history")), 3);
+	world_free(&w);
+}
+END_TEST
+
+struct restart_case {
+	const char	*policy;
+	const char	*status;
+	bool		 restarts;
+};
+
+static const struct restart_case restart_cases[] = {
+	{ "Never", DISRUPTED("PreemptionByScheduler"), false },
+	{ "OnPreemption", DISRUPTED("PreemptionByScheduler"), true },
+	{ "OnPreemption", DISRUPTED("DeletionByPodGC"), true },
+	{ "OnPreemption", DISRUPTED("EvictionByEvictionAPI"), true },
+	{ "OnPreemption", OOM, false },
+	{ "OnFailure", OOM, true },
+	{ "OnFailure", DISRUPTED("DeletionByTaintManager"), true },
+	{ "OnFailure", SUCCEEDED, false },
+};
+
+START_TEST(test_restart_policy)
+{
+	const struct restart_case *rc = &restart_cases[_i];
+	struct world w;
+	char spec[128];
+
+	snprintf(spec, sizeof(spec), "nodes: 2, restartPolicy: %s", rc->policy);
+	ended_world(&w, spec, rc->status);
+	at(&w, 100000);
+	decide(&w);
+	ck_assert_int_eq(st_int(&w, "session"), rc->restarts ? 2 : 1);
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_stale_objects)
+{
+	struct world w;
+
+	world_init(&w, "nodes: 2, session: 2");
+	ck_assert_int_eq(kc_json_put(w.run, "status", yaml("{session: 2, phase: Pending, "
+	    "sessionStartTime: " T0_TEXT ", nodes: {total: 2}}")), 0);
+	children(&w, 1);
+	w.in.netpol.session = 2;
+	add_pod(&w, 1, 0, RUNNING, false);
+	decide(&w);
+	/* Session 1's PodGroup, Service and pod go; the new NetworkPolicy stays. */
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_PODGROUP), 1);
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_SERVICE), 1);
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_NETPOL), 0);
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_POD), 1);
+	ck_assert(!w.d.create_netpol);
+	ck_assert_uint_eq(w.d.ncreate_pods, 0);
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_invalid_new_run)
+{
+	struct world w;
+
+	world_init(&w, "nodes: 0");
+	ck_assert_ptr_null(w.spec);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "phase"), "Failed");
+	ck_assert_str_eq(st_str(&w, "reason"), "InvalidSpec");
+	ck_assert_str_eq(st_str(&w, "message"), "spec.nodes: 0 is out of range: a run has 1 "
+	    "to 10000 nodes");
+	assert_cond(&w, "Valid", "False", "InvalidSpec");
+	ck_assert(has_event(&w, "InvalidSpec"));
+	ck_assert(!w.d.create_service);
+	ck_assert_int_eq(st_int(&w, "session"), -1);
+	apply(&w);
+	decide(&w);
+	ck_assert(!w.d.status_changed);
+	ck_assert_uint_eq(w.d.nevents, 0);
+	/* Fixed: the first session starts. */
+	set_spec(&w, "nodes", json_object_new_int(1));
+	decide(&w);
+	ck_assert_int_eq(st_int(&w, "session"), 1);
+	ck_assert_ptr_null(st_str(&w, "reason"));
+	assert_cond(&w, "Valid", "True", "Valid");
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_invalid_during_session)
+{
+	struct world w;
+
+	/* An invalid spec does not stop a running session. */
+	running_world(&w, "nodes: 2", RUNNING);
+	set_spec(&w, "image", json_object_new_string(""));
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "phase"), "Running");
+	assert_cond(&w, "Valid", "False", "InvalidSpec");
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_suspended_new_run)
+{
+	struct world w;
+
+	world_init(&w, "nodes: 2, suspend: true");
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "phase"), "Stopped");
+	ck_assert_str_eq(st_str(&w, "reason"), "Suspended");
+	ck_assert(!w.d.create_service);
+	apply(&w);
+	set_spec(&w, "suspend", json_object_new_boolean(0));
+	decide(&w);
+	ck_assert_int_eq(st_int(&w, "session"), 1);
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_no_podgroup_api)
+{
+	struct world w;
+
+	world_init(&w, "nodes: 2");
+	w.in.api = TY_PODGROUP_NONE;
+	decide(&w);
+	ck_assert(!w.d.create_podgroup);
+	ck_assert(w.d.create_service && w.d.create_netpol);
+	assert_cond(&w, "GangScheduling", "False", "NoPodGroupAPI");
+	apply(&w);
+	w.in.service = w.in.netpol = (struct ty_child){ .exists = true, .session = 1 };
+	decide(&w);
+	ck_assert_uint_eq(w.d.ncreate_pods, 2);
+	w.cfg.podgroup_api = TY_PODGROUP_NONE;
+	decide(&w);
+	assert_cond(&w, "GangScheduling", "False", "Disabled");
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_bounded_status)
+{
+	struct world w;
+	char *text;
+	size_t len;
+
+	/* 40 failed pods keep 16 failedNodes; 14 sessions keep 10 history entries. */
+	world_init(&w, "nodes: 40, restartPolicy: OnFailure, maxRestarts: 100");
+	for (int s = 1; s <= 14; s++) {
+		at(&w, s * 1000);
+		decide(&w);
+		ck_assert_int_eq(st_int(&w, "session"), s);
+		apply(&w);
+		children(&w, s);
+		all_pods(&w, s, 40, OOM);
+		at(&w, s * 1000 + 10);
+		decide(&w);
+		ck_assert_str_eq(st_str(&w, "reason"), "PodFailed");
+		ck_assert_int_eq(json_object_array_length(kc_json_get(w.d.status,
+		    "failedNodes")), TY_FAILED_NODES_MAX);
+		apply(&w);
+		clear_pods(&w);
+		no_children(&w);
+	}
+	ck_assert_int_eq(json_object_array_length(kc_json_get(w.d.status, "history")),
+	    TY_HISTORY_MAX);
+	ck_assert_int_eq(kc_json_int(json_object_array_get_idx(kc_json_get(w.d.status,
+	    "history"), 0), -1, "session"), 5);
+	text = kc_json_dump(w.d.status, &len);
+	ck_assert_uint_lt(len, 16 * 1024);
+	kc_free(text);
+	world_free(&w);
+}
+END_TEST
+
+START_TEST(test_large_run_status)
+{
+	struct world w;
+	char *text;
+	size_t len;
+
+	/* A 10,000-node session: counts, not entries. */
+	world_init(&w, "nodes: 10000");
+	decide(&w);
+	apply(&w);
+	children(&w, 1);
+	decide(&w);
+	ck_assert_uint_eq(w.d.ncreate_pods, 10000);
+	text = kc_json_dump(w.d.status, &len);
+	ck_assert_uint_lt(len, 4096);
+	kc_free(text);
+	world_free(&w);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The pod view */
+
+START_TEST(test_pod_view)
+{
+	struct kc_buf b;
+	struct json_object *o;
+	struct ty_pod *p = NULL;
+	char *big = kc_malloc(3000);
+
+	memset(big, 'a', 2999);
+	big[2999] = '\0';
+	big[1023] = '\xc3';	/* a two-byte sequence across the 1 KiB cut */
+	big[1024] = '\xa9';
+	kc_buf_init(&b, 1 << 16);
+	ck_assert_int_eq(kc_buf_printf(&b, "metadata: {name: r1-3, uid: u3, "
+	    "resourceVersion: \"42\", deletionTimestamp: " T0_TEXT ", labels: "
+	    "{trainyard.dev/session: \"2\", trainyard.dev/node-index: \"3\"}}\n"
+	    "spec: {nodeName: gpu-9}\nstatus: {phase: Failed, startTime: " T0_TEXT ", "
+	    "conditions: [{type: DisruptionTarget, status: \"True\", reason: "
+	    "PreemptionByScheduler}, {type: Ready, status: \"False\"}, {type: PodScheduled, "
+	    "status: \"True\"}], containerStatuses: [{name: sidecar}, {name: main, state: "
+	    "{terminated: {exitCode: 137, reason: OOMKilled, finishedAt: "
+	    "\"2027-01-15T08:00:10Z\", message: \"%s\"}}}]}\n", big), 0);
+	o = yaml(kc_buf_str(&b));
+	kc_buf_free(&b);
+	ck_assert_int_eq(session_pod_from_json(o, &p), 0);
+	ck_assert_str_eq(p->name, "r1-3");
+	ck_assert_str_eq(p->uid, "u3");
+	ck_assert_str_eq(p->resource_version, "42");
+	ck_assert_str_eq(p->node_name, "gpu-9");
+	ck_assert_int_eq(p->session, 2);
+	ck_assert_int_eq(p->index, 3);
+	ck_assert_int_eq(p->phase, TY_POD_FAILED);
+	ck_assert(p->deleting && !p->ready && p->scheduled);
+	ck_assert_str_eq(p->disruption, "PreemptionByScheduler");
+	ck_assert_int_eq(p->exit_code, 137);
+	ck_assert_str_eq(p->term_reason, "OOMKilled");
+	ck_assert_uint_eq(strlen(p->term_message), 1023);
+	ck_assert_int_eq(p->start_time, T0);
+	ck_assert_int_eq(p->finish_time, T0 + 10);
+	ck_assert_ptr_null(p->sched_message);
+	ck_assert_uint_lt(p->size, sizeof(*p) + 1200);
+	session_pod_free(p);
+	json_object_put(o);
+	kc_free(big);
+}
+END_TEST
+
+START_TEST(test_pod_view_small)
+{
+	struct json_object *o = yaml("metadata: {name: r1-0, uid: "
+	    "0f4c1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b, resourceVersion: \"123456\", labels: "
+	    "{trainyard.dev/session: \"1\", trainyard.dev/node-index: \"0\"}}\n"
+	    "spec: {nodeName: gpu-node-017}\nstatus: {phase: Succeeded, conditions: [{type: "
+	    "Ready, status: \"False\"}], containerStatuses: [{name: main, state: {terminated: "
+	    "{exitCode: 0, reason: Completed, message: \"all good\"}}}]}\n");
+	struct json_object *bad = yaml("metadata: {labels: {trainyard.dev/session: x}}\n");
+	struct json_object *odd = yaml("metadata: {name: p, labels: {trainyard.dev/session: "
+	    "x, trainyard.dev/node-index: \"-3\"}}\nstatus: {phase: Weird}\n");
+	struct ty_pod *p = NULL, *keep = (struct ty_pod *)0x1;
+
+	ck_assert_int_eq(session_pod_from_json(o, &p), 0);
+	/* A container that succeeded keeps no message. */
+	ck_assert_ptr_null(p->term_message);
+	ck_assert_ptr_null(p->term_reason);
+	ck_assert_int_eq(p->exit_code, 0);
+	ck_assert_int_eq(p->phase, TY_POD_SUCCEEDED);
+	/* The typical cached pod, measured (docs/api.md quotes it). */
+	ck_assert_uint_lt(p->size, 256);
+	session_pod_free(p);
+	ck_assert_int_eq(session_pod_from_json(bad, &keep), KC_EINVALID);
+	ck_assert_ptr_eq(keep, (struct ty_pod *)0x1);
+	ck_assert_int_eq(session_pod_from_json(odd, &p), 0);
+	ck_assert_int_eq(p->session, -1);
+	ck_assert_int_eq(p->index, -1);
+	ck_assert_int_eq(p->phase, TY_POD_UNKNOWN);
+	ck_assert_int_eq(p->exit_code, -1);
+	session_pod_free(p);
+	json_object_put(o);
+	json_object_put(bad);
+	json_object_put(odd);
+}
+END_TEST
+
+START_TEST(test_oom)
+{
+	struct world w;
+	struct ty_pod *p = NULL;
+	struct json_object *o = yaml("metadata: {name: r1-0}\n");
+	int r;
+
+	for (size_t budget = 0;; budget++) {
+		fail_alloc_after(budget);
+		r = session_pod_from_json(o, &p);
+		fail_alloc_after(SIZE_MAX);
+		if (r == 0)
+			break;
+		ck_assert_int_eq(r, -ENOMEM);
+	}
+	session_pod_free(p);
+	json_object_put(o);
+	running_world(&w, "nodes: 4", OOM);
+	for (size_t budget = 0;; budget++) {
+		fail_alloc_after(budget);
+		session_decision_release(&w.d);
+		r = session_decide(&w.in, &w.d);
+		fail_alloc_after(SIZE_MAX);
+		if (r == 0)
+			break;
+		ck_assert_int_eq(r, -ENOMEM);
+		ck_assert_ptr_null(w.d.status);
+		ck_assert_ptr_null(w.d.deletes);
+	}
+	ck_assert_str_eq(st_str(&w, "reason"), "PodFailed");
+	world_free(&w);
+}
+END_TEST
+
+Suite *
+ctl_session_suite(void)
+{
+	Suite *s = suite_create("ctl_session");
+	TCase *tc = tcase_create("session");
+
+	tcase_add_test(tc, test_start);
+	tcase_add_test(tc, test_pods_created_once);
+	tcase_add_test(tc, test_running);
+	tcase_add_test(tc, test_succeeded_and_cleanup);
+	tcase_add_loop_test(tc, test_end_reasons, 0, KC_ARRAY_SIZE(end_cases));
+	tcase_add_test(tc, test_failed_nodes);
+	tcase_add_test(tc, test_missing_pod_after_created);
+	tcase_add_test(tc, test_suspend_resume);
+	tcase_add_test(tc, test_session_bump);
+	tcase_add_test(tc, test_deadline);
+	tcase_add_test(tc, test_schedule_timeout);
+	tcase_add_test(tc, test_timeout_after_running);
+	tcase_add_test(tc, test_restart_on_preemption);
+	tcase_add_loop_test(tc, test_restart_policy, 0, KC_ARRAY_SIZE(restart_cases));
+	tcase_add_test(tc, test_stale_objects);
+	tcase_add_test(tc, test_invalid_new_run);
+	tcase_add_test(tc, test_invalid_during_session);
+	tcase_add_test(tc, test_suspended_new_run);
+	tcase_add_test(tc, test_no_podgroup_api);
+	tcase_add_test(tc, test_bounded_status);
+	tcase_add_test(tc, test_large_run_status);
+	tcase_add_test(tc, test_pod_view);
+	tcase_add_test(tc, test_pod_view_small);
+	tcase_add_test(tc, test_oom);
+	suite_add_tcase(s, tc);
+	return s;
+}
