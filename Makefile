@@ -63,6 +63,7 @@ CTL_PURE_SRCS	 = controller/config.c controller/model.c controller/session.c
 
 # The client side's concurrency: shared rate limit, work queue, informers.
 LIB_SRCS	+= lib/ratelimit.c lib/workqueue.c lib/informer.c
+LIB_SRCS	+= lib/leader.c
 
 # Unit suites: tests/unit/test_<name>.c, each listed in tests/unit/suites.h.
 UNIT_SUITES	 = err buf str json log yaml selector patch cert kubeconfig \
@@ -84,6 +85,8 @@ UNIT_SUITES	+= dc_kubelet
 UNIT_SUITES	+= quantity ctl_config ctl_model ctl_session
 UNIT_SUITES	+= ratelimit workqueue informer
 UNIT_SUITES	+= dc_exec
+UNIT_SUITES	+= leader
+UNIT_SUITES	+= ctl_metrics
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c
@@ -157,6 +160,8 @@ SUITE_DEPS_client	+= lib/ratelimit.c
 SUITE_DEPS_ratelimit	= $(SUITE_DEPS_client)
 SUITE_DEPS_workqueue	= lib/ratelimit.c lib/workqueue.c
 SUITE_DEPS_informer	= $(SUITE_DEPS_watch) lib/informer.c
+SUITE_DEPS_leader	= $(SUITE_DEPS_client) lib/leader.c
+SUITE_DEPS_ctl_metrics	= $(SUITE_DEPS_client) controller/metrics.c
 
 # trainyard-devcluster: main.c plus DC_SRCS, which the unit suites link too.
 # It links only libkc's data modules (ARCHITECTURE.md).
@@ -187,13 +192,16 @@ DEVCLUSTER_SRCS	 = devcluster/main.c $(DC_SRCS)
 # in check_main); it links the whole of libkc.
 CTL_SRCS	 = $(CTL_PURE_SRCS) controller/manager.c controller/reconcile_run.c \
 		   controller/expect.c controller/events.c
+# metrics.c: threads and a server, yet unit tested (ctl_metrics), so check_main
+# links it too (the rule below adds it).
+CTL_SRCS	+= controller/metrics.c
 CONTROLLER_SRCS	 = controller/main.c $(CTL_SRCS)
 
 ALL_SRCS	 = $(LIB_SRCS) $(UNIT_SRCS) $(DEVCLUSTER_SRCS) $(CONTROLLER_SRCS)
 
 # ---------------------------------------------------------------------------
 
-.PHONY: all test unit e2e check-style bench clean demo
+.PHONY: all test unit e2e check-style bench clean demo image
 .DEFAULT_GOAL := all
 
 BINS		 = $(BUILD)/bin/trainyard-devcluster $(BUILD)/bin/trainyard-controller
@@ -246,6 +254,8 @@ $(SAN)/tests/unit/check_main: $(UNIT_SRCS:%.c=$(SAN)/%.o) $(LIB_SRCS:%.c=$(SAN)/
     $(DC_SRCS:%.c=$(SAN)/%.o) $(CTL_PURE_SRCS:%.c=$(SAN)/%.o)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(TEST_LDLIBS) $(LDLIBS_ALL)
 
+$(SAN)/tests/unit/check_main: $(SAN)/controller/metrics.o
+
 ifdef SUITE
 ONE_SRCS	 = $(sort $(LIB_CORE_SRCS) $(SUITE_DEPS_$(SUITE)) \
 		   tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
@@ -268,10 +278,12 @@ endif
 
 test: check-style unit e2e
 
-demo:
-	@echo "make demo: the demo runs a 4-node GPU Run on the devcluster; it arrives" \
-	    "with trainyard-controller (issue #5). Until then: make test." >&2
-	@exit 1
+demo: all
+	scripts/demo $(BUILD)
+
+# The controller's container image (Containerfile), with docker or podman.
+image:
+	scripts/build-image
 
 E2E_SUITES	 = $(wildcard tests/e2e/*.bats)
 
@@ -325,10 +337,23 @@ $(BUILD)/bin/dc-bench: $(BUILD)/tests/bench/dc_bench.o $(BUILD)/lib/libkc.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
+$(BUILD)/bin/ctl-bench: $(BUILD)/tests/bench/ctl_bench.o $(BUILD)/lib/libkc.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
 STYLE_SRCS	+= $(wildcard tests/bench/*.c)
 
-bench: $(BUILD)/bin/trainyard-devcluster $(BUILD)/bin/dc-bench
-	tests/bench/dc-bench.sh $(BUILD)
+# BENCH_SECTIONS="ctl" runs only the controller's section.
+BENCH_SECTIONS	?= dc ctl
+
+bench: $(BUILD)/bin/trainyard-devcluster $(BUILD)/bin/trainyard-controller \
+    $(BUILD)/bin/dc-bench $(BUILD)/bin/ctl-bench
+	@for s in $(BENCH_SECTIONS); do \
+		case $$s in \
+		dc|ctl)	tests/bench/$$s-bench.sh $(BUILD) || exit 1 ;; \
+		*)	echo "bench: unknown section $$s (dc, ctl)" >&2; exit 1 ;; \
+		esac; \
+	done
 
 clean:
 	rm -rf $(BUILD)

@@ -32,12 +32,14 @@
 #include <kc/err.h>
 #include <kc/informer.h>
 #include <kc/kubeconfig.h>
+#include <kc/leader.h>
 #include <kc/log.h>
 #include <kc/macro.h>
 #include <kc/ratelimit.h>
 #include <kc/workqueue.h>
 
 #include "config.h"
+#include "metrics.h"
 #include "model.h"
 #include "session.h"
 
@@ -95,6 +97,9 @@ struct ctl {
 	struct expect		*expect;
 	struct recorder		*rec;
 	struct manager		*mgr;		/* manager.c's threads */
+	struct metrics		*metrics;	/* /metrics, /healthz, /readyz */
+	struct kc_leader	*leader;	/* NULL without leader election */
+	atomic_bool		 lost;		/* leadership lost: exit 1 */
 	struct ty_counters	 n;
 	char			 instance[64];	/* host name, for Events */
 };
@@ -103,10 +108,13 @@ struct ctl {
 /*
  * Starts everything after main() loaded the configuration and the rest
  * config: the shared rate limiter, the queue, the PodGroup API discovery,
- * one informer thread per cache, waits until the caches are synced (0,
- * or -ETIMEDOUT/-ECANCELED with a log line), then the workers.
+ * one informer thread per cache, and waits until the caches are synced
+ * (0, or -ETIMEDOUT/-ECANCELED with a log line). The workers start with
+ * manager_start_workers(): at once, or when this process leads.
  */
 int	 manager_start(struct ctl *) _must_check_;
+/* Starts the workers (once; from main or on_started_leading). */
+int	 manager_start_workers(struct ctl *) _must_check_;
 /* Stops intake, lets the workers finish (up to 'drain_ms'), stops the rest. */
 void	 manager_stop(struct ctl *, uint64_t drain_ms);
 /* Frees what manager_start() made (after manager_stop()). */
@@ -148,6 +156,25 @@ int	 expect_pods(struct expect *, const char *key, const char *run_uid,
  */
 int	 expect_delete(struct expect *, const char *key, const char *uid);
 bool	 expect_deleted(struct expect *, const char *key, const char *uid);
+/*
+ * A pod of run 'key' (uid 'run_uid') and session 'session' left the pod
+ * cache: keeps a reference to its last item (a struct ty_pod_item) while
+ * that session lasts. expect_gone() gives new references to those of
+ * 'session' in *ret (caller unrefs each and frees the array). -ENOMEM.
+ */
+int	 expect_pod_gone(struct expect *, const char *key, const char *run_uid,
+	    int64_t session, struct kc_item *item) _must_check_;
+int	 expect_gone(struct expect *, const char *key, const char *run_uid,
+	    int64_t session, struct kc_item ***ret, size_t *ret_n) _must_check_;
+/*
+ * The status of run 'key' was written at resourceVersion 'rv' now.
+ * expect_status_stale(): whether a cached Run at 'rv' predates that
+ * write. expect_status_age_ms(): how long ago the last status write of
+ * 'key' was (UINT64_MAX when none is known).
+ */
+void	 expect_status_written(struct expect *, const char *key, const char *rv);
+bool	 expect_status_stale(struct expect *, const char *key, const char *rv);
+uint64_t expect_status_age_ms(struct expect *, const char *key);
 /* Forgets everything about run 'key' (the Run is gone). */
 void	 expect_forget(struct expect *, const char *key);
 

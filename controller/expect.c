@@ -8,7 +8,11 @@
  * TTL passes (as the ReplicaSet controller's expectations, which expire
  * after five minutes in case an event was lost). Deletes are remembered the
  * same way, so a pod that is still cached without its deletionTimestamp is
- * not deleted twice.
+ * not deleted twice. And pods of the current session that left the cache
+ * are kept as last seen (a reference to the cached item, for the same
+ * TTL or until the session changes): a pod the pod GC fails and deletes
+ * at once may be gone before a reconcile looks, and its last view says
+ * why.
  *
  * One mutex guards a small hash table of Runs; the entries of one Run are
  * plain arrays (a Run has at most 10,000 pods, and only the unseen ones
@@ -22,6 +26,7 @@
 #include <kc/alloc.h>
 #include <kc/clock.h>
 #include <kc/str.h>
+#include <kc/watch.h>
 
 #include "controller.h"
 
@@ -38,6 +43,11 @@ struct deleted {
 	uint64_t	 at_ms;
 };
 
+struct gone {
+	struct kc_item	*item;		/* a struct ty_pod_item, referenced */
+	uint64_t	 at_ms;
+};
+
 struct run_exp {
 	struct run_exp	*next;
 	char		 key[KC_WORKQUEUE_KEY_MAX];
@@ -47,6 +57,10 @@ struct run_exp {
 	size_t		 nc, capc;
 	struct deleted	*d;
 	size_t		 nd, capd;
+	struct gone	*g;		/* pods that left the cache */
+	size_t		 ng, capg;
+	char		 status_rv[KC_RV_MAX];	/* our last status write */
+	uint64_t	 status_at_ms;
 };
 
 struct expect {
@@ -65,10 +79,20 @@ hash(const char *s)
 }
 
 static void
+drop_gone(struct run_exp *e)
+{
+	for (size_t i = 0; i < e->ng; i++)
+		kc_item_unref(e->g[i].item);
+	e->ng = 0;
+}
+
+static void
 run_exp_free(struct run_exp *e)
 {
+	drop_gone(e);
 	kc_free(e->c);
 	kc_free(e->d);
+	kc_free(e->g);
 	kc_free(e);
 }
 
@@ -147,10 +171,12 @@ retarget(struct run_exp *e, const char *uid, int64_t session)
 	if (strcmp(e->uid, uid) != 0) {
 		e->nd = 0;
 		e->nc = 0;
+		drop_gone(e);
 		kc_strlcpy(e->uid, uid, sizeof(e->uid));
 	}
 	if (e->session != session) {
 		e->nc = 0;
+		drop_gone(e);
 		e->session = session;
 	}
 }
@@ -168,6 +194,12 @@ expire(struct run_exp *e, uint64_t now)
 		if (now - e->d[i].at_ms < EXPECT_TTL_MS)
 			e->d[j++] = e->d[i];
 	e->nd = j;
+	for (i = j = 0; i < e->ng; i++)
+		if (now - e->g[i].at_ms < EXPECT_TTL_MS)
+			e->g[j++] = e->g[i];
+		else
+			kc_item_unref(e->g[i].item);
+	e->ng = j;
 }
 
 int
@@ -224,7 +256,7 @@ expect_pods(struct expect *x, const char *key, const char *run_uid, int64_t sess
 			e->c[j++] = e->c[i];
 	}
 	e->nc = j;
-	if (e->nc == 0 && e->nd == 0) {
+	if (e->nc == 0 && e->nd == 0 && e->ng == 0 && e->status_rv[0] == '\0') {
 		unlink_entry(x, e);
 		goto done;
 	}
@@ -298,4 +330,113 @@ expect_forget(struct expect *x, const char *key)
 	if ((e = find(x, key, false)) != NULL)
 		unlink_entry(x, e);
 	pthread_mutex_unlock(&x->lock);
+}
+
+int
+expect_pod_gone(struct expect *x, const char *key, const char *run_uid, int64_t session,
+    struct kc_item *item)
+{
+	struct run_exp *e;
+	int r = 0;
+
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, true)) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* Only pods of the session the entry follows (or the first seen). */
+	if (e->uid[0] == '\0' || e->session < 0) {
+		kc_strlcpy(e->uid, run_uid, sizeof(e->uid));
+		e->session = session;
+	}
+	if (strcmp(e->uid, run_uid) != 0 || e->session != session)
+		goto out;
+	if (e->ng == e->capg) {
+		size_t cap = e->capg != 0 ? e->capg * 2 : 8;
+		struct gone *g;
+
+		if (e->ng >= TY_NODES_MAX)
+			goto out;	/* more than a run has: nothing to learn */
+		if ((g = kc_reallocarray(e->g, cap, sizeof(*g))) == NULL) {
+			r = -ENOMEM;
+			goto out;
+		}
+		e->g = g;
+		e->capg = cap;
+	}
+	e->g[e->ng].item = kc_item_ref(item);
+	e->g[e->ng++].at_ms = kc_clock_now_ms();
+out:
+	pthread_mutex_unlock(&x->lock);
+	return r;
+}
+
+int
+expect_gone(struct expect *x, const char *key, const char *run_uid, int64_t session,
+    struct kc_item ***ret, size_t *ret_n)
+{
+	struct run_exp *e;
+	struct kc_item **out = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, false)) == NULL || strcmp(e->uid, run_uid) != 0 ||
+	    e->session != session || e->ng == 0)
+		goto out;
+	if ((out = kc_calloc(e->ng, sizeof(*out))) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < e->ng; i++)
+		out[n++] = kc_item_ref(e->g[i].item);
+out:
+	pthread_mutex_unlock(&x->lock);
+	*ret = out;
+	*ret_n = n;
+	return r;
+}
+
+void
+expect_status_written(struct expect *x, const char *key, const char *rv)
+{
+	struct run_exp *e;
+
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, true)) != NULL) {
+		kc_strlcpy(e->status_rv, rv, sizeof(e->status_rv));
+		e->status_at_ms = kc_clock_now_ms();
+	}
+	pthread_mutex_unlock(&x->lock);
+}
+
+bool
+expect_status_stale(struct expect *x, const char *key, const char *rv)
+{
+	struct run_exp *e;
+	bool stale = false;
+
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, false)) != NULL && e->status_rv[0] != '\0') {
+		/* Give up waiting after the TTL, in case the event was lost. */
+		if (kc_clock_now_ms() - e->status_at_ms >= EXPECT_TTL_MS)
+			e->status_rv[0] = '\0';
+		else
+			stale = kc_rv_compare(rv, e->status_rv) < 0;
+	}
+	pthread_mutex_unlock(&x->lock);
+	return stale;
+}
+
+uint64_t
+expect_status_age_ms(struct expect *x, const char *key)
+{
+	struct run_exp *e;
+	uint64_t age = UINT64_MAX;
+
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, false)) != NULL && e->status_at_ms != 0)
+		age = kc_clock_now_ms() - e->status_at_ms;
+	pthread_mutex_unlock(&x->lock);
+	return age;
 }

@@ -5,15 +5,26 @@
  *	trainyard-controller [--kubeconfig PATH] [--config FILE]
  *	    [--namespace NS] [--workers N] [--kube-api-qps Q]
  *	    [--kube-api-burst B] [--log-level L] [--log-format F]
+ *	    [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR]
+ *	    [--leader-elect] [--leader-election-namespace NS]
+ *	    [--leader-election-id NAME]
  *
  * Configuration: the defaults, then the --config file, then the flags
  * (config.c checks each and the rules between them; a bad value stops the
  * start with the file, key and reason). The API server: --kubeconfig, else
  * $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.
  *
+ * Startup: /healthz and /metrics answer first (liveness holds while the
+ * caches sync), then the informers sync, then /readyz turns ready (leader
+ * and standby alike), then the workers start: at once, or with leader
+ * election once this process holds the Lease.
+ *
  * Every signal is blocked before the first thread starts; the main thread
  * then waits in sigwaitinfo(). SIGTERM or SIGINT stops intake, lets the
- * reconciles in flight finish, stops the informers and exits 0.
+ * reconciles in flight finish (up to 20 s), releases the Lease, stops the
+ * informers and exits 0. Losing the Lease (SIGUSR1 from the leader thread)
+ * takes the same path and exits 1, so the Deployment restarts the pod as
+ * a standby (client-go's advice: never keep working without the Lease).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +37,7 @@
 #include <unistd.h>
 
 #include <kc/alloc.h>
+#include <kc/clock.h>
 #include <kc/kubeconfig.h>
 #include <kc/log.h>
 #include <kc/str.h>
@@ -59,7 +71,10 @@ usage(FILE *f)
 	    "usage: trainyard-controller [--kubeconfig PATH] [--config FILE]\n"
 	    "           [--namespace NS] [--workers N] [--kube-api-qps Q]\n"
 	    "           [--kube-api-burst B] [--log-level debug|info|warn|error]\n"
-	    "           [--log-format text|json] [--version]\n"
+	    "           [--log-format text|json] [--metrics-bind-address ADDR]\n"
+	    "           [--health-probe-bind-address ADDR] [--leader-elect]\n"
+	    "           [--leader-election-namespace NS] [--leader-election-id NAME]\n"
+	    "           [--version]\n"
 	    "\n"
 	    "Reconciles trainyard.dev Runs into pods, a PodGroup, a headless Service\n"
 	    "and a NetworkPolicy per session. The API server is found from\n"
@@ -99,6 +114,11 @@ parse_flags(int argc, char **argv, struct flags *f)
 		{ "kube-api-burst", required_argument, NULL, 'b' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "log-format", required_argument, NULL, 'F' },
+		{ "metrics-bind-address", required_argument, NULL, 'M' },
+		{ "health-probe-bind-address", required_argument, NULL, 'H' },
+		{ "leader-elect", no_argument, NULL, 'E' },
+		{ "leader-election-namespace", required_argument, NULL, 'N' },
+		{ "leader-election-id", required_argument, NULL, 'I' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -131,6 +151,21 @@ parse_flags(int argc, char **argv, struct flags *f)
 		case 'F':
 			flag_set(f, "logFormat", optarg);
 			break;
+		case 'M':
+			flag_set(f, "metricsBindAddress", optarg);
+			break;
+		case 'H':
+			flag_set(f, "healthProbeBindAddress", optarg);
+			break;
+		case 'E':
+			flag_set(f, "leaderElection.enabled", "true");
+			break;
+		case 'N':
+			flag_set(f, "leaderElection.namespace", optarg);
+			break;
+		case 'I':
+			flag_set(f, "leaderElection.id", optarg);
+			break;
 		case 'V':
 			(void)printf("trainyard-controller %s\n", KC_VERSION);
 			exit(0);
@@ -154,6 +189,11 @@ flag_name(const char *key)
 		{ "watchNamespace", "--namespace" }, { "workers", "--workers" },
 		{ "kubeAPIQPS", "--kube-api-qps" }, { "kubeAPIBurst", "--kube-api-burst" },
 		{ "logLevel", "--log-level" }, { "logFormat", "--log-format" },
+		{ "metricsBindAddress", "--metrics-bind-address" },
+		{ "healthProbeBindAddress", "--health-probe-bind-address" },
+		{ "leaderElection.enabled", "--leader-elect" },
+		{ "leaderElection.namespace", "--leader-election-namespace" },
+		{ "leaderElection.id", "--leader-election-id" },
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
@@ -181,12 +221,106 @@ load_config(struct ctl *c, const struct flags *f)
 	kc_log_set_format(c->cfg.log_format);
 }
 
+static void
+started_leading(void *arg)
+{
+	struct ctl *c = arg;
+	int r;
+
+	kc_log_info(&mainlog, "leading: starting the workers");
+	metrics_set_leader(c->metrics, true);
+	if ((r = manager_start_workers(c)) < 0) {
+		kc_log_error_r(&mainlog, r, "cannot start the workers");
+		atomic_store(&c->lost, true);
+		(void)kill(getpid(), SIGUSR1);
+	}
+}
+
+static void
+stopped_leading(void *arg)
+{
+	struct ctl *c = arg;
+
+	metrics_set_leader(c->metrics, false);
+}
+
+static void
+new_leader(void *arg, const char *identity)
+{
+	(void)arg;
+	kc_log_info(&mainlog, "the leader is %s", identity[0] != '\0' ? identity : "(none)");
+}
+
+static void *
+leader_main(void *arg)
+{
+	struct ctl *c = arg;
+	struct kc_status st = { 0 };
+	struct kc_client *cl = NULL;
+	int r;
+
+	/* Its own client, outside the shared bucket: busy workers never
+	 * starve the renewals. */
+	if ((r = kc_client_new(&(struct kc_client_opts){
+		.rc = c->rc,
+		.timeout_ms = (uint32_t)(c->cfg.leader.renew_deadline_ms / 2),
+		.observe = metrics_client_observe,
+		.observe_arg = c->metrics,
+		.user_agent = TY_COMPONENT "/" KC_VERSION " leader-election",
+	}, &cl, &st)) < 0) {
+		kc_log_error_r(&mainlog, r, "leader election client: %s", st.message);
+		atomic_store(&c->lost, true);
+		(void)kill(getpid(), SIGUSR1);
+		return NULL;
+	}
+	r = kc_leader_run(c->leader, cl, &st);
+	kc_client_free(cl);
+	if (r == KC_LEADER_LOST) {
+		kc_log_error_r(&mainlog, KC_ECONFLICT, "lost the Lease %s/%s: stopping",
+		    c->cfg.leader.ns, c->cfg.leader.id);
+		atomic_store(&c->lost, true);
+		(void)kill(getpid(), SIGUSR1);
+	} else if (r < 0)
+		kc_log_error_r(&mainlog, r, "leader election: %s", st.message);
+	return NULL;
+}
+
+static void
+start_leader(struct ctl *c, pthread_t *tid)
+{
+	struct kc_status st = { 0 };
+	char identity[KC_LEADER_IDENTITY_MAX];
+	int r;
+
+	(void)snprintf(identity, sizeof(identity), "%.64s_%016llx", c->instance,
+	    (unsigned long long)kc_random_u64());
+	if ((r = kc_leader_new(&(struct kc_leader_opts){
+		.ns = c->cfg.leader.ns,
+		.name = c->cfg.leader.id,
+		.identity = identity,
+		.lease_duration_ms = c->cfg.leader.lease_duration_ms,
+		.renew_deadline_ms = c->cfg.leader.renew_deadline_ms,
+		.retry_period_ms = c->cfg.leader.retry_period_ms,
+		.on_started_leading = started_leading,
+		.on_stopped_leading = stopped_leading,
+		.on_new_leader = new_leader,
+		.arg = c,
+	}, &c->leader, &st)) < 0)
+		fatal("leader election: %s", st.message[0] != '\0' ? st.message :
+		    kc_strerror(r));
+	kc_log_info(&mainlog, "leader election on Lease %s/%s as %s", c->cfg.leader.ns,
+	    c->cfg.leader.id, identity);
+	if ((r = pthread_create(tid, NULL, leader_main, c)) != 0)
+		fatal("thread: %s", kc_strerror(-r));
+}
+
 int
 main(int argc, char **argv)
 {
 	struct ctl c = { 0 };
 	struct flags f = { 0 };
 	struct kc_status st = { 0 };
+	pthread_t leader_tid;
 	sigset_t set;
 	siginfo_t si;
 	int r, sig;
@@ -207,8 +341,20 @@ main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGPIPE);
+	sigaddset(&set, SIGUSR1);
 	if ((r = pthread_sigmask(SIG_BLOCK, &set, NULL)) != 0)
 		fatal("sigmask: %s", kc_strerror(-r));
+
+	if ((r = metrics_new(KC_VERSION, &c.metrics)) < 0)
+		fatal("metrics: %s", kc_strerror(r));
+	metrics_set_ready(c.metrics, false, "caches syncing");
+	if ((r = metrics_start(c.metrics, &(struct metrics_opts){
+		.metrics_addr = c.cfg.metrics_bind_address,
+		.health_addr = c.cfg.health_probe_bind_address,
+	}, &st)) < 0)
+		fatal("%s", st.message[0] != '\0' ? st.message : kc_strerror(r));
+	kc_log_info(&mainlog, "metrics on port %d, health probes on port %d",
+	    metrics_port(c.metrics, false), metrics_port(c.metrics, true));
 
 	kc_log_info(&mainlog, "trainyard-controller %s starting: %s, %u workers, "
 	    "%.0f qps (burst %u)", KC_VERSION, c.rc->server, c.cfg.workers,
@@ -216,7 +362,16 @@ main(int argc, char **argv)
 	if ((r = manager_start(&c)) < 0) {
 		manager_stop(&c, 0);
 		manager_free(&c);
+		metrics_free(c.metrics);
 		fatal("could not start: %s", kc_strerror(r));
+	}
+	metrics_set_ready(c.metrics, true, NULL);
+	if (c.cfg.leader.enabled)
+		start_leader(&c, &leader_tid);
+	else {
+		metrics_set_leader(c.metrics, true);
+		if ((r = manager_start_workers(&c)) < 0)
+			fatal("could not start the workers: %s", kc_strerror(r));
 	}
 	kc_log_info(&mainlog, "started");
 
@@ -226,16 +381,24 @@ main(int argc, char **argv)
 				continue;
 			break;
 		}
-		if (sig == SIGTERM || sig == SIGINT)
+		if (sig == SIGTERM || sig == SIGINT || sig == SIGUSR1)
 			break;
 		/* SIGHUP, SIGPIPE: nothing to do. */
 	}
 	kc_log_info(&mainlog, "shutting down");
+	metrics_set_ready(c.metrics, false, "shutting down");
+	/* Workers first: the Lease is released only once they are done. */
 	manager_stop(&c, DRAIN_MS);
+	if (c.leader != NULL) {
+		kc_leader_stop(c.leader);
+		pthread_join(leader_tid, NULL);
+		c.leader = kc_leader_free(c.leader);
+	}
 	manager_free(&c);
+	c.metrics = metrics_free(c.metrics);
 	kc_rest_config_free(c.rc);
 	config_release(&c.cfg);
 	kc_transport_global_cleanup();
 	kc_log_info(&mainlog, "stopped");
-	return 0;
+	return atomic_load(&c.lost) ? 1 : 0;
 }

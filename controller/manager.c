@@ -40,11 +40,14 @@
 struct thread {
 	struct ctl		*c;
 	struct kc_informer	*inf;		/* NULL for a worker */
+	struct kc_client	*cl;		/* a worker's, for cancelling */
 	pthread_t		 tid;
 	bool			 started;
 };
 
 struct manager {
+	pthread_mutex_t	 lock;		/* workers vs. stop */
+	bool		 stopping;
 	struct thread	 informers[6];
 	size_t		 ninformers;
 	struct thread	*workers;
@@ -52,6 +55,8 @@ struct manager {
 };
 
 static const struct kc_log_ctx mlog = { .action = "manager" };
+
+static void	collect(void *arg, struct metrics *m);
 
 int
 manager_client(struct ctl *c, struct kc_client **ret, struct kc_status *st)
@@ -61,6 +66,8 @@ manager_client(struct ctl *c, struct kc_client **ret, struct kc_status *st)
 		.limiter = c->limiter,
 		.max_retries = 3,
 		.user_agent = TY_COMPONENT "/" KC_VERSION,
+		.observe = c->metrics != NULL ? metrics_client_observe : NULL,
+		.observe_arg = c->metrics,
 	}, ret, st);
 }
 
@@ -273,6 +280,29 @@ pod_updated(void *arg, struct kc_item *old, struct kc_item *it)
 	pod_changed(arg, it);
 }
 
+/*
+ * A pod left the cache. Unless this process deleted it, keep its last
+ * view for the session rules (expect_pod_gone()): the pod GC fails and
+ * deletes a pod of a lost node at once, and a reconcile may only see it
+ * missing.
+ */
+static void
+pod_deleted(void *arg, struct kc_item *it)
+{
+	struct ctl *c = arg;
+	const struct ty_pod_item *pi = kc_item_data(it);
+	char ns[KC_NAMESPACE_MAX + 1], key[KC_WORKQUEUE_KEY_MAX];
+
+	kc_item_ns(it, ns, sizeof(ns));
+	if (pi->run[0] != '\0' && pi->owner_uid[0] != '\0' && pi->pod->uid != NULL &&
+	    pi->pod->session >= 0 &&
+	    (size_t)snprintf(key, sizeof(key), "%s/%s", ns, pi->run) < sizeof(key) &&
+	    !expect_deleted(c->expect, key, pi->pod->uid) &&
+	    expect_pod_gone(c->expect, key, pi->owner_uid, pi->pod->session, it) < 0)
+		kc_log_warn(&mlog, "pod %s: out of memory", pi->pod->name);
+	pod_changed(arg, it);
+}
+
 static void
 child_changed(void *arg, struct kc_item *it)
 {
@@ -328,9 +358,15 @@ worker_main(void *arg)
 		kc_log_error_r(&mlog, r, "client: %s", st.message);
 		return NULL;
 	}
+	__atomic_store_n(&t->cl, cl, __ATOMIC_RELEASE);
 	while (kc_workqueue_get(c->queue, key, sizeof(key)) == 0) {
+		uint64_t t0 = kc_clock_now_ms();
 		int64_t res = reconcile_run(c, cl, key);
 
+		if (c->metrics != NULL)
+			metrics_reconcile(c->metrics, res < 0 ? "error" :
+			    res > 0 ? "requeue_after" : "success",
+			    (double)(kc_clock_now_ms() - t0) / 1000.0);
 		if (res < 0)
 			(void)kc_workqueue_add_rate_limited(c->queue, key);
 		else {
@@ -340,6 +376,9 @@ worker_main(void *arg)
 		}
 		kc_workqueue_done(c->queue, key);
 	}
+	pthread_mutex_lock(&c->mgr->lock);	/* manager_stop() may cancel it */
+	__atomic_store_n(&t->cl, NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&c->mgr->lock);
 	kc_client_free(cl);
 	return NULL;
 }
@@ -422,9 +461,16 @@ manager_start(struct ctl *c)
 
 	if ((c->mgr = kc_calloc(1, sizeof(*c->mgr))) == NULL)
 		return -ENOMEM;
+	if (pthread_mutex_init(&c->mgr->lock, NULL) != 0) {
+		c->mgr = kc_free(c->mgr);
+		return -ENOMEM;
+	}
 	if ((r = kc_ratelimit_new(c->cfg.kube_api_qps, c->cfg.kube_api_burst,
 	    &c->limiter)) < 0 ||
-	    (r = kc_workqueue_new(NULL, &c->queue)) < 0 ||
+	    (r = kc_workqueue_new(&(struct kc_workqueue_opts){
+		.observe = c->metrics != NULL ? metrics_workqueue_observe : NULL,
+		.observe_arg = c->metrics,
+	    }, &c->queue)) < 0 ||
 	    (r = expect_new(&c->expect)) < 0 ||
 	    (r = recorder_new(c->instance, &c->rec)) < 0)
 		return kc_log_error_r(&mlog, r, "start: %s", kc_strerror(r));
@@ -443,7 +489,7 @@ manager_start(struct ctl *c)
 	    (r = add_informer(c, &c->pods, &(struct kc_informer_opts){
 		.res = &kc_res_pods, .label_selector = managed,
 		.transform = pod_transform, .free_item = pod_free, .index = pod_index,
-		.on_add = pod_changed, .on_update = pod_updated, .on_delete = pod_changed,
+		.on_add = pod_changed, .on_update = pod_updated, .on_delete = pod_deleted,
 	    })) < 0 ||
 	    (r = add_informer(c, &c->services, &(struct kc_informer_opts){
 		.res = &kc_res_services, .label_selector = managed,
@@ -474,29 +520,122 @@ manager_start(struct ctl *c)
 	kc_log_info(&mlog, "caches synced: %zu runs, %zu pods",
 	    kc_informer_len(c->runs), kc_informer_len(c->pods));
 
-	if ((c->mgr->workers = kc_calloc(c->cfg.workers, sizeof(*c->mgr->workers))) == NULL)
-		return -ENOMEM;
+	if (c->metrics != NULL)
+		metrics_set_collect(c->metrics, collect, c);
+	return 0;
+}
+
+int
+manager_start_workers(struct ctl *c)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&c->mgr->lock);
+	if (c->mgr->workers != NULL || c->mgr->stopping)
+		goto out;
+	if ((c->mgr->workers = kc_calloc(c->cfg.workers, sizeof(*c->mgr->workers))) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
 	for (unsigned i = 0; i < c->cfg.workers; i++) {
 		struct thread *t = &c->mgr->workers[i];
 
 		*t = (struct thread){ .c = c };
-		if ((r = pthread_create(&t->tid, NULL, worker_main, t)) != 0)
-			return kc_log_error_r(&mlog, -r, "thread: %s", kc_strerror(-r));
+		if ((r = pthread_create(&t->tid, NULL, worker_main, t)) != 0) {
+			r = kc_log_error_r(&mlog, -r, "thread: %s", kc_strerror(-r));
+			goto out;
+		}
 		t->started = true;
 		c->mgr->nworkers++;
 	}
+	kc_log_info(&mlog, "%u workers started", c->cfg.workers);
+out:
+	pthread_mutex_unlock(&c->mgr->lock);
+	return r;
+}
+
+/* Scrape time: queue, caches and Runs by phase, for /metrics. */
+struct phase_tally {
+	const char	*phases[8];
+	uint64_t	 counts[8];
+};
+
+static int
+tally_run(void *arg, struct kc_item *it)
+{
+	static const char *const names[] = {
+		"Pending", "Running", "Succeeded", "Failed", "Stopped",
+	};
+	struct phase_tally *t = arg;
+	const char *phase = kc_json_str(((const struct ty_obj_item *)kc_item_data(it))->obj,
+	    "status", "phase");
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (phase != NULL && strcmp(phase, names[i]) == 0) {
+			t->counts[i]++;
+			return 0;
+		}
+	t->counts[5]++;		/* not started yet, or a phase we do not know */
 	return 0;
+}
+
+static void
+collect(void *arg, struct metrics *m)
+{
+	struct ctl *c = arg;
+	struct kc_workqueue_stats qs;
+	struct kc_informer_stats is;
+	struct phase_tally t = { .phases = { "Pending", "Running", "Succeeded", "Failed",
+	    "Stopped", "Unknown" } };
+	const struct {
+		const char		*name;
+		struct kc_informer	*inf;
+	} infs[] = {
+		{ "runs", c->runs }, { "resourceprofiles", c->profiles }, { "pods", c->pods },
+		{ "services", c->services }, { "networkpolicies", c->netpols },
+		{ "podgroups", c->podgroups },
+	};
+
+	kc_workqueue_stats(c->queue, &qs);
+	metrics_collect_workqueue(m, &qs);
+	for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
+		if (infs[i].inf != NULL) {
+			kc_informer_stats(infs[i].inf, &is);
+			metrics_collect_informer(m, infs[i].name, &is);
+		}
+	(void)kc_informer_foreach(c->runs, tally_run, &t);
+	metrics_set_runs(m, t.phases, t.counts, 6);
 }
 
 void
 manager_stop(struct ctl *c, uint64_t drain_ms)
 {
-	(void)drain_ms;
 	if (c->mgr == NULL)
 		return;
+	pthread_mutex_lock(&c->mgr->lock);
+	c->mgr->stopping = true;
+	pthread_mutex_unlock(&c->mgr->lock);
+	if (c->metrics != NULL)
+		metrics_set_collect(c->metrics, NULL, NULL);
 	if (c->queue != NULL) {
-		/* In-flight reconciles finish; queued keys are dropped. */
-		kc_workqueue_shut_down(c->queue);
+		/*
+		 * Intake stops; what is queued or in flight may finish within
+		 * 'drain_ms', then the workers' requests are cancelled, so
+		 * their reconciles fail fast and the queue empties.
+		 */
+		if (kc_workqueue_shut_down_with_drain(c->queue, drain_ms) == -ETIMEDOUT) {
+			kc_log_warn(&mlog, "reconciles still running after %llu ms: "
+			    "cancelling them", (unsigned long long)drain_ms);
+			pthread_mutex_lock(&c->mgr->lock);
+			for (size_t i = 0; i < c->mgr->nworkers; i++) {
+				struct kc_client *cl = __atomic_load_n(&c->mgr->workers[i].cl,
+				    __ATOMIC_ACQUIRE);
+
+				if (cl != NULL)
+					kc_client_cancel(cl);
+			}
+			pthread_mutex_unlock(&c->mgr->lock);
+		}
 		for (size_t i = 0; i < c->mgr->nworkers; i++)
 			if (c->mgr->workers[i].started)
 				pthread_join(c->mgr->workers[i].tid, NULL);
@@ -511,8 +650,10 @@ manager_stop(struct ctl *c, uint64_t drain_ms)
 void
 manager_free(struct ctl *c)
 {
-	if (c->mgr != NULL)
+	if (c->mgr != NULL) {
 		kc_free(c->mgr->workers);
+		pthread_mutex_destroy(&c->mgr->lock);
+	}
 	c->mgr = kc_free(c->mgr);
 	c->runs = kc_informer_free(c->runs);
 	c->profiles = kc_informer_free(c->profiles);

@@ -40,6 +40,8 @@
 
 #include "controller.h"
 
+#define PROGRESS_WRITE_MS	5000	/* progress-only status writes, at most */
+
 struct rctx {
 	struct ctl		*c;
 	struct kc_client	*cl;
@@ -144,6 +146,8 @@ static int
 write_status(struct rctx *rc, struct json_object *status)
 {
 	struct kc_status st = { 0 };
+	struct json_object *written = NULL;
+	const char *rv;
 	int r;
 
 	if ((r = kc_json_put(rc->run, "status", json_object_get(status))) < 0)
@@ -151,15 +155,76 @@ write_status(struct rctx *rc, struct json_object *status)
 	r = kc_client_update(rc->cl, &(struct kc_update_opts){
 		.res = &ty_res_runs, .ns = rc->ns, .name = rc->name,
 		.subresource = "status", .field_manager = TY_FIELD_MANAGER,
-	}, rc->run, NULL, &st);
+	}, rc->run, &written, &st);
 	if (r == KC_ECONFLICT || r == KC_ENOTFOUND) {
 		atomic_fetch_add(&rc->c->n.conflicts, 1);
 		return r;		/* expected: the newer Run is on its way */
 	}
 	if (r < 0)
 		return kc_log_error_r(&rc->log, r, "update status: %s", msg_of(&st, r));
+	/* Until the cache shows this write, a reconcile would work from the past. */
+	if ((rv = kc_json_str(written, "metadata", "resourceVersion")) != NULL)
+		expect_status_written(rc->c->expect, rc->key, rv);
+	json_object_put(written);
 	atomic_fetch_add(&rc->c->n.status_updates, 1);
 	return 0;
+}
+
+/*
+ * Whether 'cur' differs from 'old' only in progress: node counts,
+ * readyNodes, allPodsCreated (until it is written, a pod missing from the
+ * cache is created again rather than taken as deleted: safe either way),
+ * and the messages and times of conditions whose status and
+ * reason stay, or the Scheduled condition (pods getting bound one by one
+ * is progress too). Such a change waits up to PROGRESS_WRITE_MS so that a
+ * session start costs a bounded number of status writes whatever the
+ * number of nodes; a change of phase, session, reason, history or
+ * failures is written at once.
+ */
+static bool
+progress_only(const struct json_object *old, const struct json_object *cur)
+{
+	static const char *const progress[] = {
+		"nodes", "readyNodes", "conditions", "message", "allPodsCreated",
+	};
+	struct json_object *oc, *cc;
+	size_t n;
+
+	if (old == NULL || cur == NULL)
+		return false;
+	json_object_object_foreach((struct json_object *)(uintptr_t)cur, key, val) {
+		bool skip = false;
+
+		for (size_t i = 0; i < sizeof(progress) / sizeof(progress[0]); i++)
+			skip = skip || strcmp(key, progress[i]) == 0;
+		if (!skip && !kc_json_equal(val, kc_json_get(old, key)))
+			return false;
+	}
+	json_object_object_foreach((struct json_object *)(uintptr_t)old, okey, oval) {
+		(void)oval;
+		if (kc_json_get(cur, okey) == NULL)
+			return false;
+	}
+	oc = kc_json_get(old, "conditions");
+	cc = kc_json_get(cur, "conditions");
+	if (oc == NULL || cc == NULL || !json_object_is_type(oc, json_type_array) ||
+	    !json_object_is_type(cc, json_type_array) ||
+	    (n = json_object_array_length(cc)) != json_object_array_length(oc))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *a = json_object_array_get_idx(oc, i);
+		struct json_object *b = json_object_array_get_idx(cc, i);
+		const char *type = kc_json_str(b, "type");
+
+		if (!kc_json_equal(kc_json_get(a, "type"), kc_json_get(b, "type")))
+			return false;
+		if (type != NULL && strcmp(type, "Scheduled") == 0)
+			continue;
+		if (!kc_json_equal(kc_json_get(a, "status"), kc_json_get(b, "status")) ||
+		    !kc_json_equal(kc_json_get(a, "reason"), kc_json_get(b, "reason")))
+			return false;
+	}
+	return true;
 }
 
 static const struct kc_resource *
@@ -199,7 +264,11 @@ do_delete(struct rctx *rc, const struct ty_delete *d)
 		return kc_log_error_r(&rc->log, r, "delete %s %s: %s",
 		    kind_res(rc, d->kind)->kind, d->name, msg_of(&st, r));
 	else if (d->kind == TY_KIND_POD)
+	{
 		atomic_fetch_add(&rc->c->n.pods_deleted, 1);
+		if (rc->c->metrics != NULL)
+			metrics_pods_deleted(rc->c->metrics, 1);
+	}
 	else
 		atomic_fetch_add(&rc->c->n.objects_deleted, 1);
 	if (d->uid[0] != '\0')
@@ -313,7 +382,11 @@ create_pods(struct rctx *rc, const struct ty_decision *d)
 			    sizeof(why))) < 0)
 				return refused ? create_refused(rc, "Pod", name, why, r) : r;
 			if (r == 0)
+			{
 				atomic_fetch_add(&rc->c->n.pods_created, 1);
+				if (rc->c->metrics != NULL)
+					metrics_pods_created(rc->c->metrics, 1);
+			}
 			if ((r = expect_pod_created(rc->c->expect, rc->key, rc->uid,
 			    d->session, index)) < 0)
 				return r;
@@ -347,14 +420,85 @@ split_key(struct rctx *rc, const char *key)
 	return 0;
 }
 
+static double
+seconds_between(const char *from, const char *to)
+{
+	time_t a, b;
+
+	if (from == NULL || to == NULL || kc_time_parse(from, &a) < 0 ||
+	    kc_time_parse(to, &b) < 0 || b < a)
+		return 0;
+	return (double)(b - a);
+}
+
+static bool
+condition_true(const struct json_object *status, const char *type)
+{
+	struct json_object *conds = kc_json_get(status, "conditions");
+	size_t n = conds != NULL && json_object_is_type(conds, json_type_array) ?
+	    json_object_array_length(conds) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *cd = json_object_array_get_idx(conds, i);
+		const char *t = kc_json_str(cd, "type"), *st = kc_json_str(cd, "status");
+
+		if (t != NULL && strcmp(t, type) == 0)
+			return st != NULL && strcmp(st, "True") == 0;
+	}
+	return false;
+}
+
+/* Session metrics from a status change this process wrote. */
+static void
+observe_transition(struct rctx *rc, const struct json_object *old,
+    const struct json_object *cur)
+{
+	struct metrics *m = rc->c->metrics;
+	const char *start = kc_json_str(cur, "sessionStartTime");
+	const char *end = kc_json_str(cur, "sessionEndTime");
+	bool same = kc_json_int(old, -1, "session") == kc_json_int(cur, -2, "session");
+	char now[32];
+
+	if (end != NULL && (!same || kc_json_str(old, "sessionEndTime") == NULL)) {
+		const char *reason = kc_json_str(cur, "reason");
+
+		atomic_fetch_add(&rc->c->n.sessions_ended, 1);
+		if (m != NULL)
+			metrics_session_ended(m, reason != NULL ? reason : "Unknown",
+			    seconds_between(start, end));
+	}
+	if (start != NULL && (!same || kc_json_str(old, "sessionStartTime") == NULL))
+		atomic_fetch_add(&rc->c->n.sessions_started, 1);
+	if (m != NULL && condition_true(cur, "Running") &&
+	    (!same || !condition_true(old, "Running")) &&
+	    kc_time_format(kc_clock_wall(), now, sizeof(now)) == 0)
+		metrics_all_running(m, seconds_between(start, now));
+}
+
 /* Executes the decision; 0 or the first failure. */
 static int
-execute(struct rctx *rc, const struct ty_decision *d)
+execute(struct rctx *rc, const struct ty_decision *d, uint64_t *ret_after)
 {
 	int r;
 
-	if (d->status_changed && (r = write_status(rc, d->status)) < 0)
-		return r;
+	*ret_after = 0;
+	if (d->status_changed) {
+		struct json_object *old = json_object_get(kc_json_get(rc->run, "status"));
+		uint64_t age = expect_status_age_ms(rc->c->expect, rc->key);
+
+		if (progress_only(old, d->status) && age < PROGRESS_WRITE_MS) {
+			*ret_after = PROGRESS_WRITE_MS - age;
+			json_object_put(old);
+			goto rest;
+		}
+		r = write_status(rc, d->status);
+		if (r == 0)
+			observe_transition(rc, old, d->status);
+		json_object_put(old);
+		if (r < 0)
+			return r;
+	}
+rest:
 	for (size_t i = 0; i < d->ndeletes; i++)
 		if ((r = do_delete(rc, &d->deletes[i])) < 0)
 			return r;
@@ -379,11 +523,13 @@ reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 	struct ty_session_in in = { 0 };
 	struct ty_decision d = { 0 };
 	struct json_object *profile = NULL;
-	struct ty_pod **pods = NULL;
+	struct ty_pod **pods = NULL, **gone = NULL;
+	struct kc_item **gone_items = NULL;
 	int32_t *seen = NULL, *expected = NULL;
-	size_t nexpected = 0, nseen = 0;
+	size_t nexpected = 0, nseen = 0, ngone = 0;
 	const char *pname;
 	char index_key[KC_INFORMER_INDEX_MAX];
+	uint64_t after = 0;
 	int64_t ret;
 	int r;
 
@@ -398,6 +544,16 @@ reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 		return r;
 	}
 	if ((rc.uid = kc_json_str(rc.run, "metadata", "uid")) == NULL) {
+		ret = RECONCILE_DONE;
+		goto out;
+	}
+	/*
+	 * The cache does not show our last status write yet: deciding from
+	 * it would redo that write and meet a conflict. The write's own
+	 * event queues this key again.
+	 */
+	if (expect_status_stale(c->expect, key,
+	    kc_json_str(rc.run, "metadata", "resourceVersion"))) {
 		ret = RECONCILE_DONE;
 		goto out;
 	}
@@ -437,10 +593,17 @@ reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 				seen[nseen++] = pi->pod->index;
 		}
 		if ((r = expect_pods(c->expect, key, rc.uid, cur, seen, nseen, &expected,
-		    &nexpected)) < 0) {
+		    &nexpected)) < 0 ||
+		    (r = expect_gone(c->expect, key, rc.uid, cur, &gone_items, &ngone)) < 0) {
 			ret = r;
 			goto out;
 		}
+		if (ngone > 0 && (gone = kc_calloc(ngone, sizeof(*gone))) == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < ngone; i++)
+			gone[i] = ((const struct ty_pod_item *)kc_item_data(gone_items[i]))->pod;
 	}
 
 	in = (struct ty_session_in){
@@ -448,14 +611,14 @@ reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 		.problems = rc.spec == NULL ? &probs : NULL, .cfg = &c->cfg,
 		.podgroup = in.podgroup, .service = in.service, .netpol = in.netpol,
 		.pods = pods, .npods = rc.npods, .expected = expected,
-		.nexpected = nexpected, .api = c->pg_api,
+		.nexpected = nexpected, .gone = gone, .ngone = ngone, .api = c->pg_api,
 		.now_ms = (uint64_t)kc_clock_wall() * 1000,
 	};
 	if ((r = session_decide(&in, &d)) < 0) {
 		ret = r;
 		goto out;
 	}
-	if ((r = execute(&rc, &d)) < 0) {
+	if ((r = execute(&rc, &d, &after)) < 0) {
 		ret = r;
 		goto out;
 	}
@@ -467,11 +630,17 @@ reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 		ret = RECONCILE_AFTER(d.next_check_ms > now ? d.next_check_ms - now + 1000 :
 		    1000);
 	}
+	if (after != 0 && (ret == RECONCILE_DONE || (uint64_t)ret > after))
+		ret = RECONCILE_AFTER(after);
 out:
 	if (ret < 0)
 		atomic_fetch_add(&c->n.reconcile_errors, 1);
 	session_decision_release(&d);
 	json_object_put(profile);
+	for (size_t i = 0; i < ngone; i++)
+		kc_item_unref(gone_items[i]);
+	kc_free(gone_items);
+	kc_free(gone);
 	kc_free(expected);
 	kc_free(seen);
 	kc_free(pods);

@@ -595,6 +595,15 @@ classify(const struct ty_pod *p, char *msg, size_t size)
 		    p->pod_message != NULL ? p->pod_message : p->pod_reason);
 		return F_EVICTED;
 	}
+	/*
+	 * Deleted by someone (no DisruptionTarget): the kubelet's 143 or 137
+	 * is the deletion's doing, not the program's.
+	 */
+	if (p->deleting && (p->phase != TY_POD_FAILED || p->exit_code == 143 ||
+	    p->exit_code == 137 || p->exit_code < 0)) {
+		snprintf(msg, size, "the pod of node %d (%s) was deleted", p->index, p->name);
+		return F_DELETED;
+	}
 	if (p->phase == TY_POD_FAILED && p->exit_code >= 0) {
 		snprintf(msg, size, "node %d exited with code %d (%s)", p->index,
 		    p->exit_code, p->term_reason != NULL ? p->term_reason : "Error");
@@ -626,6 +635,38 @@ missing_failure(const struct dctx *c, int32_t i, char *msg, size_t size)
 	snprintf(msg, size, "the pod of node %d (%s-%d) was deleted", i, run_name(c), i);
 }
 
+/* The last view of node i's pod if it left the cache, or NULL. */
+static const struct ty_pod *
+gone_pod(const struct dctx *c, int32_t i)
+{
+	for (size_t k = 0; c->in->gone != NULL && k < c->in->ngone; k++) {
+		const struct ty_pod *p = c->in->gone[k];
+
+		if (p->index == i && p->session == c->old.session)
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * Why node i's pod is missing: what its last view says (preempted, node
+ * lost, evicted, exited), else deleted. F_NONE when it may just not be
+ * created or seen yet.
+ */
+static enum fail_class
+classify_missing(const struct dctx *c, int32_t i, char *msg, size_t size)
+{
+	const struct ty_pod *p = gone_pod(c, i);
+	enum fail_class cls;
+
+	if (p != NULL && (cls = classify(p, msg, size)) != F_NONE)
+		return cls;
+	if (p == NULL && (!c->old.all_created || is_expected(c, i)))
+		return F_NONE;
+	missing_failure(c, i, msg, size);
+	return F_DELETED;
+}
+
 /* The root-cause failure of the session, if any. */
 static void
 find_failure(const struct dctx *c, struct failure *f)
@@ -639,11 +680,8 @@ find_failure(const struct dctx *c, struct failure *f)
 
 		if (p != NULL)
 			cls = classify(p, msg, sizeof(msg));
-		else if (c->old.all_created && !is_expected(c, i)) {
-			cls = F_DELETED;
-			missing_failure(c, i, msg, sizeof(msg));
-		} else
-			cls = F_NONE;
+		else
+			cls = classify_missing(c, i, msg, sizeof(msg));
 		if (cls == F_NONE)
 			continue;
 		f->count++;
@@ -668,6 +706,9 @@ failed_node(struct dctx *c, struct json_object *list, int32_t i)
 		return -ENOMEM;
 	if ((r = kc_json_append(list, e)) < 0 || (r = kc_json_set_int(e, "index", i)) < 0)
 		return r;
+	if (p == NULL && (p = gone_pod(c, i)) != NULL &&
+	    classify(p, msg, sizeof(msg)) == F_NONE)
+		p = NULL;	/* its last view shows no failure: deleted */
 	if (p == NULL) {
 		missing_failure(c, i, msg, sizeof(msg));
 		snprintf(name, sizeof(name), "%s-%d", run_name(c), i);
@@ -699,7 +740,7 @@ failed_nodes(struct dctx *c)
 	for (int32_t i = 0; i < c->n.total; i++) {
 		const struct ty_pod *p = c->byindex[i];
 		bool failed = p != NULL ? classify(p, msg, sizeof(msg)) != F_NONE :
-		    c->old.all_created && !is_expected(c, i);
+		    classify_missing(c, i, msg, sizeof(msg)) != F_NONE;
 
 		if (!failed)
 			continue;

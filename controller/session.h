@@ -124,6 +124,15 @@ struct ty_session_in {
 	size_t			 npods;
 	const int32_t		*expected;	/* created for status.session, unseen */
 	size_t			 nexpected;
+	/*
+	 * Pods of status.session that left the cache, as last seen (the
+	 * informer's delete): a pod deleted by the pod GC or with grace
+	 * period 0 may vanish between two reconciles, and its last view
+	 * still says why (DisruptionTarget, exit code). Only read for
+	 * indices no pod in 'pods' holds; may be NULL.
+	 */
+	struct ty_pod *const	*gone;
+	size_t			 ngone;
 	enum ty_podgroup_api	 api;		/* in use: X_K8S, SIGS_K8S or NONE */
 	uint64_t		 now_ms;	/* wall clock, ms since the epoch */
 };

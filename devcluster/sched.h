@@ -309,9 +309,15 @@ int	 sched_pod_requests(const struct json_object *pod, struct json_object **ret,
 	    struct kc_status *st) _must_check_;
 
 /*
- * The status the scheduler-plugins PodGroup controller and Coscheduling's
- * PostBind together maintain for 'pg', from its member pods 'pods' (the
- * pods of its namespace with its label; any order) at wall time 'now':
+ * The status the scheduler-plugins PodGroup controller keeps for 'pg',
+ * from its member pods 'pods' (the pods of its namespace with its label;
+ * any order) at wall time 'now'. For scheduling.x-k8s.io, today's
+ * controller: "" -> Pending; Pending -> Scheduling once minMember pods
+ * exist (occupiedBy, and scheduleStartTime = 'now', the devcluster's start
+ * of the gang's Permit wait; upstream leaves it unset); then Pending below
+ * minMember pods, Scheduling while running + succeeded < minMember, else
+ * Running; Failed and Finished as below; no status.scheduled. For the
+ * older scheduling.sigs.k8s.io, the older controller with PostBind:
  *
  *	phase			"" -> Pending; Pending -> PreScheduling once
  *				minMember pods exist; on a new binding,

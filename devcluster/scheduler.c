@@ -18,6 +18,13 @@
  * snapshot before the next plan. Nothing blocks: everything runs on the
  * timer.
  *
+ * The same file serves the pods/binding subresource and the bindings
+ * resource (hooks.binding): binding_assign() is the one write both the
+ * API and the scheduler's own binds use. It runs the Priority admission
+ * plug-in (hooks.admit, chained) and enforces scheduleTimeoutSeconds:
+ * a gang not bound within its wait after status.scheduleStartTime gets
+ * upstream's Permit timeout and Unreserve rejections.
+ *
  * --nodes FILE: scheduler_load_nodes() creates the Node objects of a
  * YAML file (documents or a v1 List) that do not exist yet, keeping the
  * status given (the create path would reset it, as no kubelet posts it).

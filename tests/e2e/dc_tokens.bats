@@ -129,6 +129,29 @@ kubectl127() {
 	[ "$output" = system:serviceaccounts ]
 }
 
+@test "a service-account-token Secret gets a legacy token, ca.crt and namespace" {
+	kubectl -n tok apply -f - <<YAML
+apiVersion: v1
+kind: Secret
+metadata:
+  name: robot-secret
+  annotations: {kubernetes.io/service-account.name: robot}
+type: kubernetes.io/service-account-token
+YAML
+	t="$(kubectl -n tok get secret robot-secret -o jsonpath='{.data.token}' | base64 -d)"
+	[ "$(jwt_part "$t" 1 | jq -r .iss)" = kubernetes/serviceaccount ]
+	[ "$(kubectl -n tok get secret robot-secret -o jsonpath='{.data.namespace}' |
+	    base64 -d)" = tok ]
+	[ "$(kubectl -n tok get secret robot-secret -o jsonpath='{.data.ca\.crt}')" = \
+	    "$(kubectl config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')" ]
+	run kubectl --token="$t" auth whoami -o jsonpath='{.status.userInfo.username}'
+	[ "$output" = system:serviceaccount:tok:robot ]
+	kubectl -n tok delete secret robot-secret
+	run kubectl --token="$t" get --raw /api
+	[ "$status" -ne 0 ]
+	[[ "$output" == *Unauthorized* ]]
+}
+
 @test "kubectl 1.33 create quota, priorityclass and pdb (protobuf bodies)" {
 	kubectl -n tok create quota q --hard=pods=4,requests.nvidia.com/gpu=8 --scopes=NotBestEffort
 	run kubectl -n tok get quota q -o jsonpath='{.spec.hard.pods} {.spec.scopes[0]}'

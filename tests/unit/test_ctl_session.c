@@ -506,6 +506,70 @@ START_TEST(test_missing_pod_after_created)
 }
 END_TEST
 
+/* A pod deleted by hand: the kubelet's exit 143 is the deletion's, not a failure. */
+START_TEST(test_deleted_pod_killed)
+{
+	struct world w;
+
+	running_world(&w, "nodes: 2", RUNNING);
+	decide(&w);
+	apply(&w);
+	clear_pods(&w);
+	add_pod(&w, 1, 0, RUNNING, false);
+	add_pod(&w, 1, 1, "{phase: Failed, containerStatuses: [{name: main, state: "
+	    "{terminated: {exitCode: 143, reason: Error}}}]}", true);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "reason"), "PodDeleted");
+	ck_assert_str_eq(st_str(&w, "message"), "the pod of node 1 (r1-1) was deleted");
+	world_free(&w);
+
+	/* A program that failed on its own and was then deleted keeps its exit code. */
+	running_world(&w, "nodes: 2", RUNNING);
+	decide(&w);
+	apply(&w);
+	clear_pods(&w);
+	add_pod(&w, 1, 0, RUNNING, false);
+	add_pod(&w, 1, 1, EXIT1, true);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "reason"), "PodFailed");
+	ck_assert_str_eq(st_str(&w, "message"), "node 1 exited with code 1 (Error)");
+	world_free(&w);
+}
+END_TEST
+
+/* A pod that left the cache: its last view (the informer's delete) says why. */
+START_TEST(test_gone_pod_last_view)
+{
+	struct world w;
+	struct ty_pod *gone[1] = { NULL };
+	struct json_object *o;
+
+	running_world(&w, "nodes: 2", RUNNING);
+	decide(&w);
+	apply(&w);
+	clear_pods(&w);
+	add_pod(&w, 1, 0, RUNNING, false);
+	o = yaml("metadata: {name: r1-1, uid: pod-uid-1, labels: {trainyard.dev/session: "
+	    "\"1\", trainyard.dev/node-index: \"1\"}}\nspec: {nodeName: gpu-1}\n"
+	    "status: {phase: Failed, conditions: [{type: DisruptionTarget, status: "
+	    "\"True\", reason: DeletionByPodGC}]}\n");
+	ck_assert_int_eq(session_pod_from_json(o, &gone[0]), 0);
+	json_object_put(o);
+	w.in.gone = gone;
+	w.in.ngone = 1;
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "reason"), "NodeLost");
+	ck_assert_str_eq(st_str(&w, "message"), "node 1 lost its machine gpu-1 (the node "
+	    "is gone)");
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(kc_json_get(w.d.status,
+	    "failedNodes"), 0), "reason"), "NodeLost");
+	w.in.gone = NULL;
+	w.in.ngone = 0;
+	session_pod_free(gone[0]);
+	world_free(&w);
+}
+END_TEST
+
 START_TEST(test_suspend_resume)
 {
 	struct world w;
@@ -1021,6 +1085,8 @@ ctl_session_suite(void)
 	tcase_add_loop_test(tc, test_end_reasons, 0, KC_ARRAY_SIZE(end_cases));
 	tcase_add_test(tc, test_failed_nodes);
 	tcase_add_test(tc, test_missing_pod_after_created);
+	tcase_add_test(tc, test_deleted_pod_killed);
+	tcase_add_test(tc, test_gone_pod_last_view);
 	tcase_add_test(tc, test_suspend_resume);
 	tcase_add_test(tc, test_session_bump);
 	tcase_add_test(tc, test_deadline);

@@ -1,0 +1,1089 @@
+/*
+ * metrics.c: the metrics registry, the Prometheus text exposition and the
+ * HTTP server for /metrics, /healthz and /readyz.
+ *
+ * Registry. The families are a static table (fams[] below): name, help,
+ * type, label names, histogram buckets and the most label combinations
+ * ("series") the family may hold. A family is an array of series under
+ * its own mutex, found by a linear search over the label values (a few
+ * dozen at most; an observation is a string compare or three). The last
+ * slot of a full family is kept for the series whose values are all
+ * "_other", which takes every new combination after that: a label fed
+ * from the outside (an API error code, a session end reason) can never
+ * grow the registry without bound. An allocation failure drops the
+ * observation; the registry never fails its caller.
+ *
+ * Counters and gauges are doubles. A histogram keeps a count per bucket
+ * (not cumulative: an observation lands in the first bucket whose bound
+ * holds it, or in none past the last bound), the sum and the count; the
+ * text format's cumulative _bucket lines and the le="+Inf" line (equal to
+ * _count) are made when rendering.
+ *
+ * Exposition (text format 0.0.4): for each family "# HELP", "# TYPE",
+ * then its samples, label values escaped (backslash, double quote, line
+ * feed); numbers as the shortest of %.15g and %.17g that reads back
+ * exactly; +Inf, -Inf and NaN spelled as Prometheus does.
+ *
+ * Server. One libwebsockets context in a thread of its own, no TLS, one
+ * vhost per distinct listen address. A request is answered in full from
+ * LWS_CALLBACK_HTTP: the body is rendered into the connection's kc_buf,
+ * then written over as many writable callbacks as it takes (WRITE_MAX
+ * bytes each). Anything but GET and HEAD gets 405 and the connection is
+ * closed after the answer (its body, if any, is never read); HEAD gets
+ * the headers, then the connection closes too, so lws never waits for a
+ * body that will not come. Headers are bounded (HEADER_MAX) and idle
+ * connections time out. metrics_stop() sets a flag, wakes the loop with
+ * lws_cancel_service(), joins the thread, then destroys the context, so
+ * every callback runs on the server thread.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <libwebsockets.h>
+
+#include <kc/alloc.h>
+#include <kc/buf.h>
+#include <kc/log.h>
+#include <kc/str.h>
+
+#include "metrics.h"
+
+#define LABELS_MAX	3
+#define WRITE_MAX	16384
+#define HEADER_MAX	4096
+#define OTHER		"_other"
+
+enum mtype {
+	COUNTER,
+	GAUGE,
+	HISTOGRAM,
+};
+
+enum fam_id {
+	F_RECONCILE_TOTAL,
+	F_RECONCILE_DURATION,
+	F_WQ_DEPTH,
+	F_WQ_ADDS,
+	F_WQ_RETRIES,
+	F_WQ_QUEUE_DURATION,
+	F_WQ_WORK_DURATION,
+	F_WQ_UNFINISHED,
+	F_WQ_LONGEST,
+	F_API_TOTAL,
+	F_API_DURATION,
+	F_WATCH_RESTARTS,
+	F_RELISTS,
+	F_CACHE_OBJECTS,
+	F_RUNS,
+	F_SESSIONS_ENDED,
+	F_SESSION_DURATION,
+	F_ALL_RUNNING,
+	F_PODS_CREATED,
+	F_PODS_DELETED,
+	F_LEADER,
+	F_BUILD_INFO,
+	F_COUNT,
+};
+
+struct fam_desc {
+	const char	*name;
+	const char	*help;
+	enum mtype	 type;
+	const char	*labels[LABELS_MAX + 1];	/* NULL-terminated */
+	const double	*buckets;
+	size_t		 nbuckets;
+	size_t		 max_series;
+};
+
+static const double b_fast[] = {
+	0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+};
+static const double b_queue[] = {
+	0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60, 300, 1000,
+};
+static const double b_session[] = {
+	60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400, 172800, 604800,
+};
+static const double b_running[] = {
+	1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600,
+};
+
+#define BUCKETS(b)	(b), KC_ARRAY_SIZE(b)
+
+static const struct fam_desc fams[F_COUNT] = {
+	[F_RECONCILE_TOTAL] = { "trainyard_reconcile_total",
+	    "Reconciles of Runs, by result.", COUNTER, { "result" }, NULL, 0, 16 },
+	[F_RECONCILE_DURATION] = { "trainyard_reconcile_duration_seconds",
+	    "How long reconciles of Runs took, by result.", HISTOGRAM, { "result" },
+	    BUCKETS(b_fast), 16 },
+	[F_WQ_DEPTH] = { "trainyard_workqueue_depth",
+	    "Keys queued and waiting for a worker.", GAUGE, { NULL }, NULL, 0, 1 },
+	[F_WQ_ADDS] = { "trainyard_workqueue_adds_total",
+	    "Keys added to the work queue.", COUNTER, { NULL }, NULL, 0, 1 },
+	[F_WQ_RETRIES] = { "trainyard_workqueue_retries_total",
+	    "Keys requeued with backoff after a failed reconcile.", COUNTER, { NULL },
+	    NULL, 0, 1 },
+	[F_WQ_QUEUE_DURATION] = { "trainyard_workqueue_queue_duration_seconds",
+	    "How long keys waited in the work queue before a worker took them.",
+	    HISTOGRAM, { NULL }, BUCKETS(b_queue), 1 },
+	[F_WQ_WORK_DURATION] = { "trainyard_workqueue_work_duration_seconds",
+	    "How long workers held keys.", HISTOGRAM, { NULL }, BUCKETS(b_queue), 1 },
+	[F_WQ_UNFINISHED] = { "trainyard_workqueue_unfinished_work_seconds",
+	    "Time the keys being processed have been held so far, summed.", GAUGE,
+	    { NULL }, NULL, 0, 1 },
+	[F_WQ_LONGEST] = { "trainyard_workqueue_longest_running_processor_seconds",
+	    "How long the oldest key being processed has been held.", GAUGE, { NULL },
+	    NULL, 0, 1 },
+	[F_API_TOTAL] = { "trainyard_api_requests_total",
+	    "Requests to the Kubernetes API, by verb, resource and HTTP code.", COUNTER,
+	    { "verb", "resource", "code" }, NULL, 0, 512 },
+	[F_API_DURATION] = { "trainyard_api_request_duration_seconds",
+	    "Latency of requests to the Kubernetes API (watches excluded), by verb "
+	    "and resource.", HISTOGRAM, { "verb", "resource" }, BUCKETS(b_fast), 128 },
+	[F_WATCH_RESTARTS] = { "trainyard_watch_restarts_total",
+	    "Watches that ended and were resumed, by resource.", COUNTER, { "resource" },
+	    NULL, 0, 16 },
+	[F_RELISTS] = { "trainyard_relists_total",
+	    "Lists made because a watch's history expired (410), by resource.", COUNTER,
+	    { "resource" }, NULL, 0, 16 },
+	[F_CACHE_OBJECTS] = { "trainyard_cache_objects",
+	    "Objects in the informer caches, by resource.", GAUGE, { "resource" }, NULL,
+	    0, 16 },
+	[F_RUNS] = { "trainyard_runs", "Runs in the cache, by phase.", GAUGE,
+	    { "phase" }, NULL, 0, 16 },
+	[F_SESSIONS_ENDED] = { "trainyard_sessions_ended_total",
+	    "Sessions that ended, by reason.", COUNTER, { "reason" }, NULL, 0, 32 },
+	[F_SESSION_DURATION] = { "trainyard_session_duration_seconds",
+	    "How long sessions lasted, from start to end.", HISTOGRAM, { NULL },
+	    BUCKETS(b_session), 1 },
+	[F_ALL_RUNNING] = { "trainyard_time_to_all_running_seconds",
+	    "Time from a session's start until all its pods ran.", HISTOGRAM, { NULL },
+	    BUCKETS(b_running), 1 },
+	[F_PODS_CREATED] = { "trainyard_pods_created_total",
+	    "Pods created by this process.", COUNTER, { NULL }, NULL, 0, 1 },
+	[F_PODS_DELETED] = { "trainyard_pods_deleted_total",
+	    "Pods deleted by this process.", COUNTER, { NULL }, NULL, 0, 1 },
+	[F_LEADER] = { "trainyard_leader",
+	    "1 while this process holds the leader Lease, else 0.", GAUGE, { NULL },
+	    NULL, 0, 1 },
+	[F_BUILD_INFO] = { "trainyard_build_info",
+	    "Always 1; the version of trainyard-controller as a label.", GAUGE,
+	    { "version" }, NULL, 0, 1 },
+};
+
+struct series {
+	char		 values[LABELS_MAX][METRICS_LABEL_MAX];
+	double		 value;		/* counter, gauge */
+	double		 sum;		/* histogram */
+	uint64_t	 count;
+	uint64_t	*buckets;	/* nbuckets, not cumulative */
+};
+
+struct family {
+	const struct fam_desc	*d;
+	size_t			 nlabels;
+	pthread_mutex_t		 mu;
+	struct series		*series;
+	size_t			 n, cap;
+};
+
+struct listener {
+	char		 addr[256];	/* as given, for messages */
+	char		 host[256];
+	int		 port;		/* asked for, then bound */
+	struct lws_vhost *vh;
+};
+
+struct metrics {
+	struct family	 fam[F_COUNT];
+
+	pthread_mutex_t	 mu;		/* ready, reason */
+	bool		 ready;
+	char		 reason[METRICS_REASON_MAX];
+	metrics_collect_fn *collect;
+	void		*collect_arg;
+	pthread_mutex_t	 render_mu;	/* one collect-and-render at a time */
+
+	struct lws_context *ctx;
+	struct lws_protocols protocols[2];
+	struct listener	 lis[2];	/* metrics, health */
+	size_t		 nlis;
+	int		 health_idx;	/* lis[] index serving health, or -1 */
+	int		 metrics_idx;
+	pthread_t	 thread;
+	bool		 started;
+	atomic_bool	 stop;
+};
+
+/* Per connection, zeroed by lws; reused across keep-alive requests. */
+struct conn {
+	struct kc_buf	 body;
+	size_t		 off;
+	int		 status;
+	const char	*ctype;
+	bool		 active;
+	bool		 head;
+	bool		 headers_sent;
+	bool		 close_after;
+	bool		 allow;		/* send "Allow: GET, HEAD" */
+};
+
+static const struct kc_log_ctx mlog = { .action = "metrics" };
+
+/* ---- the registry ---------------------------------------------------------- */
+
+/*
+ * Copies a label value: at most METRICS_LABEL_MAX - 1 bytes of whole
+ * UTF-8 sequences; invalid bytes and control characters other than line
+ * feed become '?'. NULL and "" read as "".
+ */
+static void
+label_copy(char dst[METRICS_LABEL_MAX], const char *src)
+{
+	size_t n = src != NULL ? strlen(src) : 0, i = 0, o = 0;
+
+	while (i < n) {
+		uint32_t cp;
+		size_t len = kc_utf8_decode(src + i, n - i, &cp);
+
+		if (len == 0 || (len == 1 && ((unsigned char)src[i] < 0x20 ||
+		    src[i] == 0x7f) && src[i] != '\n')) {
+			if (o + 1 >= METRICS_LABEL_MAX)
+				break;
+			dst[o++] = '?';
+			i++;
+			continue;
+		}
+		if (o + len >= METRICS_LABEL_MAX)
+			break;
+		memcpy(dst + o, src + i, len);
+		o += len;
+		i += len;
+	}
+	dst[o] = '\0';
+}
+
+/* Appends a new series with 'values' (already copied). Under f->mu. */
+static struct series *
+series_add(struct family *f, char values[LABELS_MAX][METRICS_LABEL_MAX])
+{
+	struct series *s;
+
+	if (f->n == f->cap) {
+		size_t cap = f->cap != 0 ? f->cap * 2 : 4;
+
+		if (cap > f->d->max_series)
+			cap = f->d->max_series;
+		if ((s = kc_reallocarray(f->series, cap, sizeof(*s))) == NULL)
+			return NULL;
+		f->series = s;
+		f->cap = cap;
+	}
+	s = &f->series[f->n];
+	memset(s, 0, sizeof(*s));
+	memcpy(s->values, values, sizeof(s->values));
+	if (f->d->type == HISTOGRAM &&
+	    (s->buckets = kc_calloc(f->d->nbuckets, sizeof(*s->buckets))) == NULL)
+		return NULL;
+	f->n++;
+	return s;
+}
+
+/*
+ * The series of 'labels' (f->nlabels of them), made if needed; past the
+ * family's bound, the "_other" one. NULL on allocation failure. Under
+ * f->mu.
+ */
+static struct series *
+series_get(struct family *f, const char *const *labels)
+{
+	char values[LABELS_MAX][METRICS_LABEL_MAX];
+	size_t i, j;
+
+	memset(values, 0, sizeof(values));
+	for (j = 0; j < f->nlabels; j++)
+		label_copy(values[j], labels[j]);
+	for (i = 0; i < f->n; i++) {
+		for (j = 0; j < f->nlabels; j++)
+			if (strcmp(f->series[i].values[j], values[j]) != 0)
+				break;
+		if (j == f->nlabels)
+			return &f->series[i];
+	}
+	if (f->n + 1 < f->d->max_series || f->d->max_series == 1)
+		return f->n < f->d->max_series ? series_add(f, values) : NULL;
+	for (j = 0; j < f->nlabels; j++)
+		(void)kc_strlcpy(values[j], OTHER, METRICS_LABEL_MAX);
+	for (i = 0; i < f->n; i++) {
+		for (j = 0; j < f->nlabels; j++)
+			if (strcmp(f->series[i].values[j], OTHER) != 0)
+				break;
+		if (j == f->nlabels)
+			return &f->series[i];
+	}
+	return f->n < f->d->max_series ? series_add(f, values) : NULL;
+}
+
+enum op {
+	OP_ADD,
+	OP_SET,
+	OP_OBSERVE,
+};
+
+static void
+record(struct metrics *m, enum fam_id id, const char *const *labels, enum op op,
+    double v)
+{
+	struct family *f = &m->fam[id];
+	struct series *s;
+
+	pthread_mutex_lock(&f->mu);
+	if ((s = series_get(f, labels)) != NULL) {
+		switch (op) {
+		case OP_ADD:
+			s->value += v;
+			break;
+		case OP_SET:
+			s->value = v;
+			break;
+		case OP_OBSERVE:
+			for (size_t i = 0; i < f->d->nbuckets; i++)
+				if (v <= f->d->buckets[i]) {
+					s->buckets[i]++;
+					break;
+				}
+			s->count++;
+			s->sum += v;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+#define L(...)	((const char *const []){ __VA_ARGS__ })
+#define NOL	L(NULL)
+
+int
+metrics_new(const char *version, struct metrics **ret)
+{
+	struct metrics *m;
+	size_t i, inited = 0;
+
+	if ((m = kc_calloc(1, sizeof(*m))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < F_COUNT; i++) {
+		struct family *f = &m->fam[i];
+
+		f->d = &fams[i];
+		while (f->nlabels < LABELS_MAX && f->d->labels[f->nlabels] != NULL)
+			f->nlabels++;
+		if (pthread_mutex_init(&f->mu, NULL) != 0)
+			goto fail;
+		inited++;
+	}
+	if (pthread_mutex_init(&m->mu, NULL) != 0)
+		goto fail;
+	if (pthread_mutex_init(&m->render_mu, NULL) != 0) {
+		(void)pthread_mutex_destroy(&m->mu);
+		goto fail;
+	}
+	atomic_init(&m->stop, false);
+	(void)kc_strlcpy(m->reason, "starting", sizeof(m->reason));
+	m->health_idx = m->metrics_idx = -1;
+	m->started = false;
+
+	/* The unlabelled series exist from the start, so they read 0. */
+	for (i = 0; i < F_COUNT; i++) {
+		struct family *f = &m->fam[i];
+
+		if (f->nlabels == 0 && series_get(f, NOL) == NULL)
+			goto fail_all;
+	}
+	if (series_get(&m->fam[F_BUILD_INFO], L(version != NULL ? version : "unknown"))
+	    == NULL)
+		goto fail_all;
+	m->fam[F_BUILD_INFO].series[0].value = 1;
+	*ret = m;
+	return 0;
+
+fail_all:
+	metrics_free(m);
+	return -ENOMEM;
+fail:
+	for (i = 0; i < inited; i++)
+		(void)pthread_mutex_destroy(&m->fam[i].mu);
+	kc_free(m);
+	return -ENOMEM;
+}
+
+struct metrics *
+metrics_free(struct metrics *m)
+{
+	if (m == NULL)
+		return NULL;
+	metrics_stop(m);
+	for (size_t i = 0; i < F_COUNT; i++) {
+		struct family *f = &m->fam[i];
+
+		for (size_t j = 0; j < f->n; j++)
+			kc_free(f->series[j].buckets);
+		kc_free(f->series);
+		(void)pthread_mutex_destroy(&f->mu);
+	}
+	(void)pthread_mutex_destroy(&m->mu);
+	(void)pthread_mutex_destroy(&m->render_mu);
+	return kc_free(m);
+}
+
+void
+metrics_set_collect(struct metrics *m, metrics_collect_fn *fn, void *arg)
+{
+	/* render_mu first: no collect is running once this returns. */
+	pthread_mutex_lock(&m->render_mu);
+	pthread_mutex_lock(&m->mu);
+	m->collect = fn;
+	m->collect_arg = arg;
+	pthread_mutex_unlock(&m->mu);
+	pthread_mutex_unlock(&m->render_mu);
+}
+
+void
+metrics_set_ready(struct metrics *m, bool ready, const char *reason)
+{
+	pthread_mutex_lock(&m->mu);
+	m->ready = ready;
+	(void)kc_strlcpy(m->reason, reason != NULL ? reason : "starting",
+	    sizeof(m->reason));
+	pthread_mutex_unlock(&m->mu);
+}
+
+void
+metrics_set_leader(struct metrics *m, bool leader)
+{
+	record(m, F_LEADER, NOL, OP_SET, leader ? 1 : 0);
+}
+
+void
+metrics_client_observe(void *arg, const struct kc_request_info *info)
+{
+	struct metrics *m = arg;
+	const char *res = info->res != NULL && info->res->resource != NULL ?
+	    info->res->resource : "none";
+	const char *verb = info->verb != NULL ? info->verb : "unknown";
+	char code[16];
+
+	if (info->http_code > 0 && info->http_code < 1000)
+		(void)snprintf(code, sizeof(code), "%d", info->http_code);
+	else
+		(void)kc_strlcpy(code, "<error>", sizeof(code));
+	record(m, F_API_TOTAL, L(verb, res, code), OP_ADD, 1);
+	if (strcmp(verb, "watch") != 0)
+		record(m, F_API_DURATION, L(verb, res), OP_OBSERVE,
+		    (double)info->latency_ms / 1000.0);
+}
+
+void
+metrics_workqueue_observe(void *arg, enum kc_workqueue_metric metric, uint64_t ms)
+{
+	struct metrics *m = arg;
+
+	if (metric == KC_WORKQUEUE_LATENCY)
+		record(m, F_WQ_QUEUE_DURATION, NOL, OP_OBSERVE, (double)ms / 1000.0);
+	else if (metric == KC_WORKQUEUE_WORK)
+		record(m, F_WQ_WORK_DURATION, NOL, OP_OBSERVE, (double)ms / 1000.0);
+}
+
+void
+metrics_reconcile(struct metrics *m, const char *result, double seconds)
+{
+	record(m, F_RECONCILE_TOTAL, L(result), OP_ADD, 1);
+	record(m, F_RECONCILE_DURATION, L(result), OP_OBSERVE, seconds);
+}
+
+void
+metrics_session_ended(struct metrics *m, const char *reason, double duration_s)
+{
+	record(m, F_SESSIONS_ENDED, L(reason), OP_ADD, 1);
+	record(m, F_SESSION_DURATION, NOL, OP_OBSERVE, duration_s);
+}
+
+void
+metrics_all_running(struct metrics *m, double seconds)
+{
+	record(m, F_ALL_RUNNING, NOL, OP_OBSERVE, seconds);
+}
+
+void
+metrics_pods_created(struct metrics *m, unsigned n)
+{
+	record(m, F_PODS_CREATED, NOL, OP_ADD, n);
+}
+
+void
+metrics_pods_deleted(struct metrics *m, unsigned n)
+{
+	record(m, F_PODS_DELETED, NOL, OP_ADD, n);
+}
+
+void
+metrics_collect_workqueue(struct metrics *m, const struct kc_workqueue_stats *s)
+{
+	record(m, F_WQ_DEPTH, NOL, OP_SET, (double)s->depth);
+	record(m, F_WQ_ADDS, NOL, OP_SET, (double)s->adds);
+	record(m, F_WQ_RETRIES, NOL, OP_SET, (double)s->retries);
+	record(m, F_WQ_UNFINISHED, NOL, OP_SET, (double)s->unfinished_work_ms / 1000.0);
+	record(m, F_WQ_LONGEST, NOL, OP_SET, (double)s->longest_running_ms / 1000.0);
+}
+
+void
+metrics_collect_informer(struct metrics *m, const char *resource,
+    const struct kc_informer_stats *s)
+{
+	record(m, F_WATCH_RESTARTS, L(resource), OP_SET, (double)s->watch_restarts);
+	record(m, F_RELISTS, L(resource), OP_SET, (double)s->relists);
+	record(m, F_CACHE_OBJECTS, L(resource), OP_SET, (double)s->items);
+}
+
+void
+metrics_set_runs(struct metrics *m, const char *const *phases, const uint64_t *counts,
+    size_t n)
+{
+	struct family *f = &m->fam[F_RUNS];
+
+	pthread_mutex_lock(&f->mu);
+	for (size_t i = 0; i < f->n; i++)
+		f->series[i].value = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct series *s = series_get(f, L(phases[i]));
+
+		if (s != NULL)
+			s->value += (double)counts[i];
+	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* ---- the exposition ---------------------------------------------------------- */
+
+static void
+fmt_number(double v, char buf[40])
+{
+	if (isnan(v)) {
+		(void)kc_strlcpy(buf, "NaN", 40);
+		return;
+	}
+	if (isinf(v)) {
+		(void)kc_strlcpy(buf, v > 0 ? "+Inf" : "-Inf", 40);
+		return;
+	}
+	(void)snprintf(buf, 40, "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		(void)snprintf(buf, 40, "%.17g", v);
+}
+
+static int
+put_escaped(struct kc_buf *b, const char *s)
+{
+	int r = 0;
+
+	for (; *s != '\0' && r == 0; s++) {
+		if (*s == '\\')
+			r = kc_buf_puts(b, "\\\\");
+		else if (*s == '"')
+			r = kc_buf_puts(b, "\\\"");
+		else if (*s == '\n')
+			r = kc_buf_puts(b, "\\n");
+		else
+			r = kc_buf_putc(b, *s);
+	}
+	return r;
+}
+
+/*
+ * name[suffix]{l1="v1",...[,le="LE"]} VALUE\n. 'le' NULL for none.
+ */
+static int
+put_sample(struct kc_buf *b, const struct family *f, const struct series *s,
+    const char *suffix, const char *le, double v)
+{
+	char num[40];
+	bool any = f->nlabels > 0 || le != NULL;
+	int r;
+
+	if ((r = kc_buf_printf(b, "%s%s", f->d->name, suffix)) < 0)
+		return r;
+	if (any && (r = kc_buf_putc(b, '{')) < 0)
+		return r;
+	for (size_t j = 0; j < f->nlabels; j++)
+		if ((r = kc_buf_printf(b, "%s%s=\"", j > 0 ? "," : "", f->d->labels[j])) < 0 ||
+		    (r = put_escaped(b, s->values[j])) < 0 || (r = kc_buf_putc(b, '"')) < 0)
+			return r;
+	if (le != NULL && (r = kc_buf_printf(b, "%sle=\"%s\"", f->nlabels > 0 ? "," : "",
+	    le)) < 0)
+		return r;
+	if (any && (r = kc_buf_putc(b, '}')) < 0)
+		return r;
+	fmt_number(v, num);
+	return kc_buf_printf(b, " %s\n", num);
+}
+
+static int
+render_family(struct kc_buf *b, struct family *f)
+{
+	static const char *const types[] = { "counter", "gauge", "histogram" };
+	char le[40];
+	int r;
+
+	if ((r = kc_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", f->d->name, f->d->help,
+	    f->d->name, types[f->d->type])) < 0)
+		return r;
+	pthread_mutex_lock(&f->mu);
+	for (size_t i = 0; i < f->n && r == 0; i++) {
+		const struct series *s = &f->series[i];
+		uint64_t cum = 0;
+
+		if (f->d->type != HISTOGRAM) {
+			r = put_sample(b, f, s, "", NULL, s->value);
+			continue;
+		}
+		for (size_t k = 0; k < f->d->nbuckets && r == 0; k++) {
+			cum += s->buckets[k];
+			fmt_number(f->d->buckets[k], le);
+			r = put_sample(b, f, s, "_bucket", le, (double)cum);
+		}
+		if (r == 0)
+			r = put_sample(b, f, s, "_bucket", "+Inf", (double)s->count);
+		if (r == 0)
+			r = put_sample(b, f, s, "_sum", NULL, s->sum);
+		if (r == 0)
+			r = put_sample(b, f, s, "_count", NULL, (double)s->count);
+	}
+	pthread_mutex_unlock(&f->mu);
+	return r;
+}
+
+/* Resident set size from /proc/self/statm (pages), in bytes; -1 if unknown. */
+static double
+resident_bytes(void)
+{
+	char *text = NULL;
+	struct kc_str s, field;
+	uint64_t pages;
+	long psz = sysconf(_SC_PAGESIZE);
+	double v = -1;
+
+	if (kc_read_file("/proc/self/statm", 4096, &text, NULL) < 0)
+		return -1;
+	s = kc_str_trim(kc_str_from(text));
+	if (kc_str_cut(&s, ' ', &field) && kc_str_cut(&s, ' ', &field) &&
+	    kc_str_to_u64(field, &pages) == 0 && psz > 0)
+		v = (double)pages * (double)psz;
+	kc_free(text);
+	return v;
+}
+
+static int
+render_process(struct kc_buf *b)
+{
+	struct rusage ru;
+	char num[40];
+	double rss = resident_bytes();
+	int r;
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		fmt_number((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+		    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6, num);
+		if ((r = kc_buf_printf(b, "# HELP process_cpu_seconds_total Total user and "
+		    "system CPU time spent in seconds.\n# TYPE process_cpu_seconds_total "
+		    "counter\nprocess_cpu_seconds_total %s\n", num)) < 0)
+			return r;
+	}
+	if (rss >= 0) {
+		fmt_number(rss, num);
+		if ((r = kc_buf_printf(b, "# HELP process_resident_memory_bytes Resident "
+		    "memory size in bytes.\n# TYPE process_resident_memory_bytes gauge\n"
+		    "process_resident_memory_bytes %s\n", num)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+int
+metrics_render(struct metrics *m, struct kc_buf *out)
+{
+	metrics_collect_fn *fn;
+	void *arg;
+	int r = 0;
+
+	pthread_mutex_lock(&m->render_mu);
+	pthread_mutex_lock(&m->mu);
+	fn = m->collect;
+	arg = m->collect_arg;
+	pthread_mutex_unlock(&m->mu);
+	if (fn != NULL)
+		fn(arg, m);
+	for (size_t i = 0; i < F_COUNT && r == 0; i++)
+		r = render_family(out, &m->fam[i]);
+	if (r == 0)
+		r = render_process(out);
+	pthread_mutex_unlock(&m->render_mu);
+	return r;
+}
+
+/* ---- the server ------------------------------------------------------------ */
+
+int
+metrics_parse_addr(const char *addr, char *host, size_t size, int *ret_port)
+{
+	const char *colon, *h;
+	size_t hlen;
+	uint32_t port;
+
+	if (addr == NULL || *addr == '\0' || strcmp(addr, "0") == 0) {
+		if (size > 0)
+			host[0] = '\0';
+		*ret_port = -1;
+		return 0;
+	}
+	if (addr[0] == '[') {
+		const char *end = strchr(addr, ']');
+
+		if (end == NULL || end[1] != ':')
+			return -EINVAL;
+		h = addr + 1;
+		hlen = (size_t)(end - h);
+		colon = end + 1;
+		if (hlen == 0)
+			return -EINVAL;
+	} else {
+		if ((colon = strrchr(addr, ':')) == NULL)
+			return -EINVAL;
+		h = addr;
+		hlen = (size_t)(colon - addr);
+		if (memchr(h, ':', hlen) != NULL)
+			return -EINVAL;		/* IPv6 needs brackets */
+	}
+	if (kc_parse_u32(colon + 1, &port) < 0 || port > 65535 || hlen >= size)
+		return -EINVAL;
+	for (size_t i = 0; i < hlen; i++)
+		if ((unsigned char)h[i] <= 0x20 || h[i] == '/' || (unsigned char)h[i] >= 0x7f)
+			return -EINVAL;
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	*ret_port = (int)port;
+	return 0;
+}
+
+static void
+reply(struct conn *c, int status, const char *ctype, const char *text)
+{
+	c->status = status;
+	c->ctype = ctype;
+	if (kc_buf_puts(&c->body, text) < 0)
+		c->close_after = true;	/* an empty answer, then close */
+}
+
+static void
+handle(struct metrics *m, struct conn *c, int method, const char *path)
+{
+	char msg[METRICS_REASON_MAX + 32];
+	int r;
+
+	if (method != LWSHUMETH_GET && method != LWSHUMETH_HEAD) {
+		c->allow = true;
+		c->close_after = true;
+		reply(c, 405, "text/plain; charset=utf-8", "method not allowed\n");
+		return;
+	}
+	if (strcmp(path, "/metrics") == 0) {
+		if ((r = metrics_render(m, &c->body)) < 0) {
+			kc_log_debug(&mlog, "render: %s", kc_strerror(r));
+			reply(c, 500, "text/plain; charset=utf-8", "metrics unavailable\n");
+			return;
+		}
+		c->status = 200;
+		c->ctype = "text/plain; version=0.0.4; charset=utf-8";
+	} else if (strcmp(path, "/healthz") == 0) {
+		reply(c, 200, "text/plain; charset=utf-8", "ok\n");
+	} else if (strcmp(path, "/readyz") == 0) {
+		pthread_mutex_lock(&m->mu);
+		if (m->ready)
+			(void)kc_strlcpy(msg, "ok\n", sizeof(msg));
+		else
+			(void)snprintf(msg, sizeof(msg), "not ready: %s\n", m->reason);
+		r = m->ready ? 200 : 500;
+		pthread_mutex_unlock(&m->mu);
+		reply(c, r, "text/plain; charset=utf-8", msg);
+	} else {
+		reply(c, 404, "text/plain; charset=utf-8", "404 page not found\n");
+	}
+}
+
+static int
+write_headers(struct lws *wsi, struct conn *c)
+{
+	unsigned char buf[LWS_PRE + 1024];
+	unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof(buf) - 1;
+	int n;
+
+	if (lws_add_http_header_status(wsi, (unsigned)c->status, &p, end) ||
+	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE,
+	    (const unsigned char *)c->ctype, (int)strlen(c->ctype), &p, end) ||
+	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
+	    (const unsigned char *)"no-store", 8, &p, end) ||
+	    (c->allow && lws_add_http_header_by_name(wsi, (const unsigned char *)"allow:",
+	    (const unsigned char *)"GET, HEAD", 9, &p, end)) ||
+	    lws_add_http_header_content_length(wsi, c->body.len, &p, end) ||
+	    lws_finalize_http_header(wsi, &p, end))
+		return -1;
+	n = lws_ptr_diff(p, start);
+	if (lws_write(wsi, start, (size_t)n, LWS_WRITE_HTTP_HEADERS) != n)
+		return -1;
+	c->headers_sent = true;
+	return 0;
+}
+
+static void
+conn_end(struct conn *c)
+{
+	kc_buf_free(&c->body);
+	c->active = false;
+}
+
+static int
+writable(struct lws *wsi, struct conn *c)
+{
+	unsigned char buf[LWS_PRE + WRITE_MAX];
+	size_t n;
+	bool last;
+
+	if (!c->active)
+		return 0;
+	if (!c->headers_sent) {
+		if (write_headers(wsi, c) < 0)
+			return -1;
+		if (!c->head && c->body.len > 0) {
+			lws_callback_on_writable(wsi);
+			return 0;
+		}
+	} else {
+		n = KC_MIN(c->body.len - c->off, (size_t)WRITE_MAX);
+		last = c->off + n == c->body.len;
+		memcpy(buf + LWS_PRE, c->body.data + c->off, n);
+		if (lws_write(wsi, buf + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL :
+		    LWS_WRITE_HTTP) != (int)n)
+			return -1;
+		c->off += n;
+		if (!last) {
+			lws_callback_on_writable(wsi);
+			return 0;
+		}
+	}
+	conn_end(c);
+	if (c->close_after || c->head)
+		return -1;
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+static int
+callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+    size_t len)
+{
+	struct conn *c = user;
+	struct metrics *m;
+	char *uri = NULL, path[256];
+	int method, ulen = 0;
+
+	switch (reason) {
+	case LWS_CALLBACK_HTTP:
+		m = lws_context_user(lws_get_context(wsi));
+		conn_end(c);
+		*c = (struct conn){ .active = true };
+		kc_buf_init(&c->body, METRICS_TEXT_MAX);
+		method = lws_http_get_uri_and_method(wsi, &uri, &ulen);
+		if (uri == NULL || ulen < 0 || (size_t)ulen >= sizeof(path))
+			ulen = 0;
+		memcpy(path, uri != NULL ? uri : "", (size_t)ulen);
+		path[ulen] = '\0';
+		c->head = method == LWSHUMETH_HEAD;
+		handle(m, c, method, path);
+		lws_callback_on_writable(wsi);
+		return 0;
+	case LWS_CALLBACK_HTTP_BODY:
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		return 0;		/* bodies are never read; 405 closes */
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		return c != NULL ? writable(wsi, c) : 0;
+	case LWS_CALLBACK_CLOSED_HTTP:
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+		if (c != NULL)
+			conn_end(c);
+		return 0;
+	default:
+		break;
+	}
+	return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+
+static void
+lws_logger(int level, const char *line)
+{
+	char buf[512];
+	size_t n = kc_strlcpy(buf, line, sizeof(buf));
+
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	(void)level;
+	kc_log_debug(&(struct kc_log_ctx){ .action = "libwebsockets" }, "%s", buf);
+}
+
+static void *
+serve(void *arg)
+{
+	struct metrics *m = arg;
+
+	while (!atomic_load(&m->stop))
+		if (lws_service(m->ctx, 0) < 0)
+			break;
+	return NULL;
+}
+
+/* Adds the listener for 'addr' unless an equal one exists; its index or -1. */
+static int
+add_listener(struct metrics *m, const char *addr, struct kc_status *st)
+{
+	struct listener *l;
+	char host[256];
+	int port;
+
+	if (metrics_parse_addr(addr, host, sizeof(host), &port) < 0)
+		return kc_status_set(st, KC_ECONFIG, "%s: not a HOST:PORT bind address",
+		    addr);
+	if (port < 0)
+		return -1;
+	for (size_t i = 0; i < m->nlis; i++)
+		if (strcmp(m->lis[i].host, host) == 0 && m->lis[i].port == port && port != 0)
+			return (int)i;
+	l = &m->lis[m->nlis];
+	(void)kc_strlcpy(l->addr, addr, sizeof(l->addr));
+	(void)kc_strlcpy(l->host, host, sizeof(l->host));
+	l->port = port;
+	return (int)m->nlis++;
+}
+
+static int
+open_vhost(struct metrics *m, struct listener *l, size_t idx, struct kc_status *st)
+{
+	struct lws_context_creation_info info;
+	char name[32];
+	const char *iface = l->host;
+
+	if (strcmp(iface, "localhost") == 0)
+		iface = "127.0.0.1";
+	if (*iface == '\0' || strcmp(iface, "0.0.0.0") == 0 || strcmp(iface, "::") == 0)
+		iface = NULL;
+	(void)snprintf(name, sizeof(name), "listener%u", (unsigned)(idx % 10));
+	memset(&info, 0, sizeof(info));
+	info.port = l->port;
+	info.iface = iface;
+	info.protocols = m->protocols;
+	info.vhost_name = name;
+	info.options = LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+	if (iface != NULL && strchr(iface, ':') == NULL)
+		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	info.keepalive_timeout = 5;
+	info.timeout_secs = 10;
+	if ((l->vh = lws_create_vhost(m->ctx, &info)) == NULL)
+		return kc_status_set(st, KC_ECONFIG, "%s: cannot listen (address in use or "
+		    "not local)", l->addr);
+	if ((l->port = lws_get_vhost_listen_port(l->vh)) <= 0)
+		return kc_status_set(st, KC_ECONFIG, "%s: the listening port is unknown",
+		    l->addr);
+	return 0;
+}
+
+int
+metrics_start(struct metrics *m, const struct metrics_opts *opts,
+    struct kc_status *st)
+{
+	struct lws_context_creation_info info;
+	int r;
+
+	if (m->started || m->ctx != NULL)
+		return kc_status_set(st, -EBUSY, "metrics: already started");
+	m->nlis = 0;
+	if ((r = add_listener(m, opts->metrics_addr, st)) < -1)
+		return r;
+	m->metrics_idx = r;
+	if ((r = add_listener(m, opts->health_addr, st)) < -1)
+		return r;
+	m->health_idx = r;
+	if (m->nlis == 0)
+		return 0;
+
+	lws_set_log_level(LLL_ERR, lws_logger);
+	m->protocols[0] = (struct lws_protocols){
+		.name = "http",
+		.callback = callback,
+		.per_session_data_size = sizeof(struct conn),
+	};
+	memset(&info, 0, sizeof(info));
+	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
+	info.port = CONTEXT_PORT_NO_LISTEN;
+	info.protocols = m->protocols;
+	info.user = m;
+	info.max_http_header_data = HEADER_MAX;
+	info.max_http_header_pool = 32;
+	info.server_string = "trainyard-controller";
+	if ((m->ctx = lws_create_context(&info)) == NULL)
+		return kc_status_set(st, -ENOMEM, "metrics: cannot create the server");
+	for (size_t i = 0; i < m->nlis; i++)
+		if ((r = open_vhost(m, &m->lis[i], i, st)) < 0)
+			goto fail;
+	atomic_store(&m->stop, false);
+	if ((r = pthread_create(&m->thread, NULL, serve, m)) != 0) {
+		r = kc_status_set(st, -r, "metrics: thread: %s", kc_strerror(-r));
+		goto fail;
+	}
+	m->started = true;
+	return 0;
+fail:
+	lws_context_destroy(m->ctx);
+	m->ctx = NULL;
+	m->nlis = 0;
+	m->metrics_idx = m->health_idx = -1;
+	return r;
+}
+
+void
+metrics_stop(struct metrics *m)
+{
+	if (m->started) {
+		atomic_store(&m->stop, true);
+		lws_cancel_service(m->ctx);
+		(void)pthread_join(m->thread, NULL);
+		m->started = false;
+	}
+	if (m->ctx != NULL) {
+		lws_context_destroy(m->ctx);
+		m->ctx = NULL;
+	}
+}
+
+int
+metrics_port(struct metrics *m, bool health)
+{
+	int idx = health ? m->health_idx : m->metrics_idx;
+
+	return idx >= 0 && m->ctx != NULL ? m->lis[idx].port : -1;
+}

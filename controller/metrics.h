@@ -1,0 +1,172 @@
+/*
+ * metrics.h: trainyard-controller's metrics registry and its HTTP server
+ * (/metrics, /healthz, /readyz).
+ *
+ * One struct metrics per process holds every metric family the controller
+ * exports (names in metrics.c's table, Prometheus conventions: the
+ * trainyard_ prefix, base units, _total counters). The program feeds it
+ * from wherever the events happen, all functions thread-safe:
+ *
+ *	kc_client_opts.observe = metrics_client_observe	(API requests)
+ *	kc_workqueue_opts.observe = metrics_workqueue_observe	(queue latency)
+ *	metrics_reconcile()      after each reconcile
+ *	metrics_session_ended(), metrics_all_running(),
+ *	metrics_pods_created(), metrics_pods_deleted()   from reconcile_run.c
+ *	metrics_set_leader(), metrics_set_ready()        from main.c / manager.c
+ *
+ * and, for what is cheaper to read than to count (work-queue depth,
+ * informer counters, runs by phase), a collect callback that runs on the
+ * server thread at the start of every scrape and calls
+ * metrics_collect_workqueue(), metrics_collect_informer() and
+ * metrics_set_runs().
+ *
+ * Cardinality is bounded: each family holds at most a fixed number of
+ * label combinations (metrics.c's table); observations of new ones past
+ * that are recorded under the label values "_other". Label values are cut
+ * to METRICS_LABEL_MAX - 1 bytes and made valid UTF-8.
+ *
+ * The server is libwebsockets in a thread of its own with its own context,
+ * plain HTTP/1.1, GET and HEAD only (405 otherwise), 404 for other paths,
+ * on one or two listen addresses (--metrics-bind-address and
+ * --health-probe-bind-address; the same address twice is one listener).
+ * Every path is served on every listener.
+ */
+#ifndef TY_METRICS_H
+#define TY_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <kc/buf.h>
+#include <kc/client.h>
+#include <kc/err.h>
+#include <kc/informer.h>
+#include <kc/macro.h>
+#include <kc/workqueue.h>
+
+#define METRICS_LABEL_MAX	64		/* bytes of a label value, with NUL */
+#define METRICS_TEXT_MAX	(8u << 20)	/* largest /metrics answer */
+#define METRICS_REASON_MAX	256		/* the /readyz reason, with NUL */
+
+struct metrics;
+
+/* Called on the server thread before each scrape is rendered. */
+typedef void	metrics_collect_fn(void *arg, struct metrics *m);
+
+struct metrics_opts {
+	/*
+	 * "HOST:PORT", ":PORT" (every interface) or "[V6]:PORT"; port 0 lets
+	 * the kernel pick (tests). NULL, "" or "0": no listener. When both
+	 * are off metrics_start() starts nothing.
+	 */
+	const char	*metrics_addr;
+	const char	*health_addr;
+};
+
+/*
+ * A registry with every family and trainyard_build_info{version} = 1.
+ * -ENOMEM. '*ret' is written only on success.
+ */
+int	metrics_new(const char *version, struct metrics **ret) _must_check_;
+
+/* Stops the server if it runs, frees everything. NULL is fine; returns NULL. */
+struct metrics *metrics_free(struct metrics *);
+
+/*
+ * Listens on the addresses of 'opts' and serves from a new thread. 0;
+ * KC_ECONFIG with "ADDRESS: reason" in 'st' for an address that does
+ * not parse or cannot be bound; -EBUSY if already started; -ENOMEM.
+ */
+int	metrics_start(struct metrics *, const struct metrics_opts *opts,
+	    struct kc_status *st) _must_check_;
+
+/* Stops the server and joins its thread. Idempotent; any thread but its own. */
+void	metrics_stop(struct metrics *);
+
+/*
+ * The port a listener is bound to (the metrics one, or the health one
+ * when 'health'), or -1 when there is none. After metrics_start().
+ */
+int	metrics_port(struct metrics *, bool health);
+
+/*
+ * Parses a bind address into 'host' ("" for every interface) and
+ * '*ret_port' (-1 when the address says "off"). 0 or -EINVAL.
+ */
+int	metrics_parse_addr(const char *addr, char *host, size_t size, int *ret_port)
+	    _must_check_;
+
+/*
+ * Sets the scrape-time callback (NULL: none). Any time, any thread but
+ * the callback's own: once it returns, the previous callback is not
+ * running and will not run again, so metrics_set_collect(m, NULL, NULL)
+ * comes before freeing what the callback reads.
+ */
+void	metrics_set_collect(struct metrics *, metrics_collect_fn *fn, void *arg);
+
+/*
+ * /readyz answers 200 "ok" once 'ready', else 500 "not ready: REASON"
+ * (reason copied, cut to METRICS_REASON_MAX - 1; NULL: "starting").
+ * Starts not ready. Thread-safe.
+ */
+void	metrics_set_ready(struct metrics *, bool ready, const char *reason);
+
+/* trainyard_leader: 1 while this process leads. Thread-safe. */
+void	metrics_set_leader(struct metrics *, bool leader);
+
+/*
+ * A kc_client_observe_fn: 'arg' is the struct metrics. Counts
+ * trainyard_api_requests_total{verb,resource,code} (code "<error>" when
+ * no answer came) and, except for watches, whose latency is how long they
+ * ran, trainyard_api_request_duration_seconds{verb,resource}.
+ */
+void	metrics_client_observe(void *arg, const struct kc_request_info *info);
+
+/*
+ * A kc_workqueue_observe_fn: 'arg' is the struct metrics. Feeds
+ * trainyard_workqueue_queue_duration_seconds and _work_duration_seconds.
+ */
+void	metrics_workqueue_observe(void *arg, enum kc_workqueue_metric metric,
+	    uint64_t ms);
+
+/*
+ * One reconcile ended with 'result' ("success", "error", "requeue_after"
+ * are the expected values) after 'seconds': trainyard_reconcile_total and
+ * trainyard_reconcile_duration_seconds, both by result. Thread-safe.
+ */
+void	metrics_reconcile(struct metrics *, const char *result, double seconds);
+
+/* A session ended ('reason': "Succeeded", "Failed", ...) after 'duration_s'. */
+void	metrics_session_ended(struct metrics *, const char *reason, double duration_s);
+
+/* A session had all its pods running 'seconds' after it started. */
+void	metrics_all_running(struct metrics *, double seconds);
+
+/* Pods this process created or deleted. Thread-safe. */
+void	metrics_pods_created(struct metrics *, unsigned n);
+void	metrics_pods_deleted(struct metrics *, unsigned n);
+
+/*
+ * For the collect callback: mirror a queue's counters
+ * (trainyard_workqueue_depth, _adds_total, _retries_total,
+ * _unfinished_work_seconds, _longest_running_processor_seconds), an
+ * informer's (trainyard_watch_restarts_total, trainyard_relists_total,
+ * trainyard_cache_objects, by resource), and the Runs by phase
+ * (trainyard_runs{phase}: phases not given drop to 0). Thread-safe.
+ */
+void	metrics_collect_workqueue(struct metrics *, const struct kc_workqueue_stats *s);
+void	metrics_collect_informer(struct metrics *, const char *resource,
+	    const struct kc_informer_stats *s);
+void	metrics_set_runs(struct metrics *, const char *const *phases,
+	    const uint64_t *counts, size_t n);
+
+/*
+ * Runs the collect callback, then appends the exposition (text format
+ * 0.0.4: HELP and TYPE lines, one sample per line, process metrics last)
+ * to 'out'. 0, or -E2BIG/-ENOMEM from the buffer (then emptied).
+ * Thread-safe (the server calls it; tests too).
+ */
+int	metrics_render(struct metrics *, struct kc_buf *out) _must_check_;
+
+#endif

@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# ctl-bench.sh BUILD: the controller section of `make bench`.
+#
+# Starts the release devcluster ($BUILD/bin/trainyard-devcluster) in
+# memory on a free port with a generated cluster of BENCH_CTL_CLUSTER
+# nodes (8 nvidia.com/gpu each, no taints) and --no-kubelet-events,
+# installs the Trainyard CRDs, the PodGroup CRD, the example
+# PriorityClasses and a ResourceProfile "ctl-bench" (1 GPU, 1 CPU, 1 GiB
+# per node), starts the release trainyard-controller with
+# BENCH_CTL_WORKERS workers and a rate limit high enough not to matter,
+# then runs one ctl-bench scenario per entry of BENCH_CTL_SCENARIOS
+# (RUNSxNODES): create the Runs, wait until every pod exists, every Run is
+# Running and the controller is quiet, delete the Runs, wait until every
+# pod is gone. Each scenario prints one "bench: scenario=ctl-session"
+# line (tests/bench/README.md), then the processes' totals one
+# "bench: scenario=ctl-server" line. Everything it starts is stopped
+# with SIGTERM (SIGKILL if it hangs) and the temporary directory removed
+# on every exit path.
+#
+# Environment: BENCH_CTL_SCENARIOS ("1000x8 10x512 1x4000"),
+# BENCH_CTL_CLUSTER (1000 nodes), BENCH_CTL_WORKERS (16),
+# BENCH_CTL_QPS (100000), BENCH_CTL_BURST (100000), BENCH_CTL_CLIENTS (8,
+# the load generator's threads), BENCH_CTL_TIMEOUT (300 s per phase),
+# BENCH_CTL_START_DELAY (--pod-start-delay, 200ms), BENCH_CTL_GANG (yes;
+# "no" leaves the PodGroup CRD out, so the controller runs without gang
+# scheduling and the devcluster binds each pod as it comes), BENCH_CTL_PERF
+# (a file: record the controller with `perf record -g` into it).
+set -euo pipefail
+
+build="${1:?usage: ctl-bench.sh BUILD}"
+dc="$build/bin/trainyard-devcluster"
+ctl="$build/bin/trainyard-controller"
+bench="$build/bin/ctl-bench"
+scenarios="${BENCH_CTL_SCENARIOS:-1000x8 10x512 1x4000}"
+cluster="${BENCH_CTL_CLUSTER:-1000}"
+workers="${BENCH_CTL_WORKERS:-16}"
+qps="${BENCH_CTL_QPS:-100000}"
+burst="${BENCH_CTL_BURST:-100000}"
+clients="${BENCH_CTL_CLIENTS:-8}"
+timeout="${BENCH_CTL_TIMEOUT:-300}"
+start_delay="${BENCH_CTL_START_DELAY:-200ms}"
+perf_out="${BENCH_CTL_PERF:-}"
+gang="${BENCH_CTL_GANG:-yes}"
+
+for f in "$dc" "$ctl" "$bench"; do
+	[ -x "$f" ] || { echo "ctl-bench.sh: $f is missing (make bench builds it)" >&2; exit 1; }
+done
+command -v kubectl >/dev/null ||
+    { echo "ctl-bench.sh: kubectl is not installed" >&2; exit 1; }
+cd "$(dirname "$0")/../.."
+
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/ctl-bench.XXXXXX")"
+dcpid=""	# the devcluster
+ctlpid=""	# the controller
+perfpid=""	# perf record, with BENCH_CTL_PERF
+child=""	# the ctl-bench running
+
+# stop PID NAME: SIGTERM, then SIGKILL after 10 s; waits for it.
+stop() {
+	local p="$1" i
+	[ -n "$p" ] || return 0
+	kill -TERM "$p" 2>/dev/null || true
+	for i in $(seq 200); do
+		kill -0 "$p" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$p" 2>/dev/null; then
+		echo "ctl-bench.sh: $2 $p ignored SIGTERM; killing it" >&2
+		kill -KILL "$p" 2>/dev/null || true
+	fi
+	wait "$p" 2>/dev/null || true
+}
+
+cleanup() {
+	if [ -n "$child" ]; then
+		kill -TERM "$child" 2>/dev/null || true
+		wait "$child" 2>/dev/null || true
+	fi
+	stop "$perfpid" perf
+	stop "$ctlpid" controller
+	stop "$dcpid" devcluster
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# The cluster: untainted nodes with 8 GPUs and room for 110 pods.
+awk -v n="$cluster" 'BEGIN {
+	for (i = 0; i < n; i++) {
+		printf "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: node-%d\n", i
+		printf "  labels:\n    kubernetes.io/hostname: node-%d\n", i
+		printf "    topology.trainyard.dev/ib-zone: ib-%d\n", i % 4
+		printf "status:\n"
+		for (k = 0; k < 2; k++) {
+			printf "  %s:\n", k == 0 ? "capacity" : "allocatable"
+			printf "    cpu: \"128\"\n    memory: 1Ti\n    pods: \"110\"\n"
+			printf "    nvidia.com/gpu: \"8\"\n"
+			printf "    rdma/hca_shared_devices_a: \"1k\"\n"
+		}
+		printf "  conditions:\n  - type: Ready\n    status: \"True\"\n"
+		printf "    reason: KubeletReady\n"
+	}
+}' >"$tmp/nodes.yaml"
+
+cat >"$tmp/profile.yaml" <<'EOF'
+apiVersion: trainyard.dev/v1alpha1
+kind: ResourceProfile
+metadata:
+  name: ctl-bench
+spec:
+  resources:
+    cpu: "1"
+    memory: 1Gi
+    nvidia.com/gpu: 1
+  maxNodes: 10000
+EOF
+
+export KUBECONFIG="$tmp/kubeconfig"
+"$dc" --listen 127.0.0.1:0 --kubeconfig "$KUBECONFIG" --nodes "$tmp/nodes.yaml" \
+    --no-kubelet-events --pod-start-delay "$start_delay" --log-level warn \
+    >"$tmp/devcluster.log" 2>&1 &
+dcpid=$!
+for i in $(seq 600); do
+	[ -s "$KUBECONFIG" ] && break
+	if ! kill -0 "$dcpid" 2>/dev/null || [ "$i" -eq 600 ]; then
+		echo "ctl-bench.sh: the devcluster did not start; its log:" >&2
+		cat "$tmp/devcluster.log" >&2
+		exit 1
+	fi
+	sleep 0.05
+done
+
+podgroup_crd=(-f crds/third-party/scheduling.x-k8s.io_podgroups.yaml)
+ncrds=3
+if [ "$gang" = no ]; then
+	podgroup_crd=()
+	ncrds=2
+fi
+kubectl apply -f crds/ "${podgroup_crd[@]}" -f examples/priorityclasses.yaml \
+    >"$tmp/apply.log" 2>&1 || { cat "$tmp/apply.log" >&2; exit 1; }
+# Polled, not `kubectl wait`: a watch the client closes leaves the
+# devcluster's loop spinning on the dead connection (CPU the scenarios
+# would be short of on a small machine).
+for i in $(seq 300); do
+	est="$(kubectl get crd -o \
+	    jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Established")].status}{" "}{end}')"
+	[ "$(grep -o True <<<"$est" | wc -l)" -eq "$ncrds" ] && break
+	if [ "$i" -eq 300 ]; then
+		echo "ctl-bench.sh: the CRDs were not established: $est" >&2
+		exit 1
+	fi
+	sleep 0.1
+done
+kubectl apply -f "$tmp/profile.yaml" >>"$tmp/apply.log" 2>&1 ||
+    { cat "$tmp/apply.log" >&2; exit 1; }
+
+"$ctl" --kubeconfig "$KUBECONFIG" --workers "$workers" --kube-api-qps "$qps" \
+    --kube-api-burst "$burst" --log-level info >"$tmp/controller.log" 2>&1 &
+ctlpid=$!
+# Ready once its caches synced and the workers run ("started").
+for i in $(seq 600); do
+	grep -q '"started"\|started$' "$tmp/controller.log" && break
+	if ! kill -0 "$ctlpid" 2>/dev/null || [ "$i" -eq 600 ]; then
+		echo "ctl-bench.sh: the controller did not start; its log:" >&2
+		cat "$tmp/controller.log" >&2
+		exit 1
+	fi
+	sleep 0.05
+done
+if [ -n "$perf_out" ]; then
+	perf record -g -p "$ctlpid" -o "$perf_out" >"$tmp/perf.log" 2>&1 &
+	perfpid=$!
+fi
+
+read -r load1 _ </proc/loadavg
+printf 'bench: scenario=ctl-host cpus=%s load1=%s mem_mb=%s cluster_nodes=%s workers=%s %s\n' \
+    "$(nproc)" "$load1" "$(awk '/^MemTotal:/ { printf "%d", $2 / 1024 }' /proc/meminfo)" \
+    "$cluster" "$workers" "gang=$gang"
+
+k=0
+for sc in $scenarios; do
+	runs="${sc%x*}"
+	nodes="${sc#*x}"
+	if [ "$((runs * nodes))" -gt "$((cluster * 8))" ]; then
+		echo "ctl-bench.sh: $sc needs $((runs * nodes)) GPUs; the cluster has" \
+		    "$((cluster * 8)) (BENCH_CTL_CLUSTER)" >&2
+		exit 1
+	fi
+	rc=0
+	"$bench" --kubeconfig "$KUBECONFIG" --pid "$ctlpid" --server-pid "$dcpid" \
+	    --runs "$runs" --nodes "$nodes" --clients "$clients" --timeout "$timeout" \
+	    --prefix "s$k-" --label "gang=$gang" &
+	child=$!
+	wait "$child" || rc=$?
+	child=""
+	if [ "$rc" -ne 0 ]; then
+		echo "ctl-bench.sh: scenario $sc failed; the controller's log:" >&2
+		tail -n 20 "$tmp/controller.log" >&2
+		echo "ctl-bench.sh: the devcluster's log:" >&2
+		tail -n 20 "$tmp/devcluster.log" >&2
+		exit 1
+	fi
+	k=$((k + 1))
+done
+
+# The processes' totals over every scenario.
+for p in controller:"$ctlpid" devcluster:"$dcpid"; do
+	awk -v name="${p%%:*}" -v tck="$(getconf CLK_TCK)" '
+	FNR == 1 && FILENAME ~ /stat$/ {
+		sub(/^.*\) /, ""); split($0, f, " ")
+		cpu = (f[12] + f[13]) / tck
+	}
+	/^VmHWM:/ { hwm = $2 }
+	/^VmRSS:/ { rss = $2 }
+	END { printf "bench: scenario=ctl-server process=%s cpu_s=%.2f peak_rss_kb=%d rss_kb=%d\n",
+	    name, cpu, hwm, rss }' "/proc/${p#*:}/stat" "/proc/${p#*:}/status"
+done
+if grep -qiE 'warn|error' "$tmp/controller.log"; then
+	echo "ctl-bench.sh: the controller's warnings and errors (last 10):" >&2
+	grep -iE 'warn|error' "$tmp/controller.log" | tail -n 10 >&2
+fi

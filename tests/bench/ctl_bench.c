@@ -1,0 +1,893 @@
+/*
+ * ctl_bench.c: ctl-bench, the load generator of the controller's benchmark.
+ *
+ *	ctl-bench --kubeconfig PATH --runs R --nodes N --pid CONTROLLER_PID
+ *	    [--server-pid PID] [--clients C] [--namespace NS] [--profile NAME]
+ *	    [--prefix P] [--timeout S] [--settle-ms MS] [--label KEY=VALUE]...
+ *
+ * One scenario per run, against a devcluster and a trainyard-controller
+ * that tests/bench/ctl-bench.sh started: --clients threads, each with its
+ * own libkc client and keep-alive connection, create R Runs of N nodes
+ * ("<prefix><i>" in --namespace, profile --profile) as fast as they can;
+ * then the Runs are deleted again. It prints one line,
+ *
+ *	bench: scenario=ctl-session runs=1000 nodes=8 pods=8000 create_s=...
+ *	    pods_per_s=... api_calls_per_run=... api_writes_per_run=...
+ *	    controller_cpu_s=... controller_peak_rss_kb=...
+ *	    rss_per_cached_pod_b=... cleanup_s=... (and more fields)
+ *
+ * (on one line). The phases and what is measured:
+ *
+ *   create   from just before the first Run is sent until every pod of
+ *            every Run exists: create_s (the wall clock), pods_per_s,
+ *            submit_s (how long the Run creates themselves took).
+ *   running  until every Run reports phase Running (all its pods run:
+ *            running_s) and then the controller made no API write for
+ *            --settle-ms: the session has started and the caches hold
+ *            every pod. The API figures are the devcluster's request
+ *            counters (GET /devcluster/stats) from before the first
+ *            create to this point, less this program's own requests
+ *            (its Run creates and its polls): api_calls_per_run,
+ *            api_writes_per_run (create/update/patch/delete), split
+ *            into w_pods, w_children (PodGroup, Service,
+ *            NetworkPolicy), w_status (Run status), w_events and
+ *            w_other per Run, and conflicts (409s). The controller's
+ *            CPU (controller_cpu_s; controller_cpu_create_s until the
+ *            create phase ended) and memory (VmHWM, and VmRSS at the
+ *            end less VmRSS before the first create, per pod) come from
+ *            /proc/PID.
+ *   cleanup  from just before the first Run delete until no pod is left
+ *            in the namespace: cleanup_s, cleanup_writes_per_run (the
+ *            controller's writes in that phase).
+ *
+ * Counting pods is cheap on purpose (no watch that would parse every pod
+ * event next to the controller on a small machine): the namespace holds
+ * only the benchmark's pods, and a list with limit=1 answers with
+ * remainingItemCount, so items + remainingItemCount is the count. Runs
+ * are listed in pages of 500 once per poll in the running phase.
+ *
+ * Exit status: 0 when every phase completed, 1 when one timed out or the
+ * scenario could not run (the line is printed with what was measured and
+ * complete=no), 2 for bad usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include <kc/alloc.h>
+#include <kc/client.h>
+#include <kc/err.h>
+#include <kc/json.h>
+#include <kc/kubeconfig.h>
+#include <kc/str.h>
+#include <kc/transport.h>
+
+#define CLIENTS_MAX	256
+#define LABELS_MAX	8
+#define LINE_MAX_LEN	2048
+#define POLL_MS		20
+#define RUNS_POLL_MS	250
+#define STATS_POLL_MS	250
+
+static const struct kc_resource res_runs = {
+	.group = "trainyard.dev", .version = "v1alpha1", .resource = "runs",
+	.kind = "Run", .namespaced = true,
+};
+
+struct opts {
+	const char	*kubeconfig;
+	unsigned	 runs;
+	unsigned	 nodes;
+	unsigned	 clients;
+	unsigned	 timeout_s;
+	unsigned	 settle_ms;
+	pid_t		 pid;
+	pid_t		 server_pid;
+	const char	*ns;
+	const char	*profile;
+	const char	*prefix;
+	const char	*labels[LABELS_MAX];
+	size_t		 nlabels;
+};
+
+/* The devcluster's request counters, summed the way the report needs. */
+struct stats {
+	uint64_t	 calls;		/* every resource request */
+	uint64_t	 writes;	/* create, update, patch, delete(collection) */
+	uint64_t	 own;		/* creates and deletes of Runs: ours */
+	uint64_t	 w_pods, w_children, w_status, w_events, w_other;
+	uint64_t	 conflicts, errors;
+};
+
+/* One Run create or delete thread. */
+struct worker {
+	pthread_t	 tid;
+	unsigned	 idx;
+	bool		 del;
+	const struct opts *o;
+	const struct kc_rest_config *rc;
+	pthread_barrier_t *start;
+	uint64_t	 errors;
+	uint64_t	 t_end;
+	char		 first_error[KC_STATUS_MESSAGE_MAX + 192];
+};
+
+/* What the phases measured. */
+struct result {
+	double		 create_s, submit_s, running_s, cleanup_s;
+	double		 cpu_create_s, cpu_s, server_cpu_s, cleanup_cpu_s;
+	uint64_t	 hwm_kb, rss0_kb, rss1_kb;
+	struct stats	 start;		/* controller's share, start to settled */
+	struct stats	 cleanup;	/* controller's share during the cleanup */
+	uint64_t	 own_lists_start, own_lists_cleanup;
+	uint64_t	 create_errors, delete_errors;
+	const char	*timed_out;	/* the phase that did not finish, or NULL */
+};
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static double
+secs(uint64_t a, uint64_t b)
+{
+	return b > a ? (double)(b - a) / 1e9 : 0;
+}
+
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * /proc/PID/stat: user + system CPU seconds (fields 14 and 15, counted
+ * after the parenthesized command name, which may hold spaces); -1 when
+ * unreadable.
+ */
+static double
+proc_cpu_s(pid_t pid)
+{
+	_cleanup_(kc_freep) char *text = NULL;
+	char path[64];
+	const char *p;
+	size_t len;
+	uint64_t v[2] = { 0, 0 };
+	long tck;
+	int field;
+
+	if (pid <= 0)
+		return -1;
+	(void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (kc_read_file(path, 4096, &text, &len) < 0 || (p = strrchr(text, ')')) == NULL)
+		return -1;
+	for (field = 3, p++; *p != '\0' && field <= 15; field++) {
+		char tok[32];
+		size_t n = 0;
+
+		while (*p == ' ')
+			p++;
+		while (*p != ' ' && *p != '\0' && n + 1 < sizeof(tok))
+			tok[n++] = *p++;
+		tok[n] = '\0';
+		if (field >= 14 && kc_parse_u64(tok, &v[field - 14]) < 0)
+			return -1;
+	}
+	if (field <= 15 || (tck = sysconf(_SC_CLK_TCK)) <= 0)
+		return -1;
+	return (double)(v[0] + v[1]) / (double)tck;
+}
+
+/* A "Key:   123 kB" line of /proc/PID/status, in kB; 0 when unreadable. */
+static uint64_t
+proc_status_kb(pid_t pid, const char *key)
+{
+	_cleanup_(kc_freep) char *text = NULL;
+	char path[64];
+	struct kc_str s, line;
+	size_t len;
+	uint64_t v;
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (kc_read_file(path, 1 << 16, &text, &len) < 0)
+		return 0;
+	s = (struct kc_str){ text, len };
+	while (s.len > 0) {
+		struct kc_str name, val, num;
+
+		if (!kc_str_cut(&s, '\n', &line)) {
+			line = s;
+			s.len = 0;
+		}
+		val = line;
+		if (!kc_str_cut(&val, ':', &name) || !kc_str_eq_cstr(name, key))
+			continue;
+		val = kc_str_trim(val);
+		if (!kc_str_cut(&val, ' ', &num))
+			num = val;
+		return kc_str_to_u64(num, &v) < 0 ? 0 : v;
+	}
+	return 0;
+}
+
+static int
+client_open(const struct kc_rest_config *rc, struct kc_client **ret, struct kc_status *st)
+{
+	return kc_client_new(&(struct kc_client_opts){
+		.rc = rc,
+		.timeout_ms = 60000,
+		.user_agent = "ctl-bench/" KC_VERSION,
+	}, ret, st);
+}
+
+static bool
+is_write(const char *verb)
+{
+	static const char *const w[] = { "create", "update", "patch", "delete",
+	    "deletecollection" };
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(w); i++)
+		if (strcmp(verb, w[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool
+has_prefix(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* Adds one row of /devcluster/stats "requests" to 's'. */
+static void
+stats_add(struct stats *s, const char *verb, const char *res, int64_t code, uint64_t n)
+{
+	bool runs = strcmp(res, "runs.trainyard.dev") == 0;
+
+	s->calls += n;
+	if (code >= 400)
+		s->errors += n;
+	if (code == 409)
+		s->conflicts += n;
+	if (!is_write(verb))
+		return;
+	s->writes += n;
+	if (runs && (strcmp(verb, "create") == 0 || strcmp(verb, "delete") == 0))
+		s->own += n;
+	else if (strcmp(res, "pods") == 0)
+		s->w_pods += n;
+	else if (has_prefix(res, "runs.trainyard.dev"))
+		s->w_status += n;
+	else if (strcmp(res, "events") == 0 || strcmp(res, "events.events.k8s.io") == 0)
+		s->w_events += n;
+	else if (strcmp(res, "services") == 0 ||
+	    strcmp(res, "networkpolicies.networking.k8s.io") == 0 ||
+	    has_prefix(res, "podgroups."))
+		s->w_children += n;
+	else
+		s->w_other += n;
+}
+
+/* GET /devcluster/stats, summed. */
+static int
+stats_get(struct kc_client *cl, struct stats *ret)
+{
+	_cleanup_(kc_json_putp) struct json_object *doc = NULL;
+	struct kc_status st = { 0 };
+	struct json_object *rows;
+	size_t n;
+	int r;
+
+	*ret = (struct stats){ 0 };
+	if ((r = kc_client_get_path(cl, "/devcluster/stats", &doc, &st)) < 0) {
+		fprintf(stderr, "ctl-bench: /devcluster/stats: %s: %s\n", kc_strerror(r),
+		    st.message);
+		return r;
+	}
+	if ((rows = kc_json_arr_of(doc, "requests")) == NULL)
+		return -EINVAL;
+	n = json_object_array_length(rows);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *row = json_object_array_get_idx(rows, i);
+		const char *verb = kc_json_str(row, "verb"), *res = kc_json_str(row, "resource");
+		int64_t code = kc_json_int(row, 0, "code"), count = kc_json_int(row, 0, "count");
+
+		if (verb != NULL && res != NULL && count > 0)
+			stats_add(ret, verb, res, code, (uint64_t)count);
+	}
+	return 0;
+}
+
+/* b - a, field by field. */
+static struct stats
+stats_sub(const struct stats *b, const struct stats *a)
+{
+	return (struct stats){
+		.calls = b->calls - a->calls, .writes = b->writes - a->writes,
+		.own = b->own - a->own, .w_pods = b->w_pods - a->w_pods,
+		.w_children = b->w_children - a->w_children,
+		.w_status = b->w_status - a->w_status,
+		.w_events = b->w_events - a->w_events, .w_other = b->w_other - a->w_other,
+		.conflicts = b->conflicts - a->conflicts, .errors = b->errors - a->errors,
+	};
+}
+
+/* The controller's writes: every write but our own Run creates and deletes. */
+static uint64_t
+ctl_writes(const struct stats *s)
+{
+	return s->writes - s->own;
+}
+
+/* Pods in the namespace: items + remainingItemCount of a limit=1 list. */
+static int
+count_pods(struct kc_client *cl, const char *ns, uint64_t *ret, atomic_uint_fast64_t *lists)
+{
+	_cleanup_(kc_json_putp) struct json_object *list = NULL;
+	struct kc_status st = { 0 };
+	struct json_object *items;
+	int r;
+
+	atomic_fetch_add(lists, 1);
+	if ((r = kc_client_list(cl, &(struct kc_list_opts){
+		.res = &kc_res_pods, .ns = ns, .limit = 1,
+	}, &list, &st)) < 0) {
+		fprintf(stderr, "ctl-bench: list pods: %s: %s\n", kc_strerror(r), st.message);
+		return r;
+	}
+	items = kc_json_arr_of(list, "items");
+	*ret = (items != NULL ? json_object_array_length(items) : 0) +
+	    (uint64_t)kc_json_int(list, 0, "metadata", "remainingItemCount");
+	return 0;
+}
+
+/* Runs of the namespace whose status.phase is Running (pages of 500). */
+static int
+count_running(struct kc_client *cl, const char *ns, uint64_t *ret,
+    atomic_uint_fast64_t *lists)
+{
+	struct kc_status st = { 0 };
+	const char *cont = NULL;
+	char token[1024];
+	uint64_t n = 0;
+	int r;
+
+	do {
+		_cleanup_(kc_json_putp) struct json_object *list = NULL;
+		struct json_object *items;
+		size_t len;
+
+		atomic_fetch_add(lists, 1);
+		if ((r = kc_client_list(cl, &(struct kc_list_opts){
+			.res = &res_runs, .ns = ns, .limit = 500, .cont = cont,
+		}, &list, &st)) < 0) {
+			fprintf(stderr, "ctl-bench: list runs: %s: %s\n", kc_strerror(r),
+			    st.message);
+			return r;
+		}
+		items = kc_json_arr_of(list, "items");
+		len = items != NULL ? json_object_array_length(items) : 0;
+		for (size_t i = 0; i < len; i++) {
+			const char *ph = kc_json_str(json_object_array_get_idx(items, i),
+			    "status", "phase");
+
+			n += ph != NULL && strcmp(ph, "Running") == 0;
+		}
+		cont = kc_json_str(list, "metadata", "continue");
+		if (cont != NULL && *cont != '\0') {
+			(void)kc_strlcpy(token, cont, sizeof(token));
+			cont = token;
+		} else
+			cont = NULL;
+	} while (cont != NULL);
+	*ret = n;
+	return 0;
+}
+
+static int
+ensure_namespace(struct kc_client *cl, const char *name, struct kc_status *st)
+{
+	_cleanup_(kc_json_putp) struct json_object *ns = NULL;
+	struct json_object *md;
+	int r;
+
+	if ((ns = json_object_new_object()) == NULL ||
+	    (md = kc_json_ensure_obj(ns, "metadata")) == NULL ||
+	    kc_json_set_str(ns, "apiVersion", "v1") < 0 ||
+	    kc_json_set_str(ns, "kind", "Namespace") < 0 ||
+	    kc_json_set_str(md, "name", name) < 0)
+		return -ENOMEM;
+	r = kc_client_create(cl, &(struct kc_create_opts){ .res = &kc_res_namespaces },
+	    ns, NULL, st);
+	return r == KC_EEXISTS ? 0 : r;
+}
+
+/* A Run of o->nodes nodes whose containers run until they are deleted. */
+static struct json_object *
+run_new(const struct opts *o)
+{
+	struct json_object *run = json_tokener_parse(
+	    "{\"apiVersion\":\"trainyard.dev/v1alpha1\",\"kind\":\"Run\","
+	    "\"metadata\":{\"name\":\"x\",\"labels\":{\"app\":\"ctl-bench\"}},"
+	    "\"spec\":{\"image\":\"busybox:1.36\",\"command\":[\"sleep\",\"infinity\"]}}");
+	struct json_object *spec = kc_json_obj_of(run, "spec");
+
+	if (run == NULL || spec == NULL ||
+	    kc_json_set_int(spec, "nodes", o->nodes) < 0 ||
+	    kc_json_set_str(spec, "profile", o->profile) < 0) {
+		json_object_put(run);
+		return NULL;
+	}
+	return run;
+}
+
+static void
+worker_fail(struct worker *w, int r, const char *name, const struct kc_status *st)
+{
+	w->errors++;
+	if (w->first_error[0] == '\0')
+		(void)snprintf(w->first_error, sizeof(w->first_error), "%.64s: %s: %s", name,
+		    kc_strerror(r), st->message);
+}
+
+/* Creates (or deletes) Runs idx, idx + clients, ... once the barrier opens. */
+static void *
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	const struct opts *o = w->o;
+	_cleanup_(kc_client_freep) struct kc_client *cl = NULL;
+	_cleanup_(kc_json_putp) struct json_object *run = NULL, *v = NULL;
+	struct kc_status st = { 0 };
+	struct json_object *md;
+	char name[64];
+	int r;
+
+	if ((r = client_open(w->rc, &cl, &st)) < 0 ||
+	    (r = kc_client_get_path(cl, "/version", &v, &st)) < 0)
+		worker_fail(w, r, "connect", &st);
+	else if (!w->del && ((run = run_new(o)) == NULL ||
+	    (md = kc_json_obj_of(run, "metadata")) == NULL ||
+	    kc_json_set_str(md, "namespace", o->ns) < 0))
+		worker_fail(w, -ENOMEM, "run", &st);
+	(void)pthread_barrier_wait(w->start);
+	if (w->errors > 0)
+		return NULL;
+	for (unsigned i = w->idx; i < o->runs; i += o->clients) {
+		(void)snprintf(name, sizeof(name), "%s%u", o->prefix, i);
+		if (w->del)
+			r = kc_client_delete(cl, &(struct kc_delete_opts){
+				.res = &res_runs, .ns = o->ns, .name = name,
+			}, NULL, &st);
+		else if ((r = kc_json_set_str(kc_json_obj_of(run, "metadata"), "name",
+		    name)) == 0)
+			r = kc_client_create(cl, &(struct kc_create_opts){
+				.res = &res_runs, .ns = o->ns,
+			}, run, NULL, &st);
+		if (r < 0)
+			worker_fail(w, r, name, &st);
+	}
+	w->t_end = now_ns();
+	return NULL;
+}
+
+/*
+ * Starts o->clients workers creating (del false) or deleting the Runs;
+ * they connect first, then all start together at *ret_t0. Does not wait
+ * for them.
+ */
+static int
+workers_start(const struct opts *o, const struct kc_rest_config *rc, bool del,
+    struct worker *ws, pthread_barrier_t *bar, uint64_t *ret_t0)
+{
+	unsigned i;
+	int r;
+
+	if ((r = -pthread_barrier_init(bar, NULL, o->clients + 1)) < 0)
+		return r;
+	for (i = 0; i < o->clients; i++) {
+		ws[i] = (struct worker){ .idx = i, .del = del, .o = o, .rc = rc, .start = bar };
+		if ((r = -pthread_create(&ws[i].tid, NULL, worker_main, &ws[i])) < 0) {
+			/* Cannot release the barrier short: give up the process. */
+			fprintf(stderr, "ctl-bench: pthread_create: %s\n", strerrordesc_np(-r));
+			exit(1);
+		}
+	}
+	(void)pthread_barrier_wait(bar);
+	*ret_t0 = now_ns();
+	return 0;
+}
+
+/* Joins the workers; the time the last one finished, errors summed. */
+static uint64_t
+workers_join(const struct opts *o, struct worker *ws, pthread_barrier_t *bar,
+    uint64_t *ret_errors)
+{
+	uint64_t t = 0;
+
+	*ret_errors = 0;
+	for (unsigned i = 0; i < o->clients; i++) {
+		(void)pthread_join(ws[i].tid, NULL);
+		if (ws[i].t_end > t)
+			t = ws[i].t_end;
+		*ret_errors += ws[i].errors;
+		if (ws[i].first_error[0] != '\0')
+			fprintf(stderr, "ctl-bench: client %u: %" PRIu64 " errors, first: %s\n",
+			    i, ws[i].errors, ws[i].first_error);
+	}
+	(void)pthread_barrier_destroy(bar);
+	return t;
+}
+
+/* Polls the pod count until it is 'want'; the time it was seen, or 0. */
+static uint64_t
+wait_pods(const struct opts *o, struct kc_client *cl, uint64_t want, uint64_t deadline,
+    atomic_uint_fast64_t *lists)
+{
+	uint64_t n = 0, t;
+
+	for (;;) {
+		t = now_ns();
+		if (count_pods(cl, o->ns, &n, lists) == 0 && n == want)
+			return t;
+		if (t > deadline) {
+			fprintf(stderr, "ctl-bench: %" PRIu64 " pods, waiting for %" PRIu64
+			    ": timed out\n", n, want);
+			return 0;
+		}
+		sleep_ms(POLL_MS);
+	}
+}
+
+/*
+ * Waits until every Run is Running, then until the controller made no
+ * write for o->settle_ms; the stats at that point in *ret. 0 or -ETIMEDOUT.
+ */
+static int
+wait_settled(const struct opts *o, struct kc_client *cl, uint64_t t0, uint64_t deadline,
+    atomic_uint_fast64_t *lists, double *ret_running_s, struct stats *ret)
+{
+	uint64_t running = 0, quiet_since, last = UINT64_MAX;
+	struct stats s;
+
+	while (count_running(cl, o->ns, &running, lists) < 0 || running < o->runs) {
+		if (now_ns() > deadline) {
+			fprintf(stderr, "ctl-bench: %" PRIu64 " of %u runs Running: timed out\n",
+			    running, o->runs);
+			return -ETIMEDOUT;
+		}
+		sleep_ms(RUNS_POLL_MS);
+	}
+	*ret_running_s = secs(t0, now_ns());
+	quiet_since = now_ns();
+	for (;;) {
+		if (stats_get(cl, &s) == 0) {
+			if (ctl_writes(&s) != last) {
+				last = ctl_writes(&s);
+				quiet_since = now_ns();
+				*ret = s;
+			} else if (now_ns() - quiet_since >= (uint64_t)o->settle_ms * 1000000u)
+				return 0;
+		}
+		if (now_ns() > deadline) {
+			fprintf(stderr, "ctl-bench: the controller kept writing: timed out\n");
+			return -ETIMEDOUT;
+		}
+		sleep_ms(STATS_POLL_MS);
+	}
+}
+
+/* The controller's and the server's figures from the start until now. */
+static void
+measure(const struct opts *o, double cpu0, double srv0, struct result *res)
+{
+	double cpu1 = proc_cpu_s(o->pid), srv1 = proc_cpu_s(o->server_pid);
+
+	res->cpu_s = cpu1 - cpu0;
+	res->server_cpu_s = srv0 >= 0 && srv1 >= 0 ? srv1 - srv0 : -1;
+	res->rss1_kb = proc_status_kb(o->pid, "VmRSS");
+	res->hwm_kb = proc_status_kb(o->pid, "VmHWM");
+}
+
+static int
+scenario(const struct opts *o, const struct kc_rest_config *rc, struct result *res)
+{
+	_cleanup_(kc_client_freep) struct kc_client *cl = NULL;
+	_cleanup_(kc_freep) struct worker *ws = NULL;
+	struct kc_status st = { 0 };
+	struct stats s0, s1 = { 0 }, s2, s3;
+	atomic_uint_fast64_t lists = 0;
+	pthread_barrier_t bar;
+	uint64_t pods = (uint64_t)o->runs * o->nodes, n, t0, t1, tsub, deadline;
+	double cpu0, srv0;
+	int r;
+
+	if ((ws = kc_calloc(o->clients, sizeof(*ws))) == NULL)
+		return -ENOMEM;
+	if ((r = client_open(rc, &cl, &st)) < 0 || (r = ensure_namespace(cl, o->ns, &st)) < 0) {
+		fprintf(stderr, "ctl-bench: %s: %s\n", kc_strerror(r), st.message);
+		return r;
+	}
+	if ((r = count_pods(cl, o->ns, &n, &lists)) < 0)
+		return r;
+	if (n != 0) {
+		fprintf(stderr, "ctl-bench: namespace %s already holds %" PRIu64 " pods\n",
+		    o->ns, n);
+		return -EEXIST;
+	}
+
+	/* create */
+	res->rss0_kb = proc_status_kb(o->pid, "VmRSS");
+	if ((r = stats_get(cl, &s0)) < 0)
+		return r;
+	atomic_store(&lists, 0);
+	cpu0 = proc_cpu_s(o->pid);
+	srv0 = proc_cpu_s(o->server_pid);
+	if ((r = workers_start(o, rc, false, ws, &bar, &t0)) < 0)
+		return r;
+	deadline = t0 + (uint64_t)o->timeout_s * 1000000000u;
+	t1 = wait_pods(o, cl, pods, deadline, &lists);
+	tsub = workers_join(o, ws, &bar, &res->create_errors);
+	res->submit_s = secs(t0, tsub);
+	res->cpu_create_s = proc_cpu_s(o->pid) - cpu0;
+	if (t1 != 0)
+		res->create_s = secs(t0, t1);
+	else
+		res->timed_out = "create";
+
+	/* running, settled */
+	if (t1 != 0 && (r = wait_settled(o, cl, t0, deadline, &lists, &res->running_s,
+	    &s1)) < 0)
+		res->timed_out = "running";
+	measure(o, cpu0, srv0, res);
+	if (res->timed_out != NULL && stats_get(cl, &s1) < 0)
+		s1 = s0;
+	res->start = stats_sub(&s1, &s0);
+	res->own_lists_start = atomic_load(&lists);
+	if (res->timed_out != NULL)
+		return -ETIMEDOUT;
+
+	/* cleanup */
+	if ((r = stats_get(cl, &s2)) < 0)
+		return r;
+	atomic_store(&lists, 0);
+	cpu0 = proc_cpu_s(o->pid);
+	if ((r = workers_start(o, rc, true, ws, &bar, &t0)) < 0)
+		return r;
+	deadline = t0 + (uint64_t)o->timeout_s * 1000000000u;
+	t1 = wait_pods(o, cl, 0, deadline, &lists);
+	(void)workers_join(o, ws, &bar, &res->delete_errors);
+	res->cleanup_cpu_s = proc_cpu_s(o->pid) - cpu0;
+	if (t1 == 0) {
+		res->timed_out = "cleanup";
+		return -ETIMEDOUT;
+	}
+	res->cleanup_s = secs(t0, t1);
+	if ((r = stats_get(cl, &s3)) < 0)
+		return r;
+	res->cleanup = stats_sub(&s3, &s2);
+	res->own_lists_cleanup = atomic_load(&lists);
+	return 0;
+}
+
+/* x / runs with two decimals. */
+static double
+per_run(const struct opts *o, uint64_t x)
+{
+	return (double)x / (double)o->runs;
+}
+
+static void
+print_line(const struct opts *o, const struct result *res, bool complete)
+{
+	const struct stats *s = &res->start;
+	uint64_t pods = (uint64_t)o->runs * o->nodes;
+	uint64_t calls = s->calls - s->own - res->own_lists_start;
+	int64_t drss = (int64_t)res->rss1_kb - (int64_t)res->rss0_kb;
+	char line[LINE_MAX_LEN];
+	size_t i;
+	int n;
+
+	n = snprintf(line, sizeof(line), "bench: scenario=ctl-session");
+	for (i = 0; i < o->nlabels && n > 0 && (size_t)n < sizeof(line); i++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s", o->labels[i]);
+	if (n > 0 && (size_t)n < sizeof(line))
+		n += snprintf(line + n, sizeof(line) - (size_t)n,
+		    " runs=%u nodes=%u pods=%" PRIu64 " create_s=%.3f pods_per_s=%.0f"
+		    " api_calls_per_run=%.2f api_writes_per_run=%.2f controller_cpu_s=%.2f"
+		    " controller_peak_rss_kb=%" PRIu64 " rss_per_cached_pod_b=%.0f"
+		    " cleanup_s=%.3f",
+		    o->runs, o->nodes, pods, res->create_s,
+		    res->create_s > 0 ? (double)pods / res->create_s : 0.0,
+		    per_run(o, calls), per_run(o, ctl_writes(s)), res->cpu_s, res->hwm_kb,
+		    pods > 0 ? (double)drss * 1024 / (double)pods : 0.0, res->cleanup_s);
+	if (n > 0 && (size_t)n < sizeof(line))
+		n += snprintf(line + n, sizeof(line) - (size_t)n,
+		    " submit_s=%.3f running_s=%.3f w_pods=%.2f w_children=%.2f"
+		    " w_status=%.2f w_events=%.2f w_other=%.2f conflicts=%" PRIu64
+		    " api_errors=%" PRIu64 " controller_cpu_create_s=%.2f rss_before_kb=%"
+		    PRIu64 " rss_after_kb=%" PRIu64 " server_cpu_s=%.2f"
+		    " cleanup_writes_per_run=%.2f cleanup_calls_per_run=%.2f"
+		    " cleanup_cpu_s=%.2f clients=%u errors=%" PRIu64 " complete=%s",
+		    res->submit_s, res->running_s, per_run(o, s->w_pods),
+		    per_run(o, s->w_children), per_run(o, s->w_status),
+		    per_run(o, s->w_events), per_run(o, s->w_other), s->conflicts,
+		    s->errors, res->cpu_create_s, res->rss0_kb, res->rss1_kb,
+		    res->server_cpu_s, per_run(o, ctl_writes(&res->cleanup)),
+		    per_run(o, res->cleanup.calls - res->cleanup.own - res->own_lists_cleanup),
+		    res->cleanup_cpu_s, o->clients, res->create_errors + res->delete_errors,
+		    complete ? "yes" : res->timed_out != NULL ? res->timed_out : "no");
+	(void)n;
+	printf("%s\n", line);
+	(void)fflush(stdout);
+}
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+	    "usage: ctl-bench --kubeconfig PATH --pid CONTROLLER_PID [--server-pid PID]\n"
+	    "                 [--runs R] [--nodes N] [--clients C] [--namespace NS]\n"
+	    "                 [--profile NAME] [--prefix P] [--timeout S]\n"
+	    "                 [--settle-ms MS] [--label KEY=VALUE]...\n");
+}
+
+static int
+parse_count(const char *flag, const char *arg, unsigned lo, unsigned hi, unsigned *ret)
+{
+	uint32_t v;
+
+	if (kc_parse_u32(arg, &v) < 0 || v < lo || v > hi) {
+		fprintf(stderr, "ctl-bench: %s: want a number from %u to %u, not \"%s\"\n",
+		    flag, lo, hi, arg);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* 0, 1 for --help, or -EINVAL (the reason is on stderr). */
+static int
+parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "kubeconfig",	 required_argument, NULL, 'k' },
+		{ "runs",	 required_argument, NULL, 'r' },
+		{ "nodes",	 required_argument, NULL, 'n' },
+		{ "clients",	 required_argument, NULL, 'c' },
+		{ "timeout",	 required_argument, NULL, 't' },
+		{ "settle-ms",	 required_argument, NULL, 's' },
+		{ "pid",	 required_argument, NULL, 'p' },
+		{ "server-pid",	 required_argument, NULL, 'P' },
+		{ "namespace",	 required_argument, NULL, 'N' },
+		{ "profile",	 required_argument, NULL, 'f' },
+		{ "prefix",	 required_argument, NULL, 'x' },
+		{ "label",	 required_argument, NULL, 'l' },
+		{ "help",	 no_argument,	    NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned pid;
+	int c, r = 0;
+
+	*o = (struct opts){
+		.runs = 1000, .nodes = 8, .clients = 8, .timeout_s = 300, .settle_ms = 1000,
+		.ns = "ctl-bench", .profile = "ctl-bench", .prefix = "r",
+	};
+	while (r == 0 && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'k':
+			o->kubeconfig = optarg;
+			break;
+		case 'r':
+			r = parse_count("--runs", optarg, 1, 100000, &o->runs);
+			break;
+		case 'n':
+			r = parse_count("--nodes", optarg, 1, 10000, &o->nodes);
+			break;
+		case 'c':
+			r = parse_count("--clients", optarg, 1, CLIENTS_MAX, &o->clients);
+			break;
+		case 't':
+			r = parse_count("--timeout", optarg, 1, 86400, &o->timeout_s);
+			break;
+		case 's':
+			r = parse_count("--settle-ms", optarg, 0, 600000, &o->settle_ms);
+			break;
+		case 'p':
+		case 'P':
+			if ((r = parse_count(c == 'p' ? "--pid" : "--server-pid", optarg, 1,
+			    INT32_MAX, &pid)) == 0)
+				*(c == 'p' ? &o->pid : &o->server_pid) = (pid_t)pid;
+			break;
+		case 'N':
+			o->ns = optarg;
+			break;
+		case 'f':
+			o->profile = optarg;
+			break;
+		case 'x':
+			o->prefix = optarg;
+			break;
+		case 'l':
+			if (o->nlabels == LABELS_MAX || strchr(optarg, '=') == NULL ||
+			    strpbrk(optarg, " \t\n") != NULL) {
+				fprintf(stderr, "ctl-bench: --label: at most %d KEY=VALUE "
+				    "without spaces\n", LABELS_MAX);
+				r = -EINVAL;
+			} else
+				o->labels[o->nlabels++] = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			r = -EINVAL;
+			break;
+		}
+	}
+	if (r == 0 && optind != argc) {
+		fprintf(stderr, "ctl-bench: unexpected argument \"%s\"\n", argv[optind]);
+		r = -EINVAL;
+	}
+	if (r == 0 && (o->kubeconfig == NULL || o->pid == 0)) {
+		fprintf(stderr, "ctl-bench: --kubeconfig and --pid are required\n");
+		r = -EINVAL;
+	}
+	if (r == 0 && strlen(o->prefix) > 32) {
+		fprintf(stderr, "ctl-bench: --prefix: at most 32 characters\n");
+		r = -EINVAL;
+	}
+	if (r < 0)
+		usage(stderr);
+	return r;
+}
+
+int
+main(int argc, char **argv)
+{
+	_cleanup_(kc_rest_config_freep) struct kc_rest_config *rc = NULL;
+	struct result res = { 0 };
+	struct kc_status st = { 0 };
+	struct opts o;
+	int r;
+
+	if ((r = parse_opts(argc, argv, &o)) != 0)
+		return r < 0 ? 2 : 0;
+	if ((r = kc_transport_global_init()) < 0) {
+		fprintf(stderr, "ctl-bench: curl: %s\n", kc_strerror(r));
+		return 1;
+	}
+	if ((r = kc_kubeconfig_load(&(struct kc_kubeconfig_opts){
+		.paths = (const char *const[]){ o.kubeconfig },
+		.npaths = 1,
+	}, &rc, &st)) < 0) {
+		fprintf(stderr, "ctl-bench: %s\n", st.message);
+		goto out;
+	}
+	r = scenario(&o, rc, &res);
+	if (r == 0 || res.timed_out != NULL)
+		print_line(&o, &res, r == 0);
+out:
+	kc_transport_global_cleanup();
+	return r < 0 ? 1 : 0;
+}

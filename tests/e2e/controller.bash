@@ -1,0 +1,277 @@
+# controller.bash: trainyard-controller against a suite's devcluster.
+#
+#	load devcluster
+#	load controller
+#
+#	setup_file()    { ctl_setup_file; }
+#	teardown_file() { ctl_teardown_file; }
+#	teardown()      { ctl_check; }
+#
+# ctl_setup_file starts a devcluster with the example GPU cluster
+# (examples/devcluster/gpu-cluster.yaml: two zones of four 8-GPU nodes) and
+# fast simulation flags (100 ms pod start, nodes declared unreachable after
+# 2 s), installs the Trainyard CRDs, the scheduling.x-k8s.io PodGroup CRD
+# (not with CTL_NO_PODGROUP=1), the example PriorityClasses and
+# ResourceProfiles, and starts the sanitizer build of the controller with a
+# --config file that makes restarts quick (restartBackoff 1s doubling to
+# 2s) and pods leave a dead machine after 2 s. Its log goes to
+# $DC_DIR/controller.log (appended across restarts, kept when a test fails).
+#
+# ctl_check (each test's teardown) fails the test when the log shows a
+# sanitizer report or the controller died; ctl_stop sends SIGTERM and
+# wants exit status 0 (LeakSanitizer runs then); ctl_kill9 and
+# ctl_restart play a crash. The wait helpers use kubectl wait, never
+# a sleep where a condition can be waited for.
+#
+# TRAINYARD_CONTROLLER names the binary to use; without it, make brings
+# $DC_BUILD/san/bin/trainyard-controller up to date first.
+
+CTL_BIN="${TRAINYARD_CONTROLLER:-$DC_REPO/$DC_BUILD/san/bin/trainyard-controller}"
+CTL_WAIT="${CTL_WAIT:-20s}"
+
+ctl_build() {
+	if [ -z "${TRAINYARD_CONTROLLER:-}" ]; then
+		make -C "$DC_REPO" --no-print-directory BUILD="$DC_BUILD" \
+		    "$DC_BUILD/san/bin/trainyard-controller" >&2 || return 1
+	fi
+	[ -x "$CTL_BIN" ]
+}
+
+# ctl_install: the CRDs (and PodGroup CRD unless CTL_NO_PODGROUP=1),
+# PriorityClasses and ResourceProfiles.
+ctl_install() {
+	local crds=(-f "$DC_REPO/crds/trainyard.dev_runs.yaml"
+	    -f "$DC_REPO/crds/trainyard.dev_resourceprofiles.yaml")
+	if [ "${CTL_NO_PODGROUP:-0}" != 1 ]; then
+		crds+=(-f "$DC_REPO/crds/third-party/scheduling.x-k8s.io_podgroups.yaml")
+	fi
+	kubectl apply "${crds[@]}" >/dev/null || return 1
+	kubectl wait --for condition=established --timeout=20s \
+	    crd/runs.trainyard.dev crd/resourceprofiles.trainyard.dev >/dev/null || return 1
+	kubectl apply -f "$DC_REPO/examples/priorityclasses.yaml" \
+	    -f "$DC_REPO/examples/profiles.yaml" >/dev/null
+}
+
+# ctl_config: the controller's --config file.
+ctl_config() {
+	cat >"$DC_DIR/controller.yaml" <<EOF
+apiVersion: trainyard.dev/v1alpha1
+kind: ControllerConfig
+restartBackoff: {base: 1s, max: 2s}
+nodeFailureTolerationSeconds: 2
+metricsBindAddress: "0"
+healthProbeBindAddress: "0"
+workers: 4
+kubeAPIQPS: 1000
+kubeAPIBurst: 1000
+EOF
+}
+
+# ctl_start [ARGS...]: starts the controller, waits until it logged "started".
+ctl_start() {
+	local n i
+	n="$(grep -c 'msg=started' "$DC_DIR/controller.log" 2>/dev/null)" || true
+	rm -f "$DC_DIR/controller.rc" "$DC_DIR/controller.pid"
+	# A wrapper records the exit status: a later test's shell cannot wait.
+	(
+		"$CTL_BIN" --kubeconfig "$DC_DIR/kubeconfig" \
+		    --config "$DC_DIR/controller.yaml" \
+		    --metrics-bind-address 127.0.0.1:0 \
+		    --health-probe-bind-address 127.0.0.1:0 \
+		    "$@" >>"$DC_DIR/controller.log" 2>&1 &
+		echo $! >"$DC_DIR/controller.pid.new"
+		mv "$DC_DIR/controller.pid.new" "$DC_DIR/controller.pid"
+		rc=0
+		wait $! || rc=$?
+		echo "$rc" >"$DC_DIR/controller.rc"
+	) 3>&- &
+	for i in $(seq 100); do
+		[ -s "$DC_DIR/controller.pid" ] && break
+		sleep 0.01
+	done
+	for i in $(seq 400); do
+		if [ "$(grep -c 'msg=started' "$DC_DIR/controller.log")" -gt "${n:-0}" ]; then
+			return 0
+		fi
+		if ! kill -0 "$(cat "$DC_DIR/controller.pid")" 2>/dev/null; then
+			echo "controller exited early:" >&2
+			cat "$DC_DIR/controller.log" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+	echo "controller did not start:" >&2
+	cat "$DC_DIR/controller.log" >&2
+	return 1
+}
+
+# _ctl_sanitizer: fails when the controller's log shows a sanitizer report.
+_ctl_sanitizer() {
+	if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|ThreadSanitizer' \
+	    "$DC_DIR/controller.log" 2>/dev/null; then
+		echo "sanitizer report in the controller log:" >&2
+		cat "$DC_DIR/controller.log" >&2
+		return 1
+	fi
+}
+
+# ctl_check: a test's teardown: no sanitizer report, the controller alive.
+ctl_check() {
+	if [ -z "${BATS_TEST_COMPLETED:-}" ]; then
+		echo "# the controller's log (last 40 lines):" >&2
+		tail -40 "$DC_DIR/controller.log" >&2
+	fi
+	_ctl_sanitizer || return 1
+	if [ -f "$DC_DIR/controller.pid" ] &&
+	    ! kill -0 "$(cat "$DC_DIR/controller.pid")" 2>/dev/null; then
+		echo "the controller died:" >&2
+		tail -50 "$DC_DIR/controller.log" >&2
+		return 1
+	fi
+}
+
+# ctl_stop: SIGTERM, then a clean exit (status 0) within 25 s.
+ctl_stop() {
+	local pid i rc status=0
+	[ -f "$DC_DIR/controller.pid" ] || return 0
+	pid="$(cat "$DC_DIR/controller.pid")"
+	rm -f "$DC_DIR/controller.pid"
+	kill -TERM "$pid" 2>/dev/null || true
+	for i in $(seq 500); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid" 2>/dev/null || true
+		echo "controller $pid did not stop on SIGTERM" >&2
+		status=1
+	fi
+	for i in $(seq 100); do
+		[ -s "$DC_DIR/controller.rc" ] && break
+		sleep 0.02
+	done
+	rc="$(cat "$DC_DIR/controller.rc" 2>/dev/null)" || rc=unknown
+	if [ "$status" -eq 0 ] && [ "$rc" != 0 ]; then
+		echo "controller exited with status $rc:" >&2
+		tail -50 "$DC_DIR/controller.log" >&2
+		status=1
+	fi
+	_ctl_sanitizer || status=1
+	return "$status"
+}
+
+# ctl_kill9: a crash (SIGKILL), nothing flushed.
+ctl_kill9() {
+	local pid
+	pid="$(cat "$DC_DIR/controller.pid")"
+	rm -f "$DC_DIR/controller.pid"
+	kill -KILL "$pid"
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 0.01
+	done
+}
+
+# ctl_restart [ARGS...]: starts the controller again after ctl_kill9/ctl_stop.
+ctl_restart() {
+	ctl_start "$@"
+}
+
+ctl_setup_file() {
+	dc_start --nodes "$DC_REPO/examples/devcluster/gpu-cluster.yaml" \
+	    --pod-start-delay 100ms --node-monitor-grace-period 2s \
+	    --node-monitor-period 500ms "$@" || return 1
+	ctl_build || return 1
+	ctl_install || return 1
+	ctl_config
+	ctl_start
+}
+
+ctl_teardown_file() {
+	local status=0
+	if [ -n "${DC_DIR:-}" ]; then
+		ctl_stop || status=1
+		if [ "$status" -ne 0 ]; then
+			# Keep the log where dc_stop keeps a failed devcluster's files.
+			cp "$DC_DIR/controller.log" "${DC_DIR}.controller.log" 2>/dev/null
+			echo "controller log kept in ${DC_DIR}.controller.log" >&2
+		fi
+	fi
+	dc_stop || status=1
+	return "$status"
+}
+
+# ---- runs and namespaces ------------------------------------------------
+
+# ctl_ns: a fresh namespace for this test, in $NS.
+ctl_ns() {
+	NS="t${BATS_TEST_NUMBER}"
+	kubectl create namespace "$NS" >/dev/null
+	export NS
+}
+
+# ctl_apply: a manifest on stdin, into $NS.
+ctl_apply() {
+	kubectl apply -n "$NS" -f - >/dev/null
+}
+
+# rn NAME JSONPATH: prints a field of Run NAME in $NS.
+rn() {
+	kubectl get rn "$1" -n "$NS" -o jsonpath="$2"
+}
+
+# wait_rn NAME JSONPATH VALUE [TIMEOUT]: until the Run's field has VALUE.
+wait_rn() {
+	kubectl wait -n "$NS" --for=jsonpath="$2"="$3" "rn/$1" \
+	    --timeout="${4:-$CTL_WAIT}" >/dev/null
+}
+
+# wait_phase NAME PHASE [TIMEOUT]
+wait_phase() {
+	wait_rn "$1" '{.status.phase}' "$2" "${3:-}"
+}
+
+# wait_cond NAME TYPE [STATUS] [TIMEOUT]: a status condition.
+wait_cond() {
+	kubectl wait -n "$NS" --for=condition="$2"="${3:-True}" "rn/$1" \
+	    --timeout="${4:-$CTL_WAIT}" >/dev/null
+}
+
+# wait_cleaned NAME: the session's objects are gone (CleanedUp True).
+wait_cleaned() {
+	wait_cond "$1" CleanedUp True "${2:-}"
+}
+
+# wait_pods NAME JSONPATH VALUE: every pod of the run has VALUE.
+wait_pods() {
+	kubectl wait -n "$NS" --for=jsonpath="$2"="$3" pod -l "trainyard.dev/run=$1" \
+	    --timeout="${4:-$CTL_WAIT}" >/dev/null
+}
+
+# wait_gone KIND/NAME...: deleted.
+wait_gone() {
+	kubectl wait -n "$NS" --for=delete "$@" --timeout="$CTL_WAIT" >/dev/null
+}
+
+# owned NAME: "pods services networkpolicies podgroups" counts of run NAME.
+owned() {
+	local kinds="pods,services,networkpolicies" n
+	if [ "${CTL_NO_PODGROUP:-0}" != 1 ]; then
+		kinds="$kinds,podgroups.scheduling.x-k8s.io"
+	fi
+	n="$(kubectl get "$kinds" -n "$NS" -l "trainyard.dev/run=$1" -o name | wc -l)"
+	echo "$n"
+}
+
+# events NAME REASON: the messages of the Run's Events with that reason.
+events() {
+	kubectl get events -n "$NS" \
+	    --field-selector "involvedObject.kind=Run,involvedObject.name=$1,reason=$2" \
+	    -o jsonpath='{range .items[*]}{.message}{"\n"}{end}'
+}
+
+# writes: the API writes counted by the devcluster since the last reset.
+writes() {
+	kubectl get --raw /devcluster/stats |
+	    jq '[.requests[] | select(.verb == "create" or .verb == "update" or
+	        .verb == "patch" or .verb == "delete") | .count] | add // 0'
+}
