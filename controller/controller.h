@@ -175,6 +175,16 @@ int	 expect_gone(struct expect *, const char *key, const char *run_uid,
 void	 expect_status_written(struct expect *, const char *key, const char *rv);
 bool	 expect_status_stale(struct expect *, const char *key, const char *rv);
 uint64_t expect_status_age_ms(struct expect *, const char *key);
+/*
+ * A PodGroup, Service or NetworkPolicy of run 'key' was created for
+ * 'session'. expect_child(): whether one created for 'session' is not
+ * yet in the cache ('seen' false) and so counts as present; 'seen' true
+ * (the cache shows it) forgets the entry.
+ */
+void	 expect_child_created(struct expect *, const char *key, enum ty_kind kind,
+	    int64_t session);
+bool	 expect_child(struct expect *, const char *key, enum ty_kind kind,
+	    int64_t session, bool seen);
 /* Forgets everything about run 'key' (the Run is gone). */
 void	 expect_forget(struct expect *, const char *key);
 

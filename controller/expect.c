@@ -61,6 +61,8 @@ struct run_exp {
 	size_t		 ng, capg;
 	char		 status_rv[KC_RV_MAX];	/* our last status write */
 	uint64_t	 status_at_ms;
+	int64_t		 child_session[TY_KIND_POD];	/* created, by kind; 0 */
+	uint64_t	 child_at_ms[TY_KIND_POD];
 };
 
 struct expect {
@@ -256,7 +258,9 @@ expect_pods(struct expect *x, const char *key, const char *run_uid, int64_t sess
 			e->c[j++] = e->c[i];
 	}
 	e->nc = j;
-	if (e->nc == 0 && e->nd == 0 && e->ng == 0 && e->status_rv[0] == '\0') {
+	if (e->nc == 0 && e->nd == 0 && e->ng == 0 && e->status_rv[0] == '\0' &&
+	    e->child_session[0] == 0 && e->child_session[1] == 0 &&
+	    e->child_session[2] == 0) {
 		unlink_entry(x, e);
 		goto done;
 	}
@@ -439,4 +443,41 @@ expect_status_age_ms(struct expect *x, const char *key)
 		age = kc_clock_now_ms() - e->status_at_ms;
 	pthread_mutex_unlock(&x->lock);
 	return age;
+}
+
+void
+expect_child_created(struct expect *x, const char *key, enum ty_kind kind,
+    int64_t session)
+{
+	struct run_exp *e;
+
+	if (kind >= TY_KIND_POD)
+		return;
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, true)) != NULL) {
+		e->child_session[kind] = session;
+		e->child_at_ms[kind] = kc_clock_now_ms();
+	}
+	pthread_mutex_unlock(&x->lock);
+}
+
+bool
+expect_child(struct expect *x, const char *key, enum ty_kind kind, int64_t session,
+    bool seen)
+{
+	struct run_exp *e;
+	bool found = false;
+
+	if (kind >= TY_KIND_POD)
+		return false;
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, false)) != NULL && e->child_session[kind] != 0) {
+		if (seen || e->child_session[kind] != session ||
+		    kc_clock_now_ms() - e->child_at_ms[kind] >= EXPECT_TTL_MS)
+			e->child_session[kind] = 0;	/* shown, or moot */
+		else
+			found = true;
+	}
+	pthread_mutex_unlock(&x->lock);
+	return found;
 }

@@ -28,6 +28,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -376,8 +377,15 @@ main(int argc, char **argv)
 	kc_log_info(&mainlog, "started");
 
 	for (;;) {
-		if ((sig = sigwaitinfo(&set, &si)) < 0) {
-			if (errno == EINTR)
+		if ((sig = sigtimedwait(&set, &si, &(struct timespec){ .tv_sec = 30 })) < 0) {
+			/*
+			 * Every 30 s: give the memory of a burst (a relist,
+			 * thousands of pods created) back to the system; glibc
+			 * keeps freed arenas otherwise.
+			 */
+			if (errno == EAGAIN)
+				(void)malloc_trim(0);
+			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			break;
 		}

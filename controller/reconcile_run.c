@@ -333,16 +333,20 @@ create_children(struct rctx *rc, const struct ty_decision *d)
 		if ((r = create(rc, podgroup_res(rc->c->pg_api), obj, &refused, why,
 		    sizeof(why))) < 0)
 			return refused ? create_refused(rc, "PodGroup", rc->name, why, r) : r;
-		if (r == 0)
+		if (r == 0) {
 			atomic_fetch_add(&rc->c->n.objects_created, 1);
+			expect_child_created(rc->c->expect, rc->key, TY_KIND_PODGROUP, d->session);
+		}
 	}
 	if (d->create_service) {
 		if ((r = model_service(rc->spec, d->session, &obj)) < 0)
 			return r;
 		if ((r = create(rc, &kc_res_services, obj, &refused, why, sizeof(why))) < 0)
 			return refused ? create_refused(rc, "Service", rc->name, why, r) : r;
-		if (r == 0)
+		if (r == 0) {
 			atomic_fetch_add(&rc->c->n.objects_created, 1);
+			expect_child_created(rc->c->expect, rc->key, TY_KIND_SERVICE, d->session);
+		}
 	}
 	if (d->create_netpol) {
 		if ((r = model_network_policy(rc->spec, &rc->c->cfg, d->session, &obj)) < 0)
@@ -351,8 +355,10 @@ create_children(struct rctx *rc, const struct ty_decision *d)
 		    sizeof(why))) < 0)
 			return refused ? create_refused(rc, "NetworkPolicy", rc->name, why, r) :
 			    r;
-		if (r == 0)
+		if (r == 0) {
 			atomic_fetch_add(&rc->c->n.objects_created, 1);
+			expect_child_created(rc->c->expect, rc->key, TY_KIND_NETPOL, d->session);
+		}
 	}
 	return 0;
 }
@@ -572,6 +578,18 @@ reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 	child_of(&rc, c->podgroups, &in.podgroup);
 	child_of(&rc, c->services, &in.service);
 	child_of(&rc, c->netpols, &in.netpol);
+	{
+		/* Created for this session, not in the cache yet: present. */
+		int64_t cur = kc_json_int(rc.run, -1, "status", "session");
+		struct ty_child *ch[] = { &in.podgroup, &in.service, &in.netpol };
+		const enum ty_kind kinds[] = { TY_KIND_PODGROUP, TY_KIND_SERVICE,
+		    TY_KIND_NETPOL };
+
+		for (size_t i = 0; i < 3; i++)
+			if (cur >= 1 && expect_child(c->expect, key, kinds[i], cur,
+			    ch[i]->exists && ch[i]->session == cur) && !ch[i]->exists)
+				*ch[i] = (struct ty_child){ .exists = true, .session = cur };
+	}
 	(void)snprintf(index_key, sizeof(index_key), "%s/%s", rc.ns, rc.name);
 	if ((r = kc_informer_by_index(c->pods, index_key, collect_pod, &rc)) < 0) {
 		ret = r;

@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -42,6 +43,7 @@
 #define HEADERS_MAX	8192
 #define HDR_VALUE_MAX	16384
 #define FDS_MAX		4
+#define PROBE_MS	500	/* how often a stream checks that its peer is there */
 
 struct conn;
 
@@ -87,6 +89,9 @@ struct conn {
 	size_t			 chunk_off;
 	struct dc_timer		 hold;		/* faults.c: a pause or latency */
 	bool			 hold_dispatch;	/* the hold is before api_handle() */
+	struct dc_timer		 probe;		/* a stream: is the peer still there? */
+	bool			 rx_off;	/* POLLIN is off until the reply ends */
+	bool			 peer_gone;	/* the peer hung up: close, no reply */
 };
 
 /*
@@ -285,6 +290,8 @@ conn_reset(struct conn *c)
 	c->chunk_off = 0;
 	timer_cancel(&c->hold);
 	c->hold_dispatch = false;
+	timer_cancel(&c->probe);
+	c->peer_gone = false;
 	c->sent = 0;
 	c->active = false;
 	c->dispatched = false;
@@ -294,6 +301,54 @@ conn_reset(struct conn *c)
 	c->bad_body = false;
 	c->chunk_state = 0;
 	c->chunk_left = 0;
+}
+
+/*
+ * A connection reads nothing while its reply is being answered.
+ * libwebsockets 4.1 reads a server connection only in its ESTABLISHED,
+ * HEADERS, BODY and ISSUING_FILE states; one answered by http_cb() sits in
+ * DOING_TRANSACTION until lws_http_transaction_completed(), so a peer's
+ * FIN (or TLS close_notify) is never read there, and the level-triggered
+ * POLLIN came back from every poll(): a busy loop for as long as the reply
+ * lasted, for a watch until its timeout, with the socket in CLOSE-WAIT.
+ * So POLLIN is off from dispatch() to complete(), and a reply that may
+ * wait long (a stream, a fault's hold) probes its socket every PROBE_MS
+ * with poll(POLLRDHUP): when the peer has hung up, the connection is
+ * closed at once, which releases the stream (watchhub.c frees the
+ * watcher). kube-apiserver likewise ends a watch when its client's
+ * connection goes away.
+ */
+static void
+rx_pause(struct conn *c, bool off)
+{
+	if (c->rx_off == off)
+		return;
+	c->rx_off = off;
+	(void)lws_rx_flow_control(c->wsi, off ? 0 : 1);
+}
+
+static int64_t
+conn_probe(void *arg)
+{
+	struct conn *c = arg;
+	struct pollfd p = { .fd = lws_get_socket_fd(c->wsi), .events = POLLRDHUP };
+
+	if (p.fd >= 0 && (poll(&p, 1, 0) <= 0 ||
+	    (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) == 0))
+		return PROBE_MS;
+	kc_log_debug(NULL, "the peer hung up: closing its connection");
+	c->peer_gone = true;
+	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+	return DC_TIMER_STOP;
+}
+
+static void
+probe_start(struct conn *c)
+{
+	if (c->probe.armed)
+		return;
+	timer_init(&c->probe, c->http->dc, conn_probe, c);
+	timer_arm(&c->probe, PROBE_MS);
 }
 
 static void
@@ -314,12 +369,14 @@ dispatch(struct conn *c)
 	int r;
 
 	c->dispatched = true;
+	rx_pause(c, true);
 	/* faults.c: a pause holds the request itself, on a loop timer. */
 	if (!c->too_large && (hold = faults_hold_ms(dc, &c->req)) > 0) {
 		c->hold_dispatch = true;
 		timer_init(&c->hold, dc, conn_unhold, c);
 		timer_arm(&c->hold, hold);
 		lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
+		probe_start(c);
 		return;
 	}
 	if (c->too_large) {
@@ -343,6 +400,7 @@ dispatch(struct conn *c)
 			timer_init(&c->hold, dc, conn_unhold, c);
 			timer_arm(&c->hold, hold);
 			lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
+			probe_start(c);
 		}
 	}
 out:
@@ -350,6 +408,7 @@ out:
 		c->resp.stream->wake = conn_wake;
 		c->resp.stream->wake_arg = c;
 		lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
+		probe_start(c);
 	}
 	if ((r = lws_http_headers_detach(c->wsi)) != 0)
 		kc_log_debug(NULL, "detaching the header table: %d", r);
@@ -623,6 +682,7 @@ complete(struct conn *c, struct lws *wsi)
 	conn_reset(c);
 	if (close_after)
 		return -1;
+	rx_pause(c, false);
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
@@ -684,6 +744,8 @@ write_body(struct conn *c, struct lws *wsi)
 static int
 writable(struct conn *c, struct lws *wsi)
 {
+	if (c->peer_gone)
+		return -1;
 	if (!c->active || !c->dispatched || c->hold.armed)
 		return 0;
 	/* Durable before acknowledged: wait for the end-of-turn commit. */

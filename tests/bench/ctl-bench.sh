@@ -42,6 +42,10 @@ start_delay="${BENCH_CTL_START_DELAY:-200ms}"
 perf_out="${BENCH_CTL_PERF:-}"
 gang="${BENCH_CTL_GANG:-yes}"
 
+if [ "$cluster" -gt 4096 ]; then
+	echo "ctl-bench.sh: BENCH_CTL_CLUSTER: at most 4096 nodes" >&2
+	exit 1
+fi
 for f in "$dc" "$ctl" "$bench"; do
 	[ -x "$f" ] || { echo "ctl-bench.sh: $f is missing (make bench builds it)" >&2; exit 1; }
 done
@@ -117,9 +121,11 @@ spec:
 EOF
 
 export KUBECONFIG="$tmp/kubeconfig"
+# A /12 of pod CIDRs: one /24 for each of up to 4096 nodes (the default
+# /16 has 256, and pods on a node without one never start).
 "$dc" --listen 127.0.0.1:0 --kubeconfig "$KUBECONFIG" --nodes "$tmp/nodes.yaml" \
-    --no-kubelet-events --pod-start-delay "$start_delay" --log-level warn \
-    >"$tmp/devcluster.log" 2>&1 &
+    --cluster-cidr 10.240.0.0/12 --no-kubelet-events --pod-start-delay "$start_delay" \
+    --log-level warn >"$tmp/devcluster.log" 2>&1 &
 dcpid=$!
 for i in $(seq 600); do
 	[ -s "$KUBECONFIG" ] && break

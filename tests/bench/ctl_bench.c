@@ -3,7 +3,8 @@
  *
  *	ctl-bench --kubeconfig PATH --runs R --nodes N --pid CONTROLLER_PID
  *	    [--server-pid PID] [--clients C] [--namespace NS] [--profile NAME]
- *	    [--prefix P] [--timeout S] [--settle-ms MS] [--label KEY=VALUE]...
+ *	    [--prefix P] [--timeout S] [--settle-ms MS] [--keep]
+ *	    [--label KEY=VALUE]...
  *
  * One scenario per run, against a devcluster and a trainyard-controller
  * that tests/bench/ctl-bench.sh started: --clients threads, each with its
@@ -38,7 +39,9 @@
  *            /proc/PID.
  *   cleanup  from just before the first Run delete until no pod is left
  *            in the namespace: cleanup_s, cleanup_writes_per_run (the
- *            controller's writes in that phase).
+ *            controller's writes in that phase). --keep skips it and
+ *            leaves the Runs (cleanup_s=0), for a look at the controller
+ *            with everything cached.
  *
  * Counting pods is cheap on purpose (no watch that would parse every pod
  * event next to the controller on a small machine): the namespace holds
@@ -93,6 +96,7 @@ struct opts {
 	unsigned	 clients;
 	unsigned	 timeout_s;
 	unsigned	 settle_ms;
+	bool		 keep;		/* --keep: no cleanup phase */
 	pid_t		 pid;
 	pid_t		 server_pid;
 	const char	*ns;
@@ -668,6 +672,8 @@ scenario(const struct opts *o, const struct kc_rest_config *rc, struct result *r
 		return -ETIMEDOUT;
 
 	/* cleanup */
+	if (o->keep)
+		return 0;
 	if ((r = stats_get(cl, &s2)) < 0)
 		return r;
 	atomic_store(&lists, 0);
@@ -749,7 +755,7 @@ usage(FILE *fp)
 	    "usage: ctl-bench --kubeconfig PATH --pid CONTROLLER_PID [--server-pid PID]\n"
 	    "                 [--runs R] [--nodes N] [--clients C] [--namespace NS]\n"
 	    "                 [--profile NAME] [--prefix P] [--timeout S]\n"
-	    "                 [--settle-ms MS] [--label KEY=VALUE]...\n");
+	    "                 [--settle-ms MS] [--keep] [--label KEY=VALUE]...\n");
 }
 
 static int
@@ -783,6 +789,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "profile",	 required_argument, NULL, 'f' },
 		{ "prefix",	 required_argument, NULL, 'x' },
 		{ "label",	 required_argument, NULL, 'l' },
+		{ "keep",	 no_argument,	    NULL, 'K' },
 		{ "help",	 no_argument,	    NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -827,6 +834,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'x':
 			o->prefix = optarg;
+			break;
+		case 'K':
+			o->keep = true;
 			break;
 		case 'l':
 			if (o->nlabels == LABELS_MAX || strchr(optarg, '=') == NULL ||
