@@ -89,7 +89,7 @@ struct conn {
 	size_t			 chunk_off;
 	struct dc_timer		 hold;		/* faults.c: a pause or latency */
 	bool			 hold_dispatch;	/* the hold is before api_handle() */
-	struct dc_timer		 probe;		/* a stream: is the peer still there? */
+	struct dc_timer		 probe;		/* is the peer still there? */
 	bool			 rx_off;	/* POLLIN is off until the reply ends */
 	bool			 peer_gone;	/* the peer hung up: close, no reply */
 };
@@ -311,12 +311,14 @@ conn_reset(struct conn *c)
  * FIN (or TLS close_notify) is never read there, and the level-triggered
  * POLLIN came back from every poll(): a busy loop for as long as the reply
  * lasted, for a watch until its timeout, with the socket in CLOSE-WAIT.
- * So POLLIN is off from dispatch() to complete(), and a reply that may
- * wait long (a stream, a fault's hold) probes its socket every PROBE_MS
- * with poll(POLLRDHUP): when the peer has hung up, the connection is
- * closed at once, which releases the stream (watchhub.c frees the
- * watcher). kube-apiserver likewise ends a watch when its client's
- * connection goes away.
+ * So while a reply waits with nothing to write (a stream with nothing
+ * queued, a fault's hold), POLLIN is off (rx flow control; it must be on
+ * again before asking for a writable callback, as 4.1 dispatches no
+ * POLLOUT to a flow-controlled HTTP connection), and such a reply probes
+ * its socket every PROBE_MS with poll(POLLRDHUP): when the peer has hung
+ * up, the connection is closed, which releases the stream (watchhub.c
+ * frees the watcher). kube-apiserver likewise ends a watch when its
+ * client's connection goes away.
  */
 static void
 rx_pause(struct conn *c, bool off)
@@ -356,6 +358,7 @@ conn_wake(void *arg)
 {
 	struct conn *c = arg;
 
+	rx_pause(c, false);
 	lws_callback_on_writable(c->wsi);
 }
 
@@ -369,13 +372,13 @@ dispatch(struct conn *c)
 	int r;
 
 	c->dispatched = true;
-	rx_pause(c, true);
 	/* faults.c: a pause holds the request itself, on a loop timer. */
 	if (!c->too_large && (hold = faults_hold_ms(dc, &c->req)) > 0) {
 		c->hold_dispatch = true;
 		timer_init(&c->hold, dc, conn_unhold, c);
 		timer_arm(&c->hold, hold);
 		lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
+		rx_pause(c, true);
 		probe_start(c);
 		return;
 	}
@@ -400,6 +403,7 @@ dispatch(struct conn *c)
 			timer_init(&c->hold, dc, conn_unhold, c);
 			timer_arm(&c->hold, hold);
 			lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
+			rx_pause(c, true);
 			probe_start(c);
 		}
 	}
@@ -421,6 +425,7 @@ conn_unhold(void *arg)
 {
 	struct conn *c = arg;
 
+	rx_pause(c, false);
 	if (c->hold_dispatch) {
 		c->hold_dispatch = false;
 		dispatch(c);
@@ -698,8 +703,10 @@ write_stream(struct conn *c, struct lws *wsi)
 		c->chunk = c->resp.stream->ops->pull(c->resp.stream, &end);
 		c->chunk_off = 0;
 		if (c->chunk == NULL) {
-			if (!end)
+			if (!end) {
+				rx_pause(c, true);
 				return 0;	/* wait for wake() */
+			}
 			memcpy(start, "0\r\n\r\n", 5);
 			if (lws_write(wsi, start, 5, LWS_WRITE_HTTP_FINAL) != 5)
 				return -1;

@@ -2100,7 +2100,9 @@ write_status(struct kubelet *k, const struct json_object *pod, struct json_objec
 	struct json_object *next;
 	int r;
 
-	if (pt == NULL) {
+	/* The same status again: no copy, no managedFields, no write. */
+	if (pt == NULL || json_object_equal(status,
+	    (struct json_object *)(uintptr_t)kc_json_get(pod, "status"))) {
 		json_object_put(status);
 		return 0;
 	}

@@ -355,6 +355,11 @@ write_obj(struct nodes *ns, const struct dc_rtype *rt, const struct json_object 
 {
 	int r;
 
+	/* A write that changes nothing costs nothing (no managedFields). */
+	if (json_object_equal(next, (struct json_object *)(uintptr_t)old)) {
+		json_object_put(next);
+		return 0;
+	}
 	if (ns->dc->hooks.managed_fields != NULL) {
 		struct dc_write_ctx wc = { .dc = ns->dc, .rt = rt, .op = DC_OP_UPDATE,
 		    .subresource = sub, .field_manager = manager, .old = old };

@@ -4639,3 +4639,145 @@ out:
 	kc_free(m);
 	return r;
 }
+
+/* Maps each valid PodGroup of 'pgs' to its index + 1, by its key. */
+static int
+pg_index(struct json_object *const *pgs, size_t npg, struct smap *idx)
+{
+	for (size_t i = 0; i < npg; i++) {
+		struct json_object *meta = jobj(pgs[i], "metadata");
+		const char *api = jstr(pgs[i], "apiVersion"), *ns = jstr(meta, "namespace");
+		const char *name = jstr(meta, "name");
+		char *key;
+		int r;
+
+		if (ns == NULL || name == NULL)
+			continue;
+		if ((key = pg_key(api != NULL && has_prefix(api, SCHED_PG_GROUP_OLD "/") ?
+		    SCHED_PG_GROUP_OLD : SCHED_PG_GROUP, ns, name)) == NULL)
+			return -ENOMEM;
+		r = smap_put(idx, key, (void *)(uintptr_t)(i + 1));
+		kc_free(key);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int
+sched_podgroups_bound(const struct sched *s, struct json_object *const *pgs, size_t npg,
+    int64_t *ret_bound)
+{
+	struct smap idx = { NULL, 0, 0 };
+	struct smap_ent *e;
+	int r;
+
+	for (size_t i = 0; i < npg; i++)
+		ret_bound[i] = 0;
+	if (npg == 0)
+		return 0;
+	if ((r = pg_index(pgs, npg, &idx)) < 0)
+		goto out;
+	for (size_t b = 0; b < s->pods.nb; b++)
+		for (e = s->pods.b[b]; e != NULL; e = e->next) {
+			const struct spod *p = e->val;
+			uintptr_t k;
+
+			if (p->pgkey == NULL || p->node == NULL ||
+			    (k = (uintptr_t)smap_get(&idx, p->pgkey)) == 0)
+				continue;
+			ret_bound[k - 1]++;
+		}
+out:
+	smap_clear(&idx);
+	return r;
+}
+
+/*
+ * Every PodGroup's status in one pass over the pods: the members are
+ * grouped through a map of the groups' keys, so a sync of G groups over
+ * P pods costs O(G + P), not O(G * P) (sched_podgroup_status_of() per
+ * group rescans every pod).
+ */
+int
+sched_podgroup_statuses_of(const struct sched *s, struct json_object *const *pgs,
+    size_t npg, time_t now, struct json_object **ret, bool *ret_changed)
+{
+	struct smap idx = { NULL, 0, 0 };
+	struct spod **pv = NULL;
+	struct mstat *m = NULL;
+	size_t n = 0, *cnt = NULL, *pos = NULL;
+	int r = -ENOMEM;
+
+	for (size_t i = 0; i < npg; i++) {
+		ret[i] = NULL;
+		ret_changed[i] = false;
+	}
+	if (npg == 0)
+		return 0;
+	if ((cnt = kc_calloc(npg, sizeof(*cnt))) == NULL ||
+	    (pos = kc_calloc(npg, sizeof(*pos))) == NULL)
+		goto out;
+	if ((r = pg_index(pgs, npg, &idx)) < 0)
+		goto out;
+	if ((r = smap_values(&s->pods, (void ***)&pv, &n)) < 0)
+		goto out;
+	r = -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t k = pv[i]->pgkey != NULL ?
+		    (uintptr_t)smap_get(&idx, pv[i]->pgkey) : 0;
+
+		if (k != 0)
+			cnt[k - 1]++;
+	}
+	if (n != 0 && (m = kc_calloc(n, sizeof(*m))) == NULL)
+		goto out;
+	for (size_t i = 1; i < npg; i++)
+		pos[i] = pos[i - 1] + cnt[i - 1];
+	/* Members in the pods' order, as sched_podgroup_status_of() has them. */
+	for (size_t i = 0; i < n; i++) {
+		const struct spod *p = pv[i];
+		uintptr_t k = p->pgkey != NULL ? (uintptr_t)smap_get(&idx, p->pgkey) : 0;
+		struct mstat *e;
+
+		if (k == 0)
+			continue;
+		e = &m[pos[k - 1]++];
+		e->name = p->name;
+		e->bound = p->node != NULL;
+		e->phase = p->phase;
+		e->owners = (const char *const *)p->owners;
+		e->nowners = p->nowners;
+	}
+	for (size_t i = 0; i < npg; i++) {
+		struct kc_status st = { 0 };
+		/* pos[i] now ends group i's members. */
+		struct mstat *first = m != NULL ? m + (pos[i] - cnt[i]) : NULL;
+
+		if (jstr(jobj(pgs[i], "metadata"), "namespace") == NULL ||
+		    jstr(jobj(pgs[i], "metadata"), "name") == NULL)
+			continue;
+		r = pg_status(pgs[i], first, cnt[i], now, &ret[i], &ret_changed[i], &st);
+		if (r == -ENOMEM)
+			goto out;
+		if (r < 0) {
+			ret[i] = NULL;
+			ret_changed[i] = false;
+		}
+	}
+	r = 0;
+out:
+	if (r < 0)
+		for (size_t i = 0; i < npg; i++)
+			if (ret[i] != NULL) {
+				json_object_put(ret[i]);
+				ret[i] = NULL;
+				ret_changed[i] = false;
+			}
+	smap_clear(&idx);
+	kc_free(pv);
+	kc_free(m);
+	kc_free(cnt);
+	kc_free(pos);
+	return r;
+}

@@ -351,4 +351,20 @@ int	 sched_podgroup_status_of(const struct sched *, const struct json_object *pg
 	    time_t now, struct json_object **ret, bool *ret_changed,
 	    struct kc_status *st) _must_check_;
 
+/*
+ * sched_podgroup_status_of() for each of 'pgs' in one pass over the
+ * snapshot's pods: ret[i] (a new status, or NULL when pgs[i] is invalid)
+ * and ret_changed[i] for each. 0, or -ENOMEM with every ret[i] NULL.
+ */
+int	 sched_podgroup_statuses_of(const struct sched *,
+	    struct json_object *const *pgs, size_t npg, time_t now,
+	    struct json_object **ret, bool *ret_changed) _must_check_;
+
+/*
+ * The member pods of each of 'pgs' bound to a node (spec.nodeName set),
+ * from the snapshot, in one pass: ret_bound[i]. 0 or -ENOMEM.
+ */
+int	 sched_podgroups_bound(const struct sched *, struct json_object *const *pgs,
+	    size_t npg, int64_t *ret_bound) _must_check_;
+
 #endif

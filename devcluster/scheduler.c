@@ -65,6 +65,7 @@ struct scheduler {
 	struct dc_timer	 timer;
 	bool		 dirty;
 	bool		 ticking;
+	uint64_t	 cost_ms;	/* what the last tick took */
 	uint64_t	 event_seq;
 	struct pg_wait	*waits;
 	size_t		 nwaits, capwaits;
@@ -78,14 +79,27 @@ core_type(struct dc *dc, const char *plural)
 	return registry_find(dc, "", "v1", plural);
 }
 
+/*
+ * The coalescing delay: SCHEDULER_DELAY_MS, plus twice what the last tick
+ * took, so that a snapshot of thousands of pods under a stream of changes
+ * spends at most a third of the loop planning (a tick is linear in the
+ * pods); a small cluster's tick takes no measurable time.
+ */
+static uint64_t
+delay_ms(const struct scheduler *sc)
+{
+	return SCHEDULER_DELAY_MS + 2 * KC_MIN(sc->cost_ms, (uint64_t)SCHEDULER_RETRY_MS);
+}
+
 static void
 kick(struct scheduler *sc)
 {
+	uint64_t d = delay_ms(sc);
+
 	sc->dirty = true;
 	/* Coalesce: keep an earlier due time, pull a later retry in. */
-	if (!sc->ticking && (!sc->timer.armed ||
-	    sc->timer.due_ms > kc_clock_now_ms() + SCHEDULER_DELAY_MS))
-		timer_arm(&sc->timer, SCHEDULER_DELAY_MS);
+	if (!sc->ticking && (!sc->timer.armed || sc->timer.due_ms > kc_clock_now_ms() + d))
+		timer_arm(&sc->timer, d);
 }
 
 static bool
@@ -180,6 +194,11 @@ write_obj(struct scheduler *sc, const struct dc_rtype *rt, const struct json_obj
 {
 	int r;
 
+	/* A write that changes nothing costs nothing (no managedFields). */
+	if (json_object_equal(next, (struct json_object *)(uintptr_t)old)) {
+		json_object_put(next);
+		return 0;
+	}
 	if (sc->dc->hooks.managed_fields != NULL) {
 		struct dc_write_ctx wc = { .dc = sc->dc, .rt = rt, .op = DC_OP_UPDATE,
 		    .subresource = sub, .field_manager = SCHED_DEFAULT_NAME, .old = old };
@@ -523,6 +542,39 @@ bind_pod(struct scheduler *sc, const struct sched_bind *b)
 	return r == KC_ENOTFOUND || r == KC_ECONFLICT || r == KC_EBADREQUEST ? 0 : r;
 }
 
+static bool
+str_eq(const char *a, const char *b)
+{
+	return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
+/*
+ * Whether the stored 'pod' already has condition 'type' with this status,
+ * reason and message: the plan repeats itself every tick for every pod
+ * that stays pending, and such a write would change nothing, so it is
+ * not even built (a deep copy and managedFields per pod per tick made a
+ * gang of thousands of pending pods quadratic).
+ */
+static bool
+condition_is(const struct json_object *pod, const char *type, const char *status,
+    const char *reason, const char *message)
+{
+	const struct json_object *conds = kc_json_get(pod, "status", "conditions");
+
+	if (conds == NULL || !json_object_is_type(conds, json_type_array))
+		return false;
+	for (size_t i = 0; i < json_object_array_length(conds); i++) {
+		const struct json_object *c = json_object_array_get_idx(conds, i);
+
+		if (str_eq(kc_json_str(c, "type"), type))
+			return str_eq(kc_json_str(c, "status"), status) &&
+			    str_eq(kc_json_str(c, "reason"), reason) &&
+			    str_eq(kc_json_str(c, "message"), message) &&
+			    kc_json_str(c, "lastTransitionTime") != NULL;
+	}
+	return false;
+}
+
 static int
 unsched_pod(struct scheduler *sc, const struct sched_unsched *u)
 {
@@ -532,7 +584,7 @@ unsched_pod(struct scheduler *sc, const struct sched_unsched *u)
 	bool changed = false;
 	int r;
 
-	if (old == NULL)
+	if (old == NULL || condition_is(old, "PodScheduled", "False", u->reason, u->message))
 		return 0;
 	if ((next = kc_json_copy(old)) == NULL)
 		return -ENOMEM;
@@ -555,7 +607,7 @@ nominate_pod(struct scheduler *sc, const struct sched_nominate *nm)
 	const struct json_object *old = stored_pod(sc, nm->ns, nm->name);
 	struct json_object *next, *stat;
 
-	if (old == NULL)
+	if (old == NULL || str_eq(kc_json_str(old, "status", "nominatedNodeName"), nm->node))
 		return 0;
 	if ((next = kc_json_copy(old)) == NULL)
 		return -ENOMEM;
@@ -604,7 +656,8 @@ podgroups_sync(struct scheduler *sc, const char *group)
 {
 	struct dc_coll *coll = storage_find_coll(sc->dc->store, group, "podgroups");
 	const struct dc_rtype *rt = registry_find_any(sc->dc, group, "podgroups");
-	struct json_object **objs = NULL;
+	struct json_object **objs = NULL, **status = NULL;
+	bool *changed = NULL;
 	size_t n = 0;
 	int r = 0;
 
@@ -612,29 +665,40 @@ podgroups_sync(struct scheduler *sc, const char *group)
 		return 0;
 	if ((r = coll_list(coll, NULL, NULL, &objs, &n)) < 0)
 		return r;
+	if (n == 0)
+		goto out;
+	/* All groups in one pass over the pods, not one pass per group. */
+	if ((status = kc_calloc(n, sizeof(*status))) == NULL ||
+	    (changed = kc_calloc(n, sizeof(*changed))) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((r = sched_podgroup_statuses_of(sc->s, objs, n, kc_clock_wall(), status,
+	    changed)) < 0)
+		goto out;
 	for (size_t i = 0; i < n && r >= 0; i++) {
-		struct kc_status st = { 0 };
-		struct json_object *status = NULL, *next;
-		bool changed = false;
+		struct json_object *next;
 
-		if (sched_podgroup_status_of(sc->s, objs[i], kc_clock_wall(), &status,
-		    &changed, &st) < 0 || !changed) {
-			if (status != NULL)
-				json_object_put(status);
+		if (status[i] == NULL || !changed[i])
 			continue;
-		}
 		if ((next = kc_json_copy(objs[i])) == NULL ||
-		    json_object_object_add(next, "status", status) < 0) {
-			json_object_put(status);
+		    json_object_object_add(next, "status", status[i]) < 0) {
 			if (next != NULL)
 				json_object_put(next);
 			r = -ENOMEM;
 			break;
 		}
+		status[i] = NULL;
 		r = write_obj(sc, rt, objs[i], next, "status");
 		if (r == KC_ECONFLICT)
 			r = 0;
 	}
+out:
+	for (size_t i = 0; status != NULL && i < n; i++)
+		if (status[i] != NULL)
+			json_object_put(status[i]);
+	kc_free(status);
+	kc_free(changed);
 	objs_free(objs, n);
 	return r;
 }
@@ -777,6 +841,7 @@ podgroups_timeouts(struct scheduler *sc, const char *group, const char *label)
 	const struct dc_rtype *rt = registry_find_any(sc->dc, group, "podgroups");
 	const struct dc_rtype *pt = core_type(sc->dc, "pods");
 	struct json_object **objs = NULL;
+	int64_t *bound_by = NULL;
 	size_t n = 0;
 	int r = 0, waiting = 0;
 	time_t now = kc_clock_wall();
@@ -792,8 +857,6 @@ podgroups_timeouts(struct scheduler *sc, const char *group, const char *label)
 		const char *name = kc_json_str(objs[i], "metadata", "name");
 		int64_t min = kc_json_int(objs[i], 0, "spec", "minMember");
 		int64_t wait_s = wait_seconds(objs[i]), bound = 0, periods;
-		struct json_object **pods = NULL;
-		size_t np = 0;
 		struct pg_wait *w;
 		char key[600];
 		time_t t0;
@@ -802,15 +865,13 @@ podgroups_timeouts(struct scheduler *sc, const char *group, const char *label)
 		    (strcmp(phase, "Scheduling") != 0 && strcmp(phase, "PreScheduling") != 0) ||
 		    kc_time_parse(start, &t0) < 0)
 			continue;
-		if ((r = coll_list(pt->coll, ns, NULL, &pods, &np)) < 0)
+		/* Every group's bound members, from the snapshot in one pass. */
+		if (bound_by == NULL && ((bound_by = kc_calloc(n, sizeof(*bound_by))) == NULL ||
+		    (r = sched_podgroups_bound(sc->s, objs, n, bound_by)) < 0)) {
+			r = bound_by == NULL ? -ENOMEM : r;
 			break;
-		for (size_t j = 0; j < np; j++) {
-			const char *g = kc_json_str(pods[j], "metadata", "labels", label);
-			const char *node = kc_json_str(pods[j], "spec", "nodeName");
-
-			bound += g != NULL && strcmp(g, name) == 0 && node != NULL && *node != '\0';
 		}
-		objs_free(pods, np);
+		bound = bound_by[i];
 		if (bound >= min)
 			continue;
 		(void)snprintf(key, sizeof(key), "%s/%.250s/%.250s", group, ns, name);
@@ -827,6 +888,7 @@ podgroups_timeouts(struct scheduler *sc, const char *group, const char *label)
 		w->periods = periods;
 		r = gang_timeout(sc, objs[i], label, wait_s);
 	}
+	kc_free(bound_by);
 	objs_free(objs, n);
 	return r < 0 ? r : waiting;
 }
@@ -883,6 +945,7 @@ sched_tick(void *arg)
 {
 	struct scheduler *sc = arg;
 	struct sched_plan *p = NULL;
+	uint64_t t0 = kc_clock_now_ms();
 	bool pending;
 	int r;
 
@@ -899,11 +962,12 @@ sched_tick(void *arg)
 	} else
 		pending = true;
 	sc->ticking = false;
+	sc->cost_ms = kc_clock_now_ms() - t0;
 	if (r < 0)
 		kc_log_debug(&(struct kc_log_ctx){ .action = "schedule" },
 		    "applying the plan: %s", kc_strerror(r));
 	if (sc->dirty)
-		return SCHEDULER_DELAY_MS;
+		return (int64_t)delay_ms(sc);
 	/* Pending pods: try again now and then, as the scheduler's backoff. */
 	return pending ? SCHEDULER_RETRY_MS : DC_TIMER_STOP;
 }

@@ -352,3 +352,76 @@ cm_url() {
 	kubectl get ns
 	kubectl get cm rb1
 }
+
+# cpu_ticks PID: the process's user + system CPU time, in clock ticks.
+cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+# close_wait PORT: the server's connections on PORT the peer has closed.
+close_wait() {
+	ss -tanH state close-wait "( sport = :$1 )"
+}
+
+@test "watch clients that went away: connections closed, no busy loop" {
+	local pid port i a b hz
+	pid="$(cat "$DC_DIR/pid")"
+	port="$(srv)"
+	port="${port##*:}"
+	hz="$(getconf CLK_TCK)"
+	# kubectl get -w is killed mid-watch; kubectl wait gives up on its watch.
+	run timeout 2 kubectl get pods -w -A
+	[ "$status" -eq 124 ]
+	run kubectl wait --for=jsonpath='{.data.a}'=never cm/rb1 --timeout=1s
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"timed out"* ]]
+	# libwebsockets 4.1 never read the peer's FIN of a connection that
+	# was still answering: CLOSE-WAIT and poll() spinning on its POLLIN.
+	for i in $(seq 60); do
+		[ -z "$(close_wait "$port")" ] && break
+		sleep 0.05
+	done
+	close_wait "$port" >&2
+	[ -z "$(close_wait "$port")" ]
+	a="$(cpu_ticks "$pid")"
+	sleep 2
+	b="$(cpu_ticks "$pid")"
+	echo "devcluster CPU over 2 s: $((b - a)) ticks of 1/$hz s" >&2
+	# Idle: well under a tenth of a core (the spin took 40-100 %).
+	[ $(((b - a) * 10)) -lt $((hz * 2)) ]
+}
+
+@test "SIGTERM under watch and write load: exits within a few seconds" {
+	local extra pids=() i t0 t1 st=0 ok=0
+	dc_start_extra extra --kubernetes-version 1.32
+	# Background clients close fd 3, so bats does not wait for them.
+	for i in 1 2 3; do
+		kubectl_at "$extra" get cm -w -A >/dev/null 2>&1 3>&- &
+		pids+=($!)
+	done
+	for i in 1 2; do
+		(
+			for n in $(seq 1000); do
+				kubectl_at "$extra" create cm "load-$i-$n" \
+				    --from-literal=a=b >/dev/null 2>&1 || true
+			done
+		) 3>&- &
+		pids+=($!)
+	done
+	for i in $(seq 200); do
+		if kubectl_at "$extra" get cm load-1-3 load-2-3 >/dev/null 2>&1; then
+			ok=1
+			break
+		fi
+	done
+	t0="$(date +%s%N)"
+	dc_stop_extra "$extra" || st=$?
+	t1="$(date +%s%N)"
+	kill "${pids[@]}" 2>/dev/null || true
+	wait "${pids[@]}" 2>/dev/null || true
+	rm -rf "$extra"
+	echo "load seen: $ok; stopped in $(((t1 - t0) / 1000000)) ms, status $st" >&2
+	[ "$ok" -eq 1 ]
+	[ "$st" -eq 0 ]
+	[ $(((t1 - t0) / 1000000)) -lt 4000 ]
+}

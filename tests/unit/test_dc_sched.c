@@ -1954,6 +1954,82 @@ START_TEST(test_podgroup_status_of)
 }
 END_TEST
 
+/* The batch forms agree with sched_podgroup_status_of(), one group at a time. */
+START_TEST(test_podgroup_statuses_batch)
+{
+	struct world w;
+	struct json_object *pgs[4], *got[4], *one = NULL;
+	struct kc_status st = { 0 };
+	bool changed[4], one_changed = false;
+	int64_t bound[4];
+	int r;
+
+	w_init(&w, NULL);
+	w_nodes(&w, 2, SMALL, NULL);
+	w_pod(&w, &(struct podspec){ .name = "a", .pg = "g", .node = "n1" });
+	w_pod(&w, &(struct podspec){ .name = "b", .pg = "g", .node = "n2" });
+	w_pod(&w, &(struct podspec){ .name = "c", .pg = "other" });
+	w_pod(&w, &(struct podspec){ .ns = "elsewhere", .name = "d", .pg = "g" });
+	w_pod(&w, &(struct podspec){ .name = "e",
+	    .labels = "\"pod-group.scheduling.sigs.k8s.io\": \"g\"" });
+	pgs[0] = json("{apiVersion: scheduling.x-k8s.io/v1alpha1, kind: PodGroup, metadata: "
+	    "{namespace: train, name: g}, spec: {minMember: 2}, status: {phase: "
+	    "PreScheduling}}");
+	pgs[1] = json("{apiVersion: scheduling.sigs.k8s.io/v1alpha1, kind: PodGroup, "
+	    "metadata: {namespace: train, name: g}, spec: {minMember: 1}}");
+	pgs[2] = json("{spec: {minMember: 1}}");
+	pgs[3] = json("{apiVersion: scheduling.x-k8s.io/v1alpha1, kind: PodGroup, metadata: "
+	    "{namespace: train, name: other}, spec: {minMember: 3}}");
+	ck_assert_int_eq(sched_podgroup_statuses_of(w.s, pgs, 4, NOW, got, changed), 0);
+	for (int i = 0; i < 4; i++) {
+		if (i == 2) {
+			ck_assert_ptr_null(got[i]);
+			ck_assert(!changed[i]);
+			continue;
+		}
+		ck_assert_int_eq(sched_podgroup_status_of(w.s, pgs[i], NOW, &one, &one_changed,
+		    &st), 0);
+		ck_assert_msg(kc_json_equal(got[i], one), "group %d differs", i);
+		ck_assert_int_eq(changed[i], one_changed);
+		json_object_put(one);
+		json_object_put(got[i]);
+	}
+	ck_assert_int_eq(sched_podgroups_bound(w.s, pgs, 4, bound), 0);
+	ck_assert_int_eq(bound[0], 2);
+	ck_assert_int_eq(bound[1], 0);
+	ck_assert_int_eq(bound[2], 0);
+	ck_assert_int_eq(bound[3], 0);
+	ck_assert_int_eq(sched_podgroup_statuses_of(w.s, pgs, 0, NOW, got, changed), 0);
+	ck_assert_int_eq(sched_podgroups_bound(w.s, pgs, 0, bound), 0);
+	/* Allocation failures: -ENOMEM and nothing left behind. */
+	for (size_t budget = 0;; budget++) {
+		fail_alloc_after(budget);
+		r = sched_podgroup_statuses_of(w.s, pgs, 4, NOW, got, changed);
+		fail_alloc_after(SIZE_MAX);
+		if (r == 0)
+			break;
+		ck_assert_int_eq(r, -ENOMEM);
+		for (int i = 0; i < 4; i++)
+			ck_assert_ptr_null(got[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		if (got[i] != NULL)
+			json_object_put(got[i]);
+	for (size_t budget = 0;; budget++) {
+		fail_alloc_after(budget);
+		r = sched_podgroups_bound(w.s, pgs, 4, bound);
+		fail_alloc_after(SIZE_MAX);
+		if (r == 0)
+			break;
+		ck_assert_int_eq(r, -ENOMEM);
+	}
+	ck_assert_int_eq(bound[0], 2);
+	for (int i = 0; i < 4; i++)
+		json_object_put(pgs[i]);
+	w_done(&w);
+}
+END_TEST
+
 /*
  * Robustness
  */
@@ -2684,6 +2760,7 @@ dc_sched_suite(void)
 	tc = tcase_create("podgroup");
 	tcase_add_loop_test(tc, test_podgroup_status, 0, sizeof(pgcases) / sizeof(pgcases[0]));
 	tcase_add_test(tc, test_podgroup_status_of);
+	tcase_add_test(tc, test_podgroup_statuses_batch);
 	tcase_add_loop_test(tc, test_podgroup_status_now, 0, sizeof(pgnow) / sizeof(pgnow[0]));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("robustness");
