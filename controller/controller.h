@@ -61,9 +61,16 @@ struct ty_child_item {
 	char	 run[64];		/* trainyard.dev/run */
 };
 
-/* The cached form of a Run or ResourceProfile: the object, managedFields cut. */
+/*
+ * The cached form of a Run or ResourceProfile: its compact JSON text
+ * without managedFields (a few KB, where a json-c tree takes 15-20 KB),
+ * parsed again for each reconcile, plus the two fields handlers read.
+ */
 struct ty_obj_item {
-	struct json_object *obj;
+	char	*text;
+	size_t	 len;
+	char	 profile[254];		/* a Run's spec.profile, or "" */
+	char	 phase[16];		/* a Run's status.phase, or "" */
 };
 
 /* The cached form of a pod: session.c's view plus what ties it to a Run. */
@@ -100,11 +107,14 @@ struct ctl {
 	struct metrics		*metrics;	/* /metrics, /healthz, /readyz */
 	struct kc_leader	*leader;	/* NULL without leader election */
 	atomic_bool		 lost;		/* leadership lost: exit 1 */
+	atomic_bool		 stop_requested;	/* SIGTERM, maybe during start */
 	struct ty_counters	 n;
 	char			 instance[64];	/* host name, for Events */
 };
 
 /* manager.c */
+/* Allocates the manager's state (before any thread may cancel the start). */
+int	 manager_init(struct ctl *) _must_check_;
 /*
  * Starts everything after main() loaded the configuration and the rest
  * config: the shared rate limiter, the queue, the PodGroup API discovery,
@@ -113,6 +123,11 @@ struct ctl {
  * manager_start_workers(): at once, or when this process leads.
  */
 int	 manager_start(struct ctl *) _must_check_;
+/*
+ * Makes a manager_start() in progress (or about to run) give up promptly
+ * with -ECANCELED: SIGTERM while the caches sync. Any thread.
+ */
+void	 manager_cancel_start(struct ctl *);
 /* Starts the workers (once; from main or on_started_leading). */
 int	 manager_start_workers(struct ctl *) _must_check_;
 /* Stops intake, lets the workers finish (up to 'drain_ms'), stops the rest. */

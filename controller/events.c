@@ -188,7 +188,10 @@ recorder_emit(struct recorder *rec, struct kc_client *cl, const struct json_obje
 		.res = &kc_res_events, .ns = ns,
 	}, obj, NULL, &st);
 done:
-	if (r < 0)
+	/* Best effort, but a refused Event (RBAC, quota) is worth a warning. */
+	if (r == KC_EFORBIDDEN)
+		kc_log_warn(&lc, "event %s %s refused: %s", reason, name, st.message);
+	else if (r < 0)
 		kc_log_debug(&lc, "event %s %s: %s", reason, name,
 		    st.message[0] != '\0' ? st.message : kc_strerror(r));
 out:

@@ -30,6 +30,7 @@
 #include <getopt.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -315,16 +316,55 @@ start_leader(struct ctl *c, pthread_t *tid)
 		fatal("thread: %s", kc_strerror(-r));
 }
 
+/*
+ * The signal thread: the only one that receives signals (every thread
+ * blocks them). A stop signal (SIGTERM, SIGINT, or SIGUSR1 from the leader
+ * thread) cancels a start still syncing the caches and wakes main; every
+ * 30 s without one, it gives the memory of a burst (a relist, thousands
+ * of pods created) back to the system, which glibc keeps otherwise.
+ */
+struct sigthread {
+	struct ctl	*c;
+	sigset_t	 set;
+	sem_t		 stop;
+	atomic_bool	 started;	/* manager_start() returned */
+};
+
+static void *
+signal_main(void *arg)
+{
+	struct sigthread *t = arg;
+	siginfo_t si;
+	int sig;
+
+	for (;;) {
+		if ((sig = sigtimedwait(&t->set, &si, &(struct timespec){ .tv_sec = 30 })) < 0) {
+			if (errno == EAGAIN)
+				(void)malloc_trim(0);
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			break;
+		}
+		if (sig == SIGTERM || sig == SIGINT || sig == SIGUSR1)
+			break;
+		/* SIGHUP, SIGPIPE: nothing to do. */
+	}
+	atomic_store(&t->c->stop_requested, true);
+	if (!atomic_load(&t->started))
+		manager_cancel_start(t->c);
+	(void)sem_post(&t->stop);
+	return NULL;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct ctl c = { 0 };
 	struct flags f = { 0 };
 	struct kc_status st = { 0 };
-	pthread_t leader_tid;
-	sigset_t set;
-	siginfo_t si;
-	int r, sig;
+	struct sigthread sigt = { .c = &c };
+	pthread_t leader_tid, sig_tid;
+	int r;
 
 	parse_flags(argc, argv, &f);
 	load_config(&c, &f);
@@ -336,15 +376,19 @@ main(int argc, char **argv)
 	if ((r = kc_transport_global_init()) < 0)
 		fatal("libcurl: %s", kc_strerror(r));
 
-	/* Every thread inherits this mask: signals reach sigwaitinfo() only. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGPIPE);
-	sigaddset(&set, SIGUSR1);
-	if ((r = pthread_sigmask(SIG_BLOCK, &set, NULL)) != 0)
+	/* Every thread inherits this mask: signals reach signal_main() only. */
+	sigemptyset(&sigt.set);
+	sigaddset(&sigt.set, SIGTERM);
+	sigaddset(&sigt.set, SIGINT);
+	sigaddset(&sigt.set, SIGHUP);
+	sigaddset(&sigt.set, SIGPIPE);
+	sigaddset(&sigt.set, SIGUSR1);
+	if ((r = pthread_sigmask(SIG_BLOCK, &sigt.set, NULL)) != 0)
 		fatal("sigmask: %s", kc_strerror(-r));
+	if (sem_init(&sigt.stop, 0, 0) < 0 || manager_init(&c) < 0)
+		fatal("out of memory");
+	if ((r = pthread_create(&sig_tid, NULL, signal_main, &sigt)) != 0)
+		fatal("thread: %s", kc_strerror(-r));
 
 	if ((r = metrics_new(KC_VERSION, &c.metrics)) < 0)
 		fatal("metrics: %s", kc_strerror(r));
@@ -360,39 +404,30 @@ main(int argc, char **argv)
 	kc_log_info(&mainlog, "trainyard-controller %s starting: %s, %u workers, "
 	    "%.0f qps (burst %u)", KC_VERSION, c.rc->server, c.cfg.workers,
 	    c.cfg.kube_api_qps, c.cfg.kube_api_burst);
-	if ((r = manager_start(&c)) < 0) {
+	r = manager_start(&c);
+	atomic_store(&sigt.started, true);
+	if (r < 0 && !atomic_load(&c.stop_requested)) {
 		manager_stop(&c, 0);
 		manager_free(&c);
 		metrics_free(c.metrics);
 		fatal("could not start: %s", kc_strerror(r));
 	}
-	metrics_set_ready(c.metrics, true, NULL);
-	if (c.cfg.leader.enabled)
-		start_leader(&c, &leader_tid);
-	else {
-		metrics_set_leader(c.metrics, true);
-		if ((r = manager_start_workers(&c)) < 0)
-			fatal("could not start the workers: %s", kc_strerror(r));
-	}
-	kc_log_info(&mainlog, "started");
-
-	for (;;) {
-		if ((sig = sigtimedwait(&set, &si, &(struct timespec){ .tv_sec = 30 })) < 0) {
-			/*
-			 * Every 30 s: give the memory of a burst (a relist,
-			 * thousands of pods created) back to the system; glibc
-			 * keeps freed arenas otherwise.
-			 */
-			if (errno == EAGAIN)
-				(void)malloc_trim(0);
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			break;
+	if (r == 0 && !atomic_load(&c.stop_requested)) {
+		metrics_set_ready(c.metrics, true, NULL);
+		if (c.cfg.leader.enabled)
+			start_leader(&c, &leader_tid);
+		else {
+			metrics_set_leader(c.metrics, true);
+			if ((r = manager_start_workers(&c)) < 0)
+				fatal("could not start the workers: %s", kc_strerror(r));
 		}
-		if (sig == SIGTERM || sig == SIGINT || sig == SIGUSR1)
-			break;
-		/* SIGHUP, SIGPIPE: nothing to do. */
+		kc_log_info(&mainlog, "started");
 	}
+
+	while (sem_wait(&sigt.stop) < 0 && errno == EINTR)
+		;
+	pthread_join(sig_tid, NULL);
+	(void)sem_destroy(&sigt.stop);
 	kc_log_info(&mainlog, "shutting down");
 	metrics_set_ready(c.metrics, false, "shutting down");
 	/* Workers first: the Lease is released only once they are done. */

@@ -47,6 +47,7 @@ struct thread {
 
 struct manager {
 	pthread_mutex_t	 lock;		/* workers vs. stop */
+	struct kc_client *discovery_cl;	/* at start, for cancelling */
 	bool		 stopping;
 	struct thread	 informers[6];
 	size_t		 ninformers;
@@ -78,18 +79,39 @@ obj_transform(void *arg, const struct json_object *obj, void **ret,
     struct kc_status *st)
 {
 	struct ty_obj_item *it;
-	struct json_object *md;
+	struct json_object *copy, *md;
+	const char *p;
 
 	(void)arg;
 	(void)st;
 	if ((it = kc_calloc(1, sizeof(*it))) == NULL)
 		return -ENOMEM;
-	if ((it->obj = kc_json_copy(obj)) == NULL) {
+	/* A shallow copy of metadata is enough to leave managedFields out. */
+	if ((copy = json_object_new_object()) == NULL ||
+	    (md = json_object_new_object()) == NULL) {
+		json_object_put(copy);
 		kc_free(it);
 		return -ENOMEM;
 	}
-	if ((md = kc_json_obj_of(it->obj, "metadata")) != NULL)
-		json_object_object_del(md, "managedFields");
+	json_object_object_foreach((struct json_object *)(uintptr_t)obj, key, val) {
+		if (strcmp(key, "metadata") != 0)
+			(void)json_object_object_add(copy, key, json_object_get(val));
+	}
+	json_object_object_foreach(kc_json_obj_of(obj, "metadata"), mkey, mval) {
+		if (strcmp(mkey, "managedFields") != 0)
+			(void)json_object_object_add(md, mkey, json_object_get(mval));
+	}
+	(void)json_object_object_add(copy, "metadata", md);
+	it->text = kc_json_dump(copy, &it->len);
+	json_object_put(copy);
+	if (it->text == NULL) {
+		kc_free(it);
+		return -ENOMEM;
+	}
+	if ((p = kc_json_str(obj, "spec", "profile")) != NULL)
+		kc_strlcpy(it->profile, p, sizeof(it->profile));
+	if ((p = kc_json_str(obj, "status", "phase")) != NULL)
+		kc_strlcpy(it->phase, p, sizeof(it->phase));
 	*ret = it;
 	return 0;
 }
@@ -100,7 +122,7 @@ obj_free(void *arg, void *data)
 	struct ty_obj_item *it = data;
 
 	(void)arg;
-	json_object_put(it->obj);
+	kc_free(it->text);
 	kc_free(it);
 }
 
@@ -231,10 +253,9 @@ static int
 enqueue_if_uses(void *arg, struct kc_item *it)
 {
 	struct profile_walk *w = arg;
-	const char *p = kc_json_str(((const struct ty_obj_item *)kc_item_data(it))->obj,
-	    "spec", "profile");
+	const char *p = ((const struct ty_obj_item *)kc_item_data(it))->profile;
 
-	if (p != NULL && strcmp(p, w->name) == 0)
+	if (strcmp(p, w->name) == 0)
 		enqueue(w->c, kc_item_key(it));
 	return 0;
 }
@@ -403,30 +424,41 @@ add_informer(struct ctl *c, struct kc_informer **slot,
 	if ((r = pthread_create(&t->tid, NULL, informer_main, t)) != 0)
 		return kc_log_error_r(&mlog, -r, "thread: %s", kc_strerror(-r));
 	t->started = true;
+	pthread_mutex_lock(&c->mgr->lock);
 	c->mgr->ninformers++;
+	if (atomic_load(&c->stop_requested))
+		kc_informer_stop(*slot);
+	pthread_mutex_unlock(&c->mgr->lock);
 	return 0;
 }
 
-/* Whether discovery lists podgroups in group/version. */
-static bool
-has_podgroups(struct kc_client *cl, const struct kc_resource *res)
+/*
+ * Whether discovery lists podgroups in group/version: 1, 0 (the group
+ * version is not served), or the error (401, 5xx, no connection...),
+ * which must not be mistaken for "no PodGroup API".
+ */
+static int
+has_podgroups(struct kc_client *cl, const struct kc_resource *res, struct kc_status *st)
 {
-	struct kc_status st = { 0 };
 	struct json_object *list = NULL, *items;
 	char path[128];
 	bool found = false;
+	int r;
 
 	(void)snprintf(path, sizeof(path), "/apis/%s/%s", res->group, res->version);
-	if (kc_client_get_path(cl, path, &list, &st) < 0)
-		return false;
+	if ((r = kc_client_get_path(cl, path, &list, st)) == KC_ENOTFOUND)
+		return 0;
+	if (r < 0)
+		return r;
 	items = kc_json_get(list, "resources");
-	for (size_t i = 0; items != NULL && i < json_object_array_length(items); i++) {
+	for (size_t i = 0; items != NULL && json_object_is_type(items, json_type_array) &&
+	    i < json_object_array_length(items); i++) {
 		const char *name = kc_json_str(json_object_array_get_idx(items, i), "name");
 
 		found = found || (name != NULL && strcmp(name, "podgroups") == 0);
 	}
 	json_object_put(list);
-	return found;
+	return found ? 1 : 0;
 }
 
 static int
@@ -434,7 +466,7 @@ resolve_podgroup_api(struct ctl *c)
 {
 	struct kc_status st = { 0 };
 	struct kc_client *cl = NULL;
-	int r;
+	int r, x = 0, sigs = 0;
 
 	if (c->cfg.podgroup_api != TY_PODGROUP_AUTO) {
 		c->pg_api = c->cfg.podgroup_api;
@@ -442,14 +474,56 @@ resolve_podgroup_api(struct ctl *c)
 	}
 	if ((r = manager_client(c, &cl, &st)) < 0)
 		return kc_log_error_r(&mlog, r, "client: %s", st.message);
-	if (has_podgroups(cl, &ty_res_podgroups_x))
-		c->pg_api = TY_PODGROUP_X_K8S;
-	else if (has_podgroups(cl, &ty_res_podgroups_sigs))
-		c->pg_api = TY_PODGROUP_SIGS_K8S;
-	else
-		c->pg_api = TY_PODGROUP_NONE;
+	pthread_mutex_lock(&c->mgr->lock);
+	c->mgr->discovery_cl = cl;
+	pthread_mutex_unlock(&c->mgr->lock);
+	/* Retry until discovery answers: a guess would turn gangs off for good. */
+	while (!atomic_load(&c->stop_requested)) {
+		st = (struct kc_status){ 0 };
+		if ((x = has_podgroups(cl, &ty_res_podgroups_x, &st)) >= 0 &&
+		    (x == 1 || (sigs = has_podgroups(cl, &ty_res_podgroups_sigs, &st)) >= 0))
+			break;
+		kc_log_warn(&mlog, "discovery of the PodGroup API failed, retrying: %s",
+		    st.message[0] != '\0' ? st.message : kc_strerror(x < 0 ? x : sigs));
+		for (int i = 0; i < 20 && !atomic_load(&c->stop_requested); i++)
+			(void)kc_clock_sleep_ms(100);
+		x = sigs = 0;
+	}
+	pthread_mutex_lock(&c->mgr->lock);
+	c->mgr->discovery_cl = NULL;
+	pthread_mutex_unlock(&c->mgr->lock);
 	kc_client_free(cl);
+	if (atomic_load(&c->stop_requested))
+		return -ECANCELED;
+	c->pg_api = x == 1 ? TY_PODGROUP_X_K8S : sigs == 1 ? TY_PODGROUP_SIGS_K8S :
+	    TY_PODGROUP_NONE;
 	kc_log_info(&mlog, "PodGroup API: %s", config_podgroup_api_name(c->pg_api));
+	return 0;
+}
+
+void
+manager_cancel_start(struct ctl *c)
+{
+	atomic_store(&c->stop_requested, true);
+	if (c->mgr == NULL)
+		return;
+	pthread_mutex_lock(&c->mgr->lock);
+	for (size_t i = 0; i < c->mgr->ninformers; i++)
+		kc_informer_stop(c->mgr->informers[i].inf);
+	if (c->mgr->discovery_cl != NULL)
+		kc_client_cancel(c->mgr->discovery_cl);
+	pthread_mutex_unlock(&c->mgr->lock);
+}
+
+int
+manager_init(struct ctl *c)
+{
+	if ((c->mgr = kc_calloc(1, sizeof(*c->mgr))) == NULL)
+		return -ENOMEM;
+	if (pthread_mutex_init(&c->mgr->lock, NULL) != 0) {
+		c->mgr = kc_free(c->mgr);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -459,12 +533,8 @@ manager_start(struct ctl *c)
 	const char *managed = TY_LABEL_MANAGED_BY "=" TY_MANAGER;
 	int r;
 
-	if ((c->mgr = kc_calloc(1, sizeof(*c->mgr))) == NULL)
-		return -ENOMEM;
-	if (pthread_mutex_init(&c->mgr->lock, NULL) != 0) {
-		c->mgr = kc_free(c->mgr);
-		return -ENOMEM;
-	}
+	if (c->mgr == NULL && (r = manager_init(c)) < 0)
+		return r;
 	if ((r = kc_ratelimit_new(c->cfg.kube_api_qps, c->cfg.kube_api_burst,
 	    &c->limiter)) < 0 ||
 	    (r = kc_workqueue_new(&(struct kc_workqueue_opts){
@@ -567,11 +637,10 @@ tally_run(void *arg, struct kc_item *it)
 		"Pending", "Running", "Succeeded", "Failed", "Stopped",
 	};
 	struct phase_tally *t = arg;
-	const char *phase = kc_json_str(((const struct ty_obj_item *)kc_item_data(it))->obj,
-	    "status", "phase");
+	const char *phase = ((const struct ty_obj_item *)kc_item_data(it))->phase;
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (phase != NULL && strcmp(phase, names[i]) == 0) {
+		if (strcmp(phase, names[i]) == 0) {
 			t->counts[i]++;
 			return 0;
 		}

@@ -95,8 +95,13 @@ cached_copy(struct kc_informer *inf, const char *ns, const char *name, int *r)
 	*r = 0;
 	if (it == NULL)
 		return NULL;
-	if ((copy = kc_json_copy(((const struct ty_obj_item *)kc_item_data(it))->obj)) == NULL)
-		*r = -ENOMEM;
+	{
+		const struct ty_obj_item *oi = kc_item_data(it);
+		struct kc_status st = { 0 };
+
+		if ((*r = kc_json_parse(oi->text, oi->len, &copy, &st)) < 0)
+			copy = NULL;
+	}
 	kc_item_unref(it);
 	return copy;
 }
@@ -514,9 +519,22 @@ rest:
 		if (d->ncreate_pods > 0 && (r = create_pods(rc, d)) < 0)
 			return r;
 	}
-	for (size_t i = 0; i < d->nevents; i++)
-		recorder_emit(rc->c->rec, rc->cl, rc->run, d->events[i].warning,
-		    d->events[i].reason, d->events[i].message);
+	{
+		char session[24];
+		const struct kc_log_field f[] = { { "session", session } };
+
+		(void)snprintf(session, sizeof(session), "%" PRId64, d->session);
+		if (d->ncreate_pods > 0)
+			kc_log_kv(KC_LOG_INFO, &rc->log, f, 1, "created %zu pods",
+			    d->ncreate_pods);
+		for (size_t i = 0; i < d->nevents; i++) {
+			/* Every lifecycle step: one log line and one Event. */
+			kc_log_kv(d->events[i].warning ? KC_LOG_WARN : KC_LOG_INFO, &rc->log,
+			    f, 1, "%s: %s", d->events[i].reason, d->events[i].message);
+			recorder_emit(rc->c->rec, rc->cl, rc->run, d->events[i].warning,
+			    d->events[i].reason, d->events[i].message);
+		}
+	}
 	return 0;
 }
 
@@ -543,7 +561,7 @@ reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 		return RECONCILE_DONE;		/* not a key we made */
 	rc.log = (struct kc_log_ctx){ .action = "reconcile", .kind = "Run", .ns = rc.ns,
 	    .name = rc.name };
-	atomic_fetch_add(&c->n.reconciles, 1);
+	rc.log.rid = atomic_fetch_add(&c->n.reconciles, 1) + 1;
 	if ((rc.run = cached_copy(c->runs, rc.ns, rc.name, &r)) == NULL) {
 		if (r == 0)
 			expect_forget(c->expect, key);	/* the Run is gone */

@@ -275,3 +275,194 @@ writes() {
 	    jq '[.requests[] | select(.verb == "create" or .verb == "update" or
 	        .verb == "patch" or .verb == "delete") | .count] | add // 0'
 }
+
+# ---- several controllers at once, by name (tests/e2e/ctl_ops.bats) -------
+#
+# These run next to (not instead of) ctl_start's single controller: each
+# named controller keeps its log, pid and exit status in
+# $DC_DIR/ctl-NAME.{log,pid,rc}, so a suite can run a leader and standbys,
+# other kubeconfigs and log formats at once. "started" is found in the
+# text and the JSON log format alike.
+
+# ctl_proc_launch NAME [ARGS...]: starts controller NAME in the background
+# with the suite's kubeconfig and --config file, both listeners on
+# 127.0.0.1:0, then ARGS (a later --kubeconfig or --config wins). No wait.
+ctl_proc_launch() {
+	local name="$1" i
+	shift
+	rm -f "$DC_DIR/ctl-$name.rc" "$DC_DIR/ctl-$name.pid"
+	(
+		"$CTL_BIN" --kubeconfig "$DC_DIR/kubeconfig" \
+		    --config "$DC_DIR/controller.yaml" \
+		    --metrics-bind-address 127.0.0.1:0 \
+		    --health-probe-bind-address 127.0.0.1:0 \
+		    "$@" >>"$DC_DIR/ctl-$name.log" 2>&1 &
+		echo $! >"$DC_DIR/ctl-$name.pid.new"
+		mv "$DC_DIR/ctl-$name.pid.new" "$DC_DIR/ctl-$name.pid"
+		rc=0
+		wait $! || rc=$?
+		echo "$rc" >"$DC_DIR/ctl-$name.rc"
+	) 3>&- 2>/dev/null &
+	for i in $(seq 200); do
+		[ -s "$DC_DIR/ctl-$name.pid" ] && return 0
+		sleep 0.01
+	done
+	echo "controller $name: no pid" >&2
+	return 1
+}
+
+# ctl_proc_pid NAME
+ctl_proc_pid() {
+	cat "$DC_DIR/ctl-$1.pid"
+}
+
+# ctl_proc_alive NAME: whether controller NAME runs.
+ctl_proc_alive() {
+	[ -s "$DC_DIR/ctl-$1.pid" ] && kill -0 "$(ctl_proc_pid "$1")" 2>/dev/null
+}
+
+# ctl_proc_wait NAME ERE [SECONDS]: until NAME's log has a line matching
+# ERE (default 20 s); fails, showing the log, on timeout or if it exits.
+ctl_proc_wait() {
+	local name="$1" re="$2" secs="${3:-20}" i
+	for i in $(seq $((secs * 20))); do
+		grep -qE "$re" "$DC_DIR/ctl-$name.log" 2>/dev/null && return 0
+		if ! ctl_proc_alive "$name"; then
+			grep -qE "$re" "$DC_DIR/ctl-$name.log" 2>/dev/null && return 0
+			echo "controller $name exited before logging /$re/:" >&2
+			tail -40 "$DC_DIR/ctl-$name.log" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+	echo "controller $name logged no line matching /$re/ in $secs s:" >&2
+	tail -40 "$DC_DIR/ctl-$name.log" >&2
+	return 1
+}
+
+# ctl_proc_start NAME [ARGS...]: ctl_proc_launch, then waits for "started".
+ctl_proc_start() {
+	ctl_proc_launch "$@" || return 1
+	ctl_proc_wait "$1" '(msg=started|"msg":"started")'
+}
+
+# ctl_proc_port NAME metrics|health: the port NAME listens on.
+ctl_proc_port() {
+	local line
+	line="$(grep -oE 'metrics on port [0-9]+, health probes on port [0-9]+' \
+	    "$DC_DIR/ctl-$1.log" | tail -1)"
+	if [ "$2" = health ]; then
+		echo "${line##* }"
+	else
+		line="${line%%,*}"
+		echo "${line##* }"
+	fi
+}
+
+# ctl_proc_identity NAME: its leader-election identity, from its log.
+ctl_proc_identity() {
+	grep -oE 'leader election on Lease [^ ]+ as [^ "]+' "$DC_DIR/ctl-$1.log" |
+	    tail -1 | sed 's/.* as //'
+}
+
+# ctl_proc_kill9 NAME: a crash.
+ctl_proc_kill9() {
+	local pid
+	pid="$(ctl_proc_pid "$1")"
+	kill -KILL "$pid"
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 0.01
+	done
+}
+
+# ctl_proc_term NAME [SECONDS]: SIGTERM, then wants exit status 0 within
+# SECONDS (default 25) and no sanitizer report; SIGKILL past that.
+ctl_proc_term() {
+	local name="$1" secs="${2:-25}" pid i rc
+	pid="$(ctl_proc_pid "$name")"
+	kill -TERM "$pid" 2>/dev/null || true
+	for i in $(seq $((secs * 50))); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.02
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid" 2>/dev/null || true
+		echo "controller $name did not stop within $secs s of SIGTERM:" >&2
+		tail -40 "$DC_DIR/ctl-$name.log" >&2
+		return 1
+	fi
+	for i in $(seq 100); do
+		[ -s "$DC_DIR/ctl-$name.rc" ] && break
+		sleep 0.02
+	done
+	rc="$(cat "$DC_DIR/ctl-$name.rc" 2>/dev/null)" || rc=unknown
+	if [ "$rc" != 0 ]; then
+		echo "controller $name exited with status $rc:" >&2
+		tail -40 "$DC_DIR/ctl-$name.log" >&2
+		return 1
+	fi
+	ctl_proc_sanitizer "$name"
+}
+
+# ctl_proc_sanitizer [NAME...]: no sanitizer report in their logs (all
+# named controllers' without NAME).
+ctl_proc_sanitizer() {
+	local f files=() status=0
+	if [ $# -eq 0 ]; then
+		files=("$DC_DIR"/ctl-*.log)
+	else
+		for f in "$@"; do files+=("$DC_DIR/ctl-$f.log"); done
+	fi
+	for f in "${files[@]}"; do
+		[ -f "$f" ] || continue
+		if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|ThreadSanitizer' "$f"; then
+			echo "sanitizer report in $f:" >&2
+			cat "$f" >&2
+			status=1
+		fi
+	done
+	return "$status"
+}
+
+# ctl_proc_stop_all: SIGTERMs every named controller still running (a
+# test's teardown); fails on a bad exit or a sanitizer report.
+ctl_proc_stop_all() {
+	local f name status=0
+	for f in "$DC_DIR"/ctl-*.pid; do
+		[ -f "$f" ] || continue
+		name="${f##*/ctl-}"
+		name="${name%.pid}"
+		if ctl_proc_alive "$name"; then
+			ctl_proc_term "$name" || status=1
+		fi
+		rm -f "$f"
+	done
+	ctl_proc_sanitizer || status=1
+	return "$status"
+}
+
+# ctl_sa_kubeconfig FILE [NAMESPACE NAME]: a kubeconfig for a service
+# account (default trainyard-system/trainyard-controller) holding a token
+# from "kubectl create token", with the suite's server and CA.
+ctl_sa_kubeconfig() {
+	local file="$1" ns="${2:-trainyard-system}" sa="${3:-trainyard-controller}"
+	local server token ca="$1.ca.crt"
+	server="$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')"
+	kubectl config view --raw --minify \
+	    -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' |
+	    base64 -d >"$ca" || return 1
+	token="$(kubectl -n "$ns" create token "$sa")" || return 1
+	rm -f "$file"
+	kubectl --kubeconfig "$file" config set-cluster devcluster --server="$server" \
+	    --certificate-authority="$ca" --embed-certs >/dev/null &&
+	kubectl --kubeconfig "$file" config set-credentials "$sa" --token="$token" \
+	    >/dev/null &&
+	kubectl --kubeconfig "$file" config set-context "$sa" --cluster=devcluster \
+	    --user="$sa" --namespace="$ns" >/dev/null &&
+	kubectl --kubeconfig "$file" config use-context "$sa" >/dev/null
+}
+
+# lease_holder NAMESPACE NAME: the Lease's holderIdentity ("" if released).
+lease_holder() {
+	kubectl get lease "$2" -n "$1" -o jsonpath='{.spec.holderIdentity}'
+}
