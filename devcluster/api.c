@@ -3411,6 +3411,7 @@ api_free(struct dc *dc)
 	if (dc == NULL)
 		return NULL;
 	openapi_fini(dc);
+	ssa_fini(dc);
 	crd_fini(dc);
 	if (dc->api != NULL) {
 		timer_cancel(&dc->api->grace_timer);

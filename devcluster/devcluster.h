@@ -874,6 +874,14 @@ struct dc_event *event_ref(struct dc_event *);
 int	 obj_key(const struct json_object *obj, char *buf, size_t size);
 /* metadata.resourceVersion as a number; 0 when absent or malformed. */
 uint64_t obj_rv(const struct json_object *obj);
+/*
+ * A copy of 'obj' for a write that replaces members: a new top level and a
+ * new metadata object, every other member shared by reference. The writer
+ * may add, replace or remove members of those two levels (status,
+ * metadata.managedFields, metadata.resourceVersion) and nothing below them,
+ * which still belongs to 'obj'. NULL on allocation failure.
+ */
+struct json_object *obj_cow(const struct json_object *obj);
 /* A shallow copy of 'obj' whose metadata.resourceVersion is 'rv'; NULL: -ENOMEM. */
 struct json_object *obj_with_rv(const struct json_object *obj, uint64_t rv);
 /* Equal apart from resourceVersion and managedFields[].time. */
@@ -1223,9 +1231,12 @@ int	 openapi_hash(struct dc *, const char *gv, char buf[OPENAPI_HASH_MAX])
 /*
  * Installs hooks.apply (server-side apply through fieldmanager_apply():
  * merge, ownership conflicts, force) and hooks.managed_fields (the Update
- * entry of every other write, fieldmanager_update()). Always 0.
+ * entry of every other write, fieldmanager_update()), with one cache of
+ * decoded FieldsV1 sets for both (struct fm_cache). 0 or -ENOMEM.
  */
 int	 ssa_init(struct dc *) _must_check_;
+/* Frees the cache and removes the hooks; api_free() calls it. */
+void	 ssa_fini(struct dc *);
 
 /* gc.c */
 /*

@@ -1951,7 +1951,12 @@ compare(struct walk *w, const struct json_object *l, bool lh, const struct json_
 	struct fm_type t;
 	int kl = VK_ABSENT, kr = VK_ABSENT, kind, rv;
 
-	if (!lh && !rh)
+	/*
+	 * Nothing to compare, or the same value: writers share unchanged
+	 * members with the stored object (obj_cow()), so a status write
+	 * does not walk the spec.
+	 */
+	if ((!lh && !rh) || (lh && rh && l == r))
 		return 0;
 	if (lh)
 		kl = resolve(w, l, &t);
@@ -2519,12 +2524,201 @@ opt_str(const struct json_object *o, const char *key, const char **ret)
 }
 
 /*
+ * FieldsV1 in the trees this module returns is a raw value
+ * (kc_json_new_raw()): the set's compact JSON text, printed as it is. A
+ * pod's field sets are four fifths of its JSON objects, and a json-c
+ * object costs a hash table of some 700 bytes, so as trees they made most
+ * of every stored object's memory and of every copy's time. Sets written
+ * by clients (or read back from disk) arrive as trees and are read as
+ * such; an entry kept as it came (mentry.orig) has its tree turned into
+ * text, byte for byte as the tree prints.
+ */
+
+/*
+ * A raw value with the text the private tree 't' prints as (json-c keeps
+ * the printed text in 't': it must not be shared).
+ */
+static int
+tree_to_raw(struct json_object *t, struct json_object **ret)
+{
+	const char *text;
+	size_t len;
+
+	if ((text = json_object_to_json_string_length(t,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len)) == NULL ||
+	    (*ret = kc_json_new_raw(text, len)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The set as a raw value, printed as kube-apiserver prints FieldsV1. */
+static int
+fs_to_raw(const struct fs *s, struct json_object **ret)
+{
+	struct json_object *t = NULL;
+	int r;
+
+	if ((r = fs_to_json(s, false, &t)) < 0)
+		return r;
+	r = tree_to_raw(t, ret);
+	json_object_put(t);
+	return r;
+}
+
+struct cache_entry {
+	uint64_t	 hash;
+	uint64_t	 used;		/* the cache's clock at the last hit */
+	char		*text;		/* NULL: a free slot */
+	size_t		 len;
+	struct fs	 set;
+};
+
+struct fm_cache {
+	struct cache_entry e[FM_CACHE_ENTRIES];
+	uint64_t	 clock;
+	uint64_t	 hits;
+	uint64_t	 misses;
+};
+
+int
+fm_cache_new(struct fm_cache **ret)
+{
+	return (*ret = kc_calloc(1, sizeof(**ret))) == NULL ? -ENOMEM : 0;
+}
+
+static void
+cache_entry_clear(struct cache_entry *e)
+{
+	kc_free(e->text);
+	fs_free(&e->set);
+	memset(e, 0, sizeof(*e));
+}
+
+void
+fm_cache_free(struct fm_cache *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < FM_CACHE_ENTRIES; i++)
+		cache_entry_clear(&c->e[i]);
+	kc_free(c);
+}
+
+void
+fm_cache_counts(const struct fm_cache *c, uint64_t *ret_hits, uint64_t *ret_misses)
+{
+	*ret_hits = c != NULL ? c->hits : 0;
+	*ret_misses = c != NULL ? c->misses : 0;
+}
+
+static uint64_t
+text_hash(const char *p, size_t len)
+{
+	uint64_t h = 14695981039346656037u;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)p[i]) * 1099511628211u;
+	return h;
+}
+
+/* The cached set of 'text' into 'out'; false when there is none. */
+static bool
+cache_find(struct fm_cache *c, uint64_t h, const char *text, size_t len, struct fs *out,
+    int *ret)
+{
+	for (size_t i = 0; i < FM_CACHE_ENTRIES; i++) {
+		struct cache_entry *e = &c->e[i];
+
+		if (e->text != NULL && e->hash == h && e->len == len &&
+		    memcmp(e->text, text, len) == 0) {
+			e->used = ++c->clock;
+			c->hits++;
+			*ret = fs_copy(out, &e->set);
+			return true;
+		}
+	}
+	c->misses++;
+	return false;
+}
+
+/* Keeps a copy of 'set' for 'text' in the least recently used slot. */
+static void
+cache_add(struct fm_cache *c, uint64_t h, const char *text, size_t len, const struct fs *set)
+{
+	struct cache_entry *v = &c->e[0];
+
+	for (size_t i = 0; i < FM_CACHE_ENTRIES && v->text != NULL; i++)
+		if (c->e[i].text == NULL || c->e[i].used < v->used)
+			v = &c->e[i];
+	cache_entry_clear(v);
+	/* Without memory for the copy the set is not cached; nothing fails. */
+	if ((v->text = kc_memdup(text, len)) == NULL || fs_copy(&v->set, set) < 0) {
+		cache_entry_clear(v);
+		return;
+	}
+	v->hash = h;
+	v->len = len;
+	v->used = ++c->clock;
+}
+
+/* The set a FieldsV1 value holds, raw (through 'cache', if any) or a tree. */
+static int
+fields_decode(const struct json_object *fv, struct fm_cache *cache, struct fs *out,
+    char *err, size_t errsize)
+{
+	const char *text = json_object_get_string(unconst(fv));
+	size_t len = (size_t)json_object_get_string_len(unconst(fv));
+	struct json_object *t = NULL;
+	struct kc_status st = { 0 };
+	uint64_t h = 0;
+	int r;
+
+	if (!kc_json_is_raw(fv))
+		return fs_from_json(fv, 0, out, NULL, err, errsize);
+	if (cache != NULL && len <= FM_CACHE_TEXT_MAX) {
+		h = text_hash(text, len);
+		if (cache_find(cache, h, text, len, out, &r))
+			return r;
+	}
+	if ((r = kc_json_parse(text, len, &t, &st)) < 0) {
+		if (r != -ENOMEM)
+			errf(err, errsize, "%s", st.message);
+		return r == -ENOMEM ? r : KC_EINVALID;
+	}
+	r = fs_from_json(t, 0, out, NULL, err, errsize);
+	json_object_put(t);
+	if (r == 0 && cache != NULL && len <= FM_CACHE_TEXT_MAX)
+		cache_add(cache, h, text, len, out);
+	return r;
+}
+
+/* A private copy of a managedFields entry, its fieldsV1 raw. */
+static int
+entry_copy(const struct json_object *item, struct json_object **ret)
+{
+	struct json_object *c, *fv, *raw;
+	int r;
+
+	if ((r = jcopy(item, &c)) < 0)
+		return r;
+	if (jget(c, "fieldsV1", &fv) && json_object_is_type(fv, json_type_object)) {
+		if ((r = tree_to_raw(fv, &raw)) < 0 || (r = jput(c, "fieldsV1", raw)) < 0) {
+			json_object_put(c);
+			return r;
+		}
+	}
+	*ret = c;
+	return 0;
+}
+
+/*
  * DecodeManagedFields: the entries of a metadata.managedFields list
  * (NULL or not a list: none), validated as kube-apiserver validates
  * them. KC_EINVALID with the reason in 'err'.
  */
 static int
-managed_decode(const struct json_object *mf, struct managed *out, char *err, size_t errsize)
+managed_decode(const struct json_object *mf, struct fm_cache *cache, struct managed *out,
+    char *err, size_t errsize)
 {
 	char sub_err[ERR_MAX];
 	size_t n = json_object_is_type(mf, json_type_array) ? jlen(mf) : 0, pos;
@@ -2581,14 +2775,14 @@ managed_decode(const struct json_object *mf, struct managed *out, char *err, siz
 		}
 		e.has_time = tv != NULL;
 		if (jget(item, "fieldsV1", &fv) && fv != NULL &&
-		    (r = fs_from_json(fv, 0, &e.set, NULL, sub_err, sizeof(sub_err))) < 0) {
+		    (r = fields_decode(fv, cache, &e.set, sub_err, sizeof(sub_err))) < 0) {
 			if (r == KC_EINVALID || r == KC_ETOOLARGE)
 				errf(err, errsize, "error decoding versioned set from entry "
 				    "%zu: %s", i, sub_err);
 			goto fail_entry;
 		}
 		if ((r = mentry_identity(&e, manager, opn, api, sub)) < 0 ||
-		    (r = jcopy(item, &e.orig)) < 0)
+		    (r = entry_copy(item, &e.orig)) < 0)
 			goto fail_entry;
 		e.dirty = false;
 		if (managed_find(out, e.manager, opn, e.api_version, e.subresource, &pos)) {
@@ -2647,7 +2841,7 @@ mentry_json(const struct mentry *e, struct json_object **ret)
 			goto fail;
 	}
 	if ((r = kc_json_set_str(o, "fieldsType", "FieldsV1")) < 0 ||
-	    (r = fs_to_json(&e->set, false, &fields)) < 0 ||
+	    (r = fs_to_raw(&e->set, &fields)) < 0 ||
 	    (r = kc_json_put(o, "fieldsV1", fields)) < 0 ||
 	    (*e->subresource != '\0' &&
 	    (r = kc_json_set_str(o, "subresource", e->subresource)) < 0))
@@ -2745,6 +2939,46 @@ ctx_init(struct ctx *x, const struct fm_schema *schema, const char *const *reset
 		return r;
 	}
 	return 0;
+}
+
+/*
+ * A private top level of 'o' without metadata.managedFields: a new object,
+ * and a new metadata object, whose members are references to those of
+ * 'o'. Only the two top levels may be written to; what lies below is
+ * shared with 'o' (frozen, or the caller's, and only read here).
+ */
+static int
+view_without_managed(const struct json_object *o, struct json_object **ret)
+{
+	struct json_object *v, *md;
+	int r;
+
+	if ((v = json_object_new_object()) == NULL)
+		return -ENOMEM;
+	json_object_object_foreach(unconst(o), k, val) {
+		if (strcmp(k, "metadata") == 0 && json_object_is_type(val, json_type_object)) {
+			if ((md = json_object_new_object()) == NULL) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			json_object_object_foreach(val, mk, mv) {
+				if (strcmp(mk, "managedFields") == 0)
+					continue;
+				if ((r = jput(md, mk, json_object_get(mv))) < 0) {
+					json_object_put(md);
+					goto fail;
+				}
+			}
+			if ((r = jput(v, k, md)) < 0)
+				goto fail;
+		} else if ((r = jput(v, k, json_object_get(val))) < 0)
+			goto fail;
+	}
+	*ret = v;
+	return 0;
+fail:
+	json_object_put(v);
+	return r;
 }
 
 /* A private copy of an object without metadata.managedFields. */
@@ -3711,7 +3945,7 @@ decode_set(const struct json_object *o, struct fs *out, struct kc_status *st)
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = fs_from_json(o, 0, out, NULL, err, sizeof(err))) < 0 && r != -ENOMEM)
+	if ((r = fields_decode(o, NULL, out, err, sizeof(err))) < 0 && r != -ENOMEM)
 		return kc_status_set(st, r, "invalid FieldsV1: %s", err);
 	return r;
 }
@@ -3828,16 +4062,16 @@ update_base(const struct fm_update *u, struct managed *m)
 	if ((u->subresource == NULL || *u->subresource == '\0')) {
 		if (is_reset(u->obj))
 			return 0;
-		r = managed_decode(kc_json_get(u->obj, "metadata", "managedFields"), m, err,
-		    sizeof(err));
+		r = managed_decode(kc_json_get(u->obj, "metadata", "managedFields"), u->cache,
+		    m, err, sizeof(err));
 		if (r == -ENOMEM)
 			return r;
 		if (r == 0 && m->n > 0)
 			return 0;
 		managed_free(m);
 	}
-	r = managed_decode(kc_json_get(u->old, "metadata", "managedFields"), m, err,
-	    sizeof(err));
+	r = managed_decode(kc_json_get(u->old, "metadata", "managedFields"), u->cache, m,
+	    err, sizeof(err));
 	return r == -ENOMEM ? r : 0;
 }
 
@@ -3869,9 +4103,9 @@ fieldmanager_update(const struct fm_update *u, struct json_object **ret, struct 
 	if ((r = ctx_init(&x, u->schema, u->reset, api, u->subresource, u->now)) < 0)
 		return r;
 	if ((r = update_base(u, &m)) < 0 ||
-	    (r = (u->old != NULL ? copy_without_managed(u->old, &live) :
+	    (r = (u->old != NULL ? view_without_managed(u->old, &live) :
 	    empty_object(u->empty, &live))) < 0 ||
-	    (r = copy_without_managed(u->obj, &obj)) < 0)
+	    (r = view_without_managed(u->obj, &obj)) < 0)
 		goto out;
 	if ((r = record_update(&x, live, obj, &m, manager)) == KC_EINVALID) {
 		/* UpdateNoErrors: an object that cannot be typed loses its entries. */
@@ -3893,6 +4127,25 @@ out:
 	managed_free(&m);
 	ctx_free(&x);
 	return r;
+}
+
+int
+fieldmanager_compact(struct json_object *obj)
+{
+	struct json_object *mf = kc_json_get(obj, "metadata", "managedFields");
+	struct json_object *item, *fv, *raw;
+	size_t n = json_object_is_type(mf, json_type_array) ? jlen(mf) : 0;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		item = json_object_array_get_idx(mf, i);
+		if (!json_object_is_type(item, json_type_object) || !jget(item, "fieldsV1", &fv) ||
+		    !json_object_is_type(fv, json_type_object))
+			continue;
+		if ((r = tree_to_raw(fv, &raw)) < 0 || (r = jput(item, "fieldsV1", raw)) < 0)
+			return r;
+	}
+	return 0;
 }
 
 /* The first checks of an apply: body, kind and version, managedFields. */
@@ -3994,8 +4247,8 @@ fieldmanager_apply(const struct fm_apply *a, struct json_object **ret,
 	if ((r = apply_types(&x, a->config, a->live, st)) < 0)
 		goto out;
 	if (a->live != NULL) {
-		r = managed_decode(kc_json_get(a->live, "metadata", "managedFields"), &m, err,
-		    sizeof(err));
+		r = managed_decode(kc_json_get(a->live, "metadata", "managedFields"), a->cache,
+		    &m, err, sizeof(err));
 		if (r < 0) {
 			if (r != -ENOMEM)
 				r = fail(st, KC_EINTERNAL, 500, "",

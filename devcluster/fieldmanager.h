@@ -5,7 +5,10 @@
  * do them.
  *
  * A pure module: json-c trees in, new json-c trees out, no state, no
- * logging, inputs never written to (not even a reference count). Two
+ * logging, inputs never modified (a result may hold references to parts
+ * of them, so they are for one thread, as the devcluster's loop is). The
+ * FieldsV1 sets of the managedFields it writes are raw values
+ * (kc_json_new_raw()): text that prints as the set, not a tree. Two
  * entry points do the work the API handlers need:
  *
  *	fieldmanager_apply()	an application/apply-patch+yaml request:
@@ -28,6 +31,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include <json-c/json.h>
@@ -197,6 +201,22 @@ int	fieldmanager_validate_options(const char *kind, bool apply, const char *fiel
 	    bool force_set, struct json_object **ret_details, struct kc_status *st)
 	    _must_check_;
 
+/*
+ * Decoded FieldsV1 sets, by their text. Objects of one shape (the pods of
+ * one Run, the kubelet's status entries) have sets that print the same,
+ * so a write finds the sets of the object it replaces already decoded
+ * instead of parsing them again. At most FM_CACHE_ENTRIES sets of at most
+ * FM_CACHE_TEXT_MAX bytes of text, the least recently used replaced. For
+ * one thread. fm_cache_new(): 0 or -ENOMEM; fm_cache_free(NULL) is a no-op.
+ */
+#define FM_CACHE_ENTRIES	64
+#define FM_CACHE_TEXT_MAX	(64u << 10)
+struct fm_cache;
+int	fm_cache_new(struct fm_cache **ret) _must_check_;
+void	fm_cache_free(struct fm_cache *);
+/* Lookups that found their set, and that did not (for tests and stats). */
+void	fm_cache_counts(const struct fm_cache *, uint64_t *ret_hits, uint64_t *ret_misses);
+
 /* One server-side apply. */
 struct fm_apply {
 	/* The stored object with its managedFields, or NULL to create. */
@@ -217,6 +237,7 @@ struct fm_apply {
 	 */
 	const struct json_object *empty;
 	time_t		 now;		/* recorded as the entry's time */
+	struct fm_cache	*cache;		/* decoded sets (fm_cache_new()), or NULL */
 };
 
 /*
@@ -287,6 +308,7 @@ struct fm_update {
 	const char *const *reset;
 	const struct json_object *empty;	/* as in struct fm_apply */
 	time_t		 now;
+	struct fm_cache	*cache;		/* as in struct fm_apply */
 };
 
 /*
@@ -302,13 +324,24 @@ struct fm_update {
  * and the removed ones, and empty entries are dropped. A write that
  * changes nothing changes no entry.
  *
- * On success '*ret' is a copy of 'u->obj' with the new
- * metadata.managedFields (none when no entry is left). When the object
+ * On success '*ret' is 'u->obj' with the new metadata.managedFields
+ * (none when no entry is left): a new top level and metadata, the other
+ * members shared with 'u->obj' (read them; do not change them). When the object
  * cannot be typed (a list-type map item without its key), it comes back
  * without managedFields, as upstream does. -ENOMEM, KC_ETOOLARGE, or
  * KC_EINVALID for an 'obj' that is not an object.
  */
 int	fieldmanager_update(const struct fm_update *u, struct json_object **ret,
 	    struct kc_status *st) _must_check_;
+
+/*
+ * Turns the FieldsV1 trees in the metadata.managedFields of 'obj' (a
+ * private tree: parsed from a client or from disk) into raw values, so
+ * they cost their text instead of a json-c object per path element.
+ * Entries that are not objects and fieldsV1 that is not an object are left
+ * as they are (the field manager rejects them on the next write). 0 or
+ * -ENOMEM.
+ */
+int	fieldmanager_compact(struct json_object *obj) _must_check_;
 
 #endif

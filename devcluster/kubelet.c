@@ -2106,7 +2106,8 @@ write_status(struct kubelet *k, const struct json_object *pod, struct json_objec
 		json_object_put(status);
 		return 0;
 	}
-	if ((next = kc_json_copy(pod)) == NULL || kc_json_put(next, "status", status) < 0) {
+	/* Only status and metadata change: the rest is shared (obj_cow()). */
+	if ((next = obj_cow(pod)) == NULL || kc_json_put(next, "status", status) < 0) {
 		if (next != NULL)
 			json_object_put(next);
 		else

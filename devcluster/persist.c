@@ -59,6 +59,7 @@
 #include <kc/str.h>
 
 #include "devcluster.h"
+#include "fieldmanager.h"
 
 #define DB_NAME		"state.db"
 #define APP_ID		0x54594443	/* "TYDC" */
@@ -359,7 +360,8 @@ load_rows(struct dc_persist *p, struct kc_status *st)
 			    "%s: row %s: malformed JSON: %s", p->path, key, jst.message);
 			break;
 		}
-		if ((r = check_row(p, key, l, ns, name, sqlite3_column_int64(s, 5), st)) < 0)
+		if ((r = check_row(p, key, l, ns, name, sqlite3_column_int64(s, 5), st)) < 0 ||
+		    (r = fieldmanager_compact(l->obj)) < 0)
 			break;
 		if (obj_rv(l->obj) > p->loaded_rv)
 			p->loaded_rv = obj_rv(l->obj);

@@ -341,6 +341,31 @@ stored_pod(struct scheduler *sc, const char *ns, const char *name)
 }
 
 /*
+ * Replaces the object member 'key' of 'o' (if there is one) by a private
+ * copy: deep, or shallow (its members shared). 0 or -ENOMEM.
+ */
+static int
+own_member(struct json_object *o, const char *key, bool deep)
+{
+	struct json_object *v = kc_json_obj_of(o, key), *c;
+
+	if (v == NULL)
+		return 0;
+	if (deep)
+		c = kc_json_copy(v);
+	else if ((c = json_object_new_object()) != NULL) {
+		json_object_object_foreach(v, k, m) {
+			if (json_object_object_add(c, k, json_object_get(m)) < 0) {
+				json_object_put(m);
+				json_object_put(c);
+				return -ENOMEM;
+			}
+		}
+	}
+	return c != NULL ? kc_json_put(o, key, c) : -ENOMEM;
+}
+
+/*
  * The one write of a Binding, as BindingREST.setPodNodeAndMetadata() does
  * it: the preconditions (uid, resourceVersion; NULL: none), then refused
  * for a terminating pod, a bound one or one with scheduling gates; else
@@ -398,9 +423,16 @@ binding_assign(struct dc *dc, const char *ns, const char *name, const char *uid,
 		    ".spec.schedulingGates", name);
 	if (dry_run)
 		return 0;
-	if ((next = kc_json_copy(old)) == NULL)
+	/*
+	 * spec.nodeName, a status condition and annotations change: those
+	 * get private copies, the rest stays shared with the stored pod.
+	 */
+	if ((next = obj_cow(old)) == NULL)
 		return -ENOMEM;
 	r = -ENOMEM;
+	if (own_member(next, "spec", false) < 0 || own_member(next, "status", true) < 0 ||
+	    own_member(kc_json_obj_of(next, "metadata"), "annotations", false) < 0)
+		goto fail;
 	if ((spec = kc_json_ensure_obj(next, "spec")) == NULL ||
 	    kc_json_set_str(spec, "nodeName", node) < 0 ||
 	    (r = set_condition(next, "PodScheduled", "True", NULL, NULL, NULL)) < 0)

@@ -168,7 +168,6 @@ ssa_apply(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
 	const char *sub;
 	int r;
 
-	(void)dc;
 	(void)errs;
 	(void)router_parse(req->method, req->path, false, &route);
 	sub = route.subresource[0] != '\0' ? route.subresource : NULL;
@@ -186,6 +185,7 @@ ssa_apply(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
 		.reset = reset_for(rt, sub),
 		.empty = empty,
 		.now = kc_clock_wall(),
+		.cache = dc->ext_ssa,
 	}, ret, ret_details, st);
 	json_object_put(empty);
 	return r;
@@ -218,6 +218,7 @@ ssa_managed_fields(struct dc_write_ctx *wc, struct json_object *obj)
 		.reset = reset_for(wc->rt, wc->subresource),
 		.empty = empty,
 		.now = kc_clock_wall(),
+		.cache = wc->dc->ext_ssa,
 	}, &out, &st);
 	json_object_put(empty);
 	if (r < 0)
@@ -240,7 +241,23 @@ ssa_managed_fields(struct dc_write_ctx *wc, struct json_object *obj)
 int
 ssa_init(struct dc *dc)
 {
+	struct fm_cache *cache;
+
+	if (dc->ext_ssa == NULL) {
+		if (fm_cache_new(&cache) < 0)
+			return -ENOMEM;
+		dc->ext_ssa = cache;
+	}
 	dc->hooks.apply = ssa_apply;
 	dc->hooks.managed_fields = ssa_managed_fields;
 	return 0;
+}
+
+void
+ssa_fini(struct dc *dc)
+{
+	fm_cache_free(dc->ext_ssa);
+	dc->ext_ssa = NULL;
+	dc->hooks.apply = NULL;
+	dc->hooks.managed_fields = NULL;
 }

@@ -10,7 +10,9 @@
  * list walks them in the order etcd would return them.
  *
  * Stored trees are frozen: nobody modifies a tree once it is stored.
- * Readers borrow them or take references; writers build new trees. A
+ * Readers borrow them or take references; writers build new trees, deep
+ * copies or, for the hot internal writes, obj_cow(): a new top level and
+ * metadata that share every other member with the stored tree. A
  * deletion stores nothing, so its event carries a shallow copy of the
  * final state with the new resourceVersion (obj_with_rv()).
  *
@@ -145,10 +147,9 @@ obj_rv(const struct json_object *obj)
 }
 
 struct json_object *
-obj_with_rv(const struct json_object *obj, uint64_t rv)
+obj_cow(const struct json_object *obj)
 {
 	struct json_object *out, *meta, *v;
-	char buf[24];
 
 	if ((out = json_object_new_object()) == NULL)
 		return NULL;
@@ -168,21 +169,32 @@ obj_with_rv(const struct json_object *obj, uint64_t rv)
 	v = kc_json_obj_of(obj, "metadata");
 	if (v != NULL) {
 		json_object_object_foreach(v, mk, mval) {
-			if (strcmp(mk, "resourceVersion") == 0)
-				continue;
 			if (json_object_object_add(meta, mk, json_object_get(mval)) < 0) {
 				json_object_put(mval);
 				goto fail;
 			}
 		}
 	}
-	(void)snprintf(buf, sizeof(buf), "%" PRIu64, rv);
-	if (kc_json_set_str(meta, "resourceVersion", buf) < 0)
-		goto fail;
 	return out;
 fail:
 	json_object_put(out);
 	return NULL;
+}
+
+struct json_object *
+obj_with_rv(const struct json_object *obj, uint64_t rv)
+{
+	struct json_object *out;
+	char buf[24];
+
+	if ((out = obj_cow(obj)) == NULL)
+		return NULL;
+	(void)snprintf(buf, sizeof(buf), "%" PRIu64, rv);
+	if (kc_json_set_str(kc_json_obj_of(out, "metadata"), "resourceVersion", buf) < 0) {
+		json_object_put(out);
+		return NULL;
+	}
+	return out;
 }
 
 /* managedFields entries compare without their "time". */

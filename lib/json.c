@@ -15,8 +15,11 @@
  * JSON's own, which RFC 6902's "test" and strategic merge keys need.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <string.h>
+
+#include <json-c/printbuf.h>
 
 #include <kc/alloc.h>
 #include <kc/json.h>
@@ -237,6 +240,56 @@ kc_json_set_bool(struct json_object *o, const char *key, bool value)
 	return kc_json_put(o, key, json_object_new_boolean(value));
 }
 
+/*
+ * Raw values are strings whose serializer prints the string's bytes
+ * themselves. The serializer's user data, the address of raw_marker, tells
+ * them from strings; json-c's default deep copy refuses user data it does
+ * not know, so kc_json_copy() copies with copy_node(), which sets it again.
+ */
+static const char raw_marker[] = "kc-raw-json";
+
+static int
+raw_print(struct json_object *o, struct printbuf *pb, int level, int flags)
+{
+	(void)level;
+	(void)flags;
+	return printbuf_memappend(pb, json_object_get_string(o),
+	    json_object_get_string_len(o)) < 0 ? -1 : 0;
+}
+
+struct json_object *
+kc_json_new_raw(const char *text, size_t len)
+{
+	struct json_object *o;
+
+	if (len > INT_MAX || (o = json_object_new_string_len(text, (int)len)) == NULL)
+		return NULL;
+	json_object_set_serializer(o, raw_print, (void *)(uintptr_t)raw_marker, NULL);
+	return o;
+}
+
+bool
+kc_json_is_raw(const struct json_object *o)
+{
+	struct json_object *m = (struct json_object *)(uintptr_t)o;
+
+	return json_object_is_type(m, json_type_string) &&
+	    json_object_get_userdata(m) == (const void *)raw_marker;
+}
+
+static int
+copy_node(struct json_object *src, struct json_object *parent, const char *key,
+    size_t index, struct json_object **dst)
+{
+	int r;
+
+	if ((r = json_c_shallow_copy_default(src, parent, key, index, dst)) < 0 ||
+	    !kc_json_is_raw(src))
+		return r;
+	json_object_set_serializer(*dst, raw_print, (void *)(uintptr_t)raw_marker, NULL);
+	return 2;	/* the serializer and its user data are set */
+}
+
 struct json_object *
 kc_json_copy(const struct json_object *o)
 {
@@ -245,7 +298,7 @@ kc_json_copy(const struct json_object *o)
 
 	if (o == NULL)
 		return NULL;
-	if (json_object_deep_copy(src, &dst, NULL) < 0)
+	if (json_object_deep_copy(src, &dst, copy_node) < 0)
 		return NULL;
 	return dst;
 }

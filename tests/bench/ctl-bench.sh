@@ -28,7 +28,7 @@
 set -euo pipefail
 
 build="${1:?usage: ctl-bench.sh BUILD}"
-dc="$build/bin/trainyard-devcluster"
+dc="${BENCH_CTL_DEVCLUSTER:-$build/bin/trainyard-devcluster}"
 ctl="$build/bin/trainyard-controller"
 bench="$build/bin/ctl-bench"
 scenarios="${BENCH_CTL_SCENARIOS:-1000x8 10x512 1x4000}"
@@ -40,6 +40,8 @@ clients="${BENCH_CTL_CLIENTS:-8}"
 timeout="${BENCH_CTL_TIMEOUT:-300}"
 start_delay="${BENCH_CTL_START_DELAY:-200ms}"
 perf_out="${BENCH_CTL_PERF:-}"
+perf_server_out="${BENCH_CTL_PERF_SERVER:-}"
+read -r -a perf_args <<<"${BENCH_CTL_PERF_ARGS:--g}"
 gang="${BENCH_CTL_GANG:-yes}"
 
 if [ "$cluster" -gt 4096 ]; then
@@ -57,6 +59,7 @@ tmp="$(mktemp -d "${TMPDIR:-/tmp}/ctl-bench.XXXXXX")"
 dcpid=""	# the devcluster
 ctlpid=""	# the controller
 perfpid=""	# perf record, with BENCH_CTL_PERF
+perfspid=""	# perf record, with BENCH_CTL_PERF_SERVER
 child=""	# the ctl-bench running
 
 # stop PID NAME: SIGTERM, then SIGKILL after 10 s; waits for it.
@@ -81,6 +84,7 @@ cleanup() {
 		wait "$child" 2>/dev/null || true
 	fi
 	stop "$perfpid" perf
+	stop "$perfspid" perf
 	stop "$ctlpid" controller
 	stop "$dcpid" devcluster
 	rm -rf "$tmp"
@@ -162,7 +166,8 @@ kubectl apply -f "$tmp/profile.yaml" >>"$tmp/apply.log" 2>&1 ||
     { cat "$tmp/apply.log" >&2; exit 1; }
 
 "$ctl" --kubeconfig "$KUBECONFIG" --workers "$workers" --kube-api-qps "$qps" \
-    --kube-api-burst "$burst" --log-level info >"$tmp/controller.log" 2>&1 &
+    --kube-api-burst "$burst" --metrics-bind-address 127.0.0.1:0 \
+    --health-probe-bind-address 127.0.0.1:0 --log-level info >"$tmp/controller.log" 2>&1 &
 ctlpid=$!
 # Ready once its caches synced and the workers run ("started").
 for i in $(seq 600); do
@@ -175,8 +180,12 @@ for i in $(seq 600); do
 	sleep 0.05
 done
 if [ -n "$perf_out" ]; then
-	perf record -g -p "$ctlpid" -o "$perf_out" >"$tmp/perf.log" 2>&1 &
+	perf record "${perf_args[@]}" -p "$ctlpid" -o "$perf_out" >"$tmp/perf.log" 2>&1 &
 	perfpid=$!
+fi
+if [ -n "$perf_server_out" ]; then
+	perf record "${perf_args[@]}" -p "$dcpid" -o "$perf_server_out" >"$tmp/perf-server.log" 2>&1 &
+	perfspid=$!
 fi
 
 read -r load1 _ </proc/loadavg

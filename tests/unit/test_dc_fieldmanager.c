@@ -125,6 +125,51 @@ assert_same(const struct json_object *got, const struct json_object *want, const
 	kc_free(w);
 }
 
+/*
+ * A copy of 'o' with every raw value (the FieldsV1 sets the field manager
+ * writes) parsed into the tree it stands for, for comparisons that ignore
+ * member order.
+ */
+static struct json_object *
+expand(const struct json_object *co)
+{
+	struct json_object *o = (struct json_object *)(uintptr_t)co;
+	struct kc_status st = { 0 };
+	struct json_object *c = NULL;
+
+	if (kc_json_is_raw(o)) {
+		ck_assert_int_eq(kc_json_parse(json_object_get_string(o),
+		    (size_t)json_object_get_string_len(o), &c, &st), 0);
+		return c;
+	}
+	if (json_object_is_type(o, json_type_object)) {
+		ck_assert_ptr_nonnull(c = json_object_new_object());
+		json_object_object_foreach(o, k, v)
+			ck_assert_int_eq(json_object_object_add(c, k, expand(v)), 0);
+		return c;
+	}
+	if (json_object_is_type(o, json_type_array)) {
+		ck_assert_ptr_nonnull(c = json_object_new_array());
+		for (size_t i = 0; i < json_object_array_length(o); i++)
+			ck_assert_int_eq(json_object_array_add(c,
+			    expand(json_object_array_get_idx(o, i))), 0);
+		return c;
+	}
+	return kc_json_copy(o);
+}
+
+/* Same JSON regardless of member order (raw values as their trees). */
+static bool
+same_json(const struct json_object *a, const struct json_object *b)
+{
+	struct json_object *x = expand(a), *y = expand(b);
+	bool eq = kc_json_equal(x, y);
+
+	json_object_put(x);
+	json_object_put(y);
+	return eq;
+}
+
 /* Same JSON regardless of member order. */
 static void
 assert_json(const struct json_object *got, const char *want, const char *what)
@@ -132,7 +177,7 @@ assert_json(const struct json_object *got, const char *want, const char *what)
 	struct json_object *w = parse(want);
 	char *g, *ws;
 
-	if (!kc_json_equal(got, w)) {
+	if (!same_json(got, w)) {
 		g = dump(got);
 		ws = dump(w);
 		ck_abort_msg("%s:\n  got  %s\n  want %s", what, g, ws);
@@ -696,7 +741,7 @@ START_TEST(test_apply_create)
 	    "\"spec\":{\"image\":\"i\",\"nodes\":2,\"env\":[{\"name\":\"A\",\"value\":\"1\"}]}}",
 	    "created");
 	/* The same set as the sample's Apply entry. */
-	ck_assert(kc_json_equal(kc_json_get(entry(obj, "kubectl", "Apply"), "fieldsV1"),
+	ck_assert(same_json(kc_json_get(entry(obj, "kubectl", "Apply"), "fieldsV1"),
 	    kc_json_get(json_object_array_get_idx(entries(sample), 0), "fieldsV1")));
 	json_object_put(obj);
 	json_object_put(sample);
@@ -1357,7 +1402,7 @@ START_TEST(test_sample_roundtrip)
 
 		ck_assert_int_eq(fieldmanager_fieldset_union(kc_json_get(e, "fieldsV1"), empty,
 		    &u, &st), 0);
-		ck_assert(kc_json_equal(u, kc_json_get(e, "fieldsV1")));
+		ck_assert(same_json(u, kc_json_get(e, "fieldsV1")));
 		ck_assert_int_eq(fieldmanager_fieldset_empty(u, &st), 0);
 		json_object_put(u);
 		json_object_put(empty);
@@ -2126,6 +2171,130 @@ START_TEST(test_cap_order)
 }
 END_TEST
 
+/*
+ * The sets the field manager writes are raw values: they print as the set
+ * (canonical order, no escaped slashes), survive copies, are read back by
+ * the next write, and the input's members are shared, never changed.
+ */
+START_TEST(test_raw_sets)
+{
+	struct json_object *old, *obj, *out, *fv, *c, *out2, *tree;
+	char *text, *before;
+
+	old = run_apply(NULL, RUN_CONFIG, "kubectl", false, T0);
+	fv = kc_json_get(entry(old, "kubectl", "Apply"), "fieldsV1");
+	ck_assert(kc_json_is_raw(fv));
+	obj = with(old, "metadata.labels", "{\"app\":\"x\",\"k8s.io/a\":\"b\"}");
+	before = dump(obj);
+	out = run_update(old, obj, "kubectl-edit", NULL, T0 + 5);
+	text = dump(obj);
+	ck_assert_str_eq(text, before);
+	kc_free(text);
+	kc_free(before);
+	fv = kc_json_get(entry(out, "kubectl-edit", "Update"), "fieldsV1");
+	ck_assert(kc_json_is_raw(fv));
+	ck_assert_str_eq(json_object_get_string(fv),
+	    "{\"f:metadata\":{\"f:labels\":{\"f:k8s.io/a\":{}}}}");
+	/* A copy is raw too and prints the same. */
+	c = kc_json_copy(out);
+	ck_assert(kc_json_is_raw(kc_json_get(entry(c, "kubectl-edit", "Update"), "fieldsV1")));
+	assert_same(c, out, "copy");
+	/* The next write decodes the raw sets: the label moves to the new manager. */
+	json_object_put(obj);
+	obj = with(out, "metadata.labels", "{\"app\":\"y\",\"k8s.io/a\":\"b\"}");
+	out2 = run_update(out, obj, "other", NULL, T0 + 9);
+	assert_dump(kc_json_get(entry(out2, "other", "Update"), "fieldsV1"),
+	    "{\"f:metadata\":{\"f:labels\":{\"f:app\":{}}}}", "moved");
+	assert_dump(kc_json_get(entry(out2, "kubectl-edit", "Update"), "fieldsV1"),
+	    "{\"f:metadata\":{\"f:labels\":{\"f:k8s.io/a\":{}}}}", "kept");
+	/* A tree (from a client or from disk) becomes raw, printing the same. */
+	tree = expand(out2);
+	ck_assert(!kc_json_is_raw(kc_json_get(entry(tree, "other", "Update"), "fieldsV1")));
+	ck_assert_int_eq(fieldmanager_compact(tree), 0);
+	ck_assert(kc_json_is_raw(kc_json_get(entry(tree, "other", "Update"), "fieldsV1")));
+	assert_same(tree, out2, "compacted");
+	json_object_put(tree);
+	/* Not a set: left for the next write to reject. */
+	tree = parse("{\"metadata\":{\"managedFields\":[1,{\"fieldsV1\":\"x\"}]}}");
+	ck_assert_int_eq(fieldmanager_compact(tree), 0);
+	assert_dump(tree, "{\"metadata\":{\"managedFields\":[1,{\"fieldsV1\":\"x\"}]}}",
+	    "not sets");
+	json_object_put(tree);
+	json_object_put(out2);
+	json_object_put(c);
+	json_object_put(out);
+	json_object_put(obj);
+	json_object_put(old);
+}
+END_TEST
+
+/*
+ * With a cache, a write over an object whose sets print like those of an
+ * earlier one finds them decoded; the result is the same as without it.
+ */
+START_TEST(test_cache)
+{
+	struct json_object *old1, *old2, *obj1, *obj2, *a, *b;
+	struct fm_cache *cache = NULL;
+	uint64_t hits, misses;
+	struct fm_update u = {
+		.manager = "trainyard-controller", .api_version = API, .subresource = "status",
+		.schema = &run_schema, .reset = fieldmanager_reset_status, .now = T0 + 5,
+	};
+
+	ck_assert_int_eq(fm_cache_new(&cache), 0);
+	old1 = run_apply(NULL, RUN_CONFIG, "kubectl", false, T0);
+	old2 = with(old1, "metadata.name", "\"r2\"");
+	obj1 = with(old1, "status", "{\"phase\":\"Running\"}");
+	obj2 = with(old2, "status", "{\"phase\":\"Running\"}");
+	u.cache = cache;
+	u.old = old1;
+	u.obj = obj1;
+	a = update_ok(&u);
+	fm_cache_counts(cache, &hits, &misses);
+	ck_assert_uint_eq(hits, 0);
+	ck_assert_uint_eq(misses, 1);
+	u.old = old2;
+	u.obj = obj2;
+	b = update_ok(&u);
+	fm_cache_counts(cache, &hits, &misses);
+	ck_assert_uint_eq(hits, 1);
+	ck_assert_uint_eq(misses, 1);
+	assert_same(kc_json_get(a, "metadata", "managedFields"),
+	    kc_json_get(b, "metadata", "managedFields"), "cached");
+	json_object_put(b);
+	u.cache = NULL;
+	b = update_ok(&u);
+	assert_same(kc_json_get(a, "metadata", "managedFields"),
+	    kc_json_get(b, "metadata", "managedFields"), "uncached");
+	/* More distinct sets than slots: the oldest go, lookups still work. */
+	for (int i = 0; i < FM_CACHE_ENTRIES + 8; i++) {
+		char cfg[256];
+		struct json_object *o;
+
+		(void)snprintf(cfg, sizeof(cfg), "{\"apiVersion\":\"" API "\",\"kind\":\"Run\","
+		    "\"metadata\":{\"name\":\"r1\",\"labels\":{\"l%d\":\"x\"}}}", i);
+		o = run_apply(NULL, cfg, "kubectl", false, T0);
+		json_object_put(a);
+		u.cache = cache;
+		u.old = o;
+		u.obj = o;
+		a = update_ok(&u);
+		json_object_put(o);
+	}
+	fm_cache_counts(cache, &hits, &misses);
+	ck_assert_uint_eq(misses, 1 + FM_CACHE_ENTRIES + 8);
+	fm_cache_free(cache);
+	fm_cache_free(NULL);
+	json_object_put(a);
+	json_object_put(b);
+	json_object_put(obj1);
+	json_object_put(obj2);
+	json_object_put(old1);
+	json_object_put(old2);
+}
+END_TEST
+
 START_TEST(test_quoting)
 {
 	struct kc_status st = { 0 };
@@ -2393,6 +2562,8 @@ dc_fieldmanager_suite(void)
 	tcase_add_test(tc, test_last_applied_edges);
 	tcase_add_test(tc, test_cap_order);
 	tcase_add_test(tc, test_quoting);
+	tcase_add_test(tc, test_raw_sets);
+	tcase_add_test(tc, test_cache);
 	tcase_add_test(tc, test_alloc_failures);
 	suite_add_tcase(s, tc);
 	return s;

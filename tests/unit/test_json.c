@@ -279,6 +279,39 @@ START_TEST(equal_numeric_depth)
 }
 END_TEST
 
+/* Raw values print their text unquoted, stay raw in copies, and are strings. */
+START_TEST(raw_values)
+{
+	struct json_object *o, *raw, *c, *s;
+	char *text;
+
+	raw = kc_json_new_raw("{\"f:a\":{},\"k\":[1,\"x/y\"]}", 24);
+	ck_assert_ptr_nonnull(raw);
+	ck_assert(kc_json_is_raw(raw));
+	ck_assert(json_object_is_type(raw, json_type_string));
+	ck_assert_ptr_nonnull(s = json_object_new_string("{}"));
+	ck_assert(!kc_json_is_raw(s));
+	ck_assert(!kc_json_is_raw(NULL));
+	o = json_object_new_object();
+	ck_assert_int_eq(kc_json_put(o, "fields", raw), 0);
+	ck_assert_int_eq(kc_json_put(o, "s", s), 0);
+	text = kc_json_dump(o, NULL);
+	ck_assert_str_eq(text, "{\"fields\":{\"f:a\":{},\"k\":[1,\"x/y\"]},\"s\":\"{}\"}");
+	kc_free(text);
+	c = kc_json_copy(o);
+	ck_assert_ptr_nonnull(c);
+	ck_assert(kc_json_is_raw(kc_json_get(c, "fields")));
+	ck_assert(!kc_json_is_raw(kc_json_get(c, "s")));
+	ck_assert(kc_json_equal(c, o));
+	text = kc_json_dump(c, NULL);
+	ck_assert_str_eq(text, "{\"fields\":{\"f:a\":{},\"k\":[1,\"x/y\"]},\"s\":\"{}\"}");
+	kc_free(text);
+	json_object_put(c);
+	json_object_put(o);
+}
+END_TEST
+
+
 Suite *
 json_suite(void)
 {
@@ -294,6 +327,7 @@ json_suite(void)
 	tcase_add_test(tc, nullable_setters);
 	tcase_add_test(tc, equal_numeric);
 	tcase_add_test(tc, equal_numeric_depth);
+	tcase_add_test(tc, raw_values);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -108,9 +108,25 @@ int	kc_json_put_null(struct json_object *o, const char *key) _must_check_;
 
 /*
  * A deep copy (new reference) or NULL on allocation failure. Safe on a
- * frozen tree shared between threads: it never writes to 'o'.
+ * frozen tree shared between threads: it never writes to 'o'. Raw values
+ * (kc_json_new_raw()) stay raw.
  */
 struct json_object *kc_json_copy(const struct json_object *o);
+
+/*
+ * A raw value: a json-c string holding 'len' bytes of JSON text that
+ * json-c prints as they are, unquoted, wherever the value sits in a tree
+ * being printed. It stands for a large subtree that is stored and sent but
+ * rarely read (every json-c object costs a hash table of several hundred
+ * bytes; the text costs its length). The text must be valid JSON from a
+ * trusted printer: nothing checks it. Readers see a string; those that
+ * want the tree parse the text (kc_json_parse()). NULL on allocation
+ * failure or a length over INT_MAX.
+ */
+struct json_object *kc_json_new_raw(const char *text, size_t len);
+
+/* True if 'o' is a raw value made by kc_json_new_raw() (or a copy of one). */
+bool	kc_json_is_raw(const struct json_object *o);
 
 /*
  * Deep equality by value; objects compare without regard to key order.
