@@ -145,6 +145,7 @@ struct nodes {
 	uint32_t	 cidr_base;	/* host order */
 	uint32_t	 cidr_blocks;	/* /24 blocks */
 	uint32_t	 cidr_next;	/* round robin candidate */
+	bool		 cidr_warned;	/* "no pod CIDR left" was logged */
 	uint8_t		*cidr_used;
 	uint8_t		 ip_used[NODES_IP_MAX / 8 + 1];
 	uint64_t	 event_seq;
@@ -1451,6 +1452,15 @@ controller_sync(struct nodes *ns, const char *name)
 			    kc_json_put(spec, "podCIDRs", cidrs) < 0 ||
 			    kc_json_append(cidrs, json_object_new_string(cidr)) < 0)
 				goto oom;
+		} else if (!ns->cidr_warned) {
+			/* kube-controller-manager's CIDRNotAvailable, said once. */
+			struct kc_log_ctx lc = { .action = "nodes", .name = name };
+
+			ns->cidr_warned = true;
+			kc_log_warn(&lc, "no pod CIDR left: --cluster-cidr has room for %" PRIu32 " nodes "
+			    "(a /24 each); pods bound to this node and later ones cannot get "
+			    "an IP and stay ContainerCreating. Start the devcluster with a "
+			    "larger --cluster-cidr", ns->cidr_blocks);
 		} else
 			logd("nodes", name, "no pod CIDR left in the cluster CIDR", 0);
 	}

@@ -87,6 +87,10 @@ cleanup() {
 	stop "$perfspid" perf
 	stop "$ctlpid" controller
 	stop "$dcpid" devcluster
+	if [ -n "${BENCH_CTL_LOGS:-}" ]; then
+		mkdir -p "$BENCH_CTL_LOGS" &&
+		    cp "$tmp"/controller.log "$tmp"/devcluster.log "$BENCH_CTL_LOGS"/ || true
+	fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
