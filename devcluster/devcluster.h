@@ -60,7 +60,7 @@
 #define DC_ERRS_MAX		32		/* field errors in one reply */
 #define DC_GROUPS_MAX		64		/* groups of one user */
 #define DC_HISTORY_DEFAULT	10000		/* events kept per resource */
-#define DC_BACKLOG_EVENTS	8192		/* queued events per watcher */
+#define DC_BACKLOG_EVENTS	4096		/* queued events per watcher */
 #define DC_BACKLOG_BYTES	(64u << 20)	/* queued bytes per watcher */
 #define DC_BOOKMARK_MS		60000		/* bookmark period */
 #define DC_TOKEN_FILE_MAX	(4u << 20)	/* --token-auth-file size */
