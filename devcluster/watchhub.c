@@ -18,7 +18,11 @@
  * shared, reference counted, by every watcher that sends them. A watcher
  * queues references in a bounded ring; when a slow client lets it
  * overflow (DC_BACKLOG_EVENTS or DC_BACKLOG_BYTES), the watch ends and
- * the client watches again from the last resourceVersion it saw.
+ * the client watches again from the last resourceVersion it saw. The
+ * history replayed at the start of a watch does not count against that
+ * bound (the history holds those events anyway): a client that fell
+ * further behind than the backlog catches up instead of being cut off
+ * at once and watching again from the same place, forever.
  *
  * A watch without a resourceVersion (or "0") first sends ADDED for every
  * matching object, from a snapshot taken at the start and serialized
@@ -82,6 +86,15 @@ struct dc_watcher {
 	uint32_t		 qhead;
 	uint32_t		 qlen;
 	size_t			 qbytes;
+	/*
+	 * The first 'rlen' queued chunks ('rbytes' bytes) are the history
+	 * replayed at the start: they are held by the history anyway, so
+	 * they do not count against the backlog, which bounds what a slow
+	 * client lets pile up after that.
+	 */
+	uint32_t		 rlen;
+	size_t			 rbytes;
+	bool			 replaying;
 	struct dc_timer		 timeout;
 };
 
@@ -255,6 +268,8 @@ drop_queue(struct dc_watcher *w)
 	w->qlen = 0;
 	w->qhead = 0;
 	w->qbytes = 0;
+	w->rlen = 0;
+	w->rbytes = 0;
 	objs_free(w->init, w->ninit);
 	w->init = NULL;
 	w->ninit = 0;
@@ -292,7 +307,8 @@ enqueue(struct dc_watcher *w, struct dc_chunk *c)
 		chunk_unref(c);
 		return;
 	}
-	if (w->qlen >= hub->backlog_events || w->qbytes + c->len > hub->backlog_bytes)
+	if (!w->replaying && (w->qlen - w->rlen >= hub->backlog_events ||
+	    w->qbytes - w->rbytes + c->len > hub->backlog_bytes))
 		goto overflow;
 	if (w->qlen == w->qcap) {
 		uint32_t cap = w->qcap != 0 ? w->qcap * 2 : 16;
@@ -310,6 +326,10 @@ enqueue(struct dc_watcher *w, struct dc_chunk *c)
 	w->q[(w->qhead + w->qlen) % w->qcap] = c;
 	w->qlen++;
 	w->qbytes += c->len;
+	if (w->replaying) {
+		w->rlen++;
+		w->rbytes += c->len;
+	}
 	wake(w);
 	return;
 overflow:
@@ -443,6 +463,10 @@ stream_pull(struct dc_stream *s, bool *ret_end)
 		w->qhead = (w->qhead + 1) % w->qcap;
 		w->qlen--;
 		w->qbytes -= c->len;
+		if (w->rlen > 0) {
+			w->rlen--;
+			w->rbytes -= c->len;
+		}
 		return c;
 	}
 	*ret_end = w->ended;
@@ -532,7 +556,9 @@ watchhub_start(struct dc *dc, const struct dc_watch_opts *o, struct dc_stream **
 			w->cols_sent = true;
 		}
 	} else {
+		w->replaying = true;
 		r = coll_history(w->coll, o->since, replay, w, &oldest);
+		w->replaying = false;
 		if (r == KC_EEXPIRED) {
 			struct dc_chunk *c = expired_chunk(o->since, oldest);
 
@@ -547,7 +573,7 @@ watchhub_start(struct dc *dc, const struct dc_watch_opts *o, struct dc_stream **
 			return 0;
 		}
 		if (w->ended) {
-			/* The replay overflowed the backlog. */
+			/* Out of memory while queueing the replay. */
 			*ret = &w->stream;
 			return 0;
 		}

@@ -304,6 +304,47 @@ START_TEST(overflow)
 }
 END_TEST
 
+/*
+ * A client that fell further behind than the backlog resumes from the
+ * history: the replay is not cut short (which made it watch again from the
+ * same resourceVersion forever); only what piles up after it counts.
+ */
+START_TEST(replay_beyond_backlog)
+{
+	struct dc *dc = new_dc(&(struct dc_opts){ .backlog_events = 2 });
+	struct events e = { 0 };
+	struct dc_stream *s;
+
+	put(dc, cm("a", "x", NULL, "1"));	/* 1 */
+	put(dc, cm("a", "x", NULL, "2"));	/* 2 */
+	put(dc, cm("a", "x", NULL, "3"));	/* 3 */
+	put(dc, cm("a", "x", NULL, "4"));	/* 4 */
+	put(dc, cm("a", "x", NULL, "5"));	/* 5 */
+	s = start(dc, &(struct dc_watch_opts){ .rt = cms(dc), .since = 1 });
+	put(dc, cm("a", "y", NULL, "1"));	/* live: within the backlog */
+	put(dc, cm("a", "z", NULL, "1"));
+	drain(s, &e);
+	ck_assert_uint_eq(e.n, 6);
+	ck_assert_str_eq(e.type[0], "MODIFIED");
+	ck_assert_str_eq(ev_name(&e, 5), "z");
+	ck_assert(!e.end);
+	events_clear(&e);
+	s->ops->release(s);
+
+	/* Unread, the replay plus two live events fit; a third does not. */
+	s = start(dc, &(struct dc_watch_opts){ .rt = cms(dc), .since = 1 });
+	put(dc, cm("a", "x", NULL, "6"));
+	put(dc, cm("a", "x", NULL, "7"));
+	put(dc, cm("a", "x", NULL, "8"));
+	drain(s, &e);
+	ck_assert_uint_eq(e.n, 0);
+	ck_assert(e.end);
+	events_clear(&e);
+	s->ops->release(s);
+	api_free(dc);
+}
+END_TEST
+
 START_TEST(timeout_and_bookmarks)
 {
 	struct dc *dc;
@@ -445,6 +486,7 @@ dc_watch_suite(void)
 	tcase_add_test(tc, bad_selectors);
 	tcase_add_test(tc, replay_and_expired);
 	tcase_add_test(tc, overflow);
+	tcase_add_test(tc, replay_beyond_backlog);
 	tcase_add_test(tc, timeout_and_bookmarks);
 	tcase_add_test(tc, tables);
 	tcase_add_test(tc, shared_chunks);
