@@ -2573,8 +2573,17 @@ struct cache_entry {
 	struct fs	 set;
 };
 
+/* The other way: a set (compared whole on a hit) and the raw value it prints as. */
+struct enc_entry {
+	uint64_t	 hash;		/* set_hash() */
+	uint64_t	 used;
+	struct json_object *raw;	/* NULL: a free slot */
+	struct fs	 set;
+};
+
 struct fm_cache {
 	struct cache_entry e[FM_CACHE_ENTRIES];
+	struct enc_entry enc[FM_CACHE_ENTRIES];
 	uint64_t	 clock;
 	uint64_t	 hits;
 	uint64_t	 misses;
@@ -2594,13 +2603,24 @@ cache_entry_clear(struct cache_entry *e)
 	memset(e, 0, sizeof(*e));
 }
 
+static void
+enc_entry_clear(struct enc_entry *e)
+{
+	if (e->raw != NULL)
+		json_object_put(e->raw);
+	fs_free(&e->set);
+	memset(e, 0, sizeof(*e));
+}
+
 void
 fm_cache_free(struct fm_cache *c)
 {
 	if (c == NULL)
 		return;
-	for (size_t i = 0; i < FM_CACHE_ENTRIES; i++)
+	for (size_t i = 0; i < FM_CACHE_ENTRIES; i++) {
 		cache_entry_clear(&c->e[i]);
+		enc_entry_clear(&c->enc[i]);
+	}
 	kc_free(c);
 }
 
@@ -2690,6 +2710,75 @@ fields_decode(const struct json_object *fv, struct fm_cache *cache, struct fs *o
 	if (r == 0 && cache != NULL && len <= FM_CACHE_TEXT_MAX)
 		cache_add(cache, h, text, len, out);
 	return r;
+}
+
+static uint64_t
+hash_mix(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 1099511628211u;
+	return h;
+}
+
+/*
+ * A hash of a set's shape: element types, field names, indexes and
+ * membership (keys and values count by type only; equal hashes are
+ * confirmed with fs_equal()).
+ */
+static uint64_t
+set_hash(const struct fs *s, uint64_t h)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct fs_node *n = &s->v[i];
+		unsigned char tag[2] = { (unsigned char)n->pe.type, n->member ? 1 : 0 };
+
+		h = hash_mix(h, tag, sizeof(tag));
+		if (n->pe.s != NULL)
+			h = hash_mix(h, n->pe.s, strlen(n->pe.s) + 1);
+		if (n->pe.type == FM_PE_INDEX)
+			h = hash_mix(h, &n->pe.i, sizeof(n->pe.i));
+		h = set_hash(&n->kids, h);
+		h = hash_mix(h, "", 1);
+	}
+	return h;
+}
+
+/* fs_to_raw(), through the cache: sets of one shape share one raw value. */
+static int
+fs_to_raw_cached(struct fm_cache *c, const struct fs *set, struct json_object **ret)
+{
+	struct enc_entry *v;
+	uint64_t h;
+	int r;
+
+	if (c == NULL)
+		return fs_to_raw(set, ret);
+	h = set_hash(set, 14695981039346656037u);
+	for (size_t i = 0; i < FM_CACHE_ENTRIES; i++) {
+		struct enc_entry *e = &c->enc[i];
+
+		if (e->raw != NULL && e->hash == h && fs_equal(&e->set, set)) {
+			e->used = ++c->clock;
+			*ret = json_object_get(e->raw);
+			return 0;
+		}
+	}
+	if ((r = fs_to_raw(set, ret)) < 0)
+		return r;
+	v = &c->enc[0];
+	for (size_t i = 0; i < FM_CACHE_ENTRIES && v->raw != NULL; i++)
+		if (c->enc[i].raw == NULL || c->enc[i].used < v->used)
+			v = &c->enc[i];
+	enc_entry_clear(v);
+	/* Without memory for the copy the value is not cached; nothing fails. */
+	if (fs_copy(&v->set, set) < 0)
+		return 0;
+	v->raw = json_object_get(*ret);
+	v->hash = h;
+	v->used = ++c->clock;
+	return 0;
 }
 
 /* A private copy of a managedFields entry, its fieldsV1 raw. */
@@ -2822,7 +2911,7 @@ cmp_entries(const void *a, const void *b)
 
 /* ManagedFieldsEntry as JSON, in Go struct order. */
 static int
-mentry_json(const struct mentry *e, struct json_object **ret)
+mentry_json(const struct mentry *e, struct fm_cache *cache, struct json_object **ret)
 {
 	struct json_object *o, *fields = NULL;
 	char ts[KC_TIME_MAX];
@@ -2841,7 +2930,7 @@ mentry_json(const struct mentry *e, struct json_object **ret)
 			goto fail;
 	}
 	if ((r = kc_json_set_str(o, "fieldsType", "FieldsV1")) < 0 ||
-	    (r = fs_to_raw(&e->set, &fields)) < 0 ||
+	    (r = fs_to_raw_cached(cache, &e->set, &fields)) < 0 ||
 	    (r = kc_json_put(o, "fieldsV1", fields)) < 0 ||
 	    (*e->subresource != '\0' &&
 	    (r = kc_json_set_str(o, "subresource", e->subresource)) < 0))
@@ -2859,7 +2948,7 @@ fail:
  * apiVersion and subresource. No entries: no managedFields.
  */
 static int
-managed_encode(struct managed *m, struct json_object *obj)
+managed_encode(struct managed *m, struct fm_cache *cache, struct json_object *obj)
 {
 	struct json_object *md = kc_json_obj_of(obj, "metadata"), *arr, *e;
 	int r;
@@ -2877,7 +2966,7 @@ managed_encode(struct managed *m, struct json_object *obj)
 		if (!m->v[i].dirty && m->v[i].orig != NULL)
 			r = jcopy(m->v[i].orig, &e);
 		else
-			r = mentry_json(&m->v[i], &e);
+			r = mentry_json(&m->v[i], cache, &e);
 		if (r < 0 || (r = jappend(arr, e)) < 0) {
 			json_object_put(arr);
 			return r;
@@ -4115,7 +4204,7 @@ fieldmanager_update(const struct fm_update *u, struct json_object **ret, struct 
 			(void)kc_status_set(st, r, "%s", x.err);
 		goto out;
 	}
-	if ((r = cap_managers(&m)) < 0 || (r = managed_encode(&m, obj)) < 0)
+	if ((r = cap_managers(&m)) < 0 || (r = managed_encode(&m, u->cache, obj)) < 0)
 		goto out;
 	*ret = obj;
 	obj = NULL;
@@ -4323,7 +4412,7 @@ fieldmanager_apply(const struct fm_apply *a, struct json_object **ret,
 	if ((r = cap_managers(&m2)) < 0 ||
 	    (strcmp(a->manager, "kubectl") == 0 && (r = update_last_applied(obj,
 	    a->config)) < 0) ||
-	    (r = managed_encode(&m2, obj)) < 0)
+	    (r = managed_encode(&m2, a->cache, obj)) < 0)
 		goto out;
 	*ret = obj;
 	obj = NULL;

@@ -2262,6 +2262,9 @@ START_TEST(test_cache)
 	ck_assert_uint_eq(misses, 1);
 	assert_same(kc_json_get(a, "metadata", "managedFields"),
 	    kc_json_get(b, "metadata", "managedFields"), "cached");
+	/* The same new set is encoded once: both objects share its text. */
+	ck_assert_ptr_eq(kc_json_get(entry(a, "trainyard-controller", "Update"), "fieldsV1"),
+	    kc_json_get(entry(b, "trainyard-controller", "Update"), "fieldsV1"));
 	json_object_put(b);
 	u.cache = NULL;
 	b = update_ok(&u);
