@@ -52,32 +52,41 @@ extern const struct kc_resource ty_res_profiles;
 extern const struct kc_resource ty_res_podgroups_x;	/* scheduling.x-k8s.io */
 extern const struct kc_resource ty_res_podgroups_sigs;	/* scheduling.sigs.k8s.io */
 
-/* The cached form of a Service, NetworkPolicy or PodGroup (manager.c). */
+/*
+ * The cached items (manager.c's transforms). Each is one allocation,
+ * its variable string last and sized to fit: a cache holds one per
+ * object, so every byte counts thousands of times. Longer uids and
+ * names are cut (uids are 36 bytes, label values at most 63).
+ */
+
+/* The cached form of a Service, NetworkPolicy or PodGroup. */
 struct ty_child_item {
-	int64_t	 session;		/* trainyard.dev/session; -1 when absent */
-	bool	 deleting;
-	char	 uid[40];
-	char	 owner_uid[40];		/* the controller ownerReference's uid */
-	char	 run[64];		/* trainyard.dev/run */
+	int64_t		 session;	/* trainyard.dev/session; -1 when absent */
+	bool		 deleting;
+	char		 uid[40];	/* "" when absent */
+	char		 owner_uid[40];	/* the controller ownerReference's, or "" */
+	char		 run[];		/* trainyard.dev/run, or "" */
 };
 
 /*
  * The cached form of a Run or ResourceProfile: its compact JSON text
- * without managedFields (a few KB, where a json-c tree takes 15-20 KB),
- * parsed again for each reconcile, plus the two fields handlers read.
+ * without managedFields and kubectl's last-applied-configuration (a few
+ * KB, where a json-c tree takes 15-20 KB), parsed again for each
+ * reconcile, plus the two fields handlers read.
  */
 struct ty_obj_item {
-	char	*text;
-	size_t	 len;
-	char	 profile[254];		/* a Run's spec.profile, or "" */
-	char	 phase[16];		/* a Run's status.phase, or "" */
+	const char	*text;
+	size_t		 len;
+	const char	*profile;	/* a Run's spec.profile, or "" */
+	char		 phase[16];	/* a Run's status.phase, or "" */
+	char		 strs[];
 };
 
 /* The cached form of a pod: session.c's view plus what ties it to a Run. */
 struct ty_pod_item {
 	struct ty_pod	*pod;
-	char		 owner_uid[40];
-	char		 run[64];
+	char		 owner_uid[40];	/* the controller ownerReference's, or "" */
+	char		 run[];		/* trainyard.dev/run, or "" */
 };
 
 struct expect;
@@ -190,6 +199,14 @@ int	 expect_gone(struct expect *, const char *key, const char *run_uid,
 void	 expect_status_written(struct expect *, const char *key, const char *rv);
 bool	 expect_status_stale(struct expect *, const char *key, const char *rv);
 uint64_t expect_status_age_ms(struct expect *, const char *key);
+/*
+ * A progress-only status change of run 'key', fingerprint 'hash', waits
+ * to be written. Returns for how many ms the waiting change has had this
+ * fingerprint: 0 when it is new or changed since the last call, when
+ * 'hash' is 0 (which starts the clock again) or on -ENOMEM.
+ * expect_status_written() forgets the waiting change.
+ */
+uint64_t expect_progress(struct expect *, const char *key, uint64_t hash);
 /*
  * A PodGroup, Service or NetworkPolicy of run 'key' was created for
  * 'session'. expect_child(): whether one created for 'session' is not

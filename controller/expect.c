@@ -8,11 +8,14 @@
  * TTL passes (as the ReplicaSet controller's expectations, which expire
  * after five minutes in case an event was lost). Deletes are remembered the
  * same way, so a pod that is still cached without its deletionTimestamp is
- * not deleted twice. And pods of the current session that left the cache
- * are kept as last seen (a reference to the cached item, for the same
- * TTL or until the session changes): a pod the pod GC fails and deletes
- * at once may be gone before a reconcile looks, and its last view says
- * why.
+ * not deleted twice. Pods of the current session that left the cache are
+ * kept as last seen (a reference to the cached item, for the same TTL or
+ * until the session changes): a pod the pod GC fails and deletes at once
+ * may be gone before a reconcile looks, and its last view says why. And a
+ * progress-only status change that waits to be written (reconcile_run.c)
+ * is remembered by a fingerprint and the time it first looked that way,
+ * so the reconciler can tell a session start that keeps moving from one
+ * that stalled.
  *
  * One mutex guards a small hash table of Runs; the entries of one Run are
  * plain arrays (a Run has at most 10,000 pods, and only the unseen ones
@@ -61,6 +64,8 @@ struct run_exp {
 	size_t		 ng, capg;
 	char		 status_rv[KC_RV_MAX];	/* our last status write */
 	uint64_t	 status_at_ms;
+	uint64_t	 progress_hash;		/* a progress-only status waiting; 0 */
+	uint64_t	 progress_since_ms;	/* since when it looks the same */
 	int64_t		 child_session[TY_KIND_POD];	/* created, by kind; 0 */
 	uint64_t	 child_at_ms[TY_KIND_POD];
 };
@@ -259,7 +264,7 @@ expect_pods(struct expect *x, const char *key, const char *run_uid, int64_t sess
 	}
 	e->nc = j;
 	if (e->nc == 0 && e->nd == 0 && e->ng == 0 && e->status_rv[0] == '\0' &&
-	    e->child_session[0] == 0 && e->child_session[1] == 0 &&
+	    e->progress_hash == 0 && e->child_session[0] == 0 && e->child_session[1] == 0 &&
 	    e->child_session[2] == 0) {
 		unlink_entry(x, e);
 		goto done;
@@ -410,6 +415,8 @@ expect_status_written(struct expect *x, const char *key, const char *rv)
 	if ((e = find(x, key, true)) != NULL) {
 		kc_strlcpy(e->status_rv, rv, sizeof(e->status_rv));
 		e->status_at_ms = kc_clock_now_ms();
+		e->progress_hash = 0;	/* written: nothing waits */
+		e->progress_since_ms = 0;
 	}
 	pthread_mutex_unlock(&x->lock);
 }
@@ -443,6 +450,25 @@ expect_status_age_ms(struct expect *x, const char *key)
 		age = kc_clock_now_ms() - e->status_at_ms;
 	pthread_mutex_unlock(&x->lock);
 	return age;
+}
+
+uint64_t
+expect_progress(struct expect *x, const char *key, uint64_t hash)
+{
+	struct run_exp *e;
+	uint64_t now = kc_clock_now_ms(), still = 0;
+
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, true)) != NULL) {
+		if (e->progress_hash == hash && hash != 0)
+			still = now - e->progress_since_ms;
+		else {
+			e->progress_hash = hash;
+			e->progress_since_ms = now;
+		}
+	}
+	pthread_mutex_unlock(&x->lock);
+	return still;
 }
 
 void

@@ -14,9 +14,10 @@
  * start with the file, key and reason). The API server: --kubeconfig, else
  * $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.
  *
- * Startup: /healthz and /metrics answer first (liveness holds while the
- * caches sync), then the informers sync, then /readyz turns ready (leader
- * and standby alike), then the workers start: at once, or with leader
+ * Startup: the allocator is set up before anything else (tune_malloc()),
+ * then /healthz and /metrics answer (liveness holds while the caches
+ * sync), then the informers sync, then /readyz turns ready (leader and
+ * standby alike), then the workers start: at once, or with leader
  * election once this process holds the Lease.
  *
  * Every signal is blocked before the first thread starts; the main thread
@@ -319,9 +320,7 @@ start_leader(struct ctl *c, pthread_t *tid)
 /*
  * The signal thread: the only one that receives signals (every thread
  * blocks them). A stop signal (SIGTERM, SIGINT, or SIGUSR1 from the leader
- * thread) cancels a start still syncing the caches and wakes main; every
- * 30 s without one, it gives the memory of a burst (a relist, thousands
- * of pods created) back to the system, which glibc keeps otherwise.
+ * thread) cancels a start still syncing the caches and wakes main.
  */
 struct sigthread {
 	struct ctl	*c;
@@ -338,10 +337,8 @@ signal_main(void *arg)
 	int sig;
 
 	for (;;) {
-		if ((sig = sigtimedwait(&t->set, &si, &(struct timespec){ .tv_sec = 30 })) < 0) {
-			if (errno == EAGAIN)
-				(void)malloc_trim(0);
-			if (errno == EINTR || errno == EAGAIN)
+		if ((sig = sigwaitinfo(&t->set, &si)) < 0) {
+			if (errno == EINTR)
 				continue;
 			break;
 		}
@@ -356,6 +353,32 @@ signal_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The allocator, before the first thread. glibc gives a thread that meets
+ * contention an arena of its own, up to eight per core, and an arena
+ * keeps the high-water mark of whatever burst last ran on it: with 16
+ * workers and a thread per cache that is a dozen heaps, each holding a
+ * few MB nobody uses (a reconcile of a 4000-node Run copies its pods
+ * once per worker that ever ran it). TY_MALLOC_ARENAS arenas keep what a
+ * burst frees where the next burst reuses it, at little contention: most
+ * small blocks come from each thread's tcache without the arena lock. A
+ * fixed mmap threshold keeps big blocks (list pages, large requests)
+ * out of the heaps, so freeing one returns it at once instead of raising
+ * glibc's threshold and fragmenting a heap. manager.c's trimmer gives the
+ * rest back after each burst. MALLOC_ARENA_MAX in the environment wins.
+ */
+#define TY_MALLOC_ARENAS	2
+#define TY_MMAP_THRESHOLD	(128 * 1024)
+
+static void
+tune_malloc(void)
+{
+	if (getenv("MALLOC_ARENA_MAX") == NULL)
+		(void)mallopt(M_ARENA_MAX, TY_MALLOC_ARENAS);
+	if (getenv("MALLOC_MMAP_THRESHOLD_") == NULL)
+		(void)mallopt(M_MMAP_THRESHOLD, TY_MMAP_THRESHOLD);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -366,6 +389,7 @@ main(int argc, char **argv)
 	pthread_t leader_tid, sig_tid;
 	int r;
 
+	tune_malloc();
 	parse_flags(argc, argv, &f);
 	load_config(&c, &f);
 	if (gethostname(c.instance, sizeof(c.instance)) < 0)

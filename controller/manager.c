@@ -5,6 +5,8 @@
  *	                   pods, Services, NetworkPolicies and PodGroups with
  *	                   app.kubernetes.io/managed-by=trainyard
  *	worker threads     cfg.workers of them: key -> reconcile_run() -> done
+ *	the trimmer        gives the free memory of a burst back to the
+ *	                   system once the work stops (trim_main())
  *
  * Every thread owns its own kc_client; all of them share one token bucket
  * (kubeAPIQPS/kubeAPIBurst). Informer handlers only enqueue keys: a Run's
@@ -12,9 +14,10 @@
  * label. A ResourceProfile change enqueues the Runs that name it.
  *
  * The caches keep compact items, not JSON: a pod is session.c's struct
- * ty_pod plus its owner's uid and Run name (a few hundred bytes); a child
- * object a few dozen. Runs and profiles keep their JSON (without
- * managedFields), as the model reads them whole; there are few of them.
+ * ty_pod plus its owner's uid and Run name (about 400 bytes with its
+ * informer entry); a child object about 200. Runs and profiles keep their
+ * JSON text (without managedFields and kubectl's last-applied
+ * configuration), as the model reads them whole; there are few of them.
  *
  * The PodGroup API is chosen once at start from the configuration or,
  * for "auto", from discovery (scheduling.x-k8s.io first, then the older
@@ -22,10 +25,13 @@
  * scheduling and say so in their GangScheduling condition.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <kc/alloc.h>
 #include <kc/clock.h>
@@ -36,6 +42,9 @@
 #include "controller.h"
 
 #define SYNC_TIMEOUT_MS		(5 * 60 * 1000)
+#define TRIM_QUIET_MS		200	/* a burst is over after this without work */
+#define TRIM_BUSY_MS		(30 * 1000)	/* ... or trimmed anyway after this */
+#define TRIM_MIN_WORK		16	/* enqueues and reconciles worth a trim */
 
 struct thread {
 	struct ctl		*c;
@@ -45,8 +54,20 @@ struct thread {
 	bool			 started;
 };
 
+/* Gives a burst's memory back once it is over (see trim_main()). */
+struct trimmer {
+	pthread_mutex_t		 mu;
+	pthread_cond_t		 cv;		/* work started; stop */
+	atomic_uint_fast64_t	 work;		/* enqueues and reconciles so far */
+	atomic_bool		 asleep;	/* waiting for work: signal cv */
+	bool			 stop;		/* under mu */
+	bool			 started;
+	pthread_t		 tid;
+};
+
 struct manager {
 	pthread_mutex_t	 lock;		/* workers vs. stop */
+	struct trimmer	 trim;
 	struct kc_client *discovery_cl;	/* at start, for cancelling */
 	bool		 stopping;
 	struct thread	 informers[6];
@@ -74,102 +95,155 @@ manager_client(struct ctl *c, struct kc_client **ret, struct kc_status *st)
 
 /* ---- transforms ---------------------------------------------------------- */
 
-static int
-obj_transform(void *arg, const struct json_object *obj, void **ret,
-    struct kc_status *st)
-{
-	struct ty_obj_item *it;
-	struct json_object *copy, *md;
-	const char *p;
+/* Longest label value and profile name an item keeps (longer ones are cut). */
+#define ITEM_LABEL_MAX		63
+#define ITEM_PROFILE_MAX	253
 
-	(void)arg;
-	(void)st;
-	if ((it = kc_calloc(1, sizeof(*it))) == NULL)
-		return -ENOMEM;
-	/* A shallow copy of metadata is enough to leave managedFields out. */
-	if ((copy = json_object_new_object()) == NULL ||
-	    (md = json_object_new_object()) == NULL) {
+#define LAST_APPLIED	"kubectl.kubernetes.io/last-applied-configuration"
+
+/* Bytes put_str() takes for 's' (NULL is ""), NUL included. */
+static size_t
+str_size(const char *s, size_t max)
+{
+	return (s != NULL ? strnlen(s, max) : 0) + 1;
+}
+
+/* Copies at most 'max' bytes of 's' (NULL is "") to '*p' and moves it on. */
+static const char *
+put_str(char **p, const char *s, size_t max)
+{
+	size_t n = s != NULL ? strnlen(s, max) : 0;
+	char *d = *p;
+
+	if (n > 0)
+		memcpy(d, s, n);
+	d[n] = '\0';
+	*p = d + n + 1;
+	return d;
+}
+
+/*
+ * A shallow copy of 'obj' without what the controller never reads and a
+ * Run may carry in bulk: metadata.managedFields and kubectl's
+ * last-applied-configuration annotation,
+ * a second copy of the whole spec when Runs are applied client-side.
+ */
+static struct json_object *
+trimmed_copy(const struct json_object *obj)
+{
+	struct json_object *copy, *md, *ann = NULL;
+
+	if ((copy = json_object_new_object()) == NULL)
+		return NULL;
+	if ((md = json_object_new_object()) == NULL) {
 		json_object_put(copy);
-		kc_free(it);
-		return -ENOMEM;
+		return NULL;
 	}
+	(void)json_object_object_add(copy, "metadata", md);
 	json_object_object_foreach((struct json_object *)(uintptr_t)obj, key, val) {
 		if (strcmp(key, "metadata") != 0)
 			(void)json_object_object_add(copy, key, json_object_get(val));
 	}
 	json_object_object_foreach(kc_json_obj_of(obj, "metadata"), mkey, mval) {
-		if (strcmp(mkey, "managedFields") != 0)
+		if (strcmp(mkey, "managedFields") == 0)
+			continue;
+		if (strcmp(mkey, "annotations") != 0 ||
+		    !json_object_object_get_ex(mval, LAST_APPLIED, NULL)) {
 			(void)json_object_object_add(md, mkey, json_object_get(mval));
+			continue;
+		}
+		if ((ann = json_object_new_object()) == NULL) {
+			json_object_put(copy);
+			return NULL;
+		}
+		json_object_object_foreach(mval, akey, aval) {
+			if (strcmp(akey, LAST_APPLIED) != 0)
+				(void)json_object_object_add(ann, akey, json_object_get(aval));
+		}
+		if (json_object_object_length(ann) > 0)
+			(void)json_object_object_add(md, mkey, ann);
+		else
+			json_object_put(ann);
 	}
-	(void)json_object_object_add(copy, "metadata", md);
-	it->text = kc_json_dump(copy, &it->len);
-	json_object_put(copy);
-	if (it->text == NULL) {
-		kc_free(it);
+	return copy;
+}
+
+static int
+obj_transform(void *arg, const struct json_object *obj, void **ret,
+    struct kc_status *st)
+{
+	_cleanup_(kc_freep) char *text = NULL;
+	struct json_object *copy;
+	struct ty_obj_item *it;
+	const char *profile = kc_json_str(obj, "spec", "profile");
+	const char *phase = kc_json_str(obj, "status", "phase");
+	size_t len = 0;
+	char *p;
+
+	(void)arg;
+	(void)st;
+	if ((copy = trimmed_copy(obj)) == NULL)
 		return -ENOMEM;
-	}
-	if ((p = kc_json_str(obj, "spec", "profile")) != NULL)
-		kc_strlcpy(it->profile, p, sizeof(it->profile));
-	if ((p = kc_json_str(obj, "status", "phase")) != NULL)
-		kc_strlcpy(it->phase, p, sizeof(it->phase));
+	text = kc_json_dump(copy, &len);
+	json_object_put(copy);
+	if (text == NULL || (it = kc_malloc(sizeof(*it) + len + 1 +
+	    str_size(profile, ITEM_PROFILE_MAX))) == NULL)
+		return -ENOMEM;
+	p = it->strs;
+	memcpy(p, text, len + 1);
+	it->text = p;
+	it->len = len;
+	p += len + 1;
+	it->profile = put_str(&p, profile, ITEM_PROFILE_MAX);
+	kc_strlcpy(it->phase, phase != NULL ? phase : "", sizeof(it->phase));
 	*ret = it;
 	return 0;
 }
 
-static void
-obj_free(void *arg, void *data)
-{
-	struct ty_obj_item *it = data;
-
-	(void)arg;
-	kc_free(it->text);
-	kc_free(it);
-}
-
-/* The uid of the controller ownerReference of kind Run, or "". */
-static void
-owner_uid(const struct json_object *obj, char *buf, size_t size)
+/* The uid of the controller ownerReference of kind Run, or NULL. */
+static const char *
+owner_uid(const struct json_object *obj)
 {
 	struct json_object *refs = kc_json_get(obj, "metadata", "ownerReferences");
 	size_t n = refs != NULL && json_object_is_type(refs, json_type_array) ?
 	    json_object_array_length(refs) : 0;
 
-	buf[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *ref = json_object_array_get_idx(refs, i);
 		const char *kind = kc_json_str(ref, "kind"), *uid = kc_json_str(ref, "uid");
 
 		if (kc_json_bool(ref, false, "controller") && kind != NULL &&
-		    strcmp(kind, "Run") == 0 && uid != NULL) {
-			kc_strlcpy(buf, uid, size);
-			return;
-		}
+		    strcmp(kind, "Run") == 0 && uid != NULL)
+			return uid;
 	}
+	return NULL;
 }
 
-static void
-run_label(const struct json_object *obj, char *buf, size_t size)
+static const char *
+run_label(const struct json_object *obj)
 {
-	const char *run = kc_json_str(obj, "metadata", "labels", TY_LABEL_RUN);
-
-	kc_strlcpy(buf, run != NULL ? run : "", size);
+	return kc_json_str(obj, "metadata", "labels", TY_LABEL_RUN);
 }
 
 static int
 pod_transform(void *arg, const struct json_object *obj, void **ret, struct kc_status *st)
 {
+	const char *owner = owner_uid(obj), *run = run_label(obj);
 	struct ty_pod_item *it;
+	char *p;
 	int r;
 
 	(void)arg;
-	if ((it = kc_calloc(1, sizeof(*it))) == NULL)
+	if ((it = kc_malloc(offsetof(struct ty_pod_item, run) +
+	    str_size(run, ITEM_LABEL_MAX))) == NULL)
 		return -ENOMEM;
 	if ((r = session_pod_from_json(obj, &it->pod)) < 0) {
 		kc_free(it);
 		return r == -ENOMEM ? r : kc_status_set(st, r, "pod without a name");
 	}
-	owner_uid(obj, it->owner_uid, sizeof(it->owner_uid));
-	run_label(obj, it->run, sizeof(it->run));
+	kc_strlcpy(it->owner_uid, owner != NULL ? owner : "", sizeof(it->owner_uid));
+	p = it->run;
+	(void)put_str(&p, run, ITEM_LABEL_MAX);
 	*ret = it;
 	return 0;
 }
@@ -201,31 +275,49 @@ static int
 child_transform(void *arg, const struct json_object *obj, void **ret,
     struct kc_status *st)
 {
-	struct ty_child_item *it;
-	const char *uid = kc_json_str(obj, "metadata", "uid");
+	const char *uid = kc_json_str(obj, "metadata", "uid"), *owner = owner_uid(obj);
+	const char *run = run_label(obj);
 	const char *session = kc_json_str(obj, "metadata", "labels", TY_LABEL_SESSION);
+	struct ty_child_item *it;
+	char *p;
 
 	(void)arg;
 	(void)st;
-	if ((it = kc_calloc(1, sizeof(*it))) == NULL)
+	if ((it = kc_malloc(offsetof(struct ty_child_item, run) +
+	    str_size(run, ITEM_LABEL_MAX))) == NULL)
 		return -ENOMEM;
 	it->session = -1;
 	if (session != NULL && kc_parse_i64(session, &it->session) < 0)
 		it->session = -1;
 	it->deleting = kc_json_get(obj, "metadata", "deletionTimestamp") != NULL;
 	kc_strlcpy(it->uid, uid != NULL ? uid : "", sizeof(it->uid));
-	owner_uid(obj, it->owner_uid, sizeof(it->owner_uid));
-	run_label(obj, it->run, sizeof(it->run));
+	kc_strlcpy(it->owner_uid, owner != NULL ? owner : "", sizeof(it->owner_uid));
+	p = it->run;
+	(void)put_str(&p, run, ITEM_LABEL_MAX);
 	*ret = it;
 	return 0;
 }
 
 /* ---- handlers ------------------------------------------------------------- */
 
+/* Work happened: wakes the trimmer if it waits for a burst to start. */
+static void
+trim_note(struct manager *m)
+{
+	atomic_fetch_add(&m->trim.work, 1);
+	if (atomic_load(&m->trim.asleep)) {
+		pthread_mutex_lock(&m->trim.mu);
+		pthread_cond_signal(&m->trim.cv);
+		pthread_mutex_unlock(&m->trim.mu);
+	}
+}
+
 static void
 enqueue(struct ctl *c, const char *key)
 {
 	int r;
+
+	trim_note(c->mgr);
 
 	if ((r = kc_workqueue_add(c->queue, key)) < 0 && r != -ESHUTDOWN)
 		kc_log_warn(&mlog, "queue %s: %s", key, kc_strerror(r));
@@ -384,6 +476,8 @@ worker_main(void *arg)
 		uint64_t t0 = kc_clock_now_ms();
 		int64_t res = reconcile_run(c, cl, key);
 
+		trim_note(c->mgr);
+
 		if (c->metrics != NULL)
 			metrics_reconcile(c->metrics, res < 0 ? "error" :
 			    res > 0 ? "requeue_after" : "success",
@@ -402,6 +496,116 @@ worker_main(void *arg)
 	pthread_mutex_unlock(&c->mgr->lock);
 	kc_client_free(cl);
 	return NULL;
+}
+
+/* Waits on the trimmer's cv until 'ms' passed or stop; under mu. */
+static void
+trim_wait_ms(struct trimmer *t, uint64_t ms)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += (time_t)(ms / 1000);
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	while (!t->stop && pthread_cond_timedwait(&t->cv, &t->mu, &ts) != ETIMEDOUT)
+		;
+}
+
+/*
+ * The trimmer. glibc keeps what a thread frees in that thread's arena for
+ * reuse and gives back only the top of a heap, so the pages a burst used
+ * (watch events being decoded, pods being built, the reconcile of a
+ * 4000-node Run) stay resident below the items that outlive the burst.
+ * This thread sleeps until work starts (a handler enqueues, a worker
+ * finishes a reconcile), then waits until none has come for
+ * TRIM_QUIET_MS, and then malloc_trim(0) gives every free page of every
+ * arena back to the system. Idle, it waits on its condition variable
+ * with no timer; a trickle of work trims at most once per TRIM_MIN_WORK
+ * units of it, and work that never pauses is trimmed every TRIM_BUSY_MS.
+ * The cost of a trim (a few ms) is the page faults of the next burst,
+ * paid once per burst.
+ */
+static void *
+trim_main(void *arg)
+{
+	struct trimmer *t = arg;
+	uint64_t trimmed = 0, busy_since = 0, w, start;
+
+	pthread_mutex_lock(&t->mu);
+	while (!t->stop) {
+		if ((w = atomic_load(&t->work)) - trimmed < TRIM_MIN_WORK) {
+			atomic_store(&t->asleep, true);
+			if (atomic_load(&t->work) - trimmed < TRIM_MIN_WORK && !t->stop)
+				pthread_cond_wait(&t->cv, &t->mu);
+			atomic_store(&t->asleep, false);
+			busy_since = kc_clock_now_ms();
+			continue;
+		}
+		trim_wait_ms(t, TRIM_QUIET_MS);
+		if (t->stop)
+			break;
+		start = kc_clock_now_ms();
+		if (atomic_load(&t->work) != w && start - busy_since < TRIM_BUSY_MS)
+			continue;		/* still busy: wait for quiet again */
+		pthread_mutex_unlock(&t->mu);
+		(void)malloc_trim(0);
+		kc_log_debug(&mlog, "%s: free memory given back in %llu ms",
+		    atomic_load(&t->work) == w ? "burst over" : "busy",
+		    (unsigned long long)(kc_clock_now_ms() - start));
+		pthread_mutex_lock(&t->mu);
+		trimmed = atomic_load(&t->work);
+		busy_since = kc_clock_now_ms();
+	}
+	pthread_mutex_unlock(&t->mu);
+	return NULL;
+}
+
+static int
+trim_start(struct manager *m)
+{
+	struct trimmer *t = &m->trim;
+	pthread_condattr_t ca;
+	int r;
+
+	if (pthread_condattr_init(&ca) != 0)
+		return -ENOMEM;
+	(void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	r = pthread_cond_init(&t->cv, &ca);
+	(void)pthread_condattr_destroy(&ca);
+	if (r != 0)
+		return -ENOMEM;
+	if (pthread_mutex_init(&t->mu, NULL) != 0) {
+		(void)pthread_cond_destroy(&t->cv);
+		return -ENOMEM;
+	}
+	if ((r = pthread_create(&t->tid, NULL, trim_main, t)) != 0) {
+		(void)pthread_mutex_destroy(&t->mu);
+		(void)pthread_cond_destroy(&t->cv);
+		return -r;
+	}
+	t->started = true;
+	return 0;
+}
+
+static void
+trim_stop(struct manager *m)
+{
+	struct trimmer *t = &m->trim;
+
+	if (!t->started)
+		return;
+	pthread_mutex_lock(&t->mu);
+	t->stop = true;
+	pthread_cond_signal(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+	pthread_join(t->tid, NULL);
+	(void)pthread_mutex_destroy(&t->mu);
+	(void)pthread_cond_destroy(&t->cv);
+	t->started = false;
 }
 
 static int
@@ -544,15 +748,17 @@ manager_start(struct ctl *c)
 	    (r = expect_new(&c->expect)) < 0 ||
 	    (r = recorder_new(c->instance, &c->rec)) < 0)
 		return kc_log_error_r(&mlog, r, "start: %s", kc_strerror(r));
+	if ((r = trim_start(c->mgr)) < 0)
+		return kc_log_error_r(&mlog, r, "thread: %s", kc_strerror(r));
 	if ((r = resolve_podgroup_api(c)) < 0)
 		return r;
 
 	if ((r = add_informer(c, &c->runs, &(struct kc_informer_opts){
-		.res = &ty_res_runs, .transform = obj_transform, .free_item = obj_free,
+		.res = &ty_res_runs, .transform = obj_transform,
 		.on_add = run_added, .on_update = run_updated, .on_delete = run_added,
 	    })) < 0 ||
 	    (r = add_informer(c, &c->profiles, &(struct kc_informer_opts){
-		.res = &ty_res_profiles, .transform = obj_transform, .free_item = obj_free,
+		.res = &ty_res_profiles, .transform = obj_transform,
 		.on_add = profile_changed, .on_update = profile_updated,
 		.on_delete = profile_changed,
 	    })) < 0 ||
@@ -714,6 +920,7 @@ manager_stop(struct ctl *c, uint64_t drain_ms)
 	for (size_t i = 0; i < c->mgr->ninformers; i++)
 		if (c->mgr->informers[i].started)
 			pthread_join(c->mgr->informers[i].tid, NULL);
+	trim_stop(c->mgr);
 }
 
 void

@@ -40,7 +40,15 @@
 
 #include "controller.h"
 
-#define PROGRESS_WRITE_MS	5000	/* progress-only status writes, at most */
+/*
+ * A progress-only status change is written once it has stood still this
+ * long: longer than kube-scheduler's longest pod backoff
+ * (podMaxBackoffSeconds, 10 s), so pods the scheduler retries on its
+ * normal schedule do not count as stalled. While it keeps moving, it is
+ * written at most every PROGRESS_MAX_MS. See progress_write_now().
+ */
+#define PROGRESS_QUIET_MS	15000
+#define PROGRESS_MAX_MS		60000
 
 struct rctx {
 	struct ctl		*c;
@@ -161,6 +169,10 @@ write_status(struct rctx *rc, struct json_object *status)
 		.res = &ty_res_runs, .ns = rc->ns, .name = rc->name,
 		.subresource = "status", .field_manager = TY_FIELD_MANAGER,
 	}, rc->run, &written, &st);
+	kc_log_debug(&rc->log, "update status: phase %s readyNodes %s: %s",
+	    kc_json_str(status, "phase") != NULL ? kc_json_str(status, "phase") : "-",
+	    kc_json_str(status, "readyNodes") != NULL ? kc_json_str(status, "readyNodes") :
+	    "-", r < 0 ? kc_err_name(r) : "ok");
 	if (r == KC_ECONFLICT || r == KC_ENOTFOUND) {
 		atomic_fetch_add(&rc->c->n.conflicts, 1);
 		return r;		/* expected: the newer Run is on its way */
@@ -179,12 +191,10 @@ write_status(struct rctx *rc, struct json_object *status)
  * Whether 'cur' differs from 'old' only in progress: node counts,
  * readyNodes, allPodsCreated (until it is written, a pod missing from the
  * cache is created again rather than taken as deleted: safe either way),
- * and the messages and times of conditions whose status and
- * reason stay, or the Scheduled condition (pods getting bound one by one
- * is progress too). Such a change waits up to PROGRESS_WRITE_MS so that a
- * session start costs a bounded number of status writes whatever the
- * number of nodes; a change of phase, session, reason, history or
- * failures is written at once.
+ * and the messages and times of conditions whose status and reason
+ * stay, or the Scheduled condition (pods getting bound one by one is
+ * progress too). Such a change may wait (progress_write_now()); a change
+ * of phase, session, reason, history or failures is written at once.
  */
 static bool
 progress_only(const struct json_object *old, const struct json_object *cur)
@@ -232,6 +242,142 @@ progress_only(const struct json_object *old, const struct json_object *cur)
 	return true;
 }
 
+#define FNV64_OFFSET	14695981039346656037u
+
+static uint64_t
+fnv64(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211u;
+	return h;
+}
+
+/*
+ * A fingerprint of what a status shows a user, that is without its
+ * lastTransitionTimes (a condition whose status flips in a change that
+ * waits gets "now" again at each reconcile, which is no news) and without
+ * allPodsCreated (the controller's own bookkeeping). Keys hash in order; a
+ * tree built the same way from the same cached status keeps its order.
+ */
+static uint64_t
+progress_hash(uint64_t h, const struct json_object *o)
+{
+	struct json_object *v = (struct json_object *)(uintptr_t)o;
+	int64_t i;
+
+	h = fnv64(h, &(uint8_t){ (uint8_t)json_object_get_type(v) }, 1);
+	switch (json_object_get_type(v)) {
+	case json_type_object:
+		json_object_object_foreach(v, key, val) {
+			if (strcmp(key, "lastTransitionTime") == 0 ||
+			    strcmp(key, "allPodsCreated") == 0)
+				continue;
+			h = progress_hash(fnv64(h, key, strlen(key) + 1), val);
+		}
+		break;
+	case json_type_array:
+		for (size_t k = 0; k < json_object_array_length(v); k++)
+			h = progress_hash(h, json_object_array_get_idx(v, k));
+		break;
+	case json_type_string:
+		h = fnv64(h, json_object_get_string(v),
+		    (size_t)json_object_get_string_len(v) + 1);
+		break;
+	case json_type_int:
+	case json_type_boolean:
+		i = json_object_get_int64(v);
+		h = fnv64(h, &i, sizeof(i));
+		break;
+	case json_type_double:
+		h = fnv64(h, json_object_get_string(v), strlen(json_object_get_string(v)));
+		break;
+	case json_type_null:
+	default:
+		break;
+	}
+	return h;
+}
+
+/*
+ * Whether a progress-only status change (progress_only()) from 'old' is
+ * written now; if not, *ret_after is when to look again (0: no need).
+ * The rule:
+ *
+ *	- a change a user cannot see (allPodsCreated alone) waits for the
+ *	  next write of anything else;
+ *	- while pods or children of the session are being created (some
+ *	  left to create, or created and not in the cache yet), it waits:
+ *	  the creates' own events bring the next reconcile;
+ *	- after that, it is written once it has looked the same for
+ *	  PROGRESS_QUIET_MS: the session stalled (a gang that does not fit,
+ *	  a slow image pull, a quota), and the status says where and why;
+ *	- a start that keeps moving writes nothing until its next real
+ *	  change (Running, or an end), but at most PROGRESS_MAX_MS after the
+ *	  last status write its counts are written anyway, so a start that
+ *	  takes minutes still shows them.
+ *
+ * So a session start costs two status writes (the start, all running)
+ * however slow the API server is, as long as its pods keep moving; what
+ * a user would have seen in between is at most PROGRESS_QUIET_MS old
+ * whenever it stops moving.
+ */
+static bool
+progress_write_now(struct rctx *rc, const struct json_object *old,
+    const struct ty_decision *d, size_t nexpected, uint64_t *ret_after)
+{
+	uint64_t age = expect_status_age_ms(rc->c->expect, rc->key);
+	uint64_t h = progress_hash(FNV64_OFFSET, d->status);
+	bool creating = d->ncreate_pods > 0 || nexpected > 0 || d->create_podgroup ||
+	    d->create_service || d->create_netpol;
+	uint64_t still, wait;
+
+	*ret_after = 0;
+	if (h == progress_hash(FNV64_OFFSET, old))
+		return false;
+	/* Creates are movement too: the clock starts once they are done. */
+	still = expect_progress(rc->c->expect, rc->key, creating ? 0 : h != 0 ? h : 1);
+	if (age >= PROGRESS_MAX_MS || (!creating && still >= PROGRESS_QUIET_MS)) {
+		kc_log_debug(&rc->log, "progress unchanged for %" PRIu64 " ms, last "
+		    "status write %" PRIu64 " ms ago: written", still, age);
+		return true;
+	}
+	wait = PROGRESS_QUIET_MS - still;	/* still is 0 while creating */
+	*ret_after = KC_MIN(wait, PROGRESS_MAX_MS - age);
+	return false;
+}
+
+/*
+ * Whether the Run still exists as this reconcile knows it (same uid, no
+ * deletionTimestamp), asked of the API server rather than the cache: 1,
+ * 0 when it does not, or a negative code. A child of an active session
+ * vanishes when the Run is deleted and the garbage collector gets to the
+ * child before the Run informer delivers the Run's delete; creating the
+ * child again is a wasted write and an orphan to collect once more. As
+ * client-go's ControllerRefManager checks an owner with an uncached read
+ * before adopting (RecheckDeletionTimestamp), one GET settles it.
+ */
+static int
+run_alive(struct rctx *rc)
+{
+	_cleanup_(kc_json_putp) struct json_object *live = NULL;
+	struct kc_status st = { 0 };
+	const char *uid;
+	int r;
+
+	r = kc_client_get(rc->cl, &(struct kc_get_opts){
+		.res = &ty_res_runs, .ns = rc->ns, .name = rc->name,
+	}, &live, &st);
+	if (r == KC_ENOTFOUND)
+		return 0;
+	if (r < 0)
+		return kc_log_error_r(&rc->log, r, "get: %s", msg_of(&st, r));
+	uid = kc_json_str(live, "metadata", "uid");
+	return uid != NULL && strcmp(uid, rc->uid) == 0 &&
+	    kc_json_get(live, "metadata", "deletionTimestamp") == NULL;
+}
+
 static const struct kc_resource *
 kind_res(struct rctx *rc, enum ty_kind kind)
 {
@@ -263,6 +409,8 @@ do_delete(struct rctx *rc, const struct ty_delete *d)
 		.propagation = KC_PROPAGATION_BACKGROUND,
 		.precondition_uid = d->uid[0] != '\0' ? d->uid : NULL,
 	}, NULL, &st);
+	kc_log_debug(&rc->log, "delete %s %s uid %s: %s", kind_res(rc, d->kind)->kind,
+	    d->name, d->uid, r < 0 ? kc_err_name(r) : "ok");
 	if (r == KC_ENOTFOUND || r == KC_ECONFLICT)
 		r = 0;			/* gone, or a newer object: not ours */
 	else if (r < 0)
@@ -297,8 +445,10 @@ create(struct rctx *rc, const struct kc_resource *res, struct json_object *obj,
 		.res = res, .ns = rc->ns, .field_manager = TY_FIELD_MANAGER,
 	}, obj, NULL, &st);
 	json_object_put(obj);
-	if (r == KC_EEXISTS)
+	if (r == KC_EEXISTS) {
+		kc_log_debug(&rc->log, "create %s %s: already exists", res->kind, name);
 		return 1;
+	}
 	if (r == KC_EFORBIDDEN || r == KC_EINVALID) {
 		/* Quota, admission, RBAC: say it in an Event, retry later. */
 		*ret_refused = true;
@@ -308,6 +458,8 @@ create(struct rctx *rc, const struct kc_resource *res, struct json_object *obj,
 	if (r < 0)
 		return kc_log_error_r(&rc->log, r, "create %s %s: %s", res->kind, name,
 		    msg_of(&st, r));
+	if (res != &kc_res_pods)
+		kc_log_debug(&rc->log, "created %s %s", res->kind, name);
 	return 0;
 }
 
@@ -368,6 +520,17 @@ create_children(struct rctx *rc, const struct ty_decision *d)
 	return 0;
 }
 
+/* Whether the Run cache still holds a Run of this name. */
+static bool
+run_cached(struct rctx *rc)
+{
+	struct kc_item *it = kc_informer_get(rc->c->runs, rc->ns, rc->name);
+	bool found = it != NULL;
+
+	kc_item_unref(it);
+	return found;
+}
+
 static int
 create_pods(struct rctx *rc, const struct ty_decision *d)
 {
@@ -403,6 +566,12 @@ create_pods(struct rctx *rc, const struct ty_decision *d)
 				return r;
 		}
 		batch *= 2;
+		/* Deleted meanwhile (a long start): the rest would be orphans. */
+		if (i < d->ncreate_pods && !run_cached(rc)) {
+			kc_log_debug(&rc->log, "deleted: %zu pods not created",
+			    d->ncreate_pods - i);
+			break;
+		}
 	}
 	return 0;
 }
@@ -459,7 +628,7 @@ condition_true(const struct json_object *status, const char *type)
 	return false;
 }
 
-/* Session metrics from a status change this process wrote. */
+/* Session metrics and log lines from a status change this process wrote. */
 static void
 observe_transition(struct rctx *rc, const struct json_object *old,
     const struct json_object *cur)
@@ -480,25 +649,37 @@ observe_transition(struct rctx *rc, const struct json_object *old,
 	}
 	if (start != NULL && (!same || kc_json_str(old, "sessionStartTime") == NULL))
 		atomic_fetch_add(&rc->c->n.sessions_started, 1);
-	if (m != NULL && condition_true(cur, "Running") &&
-	    (!same || !condition_true(old, "Running")) &&
-	    kc_time_format(kc_clock_wall(), now, sizeof(now)) == 0)
-		metrics_all_running(m, seconds_between(start, now));
+	if (condition_true(cur, "Running") && (!same || !condition_true(old, "Running"))) {
+		char session[24];
+		const struct kc_log_field f[] = { { "session", session } };
+
+		/* A log line, no Event (session.c says why). */
+		(void)snprintf(session, sizeof(session), "%" PRId64,
+		    kc_json_int(cur, 0, "session"));
+		kc_log_kv(KC_LOG_INFO, &rc->log, f, 1, "all %" PRId64 " nodes are running",
+		    kc_json_int(cur, 0, "nodes", "total"));
+		if (m != NULL && kc_time_format(kc_clock_wall(), now, sizeof(now)) == 0)
+			metrics_all_running(m, seconds_between(start, now));
+	}
 }
 
-/* Executes the decision; 0 or the first failure. */
+/*
+ * Executes the decision ('nexpected' pods of it created and not cached
+ * yet); 0 or the first failure.
+ */
 static int
-execute(struct rctx *rc, const struct ty_decision *d, uint64_t *ret_after)
+execute(struct rctx *rc, const struct ty_decision *d, size_t nexpected,
+    uint64_t *ret_after)
 {
+	bool written = false;
 	int r;
 
 	*ret_after = 0;
 	if (d->status_changed) {
 		struct json_object *old = json_object_get(kc_json_get(rc->run, "status"));
-		uint64_t age = expect_status_age_ms(rc->c->expect, rc->key);
 
-		if (progress_only(old, d->status) && age < PROGRESS_WRITE_MS) {
-			*ret_after = PROGRESS_WRITE_MS - age;
+		if (progress_only(old, d->status) &&
+		    !progress_write_now(rc, old, d, nexpected, ret_after)) {
 			json_object_put(old);
 			goto rest;
 		}
@@ -508,12 +689,24 @@ execute(struct rctx *rc, const struct ty_decision *d, uint64_t *ret_after)
 		json_object_put(old);
 		if (r < 0)
 			return r;
+		written = true;
 	}
 rest:
 	for (size_t i = 0; i < d->ndeletes; i++)
 		if ((r = do_delete(rc, &d->deletes[i])) < 0)
 			return r;
 	if (rc->spec != NULL) {
+		/*
+		 * A status write just now proved the Run alive; else a child
+		 * to create again may be the garbage collector's doing.
+		 */
+		if (!written && (d->create_service || d->create_netpol ||
+		    (d->create_podgroup && rc->c->pg_api != TY_PODGROUP_NONE)) &&
+		    (r = run_alive(rc)) <= 0) {
+			if (r == 0)
+				kc_log_debug(&rc->log, "gone or being deleted: creates nothing");
+			return r;
+		}
 		if ((r = create_children(rc, d)) < 0)
 			return r;
 		if (d->ncreate_pods > 0 && (r = create_pods(rc, d)) < 0)
@@ -654,7 +847,7 @@ reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 		ret = r;
 		goto out;
 	}
-	if ((r = execute(&rc, &d, &after)) < 0) {
+	if ((r = execute(&rc, &d, nexpected, &after)) < 0) {
 		ret = r;
 		goto out;
 	}

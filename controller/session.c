@@ -33,6 +33,12 @@
  *
  * Conditions follow metav1.Condition and meta.SetStatusCondition():
  * lastTransitionTime changes only when the status does.
+ *
+ * Events mark what the status alone does not say as well: SessionStarted,
+ * the end (SessionSucceeded, SessionStopped, or the failure reason as a
+ * Warning), RestartScheduled and InvalidSpec. Reaching Running has none:
+ * the phase and the Running condition's lastTransitionTime record it, and
+ * each Event is an API write of every session (docs/api.md, "Events").
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -982,9 +988,11 @@ continue_session(struct dctx *c)
 	size_t remaining;
 	int r;
 
-	if (running && !eq(c->old.phase, "Running"))
-		event(c, false, "Running", "all %d nodes of session %" PRId64 " are running",
-		    c->n.total, c->old.session);
+	/*
+	 * No Event for reaching Running: the phase and the Running
+	 * condition's lastTransitionTime record it (kubectl describe shows
+	 * both), and an Event is an API write of every session start.
+	 */
 	if ((r = kc_json_set_str(c->st, "phase", running ? "Running" : "Pending")) < 0 ||
 	    (r = put_counts(c)) < 0 ||
 	    (r = kc_json_set_bool(c->st, "allPodsCreated", c->old.all_created ||

@@ -3384,7 +3384,8 @@ api_new(const struct dc_opts *opts, struct dc **ret)
 	timer_init(&dc->api->grace_timer, dc, grace_tick, dc);
 	timer_init(&dc->api->ns_timer, dc, ns_tick, dc);
 	if ((r = storage_new(&(struct dc_store_opts){
-	    .history_max = dc->opts.history_max }, &dc->store)) < 0)
+	    .history_max = dc->opts.history_max,
+	    .history_fresh_ms = dc->opts.history_fresh_ms }, &dc->store)) < 0)
 		goto fail;
 	if ((r = watchhub_new(dc, &dc->hub)) < 0)
 		goto fail;

@@ -60,6 +60,8 @@
 #define DC_ERRS_MAX		32		/* field errors in one reply */
 #define DC_GROUPS_MAX		64		/* groups of one user */
 #define DC_HISTORY_DEFAULT	10000		/* events kept per resource */
+#define DC_HISTORY_FRESH_MS	75000		/* ... or as many as are younger */
+#define DC_HISTORY_UPPER	102400		/* ... up to this many */
 #define DC_BACKLOG_EVENTS	4096		/* queued events per watcher */
 #define DC_BACKLOG_BYTES	(64u << 20)	/* queued bytes per watcher */
 #define DC_BOOKMARK_MS		60000		/* bookmark period */
@@ -414,6 +416,7 @@ struct dc_event {
 	unsigned		 refs;
 	enum dc_ev_type		 type;
 	uint64_t		 rv;
+	uint64_t		 at_ms;		/* kc_clock_now_ms() at the commit */
 	struct json_object	*obj;
 	struct json_object	*prev;
 	struct dc_coll		*coll;
@@ -562,6 +565,7 @@ struct dc_hooks {
 struct dc_opts {
 	const char	*kube_version;	/* "1.32"; NULL: 1.32 */
 	uint32_t	 history_max;	/* 0: DC_HISTORY_DEFAULT */
+	uint32_t	 history_fresh_ms; /* as in struct dc_store_opts */
 	uint32_t	 backlog_events; /* 0: DC_BACKLOG_EVENTS */
 	size_t		 backlog_bytes;	/* 0: DC_BACKLOG_BYTES */
 	uint32_t	 bookmark_ms;	/* 0: DC_BOOKMARK_MS */
@@ -772,6 +776,12 @@ int	 builtin_bootstrap(struct dc *) _must_check_;
 /* storage.c */
 struct dc_store_opts {
 	uint32_t	 history_max;	/* events kept per collection; 0: default */
+	/*
+	 * A full history whose oldest event is younger than this grows (up
+	 * to DC_HISTORY_UPPER). 0: DC_HISTORY_FRESH_MS with the default
+	 * history_max, none with a history_max given.
+	 */
+	uint32_t	 history_fresh_ms;
 };
 
 int	 storage_new(const struct dc_store_opts *, struct dc_store **ret) _must_check_;

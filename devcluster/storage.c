@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include <kc/alloc.h>
+#include <kc/clock.h>
 #include <kc/json.h>
 #include <kc/str.h>
 
@@ -90,6 +91,7 @@ struct sub {
 struct dc_store {
 	uint64_t		 rv;
 	uint32_t		 history_max;
+	uint32_t		 history_fresh_ms;	/* grow to keep this; 0: never */
 	TAILQ_HEAD(coll_list, dc_coll) colls;
 	struct sub		*subs;
 	size_t			 nsubs;
@@ -332,6 +334,10 @@ storage_new(const struct dc_store_opts *opts, struct dc_store **ret)
 		return -ENOMEM;
 	st->history_max = opts != NULL && opts->history_max > 0 ?
 	    opts->history_max : DC_HISTORY_DEFAULT;
+	if (opts != NULL && opts->history_fresh_ms > 0)
+		st->history_fresh_ms = opts->history_fresh_ms;
+	else if (opts == NULL || opts->history_max == 0)
+		st->history_fresh_ms = DC_HISTORY_FRESH_MS;
 	TAILQ_INIT(&st->colls);
 	*ret = st;
 	return 0;
@@ -949,12 +955,23 @@ reserve_event(struct dc_coll *c)
 {
 	struct dc_store *st = c->store;
 
-	if (c->ring_len == c->ring_cap && c->ring_cap < st->history_max) {
+	uint32_t max = st->history_max;
+
+	/*
+	 * As kube-apiserver's watch cache: a full history whose oldest event
+	 * is younger than history_fresh_ms (DC_HISTORY_FRESH_MS) grows, up
+	 * to DC_HISTORY_UPPER, so a client that fell behind under a burst of
+	 * writes resumes its watch instead of listing everything again.
+	 */
+	if (st->history_fresh_ms > 0 && c->ring_len == c->ring_cap && c->ring_len > 0 &&
+	    kc_clock_now_ms() - c->ring[c->ring_head]->at_ms < st->history_fresh_ms)
+		max = KC_MAX(max, DC_HISTORY_UPPER);
+	if (c->ring_len == c->ring_cap && c->ring_cap < max) {
 		uint32_t cap = c->ring_cap != 0 ? c->ring_cap * 2 : 64;
 		struct dc_event **ring;
 
-		if (cap > st->history_max)
-			cap = st->history_max;
+		if (cap > max)
+			cap = max;
 		if ((ring = kc_calloc(cap, sizeof(*ring))) == NULL)
 			return -ENOMEM;
 		for (uint32_t i = 0; i < c->ring_len; i++)
@@ -991,6 +1008,7 @@ event_new(struct dc_coll *c, enum dc_ev_type type, uint64_t rv,
 	ev->refs = 1;
 	ev->type = type;
 	ev->rv = rv;
+	ev->at_ms = kc_clock_now_ms();
 	ev->obj = json_object_get(obj);
 	ev->prev = prev != NULL ? json_object_get(prev) : NULL;
 	ev->coll = c;

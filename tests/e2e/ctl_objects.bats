@@ -4,7 +4,8 @@
 # kubectl: the objects of a session and their shapes (pods, PodGroup,
 # headless Service, NetworkPolicy), hostnames and the search domain through
 # kubectl exec, a session that succeeds and is cleaned up, the API write
-# budget of a session start, Run deletion and invalid Runs.
+# budget of a session start (Events included) and of a start that stalls,
+# Run deletion (nothing created again) and invalid Runs.
 
 load devcluster
 load controller
@@ -142,7 +143,7 @@ EOF
 	[[ "$output" =~ ^ok\ +Succeeded\ +1\ +0/3\ +0\ +[0-9]+s\ +Succeeded$ ]]
 }
 
-@test "starting a session takes at most nodes + 6 API writes" {
+@test "starting a session takes at most nodes + 6 API writes, Events included" {
 	kubectl delete --raw /devcluster/stats >/dev/null
 	ctl_apply <<'EOF'
 apiVersion: trainyard.dev/v1alpha1
@@ -154,21 +155,63 @@ EOF
 	wait_rn budget '{.status.allPodsCreated}' true
 	stats="$(kubectl get --raw /devcluster/stats)"
 	echo "$stats" | jq -c '.requests[]'
-	# The controller's writes: everything but kubectl's create of the Run
-	# and the (best-effort) Events.
+	# The controller's writes: everything but kubectl's create of the Run.
 	n="$(jq '[.requests[] | select((.verb == "create" or .verb == "update" or
-	    .verb == "patch" or .verb == "delete") and .resource != "events" and
-	    .resource != "runs.trainyard.dev") | .count] | add' <<<"$stats")"
+	    .verb == "patch" or .verb == "delete") and .resource != "runs.trainyard.dev") |
+	    .count] | add' <<<"$stats")"
 	echo "controller writes: $n"
-	# Every object of the session is created exactly once.
-	[ "$(jq -c '[.requests[] | select(.verb == "create" and .resource != "events" and
-	    .resource != "runs.trainyard.dev") | [.resource, .code, .count]] | sort' <<<"$stats")" = '[["networkpolicies.networking.k8s.io",201,1],["podgroups.scheduling.x-k8s.io",201,1],["pods",201,4],["services",201,1]]' ]
+	# Every object of the session is created exactly once, and one Event
+	# (SessionStarted): reaching Running has none.
+	[ "$(jq -c '[.requests[] | select(.verb == "create" and
+	    .resource != "runs.trainyard.dev") | [.resource, .code, .count]] | sort' <<<"$stats")" = '[["events",201,1],["networkpolicies.networking.k8s.io",201,1],["podgroups.scheduling.x-k8s.io",201,1],["pods",201,4],["services",201,1]]' ]
 	[ "$(jq '[.requests[] | select(.verb == "delete" or .verb == "patch") | .count] | add // 0' <<<"$stats")" = 0 ]
+	# Two status writes: the session start and all nodes running (progress
+	# in between is written only once it stood still for 15 s).
+	[ "$(jq '[.requests[] | select(.verb == "update" and
+	    .resource == "runs.trainyard.dev/status") | .count] | add // 0' <<<"$stats")" = 2 ]
 	# No status write met a conflict (the controller never decides from a
 	# Run older than its own last status write).
 	[ "$(jq '[.requests[] | select(.code == 409) | .count] | add // 0' <<<"$stats")" = 0 ]
+	# nodes + 6: 4 pods, PodGroup, Service, NetworkPolicy, 2 status, 1 Event.
 	[ "$n" -le 10 ]
+	[ "$(events budget SessionStarted)" = "session 1 started with 4 nodes" ]
+	[ -z "$(events budget Running)" ]
 	kubectl delete rn budget -n "$NS" --wait=false
+}
+
+@test "a start that stands still writes its progress once, after 15 s" {
+	kubectl delete --raw /devcluster/stats >/dev/null
+	ctl_apply <<'EOF'
+apiVersion: trainyard.dev/v1alpha1
+kind: Run
+metadata: {name: stuck}
+spec:
+  nodes: 2
+  image: busybox
+  resources: {limits: {nvidia.com/gpu: 16}}
+  template:
+    spec:
+      tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+EOF
+	wait_rn stuck '{.status.session}' 1
+	t0="$(date +%s)"
+	# The scheduler's verdict comes within a second; the status shows it
+	# once nothing moved for 15 s, not before.
+	while [ "$(rn stuck '{.status.allPodsCreated}')" != true ]; do
+		[ $(($(date +%s) - t0)) -lt 40 ]
+		sleep 0.5
+	done
+	echo "progress written after $(($(date +%s) - t0)) s"
+	[ $(($(date +%s) - t0)) -ge 13 ]
+	[ "$(rn stuck '{.status.phase}')" = Pending ]
+	msg="$(rn stuck '{.status.conditions[?(@.type=="Scheduled")].message}')"
+	echo "$msg"
+	[[ "$msg" == "0 of 2 nodes scheduled; "* ]]
+	[[ "$msg" == *"Insufficient nvidia.com/gpu"* || "$msg" == *"at plugin Coscheduling"* ]]
+	# Two status writes: the start and the stalled progress.
+	[ "$(kubectl get --raw /devcluster/stats | jq '[.requests[] | select(.verb == "update" and
+	    .resource == "runs.trainyard.dev/status") | .count] | add // 0')" = 2 ]
+	kubectl delete rn stuck -n "$NS" --wait=false
 }
 
 @test "deleting a Run deletes everything it owns, and nothing comes back" {
@@ -180,12 +223,17 @@ spec: {nodes: 3, profile: cpu-small, image: busybox}
 EOF
 	wait_phase gone Running
 	[ "$(owned gone)" = 6 ]
+	kubectl delete --raw /devcluster/stats >/dev/null
 	kubectl delete rn gone -n "$NS" --timeout=20s
 	kubectl wait -n "$NS" --for=delete pod/gone-0 pod/gone-1 pod/gone-2 service/gone \
 	    networkpolicy/gone podgroups.scheduling.x-k8s.io/gone --timeout=20s
 	# An absence: give a (wrong) recreate a moment to show up.
 	sleep 1
 	[ "$(owned gone)" = 0 ]
+	# Not even for a moment: a child the garbage collector deleted before
+	# the Run's delete reached the controller's cache is not created again.
+	[ "$(kubectl get --raw /devcluster/stats | jq '[.requests[] | select(.verb == "create" and
+	    .resource != "events") | .count] | add // 0')" = 0 ]
 	run kubectl get pods -n "$NS" -o name
 	[ -z "$output" ]
 }

@@ -1,10 +1,10 @@
 /*
  * test_ctl_session.c: the compact pod view and every session rule: start,
- * creation order, no duplicate pods, Running, every end reason and its
- * root cause, cleanup, suspend and resume, a session bump, deadlines and
- * the schedule timeout, automatic restarts with backoff, stale objects,
- * invalid and suspended new runs, no PodGroup API, idempotence, bounded
- * status, and allocation failures.
+ * creation order, no duplicate pods, Running (without an Event), every end
+ * reason and its root cause, cleanup, suspend and resume, a session bump,
+ * deadlines and the schedule timeout, automatic restarts with backoff,
+ * stale objects, invalid and suspended new runs, no PodGroup API,
+ * idempotence, bounded status, and allocation failures.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -273,7 +273,9 @@ START_TEST(test_start)
 	/* Pods wait until the PodGroup, Service and NetworkPolicy exist. */
 	ck_assert_uint_eq(w.d.ncreate_pods, 0);
 	ck_assert_uint_eq(w.d.ndeletes, 0);
+	/* The only Event of a session start (each one is an API write). */
 	ck_assert(has_event(&w, "SessionStarted"));
+	ck_assert_uint_eq(w.d.nevents, 1);
 	assert_cond(&w, "Valid", "True", "Valid");
 	assert_cond(&w, "GangScheduling", "True", "PodGroup");
 	assert_cond(&w, "Scheduled", "False", "Pending");
@@ -332,7 +334,9 @@ START_TEST(test_running)
 	ck_assert_int_eq(kc_json_int(w.d.status, -1, "nodes", "running"), 4);
 	ck_assert_uint_eq(w.d.ncreate_pods, 0);
 	ck_assert_uint_eq(w.d.ndeletes, 0);
-	ck_assert(has_event(&w, "Running"));
+	/* No Event: the phase and the condition's transition time say it. */
+	ck_assert(!has_event(&w, "Running"));
+	ck_assert_uint_eq(w.d.nevents, 0);
 	assert_cond(&w, "Scheduled", "True", "AllNodesScheduled");
 	assert_cond(&w, "Running", "True", "AllNodesRunning");
 	ck_assert_str_eq(kc_json_str(cond(&w, "Running"), "lastTransitionTime"),

@@ -345,6 +345,59 @@ START_TEST(replay_beyond_backlog)
 }
 END_TEST
 
+/*
+ * A full history whose oldest event is fresh grows (kube-apiserver keeps
+ * 75 s of events); once the oldest is older, a full ring drops it again.
+ */
+START_TEST(history_keeps_fresh_events)
+{
+	struct dc *dc;
+	struct events e = { 0 };
+	struct dc_stream *s;
+	char v[16];
+
+	fake_clock_install(1000000);
+	dc = new_dc(&(struct dc_opts){ .history_max = 4, .history_fresh_ms = 1000 });
+	for (int i = 0; i < 9; i++) {
+		(void)snprintf(v, sizeof(v), "%d", i);
+		put(dc, cm("a", "x", NULL, v));		/* rv 1..9 */
+	}
+	/* Nine events in a history of four: the ring grew, rv 1 still serves. */
+	s = start(dc, &(struct dc_watch_opts){ .rt = cms(dc), .since = 1 });
+	drain(s, &e);
+	ck_assert_uint_eq(e.n, 8);
+	ck_assert(!e.end);
+	events_clear(&e);
+	s->ops->release(s);
+	/* Two seconds later a full ring (16 now) drops its old events again. */
+	fake_clock_advance(2000);
+	for (int i = 0; i < 10; i++)
+		put(dc, cm("a", "y", NULL, i % 2 == 0 ? "a" : "b"));	/* rv 10..19 */
+	s = start(dc, &(struct dc_watch_opts){ .rt = cms(dc), .since = 1 });
+	drain(s, &e);
+	ck_assert_uint_eq(e.n, 1);
+	ck_assert_str_eq(e.type[0], "ERROR");
+	ck_assert(e.end);
+	events_clear(&e);
+	s->ops->release(s);
+	/* Without the option a history of four is four. */
+	api_free(dc);
+	dc = new_dc(&(struct dc_opts){ .history_max = 4 });
+	for (int i = 0; i < 6; i++) {
+		(void)snprintf(v, sizeof(v), "%d", i);
+		put(dc, cm("a", "x", NULL, v));
+	}
+	s = start(dc, &(struct dc_watch_opts){ .rt = cms(dc), .since = 1 });
+	drain(s, &e);
+	ck_assert_uint_eq(e.n, 1);
+	ck_assert_str_eq(e.type[0], "ERROR");
+	events_clear(&e);
+	s->ops->release(s);
+	api_free(dc);
+	fake_clock_uninstall();
+}
+END_TEST
+
 START_TEST(timeout_and_bookmarks)
 {
 	struct dc *dc;
@@ -487,6 +540,7 @@ dc_watch_suite(void)
 	tcase_add_test(tc, replay_and_expired);
 	tcase_add_test(tc, overflow);
 	tcase_add_test(tc, replay_beyond_backlog);
+	tcase_add_test(tc, history_keeps_fresh_events);
 	tcase_add_test(tc, timeout_and_bookmarks);
 	tcase_add_test(tc, tables);
 	tcase_add_test(tc, shared_chunks);
