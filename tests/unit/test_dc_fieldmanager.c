@@ -144,8 +144,9 @@ expand(const struct json_object *co)
 	}
 	if (json_object_is_type(o, json_type_object)) {
 		ck_assert_ptr_nonnull(c = json_object_new_object());
-		json_object_object_foreach(o, k, v)
+		json_object_object_foreach(o, k, v) {
 			ck_assert_int_eq(json_object_object_add(c, k, expand(v)), 0);
+		}
 		return c;
 	}
 	if (json_object_is_type(o, json_type_array)) {
