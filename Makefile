@@ -11,7 +11,7 @@
 #
 # Missing packages are installed by scripts/install-deps on first use.
 
-PKGS		 = libcurl json-c yaml-0.1 openssl libwebsockets sqlite3
+PKGS		 = libcurl json-c yajl yaml-0.1 openssl libwebsockets sqlite3
 TEST_PKGS	 = check
 
 # Install what is missing before any pkg-config call below needs it.
@@ -49,7 +49,7 @@ SAN_FLAGS	 = -fsanitize=address,undefined -fno-sanitize-recover=all \
 
 # libkc, by layer: the data modules the devcluster may use, then the
 # client side.
-LIB_CORE_SRCS	 = lib/err.c lib/alloc.c lib/buf.c lib/str.c lib/json.c \
+LIB_CORE_SRCS	 = lib/err.c lib/alloc.c lib/buf.c lib/str.c lib/json.c lib/jsonstream.c \
 		   lib/clock.c lib/log.c
 LIB_DATA_SRCS	 = $(LIB_CORE_SRCS) lib/yaml.c lib/selector.c lib/patch.c \
 		   lib/cert.c
@@ -66,7 +66,7 @@ LIB_SRCS	+= lib/ratelimit.c lib/workqueue.c lib/informer.c
 LIB_SRCS	+= lib/leader.c
 
 # Unit suites: tests/unit/test_<name>.c, each listed in tests/unit/suites.h.
-UNIT_SUITES	 = err buf str json log yaml selector patch cert kubeconfig \
+UNIT_SUITES	 = err buf str json jsonstream log yaml selector patch cert kubeconfig \
 		   transport client watch dc_schema dc_table dc_protobuf \
 		   dc_fieldmanager dc_rbac dc_sched
 UNIT_SUITES	+= dc_router dc_storage dc_watch dc_errors dc_auth dc_discovery \
@@ -99,6 +99,7 @@ SUITE_DEPS_err		=
 SUITE_DEPS_buf		=
 SUITE_DEPS_str		=
 SUITE_DEPS_json		=
+SUITE_DEPS_jsonstream	=
 SUITE_DEPS_log		=
 SUITE_DEPS_yaml		= lib/yaml.c
 SUITE_DEPS_selector	= lib/selector.c

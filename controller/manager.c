@@ -271,6 +271,21 @@ pod_index(void *arg, const struct kc_item *item, char *buf, size_t size)
 	return (size_t)snprintf(buf, size, "%s/%s", ns, it->run) < size;
 }
 
+/*
+ * What pod_transform() (session_pod_from_json()) and child_transform()
+ * read: only these members are built when a list or watch event is
+ * decoded (the informer adds name, namespace and resourceVersion). A
+ * pod's managedFields, spec and annotations are most of its JSON.
+ */
+static const char *const pod_keep[] = {
+	"metadata.uid", "metadata.labels", "metadata.ownerReferences",
+	"metadata.deletionTimestamp", "spec.nodeName", "status",
+};
+static const char *const child_keep[] = {
+	"metadata.uid", "metadata.labels", "metadata.ownerReferences",
+	"metadata.deletionTimestamp",
+};
+
 static int
 child_transform(void *arg, const struct json_object *obj, void **ret,
     struct kc_status *st)
@@ -764,17 +779,20 @@ manager_start(struct ctl *c)
 	    })) < 0 ||
 	    (r = add_informer(c, &c->pods, &(struct kc_informer_opts){
 		.res = &kc_res_pods, .label_selector = managed,
+		.keep = pod_keep, .nkeep = KC_ARRAY_SIZE(pod_keep),
 		.transform = pod_transform, .free_item = pod_free, .index = pod_index,
 		.on_add = pod_changed, .on_update = pod_updated, .on_delete = pod_deleted,
 	    })) < 0 ||
 	    (r = add_informer(c, &c->services, &(struct kc_informer_opts){
 		.res = &kc_res_services, .label_selector = managed,
+		.keep = child_keep, .nkeep = KC_ARRAY_SIZE(child_keep),
 		.transform = child_transform,
 		.on_add = child_changed, .on_update = child_updated,
 		.on_delete = child_changed,
 	    })) < 0 ||
 	    (r = add_informer(c, &c->netpols, &(struct kc_informer_opts){
 		.res = &kc_res_networkpolicies, .label_selector = managed,
+		.keep = child_keep, .nkeep = KC_ARRAY_SIZE(child_keep),
 		.transform = child_transform,
 		.on_add = child_changed, .on_update = child_updated,
 		.on_delete = child_changed,
@@ -785,6 +803,7 @@ manager_start(struct ctl *c)
 		.res = c->pg_api == TY_PODGROUP_SIGS_K8S ? &ty_res_podgroups_sigs :
 		    &ty_res_podgroups_x,
 		.label_selector = managed, .transform = child_transform,
+		.keep = child_keep, .nkeep = KC_ARRAY_SIZE(child_keep),
 		.on_add = child_changed, .on_update = child_updated,
 		.on_delete = child_changed,
 	    })) < 0)

@@ -38,6 +38,7 @@
 #include <kc/clock.h>
 #include <kc/err.h>
 #include <kc/json.h>
+#include <kc/jsonstream.h>
 #include <kc/ratelimit.h>
 #include <kc/str.h>
 #include <kc/transport.h>
@@ -104,6 +105,7 @@ struct kc_client {
 struct call {
 	const char		 *verb;
 	const struct kc_resource *res;
+	const struct kc_json_filter *filter;	/* of the 2xx body; NULL: all */
 };
 
 /* ---- names, paths and queries ---------------------------------------- */
@@ -604,7 +606,10 @@ client_exec(struct kc_client *cl, const struct call *c, const struct kc_http_req
 	}
 	if (ret == NULL)
 		goto out;
-	if ((r = kc_json_parse(kc_buf_str(&resp.body), resp.body.len, &o, &perr)) < 0) {
+	if ((r = c->filter != NULL ?
+	    kc_json_parse_filtered(kc_buf_str(&resp.body), resp.body.len, c->filter, &o,
+	    &perr) :
+	    kc_json_parse(kc_buf_str(&resp.body), resp.body.len, &o, &perr)) < 0) {
 		r = kc_status_set(st, r, "%s %s: %s", req->method, req->path, perr.message);
 		if (st != NULL)
 			st->http_code = resp.status;
@@ -758,7 +763,7 @@ kc_client_get(struct kc_client *cl, const struct kc_get_opts *opts,
 	    opts->subresource, st)) < 0 ||
 	    (r = query(&url, "resourceVersion", opts->resource_version, st)) < 0)
 		return r;
-	return client_call(cl, &(struct call){ "get", opts->res }, "GET", &url, NULL,
+	return client_call(cl, &(struct call){ "get", opts->res, NULL }, "GET", &url, NULL,
 	    NULL, true, ret, st);
 }
 
@@ -782,6 +787,8 @@ list_page(struct kc_client *cl, const struct kc_list_opts *opts, const char *con
     uint64_t limit, const char *rv, enum kc_rv_match match,
     struct json_object **ret, struct kc_status *st)
 {
+	static const char *const whole[] = { "apiVersion", "kind", "metadata" };
+	_cleanup_(kc_json_filter_freep) struct kc_json_filter *filter = NULL;
 	_cleanup_(kc_buf_free) struct kc_buf url;
 	int r;
 
@@ -800,8 +807,11 @@ list_page(struct kc_client *cl, const struct kc_list_opts *opts, const char *con
 	    (opts->timeout_s != 0 &&
 	    (r = query_u64(&url, "timeoutSeconds", opts->timeout_s, st)) < 0))
 		return r;
-	return client_call(cl, &(struct call){ "list", opts->res }, "GET", &url, NULL,
-	    NULL, true, ret, st);
+	if (opts->filter != NULL && (r = kc_json_filter_wrap(opts->filter, "items", whole,
+	    KC_ARRAY_SIZE(whole), &filter)) < 0)
+		return r;
+	return client_call(cl, &(struct call){ "list", opts->res, filter }, "GET", &url,
+	    NULL, NULL, true, ret, st);
 }
 
 int
@@ -911,7 +921,7 @@ kc_client_create(struct kc_client *cl, const struct kc_create_opts *opts,
 	    (r = write_query(&url, opts->dry_run, opts->field_manager,
 	    opts->field_validation, st)) < 0)
 		return r;
-	return client_call(cl, &(struct call){ "create", opts->res }, "POST", &url,
+	return client_call(cl, &(struct call){ "create", opts->res, NULL }, "POST", &url,
 	    "application/json", obj, false, ret, st);
 }
 
@@ -933,7 +943,7 @@ kc_client_update(struct kc_client *cl, const struct kc_update_opts *opts,
 	    (r = write_query(&url, opts->dry_run, opts->field_manager,
 	    opts->field_validation, st)) < 0)
 		return r;
-	return client_call(cl, &(struct call){ "update", opts->res }, "PUT", &url,
+	return client_call(cl, &(struct call){ "update", opts->res, NULL }, "PUT", &url,
 	    "application/json", obj, false, ret, st);
 }
 
@@ -980,7 +990,7 @@ kc_client_patch(struct kc_client *cl, const struct kc_patch_opts *opts,
 	    opts->field_validation, st)) < 0 ||
 	    (r = query(&url, "force", opts->force ? "true" : NULL, st)) < 0)
 		return r;
-	return client_call(cl, &(struct call){ "patch", opts->res }, "PATCH", &url,
+	return client_call(cl, &(struct call){ "patch", opts->res, NULL }, "PATCH", &url,
 	    ctype, patch, false, ret, st);
 }
 
@@ -1068,7 +1078,7 @@ kc_client_delete(struct kc_client *cl, const struct kc_delete_opts *opts,
 	    opts->grace_period_s, opts->precondition_uid, opts->precondition_rv,
 	    opts->dry_run, &body, st)) < 0)
 		return r;
-	return client_call(cl, &(struct call){ "delete", opts->res }, "DELETE", &url,
+	return client_call(cl, &(struct call){ "delete", opts->res, NULL }, "DELETE", &url,
 	    "application/json", body, false, ret, st);
 }
 
@@ -1091,7 +1101,7 @@ kc_client_delete_collection(struct kc_client *cl,
 	if ((r = delete_options(opts->propagation, opts->has_grace_period,
 	    opts->grace_period_s, NULL, NULL, opts->dry_run, &body, st)) < 0)
 		return r;
-	return client_call(cl, &(struct call){ "deletecollection", opts->res }, "DELETE",
+	return client_call(cl, &(struct call){ "deletecollection", opts->res, NULL }, "DELETE",
 	    &url, "application/json", body, false, ret, st);
 }
 
@@ -1111,6 +1121,6 @@ kc_client_get_path(struct kc_client *cl, const char *path,
 			    "allowed", (unsigned char)*p, (size_t)(p - path));
 	if ((r = url_put(&url, path, st)) < 0)
 		return r;
-	return client_call(cl, &(struct call){ "get", NULL }, "GET", &url, NULL, NULL,
+	return client_call(cl, &(struct call){ "get", NULL, NULL }, "GET", &url, NULL, NULL,
 	    true, ret, st);
 }

@@ -57,6 +57,7 @@
 #include <kc/err.h>
 #include <kc/informer.h>
 #include <kc/json.h>
+#include <kc/jsonstream.h>
 #include <kc/str.h>
 #include <kc/watch.h>
 
@@ -107,6 +108,7 @@ struct group {
 struct kc_informer {
 	struct kc_informer_opts	 opts;		/* strings point at the copies */
 	char			*ns, *label, *field;
+	struct kc_json_filter	*filter;	/* from opts.keep; NULL: all */
 	struct item_class	*cls;
 	uint32_t		 seed;
 
@@ -812,6 +814,7 @@ do_list(struct kc_informer *inf, struct kc_client *cl, struct kc_status *st)
 			.field_selector = inf->field,
 			.limit = inf->opts.page_size,
 			.cont = cont,
+			.filter = inf->filter,
 		}, &page, st)) < 0)
 			goto out;
 		items = kc_json_get(page, "items");
@@ -926,6 +929,7 @@ do_watch(struct kc_informer *inf, struct kc_client *cl, uint64_t *ret_events,
 		.resource_version = rv,
 		.allow_bookmarks = true,
 		.timeout_s = timeout,
+		.filter = inf->filter,
 	}, on_event, inf, &wr, st);
 	*ret_events = wr.events;
 	set_rv(inf, wr.resource_version);
@@ -1087,6 +1091,32 @@ copy_opt(const char *s, char **ret)
 	return 0;
 }
 
+/*
+ * The filter of opts->keep, plus what the informer reads of every object
+ * and the members of a metav1.Status (an ERROR event's object).
+ */
+static int
+make_filter(struct kc_informer *inf, const struct kc_informer_opts *opts,
+    struct kc_status *st)
+{
+	static const char *const own[] = {
+		"metadata.name", "metadata.namespace", "metadata.resourceVersion",
+		"apiVersion", "kind", "status", "message", "reason", "details", "code",
+	};
+	_cleanup_(kc_freep) const char **paths = NULL;
+	size_t n = KC_ARRAY_SIZE(own) + opts->nkeep;
+
+	if (opts->nkeep > KC_JSON_FILTER_PATHS_MAX)
+		return kc_status_set(st, -EINVAL, "informer: more than %d keep paths",
+		    KC_JSON_FILTER_PATHS_MAX);
+	if ((paths = kc_calloc(n, sizeof(*paths))) == NULL)
+		return -ENOMEM;
+	memcpy(paths, own, sizeof(own));
+	if (opts->nkeep > 0)
+		memcpy(paths + KC_ARRAY_SIZE(own), opts->keep, opts->nkeep * sizeof(*paths));
+	return kc_json_filter_new(paths, n, &inf->filter, st);
+}
+
 int
 kc_informer_new(const struct kc_informer_opts *opts, struct kc_informer **ret,
     struct kc_status *st)
@@ -1129,6 +1159,9 @@ kc_informer_new(const struct kc_informer_opts *opts, struct kc_informer **ret,
 	inf->opts.ns = inf->ns;
 	inf->opts.label_selector = inf->label;
 	inf->opts.field_selector = inf->field;
+	if (opts->keep != NULL && (r = make_filter(inf, opts, st)) < 0)
+		return r;
+	inf->opts.keep = NULL;	/* not copied; the filter holds them */
 	if ((inf->cls = kc_calloc(1, sizeof(*inf->cls))) == NULL)
 		return -ENOMEM;
 	atomic_init(&inf->cls->refs, 1);
@@ -1159,6 +1192,7 @@ kc_informer_free(struct kc_informer *inf)
 		}
 	}
 	kc_free(inf->groups);
+	kc_json_filter_free(inf->filter);
 	if (inf->sync_ok) {
 		(void)pthread_cond_destroy(&inf->cv);
 		(void)pthread_mutex_destroy(&inf->mu);

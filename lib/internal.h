@@ -28,9 +28,15 @@ struct kc__watch_decoder;
 typedef int	kc__watch_event_fn(void *arg, int type, struct json_object *obj,
 		    struct kc_status *st);
 
-/* A decoder with a bound of 'max_event' bytes per event (0: the default). */
-int	kc__watch_decoder_new(size_t max_event, kc__watch_event_fn *fn, void *arg,
-	    struct kc__watch_decoder **ret) _must_check_;
+/*
+ * A decoder with a bound of 'max_event' bytes per event (0: the default),
+ * building only what 'filter' keeps of each event's object (NULL: all of
+ * it); the filter must outlive the decoder.
+ */
+struct kc_json_filter;
+int	kc__watch_decoder_new(size_t max_event, const struct kc_json_filter *filter,
+	    kc__watch_event_fn *fn, void *arg, struct kc__watch_decoder **ret)
+	    _must_check_;
 
 /*
  * Feeds the next 'len' bytes, in any split. 0, the callback's non-zero

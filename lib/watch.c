@@ -7,17 +7,14 @@
  * arrive, and an event may be split anywhere, even inside a string or a
  * number, or several may arrive in one piece.
  *
- * The decoder feeds the pieces to one json-c tokener
- * (json_tokener_parse_ex()), which keeps its state between calls and
- * returns each value once its closing brace arrives, telling how many
- * bytes it used; the rest of the piece starts the next event. Between
- * events the decoder itself skips white space and insists on '{', so a
- * stray token is an error at once instead of a value the tokener would
- * wait on. It counts the bytes of the event in progress and refuses to
- * feed past the bound (-E2BIG), so neither json-c's buffers nor a hostile
- * server can grow memory without limit; nesting is bounded by the
- * tokener's depth. Invariant: 'cur' is 0 exactly when the tokener holds
- * no partial event.
+ * The decoder hands the pieces to a kc_json_stream (jsonstream.c: yajl's
+ * parser building json-c trees), which keeps its state between calls,
+ * calls back once per complete event, refuses anything but objects
+ * separated by white space, bounds the bytes of one event (-E2BIG) so a
+ * hostile server cannot grow memory without limit, and bounds nesting.
+ * With a filter (kc_watch_opts.filter) only the event's type and the
+ * object's kept members are built; the rest is checked and dropped as it
+ * streams by.
  *
  * kc_watch_run() builds the request, streams it through the client's
  * transport into a decoder, and turns events into callbacks, counters
@@ -39,23 +36,15 @@
 #include <kc/client.h>
 #include <kc/err.h>
 #include <kc/json.h>
+#include <kc/jsonstream.h>
 #include <kc/str.h>
 #include <kc/watch.h>
 
 #include "internal.h"
 
-#ifndef JSON_TOKENER_ALLOW_TRAILING_CHARS
-#define JSON_TOKENER_ALLOW_TRAILING_CHARS	0
-#endif
-#ifndef JSON_TOKENER_VALIDATE_UTF8
-#define JSON_TOKENER_VALIDATE_UTF8		0
-#endif
-
 struct kc__watch_decoder {
-	struct json_tokener	*tok;
-	size_t			 max_event;
-	size_t			 cur;	/* bytes of the event in progress */
-	bool			 spent;	/* stopped by an error or the callback */
+	struct kc_json_filter	*filter;	/* the event's, wrapping the object's */
+	struct kc_json_stream	*js;
 	kc__watch_event_fn	*fn;
 	void			*arg;
 };
@@ -76,23 +65,33 @@ kc_watch_type_name(enum kc_watch_type t)
 	return type_names[t];
 }
 
+static int deliver(void *arg, struct json_object *ev, struct kc_status *st);
+
 int
-kc__watch_decoder_new(size_t max_event, kc__watch_event_fn *fn, void *arg,
-    struct kc__watch_decoder **ret)
+kc__watch_decoder_new(size_t max_event, const struct kc_json_filter *filter,
+    kc__watch_event_fn *fn, void *arg, struct kc__watch_decoder **ret)
 {
+	static const char *const whole[] = { "type" };
 	struct kc__watch_decoder *d;
+	int r;
 
 	if ((d = kc_calloc(1, sizeof(*d))) == NULL)
 		return -ENOMEM;
-	if ((d->tok = json_tokener_new_ex(KC_JSON_DEPTH_MAX)) == NULL) {
-		kc_free(d);
-		return -ENOMEM;
-	}
-	json_tokener_set_flags(d->tok, JSON_TOKENER_STRICT |
-	    JSON_TOKENER_ALLOW_TRAILING_CHARS | JSON_TOKENER_VALIDATE_UTF8);
-	d->max_event = max_event != 0 ? max_event : KC_WATCH_EVENT_MAX;
 	d->fn = fn;
 	d->arg = arg;
+	if ((filter != NULL && (r = kc_json_filter_wrap(filter, "object", whole,
+	    KC_ARRAY_SIZE(whole), &d->filter)) < 0) ||
+	    (r = kc_json_stream_new(&(struct kc_json_stream_opts){
+		.filter = d->filter,
+		.max_value = max_event != 0 ? max_event : KC_WATCH_EVENT_MAX,
+		.what = "watch stream",
+		.unit = "event",
+		.fn = deliver,
+		.arg = d,
+	}, &d->js)) < 0) {
+		kc__watch_decoder_free(d);
+		return r;
+	}
 	*ret = d;
 	return 0;
 }
@@ -102,8 +101,8 @@ kc__watch_decoder_free(struct kc__watch_decoder *d)
 {
 	if (d == NULL)
 		return NULL;
-	if (d->tok != NULL)
-		json_tokener_free(d->tok);
+	kc_json_stream_free(d->js);
+	kc_json_filter_free(d->filter);
 	return kc_free(d);
 }
 
@@ -118,8 +117,9 @@ event_type(const char *s)
 
 /* Checks one decoded event and hands it to the callback. */
 static int
-deliver(struct kc__watch_decoder *d, struct json_object *ev, struct kc_status *st)
+deliver(void *arg, struct json_object *ev, struct kc_status *st)
 {
+	struct kc__watch_decoder *d = arg;
 	const char *type_s = kc_json_str(ev, "type");
 	struct json_object *obj = kc_json_obj_of(ev, "object");
 	int type;
@@ -133,79 +133,17 @@ deliver(struct kc__watch_decoder *d, struct json_object *ev, struct kc_status *s
 	return d->fn(d->arg, type, obj, st);
 }
 
-static bool
-is_ws(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
 int
 kc__watch_decoder_feed(struct kc__watch_decoder *d, const char *data, size_t len,
     struct kc_status *st)
 {
-	struct json_object *ev;
-	enum json_tokener_error jerr;
-	size_t n, used;
-	int r;
-
-	if (d->spent)
-		return kc_status_set(st, -EINVAL, "watch decoder used after it stopped");
-	while (len > 0) {
-		if (d->cur == 0) {
-			while (len > 0 && is_ws(*data)) {
-				data++;
-				len--;
-			}
-			if (len == 0)
-				break;
-			if (*data != '{') {
-				d->spent = true;
-				return kc_status_set(st, KC_EPARSE, "watch stream: expected an "
-				    "event object, got byte 0x%02x", (unsigned char)*data);
-			}
-		}
-		if (d->cur == d->max_event) {
-			d->spent = true;
-			return kc_status_set(st, -E2BIG, "watch event larger than %zu bytes",
-			    d->max_event);
-		}
-		n = KC_MIN(len, d->max_event - d->cur);
-		n = KC_MIN(n, (size_t)INT_MAX);
-		ev = json_tokener_parse_ex(d->tok, data, (int)n);
-		jerr = json_tokener_get_error(d->tok);
-		if (ev == NULL) {
-			if (jerr != json_tokener_continue) {
-				d->spent = true;
-				return kc_status_set(st, KC_EPARSE, "watch stream: %s at byte %zu "
-				    "of an event", json_tokener_error_desc(jerr),
-				    d->cur + json_tokener_get_parse_end(d->tok));
-			}
-			d->cur += n;
-			data += n;
-			len -= n;
-			continue;
-		}
-		used = json_tokener_get_parse_end(d->tok);
-		d->cur = 0;
-		data += used;
-		len -= used;
-		r = deliver(d, ev, st);
-		json_object_put(ev);
-		if (r != 0) {
-			d->spent = true;
-			return r;
-		}
-	}
-	return 0;
+	return kc_json_stream_feed(d->js, data, len, st);
 }
 
 int
 kc__watch_decoder_finish(struct kc__watch_decoder *d, struct kc_status *st)
 {
-	if (d->cur != 0)
-		return kc_status_set(st, KC_EPARSE, "watch stream ended inside an event "
-		    "(%zu bytes)", d->cur);
-	return 0;
+	return kc_json_stream_finish(d->js, st);
 }
 
 /* ---- kc_watch_run ----------------------------------------------------- */
@@ -323,7 +261,7 @@ kc_watch_run(struct kc_client *cl, const struct kc_watch_opts *opts,
 	if (opts->resource_version != NULL)
 		(void)kc_strlcpy(ctx.res.resource_version, opts->resource_version,
 		    sizeof(ctx.res.resource_version));
-	if ((r = kc__watch_decoder_new(opts->max_event, on_event, &ctx, &ctx.dec)) < 0)
+	if ((r = kc__watch_decoder_new(opts->max_event, opts->filter, on_event, &ctx, &ctx.dec)) < 0)
 		goto out;
 	kc_status_clear(&sst);
 	r = kc__client_stream(cl, kc_buf_str(&url), on_chunk, &ctx, &sst);

@@ -463,6 +463,73 @@ START_TEST(test_list_watch_resume_stop)
 }
 END_TEST
 
+/* Transform of test_keep: sees only the kept members and the informer's. */
+static int
+keep_transform(void *arg, const struct json_object *obj, void **ret, struct kc_status *st)
+{
+	struct ctx *c = arg;
+
+	ck_assert_ptr_null(kc_json_get(obj, "metadata", "annotations"));
+	ck_assert_ptr_null(kc_json_get(obj, "metadata", "managedFields"));
+	ck_assert_ptr_null(kc_json_get(obj, "metadata", "uid"));
+	ck_assert_ptr_null(kc_json_get(obj, "spec", "containers"));
+	ck_assert_ptr_nonnull(kc_json_str(obj, "spec", "nodeName"));
+	ck_assert_ptr_nonnull(kc_json_str(obj, "metadata", "resourceVersion"));
+	return pod_transform(c, obj, ret, st);
+}
+
+START_TEST(test_keep)
+{
+	static const char *const keep[] = { "metadata.labels", "spec.nodeName", "status" };
+	static const char *const want[] = {
+		"add team-a/p1 10", "update team-a/p1 10->13", "update team-a/p1 13->14",
+	};
+	struct fake_transport *ft = ft_new();
+	struct ctx c = { 0 };
+	struct kc_informer *inf = NULL;
+	struct kc_status st;
+	struct runner rn;
+	pthread_t th;
+
+	ck_ok(kc_informer_new(&(struct kc_informer_opts){
+		.res = &kc_res_pods, .ns = "team-a", .label_selector = "app=t",
+		.page_size = 2, .watch_timeout_s = 300, .backoff_base_ms = 100,
+		.keep = keep, .nkeep = KC_ARRAY_SIZE(keep),
+		.transform = keep_transform, .on_add = on_add, .on_update = on_update,
+		.on_delete = on_delete, .on_error = on_error, .arg = &c,
+	}, &inf, &st), st);
+	c.inf = inf;
+	rn = (struct runner){ inf, fake_client(), -1 };
+	ft_load_script(ft, "informer/keep.script");
+	ck_assert_int_eq(pthread_create(&th, NULL, runner_main, &rn), 0);
+	ck_assert_int_eq(kc_informer_wait_synced(inf, 10000), 0);
+	ft_wait_blocked(ft);
+	assert_log(&c, want, KC_ARRAY_SIZE(want));
+	ck_assert_str_eq(phase_of(inf, "p1"), "Succeeded");
+	/* The ERROR event's Status kept its code: a 410, then a relist. */
+	{
+		struct kc_informer_stats s;
+
+		kc_informer_stats(inf, &s);
+		ck_assert_uint_eq(s.relists, 1);
+		ck_assert_uint_eq(s.errors, 0);
+	}
+	kc_informer_stop(inf);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ft_done(ft);
+	kc_informer_free(inf);
+	kc_client_free(rn.cl);
+	ft_free(ft);
+
+	/* A bad path is refused when the informer is made. */
+	ck_assert_int_eq(kc_informer_new(&(struct kc_informer_opts){
+		.res = &kc_res_pods, .keep = (const char *const[]){ "spec..x" }, .nkeep = 1,
+		.transform = pod_transform,
+	}, &inf, &st), KC_EINVALID);
+	ck_assert_ptr_nonnull(strstr(st.message, "spec..x"));
+}
+END_TEST
+
 START_TEST(test_relist_diff)
 {
 	static const char *const want[] = {
@@ -933,6 +1000,7 @@ informer_suite(void)
 	tcase_add_test(tc, test_new_oom);
 	tcase_add_test(tc, test_rv_compare);
 	tcase_add_test(tc, test_list_watch_resume_stop);
+	tcase_add_test(tc, test_keep);
 	tcase_add_test(tc, test_relist_diff);
 	tcase_add_test(tc, test_resume_after_broken_stream);
 	tcase_add_test(tc, test_backoff_500_429);

@@ -71,7 +71,7 @@ decode_pieces(const char *text, const size_t *cuts, size_t ncuts, size_t len,
 	size_t off = 0;
 	int r;
 
-	ck_assert_int_eq(kc__watch_decoder_new(max_event, seen_fn, s, &d), 0);
+	ck_assert_int_eq(kc__watch_decoder_new(max_event, NULL, seen_fn, s, &d), 0);
 	for (size_t i = 0; i <= ncuts; i++) {
 		size_t end = cuts != NULL && i < ncuts ? cuts[i] : len;
 
@@ -245,7 +245,7 @@ START_TEST(test_decoder_oversized)
 	size_t cuts[10];
 
 	/* At the bound, twice, with white space between (which is free). */
-	ck_assert_int_eq(kc__watch_decoder_new(100, seen_fn, &s, &d), 0);
+	ck_assert_int_eq(kc__watch_decoder_new(100, NULL, seen_fn, &s, &d), 0);
 	ck_assert_int_eq(kc__watch_decoder_feed(d, ok, 100, &st), 0);
 	ck_assert_int_eq(kc__watch_decoder_feed(d, "\n\n\n\n\n", 5, &st), 0);
 	ck_assert_int_eq(kc__watch_decoder_feed(d, ok, 100, &st), 0);
@@ -268,7 +268,7 @@ START_TEST(test_decoder_oversized)
 	ck_assert_uint_eq(s.n, 0);
 
 	/* The default bound is KC_WATCH_EVENT_MAX. */
-	ck_assert_int_eq(kc__watch_decoder_new(0, seen_fn, &s, &d), 0);
+	ck_assert_int_eq(kc__watch_decoder_new(0, NULL, seen_fn, &s, &d), 0);
 	ck_assert_int_eq(kc__watch_decoder_feed(d, big, 101, &st), 0);
 	kc__watch_decoder_free(d);
 	kc_free(ok);
@@ -385,7 +385,7 @@ START_TEST(test_decoder_callback_stops)
 	struct seen s = { .stop_at = 2, .stop_ret = 7 };
 	struct kc_status st;
 
-	ck_assert_int_eq(kc__watch_decoder_new(0, seen_fn, &s, &d), 0);
+	ck_assert_int_eq(kc__watch_decoder_new(0, NULL, seen_fn, &s, &d), 0);
 	ck_assert_int_eq(kc__watch_decoder_feed(d, text, len, &st), 7);
 	ck_assert_uint_eq(s.n, 2);
 	ck_assert_int_eq(kc__watch_decoder_feed(d, "\n", 1, &st), -EINVAL);
@@ -409,7 +409,7 @@ START_TEST(test_decoder_oom)
 		struct kc__watch_decoder *d = NULL;
 
 		fail_alloc_after(budget);
-		r = kc__watch_decoder_new(0, seen_fn, &s, &d);
+		r = kc__watch_decoder_new(0, NULL, seen_fn, &s, &d);
 		fail_alloc_after(SIZE_MAX);
 		if (r == 0) {
 			static const char ev[] = "{\"type\":\"ADDED\",\"object\":{}}";

@@ -237,6 +237,8 @@ struct kc_get_opts {
 int	kc_client_get(struct kc_client *cl, const struct kc_get_opts *opts,
 	    struct json_object **ret, struct kc_status *st) _must_check_;
 
+struct kc_json_filter;
+
 struct kc_list_opts {
 	const struct kc_resource *res;
 	const char	*ns;		/* NULL: all namespaces (or cluster-scoped) */
@@ -248,6 +250,8 @@ struct kc_list_opts {
 	enum kc_rv_match rv_match;	/* needs resource_version */
 	uint32_t	 timeout_s;	/* server-side timeoutSeconds; 0: none */
 	size_t		 max_items;	/* list_all only; 0: KC_LIST_ALL_MAX_DEFAULT */
+	const struct kc_json_filter *filter;	/* members of each item to build
+					   (kc/jsonstream.h); NULL: all */
 };
 
 /*

@@ -139,6 +139,16 @@ struct kc_informer_opts {
 	uint32_t	 backoff_max_ms;	/* 0: KC_INFORMER_BACKOFF_MAX_MS */
 	size_t		 max_items;		/* 0: KC_LIST_ALL_MAX_DEFAULT */
 
+	/*
+	 * The members of each object the transform reads (paths as in
+	 * kc/jsonstream.h, "spec.nodeName"), nkeep of them; nothing else is
+	 * built when lists and watch events are decoded. The informer adds
+	 * what it reads itself (metadata name, namespace, resourceVersion)
+	 * and the members of a metav1.Status. NULL: the whole object.
+	 */
+	const char *const *keep;
+	size_t		 nkeep;
+
 	kc_informer_transform_fn *transform;	/* required */
 	kc_informer_free_fn *free_item;		/* NULL: kc_free() */
 	kc_informer_index_fn *index;		/* NULL: no secondary index */

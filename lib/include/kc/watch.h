@@ -82,6 +82,8 @@ const char	*kc_watch_type_name(enum kc_watch_type);
 #define KC_WATCH_STOP	1
 typedef int	kc_watch_fn(void *arg, enum kc_watch_type type, struct json_object *obj);
 
+struct kc_json_filter;
+
 struct kc_watch_opts {
 	const struct kc_resource *res;	/* required */
 	const char	*ns;		/* NULL: all namespaces (or cluster-scoped) */
@@ -92,6 +94,8 @@ struct kc_watch_opts {
 	bool		 allow_bookmarks;	/* allowWatchBookmarks=true */
 	uint32_t	 timeout_s;	/* timeoutSeconds: the server ends it then */
 	size_t		 max_event;	/* 0: KC_WATCH_EVENT_MAX */
+	const struct kc_json_filter *filter;	/* members of each object to
+					   build (kc/jsonstream.h); NULL: all */
 };
 
 struct kc_watch_result {
