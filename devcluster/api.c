@@ -2498,7 +2498,8 @@ delete_one(struct rctx *c, const struct json_object *old, int64_t grace_req,
 	if (nfin > 0 || add != NULL || grace > 0) {
 		time_t at = c->now + (time_t)grace;
 
-		if (next == NULL && (next = kc_json_copy(old)) == NULL)
+		/* Only metadata changes: the rest is shared (obj_cow()). */
+		if (next == NULL && (next = obj_cow(old)) == NULL)
 			goto oom;
 		meta = kc_json_obj_of(next, "metadata");
 		now_stamp(stamp, at);
@@ -2508,6 +2509,10 @@ delete_one(struct rctx *c, const struct json_object *old, int64_t grace_req,
 		if (add != NULL) {
 			struct json_object *nf = kc_json_arr_of(meta, "finalizers");
 
+			/* The list may be the stored one's: a private copy. */
+			if (nf != NULL && ((nf = kc_json_copy(nf)) == NULL ||
+			    kc_json_put(meta, "finalizers", nf) < 0))
+				goto oom;
 			if (nf == NULL && ((nf = json_object_new_array()) == NULL ||
 			    kc_json_put(meta, "finalizers", nf) < 0))
 				goto oom;

@@ -64,6 +64,7 @@
 #define DC_HISTORY_UPPER	102400		/* ... up to this many */
 #define DC_BACKLOG_EVENTS	4096		/* queued events per watcher */
 #define DC_BACKLOG_BYTES	(64u << 20)	/* queued bytes per watcher */
+#define DC_SER_CACHE_EVENTS	16384		/* events keeping their watch text */
 #define DC_BOOKMARK_MS		60000		/* bookmark period */
 #define DC_TOKEN_FILE_MAX	(4u << 20)	/* --token-auth-file size */
 #define DC_TIMER_STOP		(-1)		/* a timer callback's "no more" */
@@ -892,6 +893,15 @@ uint64_t obj_rv(const struct json_object *obj);
  * which still belongs to 'obj'. NULL on allocation failure.
  */
 struct json_object *obj_cow(const struct json_object *obj);
+/*
+ * Makes the members of the private tree 'v' that equal their counterpart
+ * in 'old' (a frozen tree) references to it, recursively through objects
+ * and through arrays of the same length, so that a new version built
+ * from scratch shares what it did not change (the field manager then
+ * compares those by identity, and the history keeps them once). 'v'
+ * itself stays private; 'old' may be NULL.
+ */
+void	 obj_share_equal(struct json_object *v, const struct json_object *old);
 /* A shallow copy of 'obj' whose metadata.resourceVersion is 'rv'; NULL: -ENOMEM. */
 struct json_object *obj_with_rv(const struct json_object *obj, uint64_t rv);
 /* Equal apart from resourceVersion and managedFields[].time. */

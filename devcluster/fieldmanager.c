@@ -2494,9 +2494,11 @@ managed_copy(struct managed *dst, const struct managed *src)
 		const struct mentry *s = &src->v[i];
 		struct mentry e = { 0 };
 
+		/* orig is frozen (entry_copy()): shared. */
+		e.orig = s->orig != NULL ? json_object_get(s->orig) : NULL;
 		if ((r = mentry_identity(&e, s->manager, s->op, s->api_version,
 		    s->subresource)) < 0 || (r = fs_copy(&e.set, &s->set)) < 0 ||
-		    (r = jcopy(s->orig, &e.orig)) < 0 || (r = managed_add(dst, &e)) < 0) {
+		    (r = managed_add(dst, &e)) < 0) {
 			mentry_free(&e);
 			managed_free(dst);
 			return r;
@@ -2781,13 +2783,20 @@ fs_to_raw_cached(struct fm_cache *c, const struct fs *set, struct json_object **
 	return 0;
 }
 
-/* A private copy of a managedFields entry, its fieldsV1 raw. */
+/*
+ * A managedFields entry with its fieldsV1 raw: the entry itself when it
+ * already is (stored trees are frozen, so it is shared), else a copy.
+ */
 static int
 entry_copy(const struct json_object *item, struct json_object **ret)
 {
 	struct json_object *c, *fv, *raw;
 	int r;
 
+	if (!jget(item, "fieldsV1", &fv) || !json_object_is_type(fv, json_type_object)) {
+		*ret = json_object_get(unconst(item));
+		return 0;
+	}
 	if ((r = jcopy(item, &c)) < 0)
 		return r;
 	if (jget(c, "fieldsV1", &fv) && json_object_is_type(fv, json_type_object)) {
@@ -2963,9 +2972,11 @@ managed_encode(struct managed *m, struct fm_cache *cache, struct json_object *ob
 	if ((arr = json_object_new_array()) == NULL)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->n; i++) {
-		if (!m->v[i].dirty && m->v[i].orig != NULL)
-			r = jcopy(m->v[i].orig, &e);
-		else
+		/* An unchanged entry is shared: stored trees are frozen. */
+		if (!m->v[i].dirty && m->v[i].orig != NULL) {
+			e = json_object_get(unconst(m->v[i].orig));
+			r = 0;
+		} else
 			r = mentry_json(&m->v[i], cache, &e);
 		if (r < 0 || (r = jappend(arr, e)) < 0) {
 			json_object_put(arr);
@@ -3085,13 +3096,45 @@ copy_without_managed(const struct json_object *o, struct json_object **ret)
 	return 0;
 }
 
-/* The entry loses what was taken from it and what was removed. */
+/*
+ * Whether some member of 'a' is a member of 'b', without building
+ * anything: when it is not, the difference a - b is 'a' itself.
+ */
+static bool
+fs_overlaps(const struct fs *a, const struct fs *b)
+{
+	size_t i = 0, j = 0;
+
+	while (i < a->n && j < b->n) {
+		const struct fs_node *x = &a->v[i], *y = &b->v[j];
+		int c = pe_cmp(&x->pe, &y->pe);
+
+		if (c < 0)
+			i++;
+		else if (c > 0)
+			j++;
+		else {
+			if ((x->member && y->member) || fs_overlaps(&x->kids, &y->kids))
+				return true;
+			i++, j++;
+		}
+	}
+	return false;
+}
+
+/*
+ * The entry loses what was taken from it and what was removed. Most
+ * writes touch one manager's fields: the others are left as they are
+ * (not copied, and encoded again from their original entry).
+ */
 static int
 disown(struct mentry *e, const struct fs *taken, const struct fs *removed)
 {
 	struct fs a = { 0 }, b = { 0 };
 	int r;
 
+	if (!fs_overlaps(&e->set, taken) && !fs_overlaps(&e->set, removed))
+		return 0;
 	if ((r = fs_op(OP_DIFF, &e->set, taken, &a)) < 0)
 		return r;
 	if ((r = fs_op(OP_DIFF, &a, removed, &b)) < 0) {

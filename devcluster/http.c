@@ -14,7 +14,8 @@
  *
  * A reply with a stream (a watch) is sent with chunked transfer coding:
  * each struct dc_chunk pulled from the stream becomes one or more HTTP
- * chunks, and the producer's wake() asks for a writable callback. The
+ * chunks, as many as WRITE_MAX holds going out in one write, and the
+ * producer's wake() asks for a writable callback. The
  * header table is released once a request is parsed, so a watch may
  * stay open for its whole timeout.
  *
@@ -40,6 +41,7 @@
 #include "devcluster.h"
 
 #define WRITE_MAX	(64 * 1024)
+#define STREAM_WRITES_MAX	16	/* WRITE_MAX writes of a watch per callback */
 #define HEADERS_MAX	8192
 #define HDR_VALUE_MAX	16384
 #define FDS_MAX		4
@@ -691,39 +693,86 @@ complete(struct conn *c, struct lws *wsi)
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
+/*
+ * Writes what the stream has queued: as many events as fit in WRITE_MAX
+ * bytes go out in one write, each as its own HTTP chunk (an event larger
+ * than that is split over several writes). One event per writable
+ * callback let a watch fall behind whenever the loop had other work (a
+ * kubelet tick, a burst of requests): its backlog then overflowed, and
+ * the client watched again from an older resourceVersion, which cost
+ * both sides far more.
+ */
 static int
-write_stream(struct conn *c, struct lws *wsi)
+write_stream_once(struct conn *c, struct lws *wsi, bool *ret_more)
 {
 	struct dc_http *h = c->http;
 	unsigned char *start = h->scratch + LWS_PRE;
-	size_t n, hl;
+	size_t len = 0, n, hl;
 	bool end = false;
 
-	if (c->chunk == NULL) {
-		c->chunk = c->resp.stream->ops->pull(c->resp.stream, &end);
-		c->chunk_off = 0;
+	for (;;) {
 		if (c->chunk == NULL) {
-			if (!end) {
-				rx_pause(c, true);
-				return 0;	/* wait for wake() */
+			c->chunk = c->resp.stream->ops->pull(c->resp.stream, &end);
+			c->chunk_off = 0;
+			if (c->chunk == NULL)
+				break;
+			if (c->chunk->len == 0) {	/* would read as the end */
+				chunk_unref(c->chunk);
+				c->chunk = NULL;
+				continue;
 			}
-			memcpy(start, "0\r\n\r\n", 5);
-			if (lws_write(wsi, start, 5, LWS_WRITE_HTTP_FINAL) != 5)
-				return -1;
-			return complete(c, wsi);
 		}
-	}
-	n = KC_MIN(c->chunk->len - c->chunk_off, (size_t)WRITE_MAX);
-	hl = (size_t)snprintf((char *)start, 16, "%zx\r\n", n);
-	memcpy(start + hl, c->chunk->data + c->chunk_off, n);
-	memcpy(start + hl + n, "\r\n", 2);
-	if (lws_write(wsi, start, hl + n + 2, LWS_WRITE_HTTP) != (int)(hl + n + 2))
-		return -1;
-	c->chunk_off += n;
-	if (c->chunk_off == c->chunk->len) {
+		/* An HTTP chunk: hex size, CRLF, data, CRLF (at most 16 + 2 of framing). */
+		if (len + 16 + 2 >= WRITE_MAX)
+			break;
+		n = KC_MIN(c->chunk->len - c->chunk_off, (size_t)WRITE_MAX - len - 16 - 2);
+		hl = (size_t)snprintf((char *)start + len, 16, "%zx\r\n", n);
+		memcpy(start + len + hl, c->chunk->data + c->chunk_off, n);
+		memcpy(start + len + hl + n, "\r\n", 2);
+		len += hl + n + 2;
+		c->chunk_off += n;
+		if (c->chunk_off < c->chunk->len)
+			break;		/* the buffer is full */
 		chunk_unref(c->chunk);
 		c->chunk = NULL;
 	}
+	if (c->chunk == NULL && end) {
+		/* The last chunk (the stream ended), after what is queued. */
+		memcpy(start + len, "0\r\n\r\n", 5);
+		len += 5;
+		if (lws_write(wsi, start, len, LWS_WRITE_HTTP_FINAL) != (int)len)
+			return -1;
+		return complete(c, wsi);
+	}
+	if (len == 0) {
+		rx_pause(c, true);
+		return 0;	/* wait for wake() */
+	}
+	if (lws_write(wsi, start, len, LWS_WRITE_HTTP) != (int)len)
+		return -1;
+	*ret_more = true;
+	return 0;
+}
+
+/*
+ * Up to STREAM_WRITES_MAX writes while the socket takes them, then
+ * another writable callback: a watch keeps up with a burst of events
+ * without keeping the loop from its other connections.
+ */
+static int
+write_stream(struct conn *c, struct lws *wsi)
+{
+	bool more = true;
+	int r = 0;
+
+	for (int i = 0; i < STREAM_WRITES_MAX && more; i++) {
+		more = false;
+		if ((r = write_stream_once(c, wsi, &more)) != 0 || !more)
+			return r;
+		if (lws_send_pipe_choked(wsi))
+			break;
+	}
+	/* Once more: lws may hold part of it back, and more may be queued. */
 	lws_callback_on_writable(wsi);
 	return 0;
 }

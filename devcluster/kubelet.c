@@ -2100,7 +2100,13 @@ write_status(struct kubelet *k, const struct json_object *pod, struct json_objec
 	struct json_object *next;
 	int r;
 
-	/* The same status again: no copy, no managedFields, no write. */
+	/*
+	 * The status is built anew: what did not change is shared with the
+	 * stored one, so the field manager skips it and the history keeps
+	 * it once. The same status again: no copy, no managedFields, no
+	 * write.
+	 */
+	obj_share_equal(status, kc_json_get(pod, "status"));
 	if (pt == NULL || json_object_equal(status,
 	    (struct json_object *)(uintptr_t)kc_json_get(pod, "status"))) {
 		json_object_put(status);

@@ -366,6 +366,26 @@ own_member(struct json_object *o, const char *key, bool deep)
 }
 
 /*
+ * A new version of the stored 'obj' whose status is a private deep copy
+ * and whose every other member is shared (obj_cow()): what a status
+ * write changes, without copying the spec (and without the field
+ * manager walking it: shared members compare equal by identity).
+ */
+static struct json_object *
+status_cow(const struct json_object *obj)
+{
+	struct json_object *next;
+
+	if ((next = obj_cow(obj)) == NULL)
+		return NULL;
+	if (own_member(next, "status", true) < 0) {
+		json_object_put(next);
+		return NULL;
+	}
+	return next;
+}
+
+/*
  * The one write of a Binding, as BindingREST.setPodNodeAndMetadata() does
  * it: the preconditions (uid, resourceVersion; NULL: none), then refused
  * for a terminating pod, a bound one or one with scheduling gates; else
@@ -618,7 +638,7 @@ unsched_pod(struct scheduler *sc, const struct sched_unsched *u)
 
 	if (old == NULL || condition_is(old, "PodScheduled", "False", u->reason, u->message))
 		return 0;
-	if ((next = kc_json_copy(old)) == NULL)
+	if ((next = status_cow(old)) == NULL)
 		return -ENOMEM;
 	if ((r = set_condition(next, "PodScheduled", "False", u->reason, u->message,
 	    &changed)) < 0) {
@@ -641,7 +661,7 @@ nominate_pod(struct scheduler *sc, const struct sched_nominate *nm)
 
 	if (old == NULL || str_eq(kc_json_str(old, "status", "nominatedNodeName"), nm->node))
 		return 0;
-	if ((next = kc_json_copy(old)) == NULL)
+	if ((next = status_cow(old)) == NULL)
 		return -ENOMEM;
 	if ((stat = kc_json_ensure_obj(next, "status")) == NULL ||
 	    kc_json_set_str(stat, "nominatedNodeName", nm->node) < 0) {
@@ -664,7 +684,7 @@ evict_pod(struct scheduler *sc, const struct sched_victim *v)
 		return 0;
 	(void)snprintf(msg, sizeof(msg), "%.200s: preempting to accommodate a higher "
 	    "priority pod", v->scheduler != NULL ? v->scheduler : SCHED_DEFAULT_NAME);
-	if ((next = kc_json_copy(old)) == NULL)
+	if ((next = status_cow(old)) == NULL)
 		return -ENOMEM;
 	if ((r = set_condition(next, "DisruptionTarget", "True", "PreemptionByScheduler",
 	    msg, NULL)) < 0) {
@@ -713,7 +733,9 @@ podgroups_sync(struct scheduler *sc, const char *group)
 
 		if (status[i] == NULL || !changed[i])
 			continue;
-		if ((next = kc_json_copy(objs[i])) == NULL ||
+		/* The status is replaced whole: the rest stays shared. */
+		obj_share_equal(status[i], kc_json_get(objs[i], "status"));
+		if ((next = obj_cow(objs[i])) == NULL ||
 		    json_object_object_add(next, "status", status[i]) < 0) {
 			if (next != NULL)
 				json_object_put(next);

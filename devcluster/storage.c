@@ -183,6 +183,51 @@ fail:
 	return NULL;
 }
 
+/* Whether the members of 'v' and 'old' can be paired up for sharing. */
+static bool
+share_kind(const struct json_object *v, const struct json_object *old)
+{
+	if (json_object_is_type(v, json_type_object))
+		return json_object_is_type(old, json_type_object);
+	return json_object_is_type(v, json_type_array) &&
+	    json_object_is_type(old, json_type_array) &&
+	    json_object_array_length(v) == json_object_array_length(old);
+}
+
+void
+obj_share_equal(struct json_object *v, const struct json_object *old)
+{
+	struct json_object *o = (struct json_object *)(uintptr_t)old, *ov;
+
+	if (o == NULL || v == o || !share_kind(v, o))
+		return;
+	if (json_object_is_type(v, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(v); i++) {
+			struct json_object *nv = json_object_array_get_idx(v, i);
+
+			ov = json_object_array_get_idx(o, i);
+			if (nv == ov || ov == NULL)
+				continue;
+			/* put_idx cannot fail for an index below the length. */
+			if (json_object_equal(nv, ov))
+				(void)json_object_array_put_idx(v, i, json_object_get(ov));
+			else
+				obj_share_equal(nv, ov);
+		}
+		return;
+	}
+	/* Replacing the value of an existing key does not rehash the table. */
+	json_object_object_foreach(v, k, nv) {
+		if (!json_object_object_get_ex(o, k, &ov) || nv == ov || ov == NULL)
+			continue;
+		if (json_object_equal(nv, ov)) {
+			if (json_object_object_add(v, k, json_object_get(ov)) < 0)
+				json_object_put(ov);
+		} else
+			obj_share_equal(nv, ov);
+	}
+}
+
 struct json_object *
 obj_with_rv(const struct json_object *obj, uint64_t rv)
 {

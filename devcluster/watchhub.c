@@ -15,7 +15,11 @@
  * A watcher's reply is a sequence of chunks, each one newline-terminated
  * {"type":...,"object":...} line. Chunks are serialized once per event,
  * resource version, event type and format, cached on the event and
- * shared, reference counted, by every watcher that sends them. A watcher
+ * shared, reference counted, by every watcher that sends them. Only the
+ * DC_SER_CACHE_EVENTS events serialized last keep theirs: enough for the
+ * watches a burst cuts off (DC_BACKLOG_EVENTS behind) to resume without
+ * printing their events again, while the 75 s of history does not hold
+ * the text of every version of every object. A watcher
  * queues references in a bounded ring; when a slow client lets it
  * overflow (DC_BACKLOG_EVENTS or DC_BACKLOG_BYTES), the watch ends and
  * the client watches again from the last resourceVersion it saw. The
@@ -106,6 +110,10 @@ struct dc_hub {
 	size_t				 backlog_bytes;
 	uint32_t			 bookmark_ms;
 	struct dc_timer			 bookmark;
+	/* The events whose serializations are kept (a ring, oldest first). */
+	struct dc_event			*cached[DC_SER_CACHE_EVENTS];
+	uint32_t			 chead;
+	uint32_t			 clen;
 };
 
 /*
@@ -214,6 +222,31 @@ object_chunk(const struct dc_watcher *w, int type, const struct json_object *obj
 }
 
 /*
+ * 'ev' is about to keep a serialization: it joins the ring of events that
+ * do, and the oldest one there loses its serializations when the ring is
+ * full. An event may be in the ring twice (cached, dropped, cached again
+ * by a replay); dropping its cache early only costs a print.
+ */
+static void
+cache_push(struct dc_hub *hub, struct dc_event *ev)
+{
+	uint32_t tail;
+
+	if (hub->clen == DC_SER_CACHE_EVENTS) {
+		struct dc_event *old = hub->cached[hub->chead];
+
+		watchhub_ser_free(old->sers);
+		old->sers = NULL;
+		event_unref(old);
+		hub->chead = (hub->chead + 1) % DC_SER_CACHE_EVENTS;
+		hub->clen--;
+	}
+	tail = (hub->chead + hub->clen) % DC_SER_CACHE_EVENTS;
+	hub->cached[tail] = event_ref(ev);
+	hub->clen++;
+}
+
+/*
  * The chunk for an event as 'w' sends it; 'prev' selects the previous
  * state (a DELETED caused by the selectors). Cached on the event.
  */
@@ -240,6 +273,8 @@ event_chunk(struct dc_watcher *w, struct dc_event *ev, int type, bool prev)
 	if (c == NULL)
 		return NULL;
 	if ((s = kc_calloc(1, sizeof(*s))) != NULL) {
+		if (ev->sers == NULL)
+			cache_push(w->hub, ev);
 		s->rt = w->rt;
 		s->key = key;
 		s->chunk = chunk_ref(c);
@@ -681,6 +716,8 @@ watchhub_free(struct dc_hub *hub)
 	storage_unsubscribe(hub->dc->store, on_event, hub);
 	while ((w = TAILQ_FIRST(&hub->all)) != NULL)
 		watcher_free(w);
+	for (uint32_t i = 0; i < hub->clen; i++)
+		event_unref(hub->cached[(hub->chead + i) % DC_SER_CACHE_EVENTS]);
 	kc_free(hub);
 	return NULL;
 }

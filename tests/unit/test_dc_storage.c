@@ -431,6 +431,56 @@ START_TEST(with_rv)
 }
 END_TEST
 
+static struct json_object *
+parse(const char *text)
+{
+	struct json_object *o = NULL;
+
+	ck_assert_int_eq(kc_json_parse(text, strlen(text), &o, NULL), 0);
+	return o;
+}
+
+/* Equal members become references to the old tree's; the value stays the same. */
+START_TEST(share_equal)
+{
+	struct json_object *old = parse("{\"phase\":\"Running\",\"podIP\":\"10.0.0.1\","
+	    "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},"
+	    "{\"type\":\"PodScheduled\",\"status\":\"True\"}],"
+	    "\"hostIPs\":[{\"ip\":\"1.2.3.4\"}],\"nested\":{\"a\":{\"x\":1},\"b\":2}}");
+	const char *text = "{\"phase\":\"Running\",\"podIP\":\"10.0.0.2\","
+	    "\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"},"
+	    "{\"type\":\"PodScheduled\",\"status\":\"True\"}],"
+	    "\"hostIPs\":[{\"ip\":\"1.2.3.4\"},{\"ip\":\"::1\"}],"
+	    "\"nested\":{\"a\":{\"x\":1},\"b\":3},\"extra\":true}";
+	struct json_object *v = parse(text), *want = parse(text);
+	struct json_object *vc, *oc;
+
+	obj_share_equal(v, old);
+	ck_assert(json_object_equal(v, want));
+	ck_assert_ptr_eq(kc_json_get(v, "phase"), kc_json_get(old, "phase"));
+	ck_assert_ptr_ne(kc_json_get(v, "podIP"), kc_json_get(old, "podIP"));
+	vc = kc_json_get(v, "conditions");
+	oc = kc_json_get(old, "conditions");
+	ck_assert_ptr_ne(vc, oc);
+	ck_assert_ptr_ne(json_object_array_get_idx(vc, 0), json_object_array_get_idx(oc, 0));
+	/* Inside the changed condition, the equal member is shared. */
+	ck_assert_ptr_eq(kc_json_get(json_object_array_get_idx(vc, 0), "type"),
+	    kc_json_get(json_object_array_get_idx(oc, 0), "type"));
+	ck_assert_ptr_eq(json_object_array_get_idx(vc, 1), json_object_array_get_idx(oc, 1));
+	/* Arrays of another length are left alone. */
+	ck_assert_ptr_ne(json_object_array_get_idx(kc_json_get(v, "hostIPs"), 0),
+	    json_object_array_get_idx(kc_json_get(old, "hostIPs"), 0));
+	ck_assert_ptr_eq(kc_json_get(v, "nested", "a"), kc_json_get(old, "nested", "a"));
+	ck_assert_ptr_ne(kc_json_get(v, "nested"), kc_json_get(old, "nested"));
+	/* The old tree is untouched, and both can be freed in any order. */
+	json_object_put(old);
+	ck_assert(json_object_equal(v, want));
+	obj_share_equal(v, NULL);
+	json_object_put(v);
+	json_object_put(want);
+}
+END_TEST
+
 START_TEST(restore_and_set_rv)
 {
 	struct dc_store *st = store(0);
@@ -619,6 +669,7 @@ dc_storage_suite(void)
 	tcase_add_test(tc, subscriber_order);
 	tcase_add_test(tc, sameness);
 	tcase_add_test(tc, with_rv);
+	tcase_add_test(tc, share_equal);
 	tcase_add_test(tc, restore_and_set_rv);
 	tcase_add_test(tc, alloc_failures);
 	tcase_add_test(tc, text_cache);
