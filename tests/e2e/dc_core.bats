@@ -236,6 +236,35 @@ EOF
 	grep -E '^DELETED +w1 ' "$out"
 }
 
+@test "a watch gets a burst of 200 events from one request, whole and in order" {
+	kubectl create namespace burst
+	# 200 ConfigMaps of 8 KiB: their DELETED events are 1.6 MiB queued in
+	# one loop turn, more than one write and one writable callback carry.
+	local pad i
+	pad="$(head -c 8192 /dev/zero | tr '\0' x)"
+	for i in $(seq 200); do
+		printf -- '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b%03d\n' "$i"
+		printf 'data:\n  pad: %s\n' "$pad"
+	done >"$BATS_TEST_TMPDIR/burst.yaml"
+	kubectl create -n burst -f "$BATS_TEST_TMPDIR/burst.yaml" >/dev/null
+	local rv out="$BATS_TEST_TMPDIR/burst.json"
+	rv="$(kubectl get --raw /api/v1/namespaces/burst/configmaps?limit=1 |
+	    jq -r .metadata.resourceVersion)"
+	kubectl get --raw "/api/v1/namespaces/burst/configmaps?watch=1&resourceVersion=$rv&timeoutSeconds=8" \
+	    >"$out" 2>&1 3>&- &
+	local wpid=$!
+	sleep 1
+	kubectl delete --raw /api/v1/namespaces/burst/configmaps >/dev/null
+	wait "$wpid"
+	# Every event, each a whole object, resourceVersions rising.
+	[ "$(jq -r .type "$out" | sort | uniq -c | awk '{ print $2 "=" $1 }')" = "DELETED=200" ]
+	[ "$(jq -r .object.metadata.name "$out" | sort -u | wc -l)" -eq 200 ]
+	[ "$(jq -r '.object.data.pad | length' "$out" | sort -u)" = "8192" ]
+	jq -r .object.metadata.resourceVersion "$out" | sort -n -c
+	[ "$(jq -r .object.metadata.resourceVersion "$out" | sort -u | wc -l)" -eq 200 ]
+	kubectl delete namespace burst --wait=false
+}
+
 @test "delete with and without waiting, finalizers" {
 	kubectl create configmap del1 --from-literal=a=1
 	run kubectl delete cm del1 --wait=false
