@@ -11,7 +11,7 @@
 #
 # Missing packages are installed by scripts/install-deps on first use.
 
-PKGS		 = libcurl json-c yajl yaml-0.1 openssl libwebsockets sqlite3
+PKGS		 = libcurl json-c yajl yaml-0.1 openssl libwebsockets sqlite3 zlib
 TEST_PKGS	 = check
 
 # Install what is missing before any pkg-config call below needs it.
@@ -64,6 +64,8 @@ CTL_PURE_SRCS	 = controller/config.c controller/model.c controller/session.c
 # The client side's concurrency: shared rate limit, work queue, informers.
 LIB_SRCS	+= lib/ratelimit.c lib/workqueue.c lib/informer.c
 LIB_SRCS	+= lib/leader.c
+# Compact texts (deflate with a preset dictionary): the controller's Run cache.
+LIB_SRCS	+= lib/deflate.c
 
 # Unit suites: tests/unit/test_<name>.c, each listed in tests/unit/suites.h.
 UNIT_SUITES	 = err buf str json jsonstream log yaml selector patch cert kubeconfig \
@@ -87,6 +89,7 @@ UNIT_SUITES	+= ratelimit workqueue informer
 UNIT_SUITES	+= dc_exec
 UNIT_SUITES	+= leader
 UNIT_SUITES	+= ctl_metrics
+UNIT_SUITES	+= deflate ctl_expect alloc
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c
@@ -163,6 +166,10 @@ SUITE_DEPS_workqueue	= lib/ratelimit.c lib/workqueue.c
 SUITE_DEPS_informer	= $(SUITE_DEPS_watch) lib/informer.c
 SUITE_DEPS_leader	= $(SUITE_DEPS_client) lib/leader.c
 SUITE_DEPS_ctl_metrics	= $(SUITE_DEPS_client) controller/metrics.c
+SUITE_DEPS_deflate	= lib/deflate.c
+SUITE_DEPS_alloc	=
+SUITE_DEPS_ctl_expect	= $(SUITE_DEPS_informer) lib/selector.c lib/yaml.c lib/quantity.c \
+			  $(CTL_PURE_SRCS) controller/expect.c
 
 # trainyard-devcluster: main.c plus DC_SRCS, which the unit suites link too.
 # It links only libkc's data modules (ARCHITECTURE.md).
@@ -194,7 +201,7 @@ DEVCLUSTER_SRCS	 = devcluster/main.c $(DC_SRCS)
 CTL_SRCS	 = $(CTL_PURE_SRCS) controller/manager.c controller/reconcile_run.c \
 		   controller/expect.c controller/events.c
 # metrics.c: threads and a server, yet unit tested (ctl_metrics), so check_main
-# links it too (the rule below adds it).
+# links it too (the rule below adds it), as it does expect.c (ctl_expect).
 CTL_SRCS	+= controller/metrics.c
 CONTROLLER_SRCS	 = controller/main.c $(CTL_SRCS)
 
@@ -255,7 +262,7 @@ $(SAN)/tests/unit/check_main: $(UNIT_SRCS:%.c=$(SAN)/%.o) $(LIB_SRCS:%.c=$(SAN)/
     $(DC_SRCS:%.c=$(SAN)/%.o) $(CTL_PURE_SRCS:%.c=$(SAN)/%.o)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(TEST_LDLIBS) $(LDLIBS_ALL)
 
-$(SAN)/tests/unit/check_main: $(SAN)/controller/metrics.o
+$(SAN)/tests/unit/check_main: $(SAN)/controller/metrics.o $(SAN)/controller/expect.o
 
 ifdef SUITE
 ONE_SRCS	 = $(sort $(LIB_CORE_SRCS) $(SUITE_DEPS_$(SUITE)) \
@@ -315,7 +322,9 @@ check-style:
 	    { echo 'check-style: curl outside lib/transport.c'; exit 1; }
 	@! grep -l '<yaml.h>' $(STYLE_SRCS) | grep -vx lib/yaml.c || \
 	    { echo 'check-style: libyaml outside lib/yaml.c'; exit 1; }
-	@! grep -lE '<(curl|yaml|libwebsockets|openssl/)' lib/include/kc/*.h || \
+	@! grep -l '<zlib.h>' $(STYLE_SRCS) | grep -vx lib/deflate.c || \
+	    { echo 'check-style: zlib outside lib/deflate.c'; exit 1; }
+	@! grep -lE '<(curl|yaml|zlib|libwebsockets|openssl/)' lib/include/kc/*.h || \
 	    { echo 'check-style: third-party header in a public kc/ header'; exit 1; }
 	@! grep -l '<libwebsockets.h>' $(STYLE_SRCS) | \
 	    grep -vxE 'lib/exec.c|controller/metrics.c|controller/webhook.c|devcluster/http.c|devcluster/exec.c|tests/server/testserver.c' || \

@@ -59,34 +59,41 @@ extern const struct kc_resource ty_res_podgroups_sigs;	/* scheduling.sigs.k8s.io
  * names are cut (uids are 36 bytes, label values at most 63).
  */
 
-/* The cached form of a Service, NetworkPolicy or PodGroup. */
+/*
+ * The cached form of a Service, NetworkPolicy or PodGroup: its strings
+ * after the struct, the uids packed (session_uid_pack()), found by 8-bit
+ * offsets (1 + offset in strs[], 0 when absent).
+ */
 struct ty_child_item {
-	int64_t		 session;	/* trainyard.dev/session; -1 when absent */
+	int32_t		 session;	/* trainyard.dev/session; -1 when absent */
 	bool		 deleting;
-	char		 uid[40];	/* "" when absent */
-	char		 owner_uid[40];	/* the controller ownerReference's, or "" */
-	char		 run[];		/* trainyard.dev/run, or "" */
+	uint8_t		 uid;		/* packed */
+	uint8_t		 owner_uid;	/* the controller ownerReference's, packed */
+	uint8_t		 run;		/* trainyard.dev/run */
+	char		 strs[];
 };
+
+/* A string of a child item ('at' one of its offsets), or NULL. */
+static inline const char *
+ty_child_str(const struct ty_child_item *ci, uint8_t at)
+{
+	return at != 0 ? ci->strs + at - 1 : NULL;
+}
 
 /*
  * The cached form of a Run or ResourceProfile: its compact JSON text
  * without managedFields and kubectl's last-applied-configuration (a few
- * KB, where a json-c tree takes 15-20 KB), parsed again for each
- * reconcile, plus the two fields handlers read.
+ * KB, where a json-c tree takes 15-20 KB), deflated with a dictionary
+ * (a tenth of that), inflated and parsed again for each reconcile
+ * (manager_obj_json()), plus the two fields handlers read.
  */
 struct ty_obj_item {
-	const char	*text;
-	size_t		 len;
+	const unsigned char *z;		/* the text, deflated (manager.c) */
+	uint32_t	 zlen;		/* bytes of z */
+	uint32_t	 len;		/* bytes of the text */
 	const char	*profile;	/* a Run's spec.profile, or "" */
 	char		 phase[16];	/* a Run's status.phase, or "" */
 	char		 strs[];
-};
-
-/* The cached form of a pod: session.c's view plus what ties it to a Run. */
-struct ty_pod_item {
-	struct ty_pod	*pod;
-	char		 owner_uid[40];	/* the controller ownerReference's, or "" */
-	char		 run[];		/* trainyard.dev/run, or "" */
 };
 
 struct expect;
@@ -146,6 +153,12 @@ void	 manager_free(struct ctl *);
 /* A new client for one thread, sharing the rate limiter. */
 int	 manager_client(struct ctl *, struct kc_client **ret, struct kc_status *st)
 	    _must_check_;
+/*
+ * A new tree (json_object_put()) of a cached Run or ResourceProfile: 0,
+ * -ENOMEM, KC_EPARSE (not a text this process cached). Thread-safe.
+ */
+int	 manager_obj_json(const struct ty_obj_item *, struct json_object **ret)
+	    _must_check_;
 
 /* reconcile_run.c */
 #define RECONCILE_DONE		0
@@ -182,7 +195,7 @@ int	 expect_delete(struct expect *, const char *key, const char *uid);
 bool	 expect_deleted(struct expect *, const char *key, const char *uid);
 /*
  * A pod of run 'key' (uid 'run_uid') and session 'session' left the pod
- * cache: keeps a reference to its last item (a struct ty_pod_item) while
+ * cache: keeps a reference to its last item (a struct ty_pod) while
  * that session lasts. expect_gone() gives new references to those of
  * 'session' in *ret (caller unrefs each and frees the array). -ENOMEM.
  */
@@ -193,8 +206,10 @@ int	 expect_gone(struct expect *, const char *key, const char *run_uid,
 /*
  * The status of run 'key' was written at resourceVersion 'rv' now.
  * expect_status_stale(): whether a cached Run at 'rv' predates that
- * write. expect_status_age_ms(): how long ago the last status write of
- * 'key' was (UINT64_MAX when none is known).
+ * write; once one does not (the cache shows the write), the write is
+ * forgotten, as it is after the TTL. expect_status_age_ms(): how long
+ * ago the last status write of 'key' was (UINT64_MAX when none is known,
+ * or it was longer ago than the TTL).
  */
 void	 expect_status_written(struct expect *, const char *key, const char *rv);
 bool	 expect_status_stale(struct expect *, const char *key, const char *rv);

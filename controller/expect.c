@@ -19,7 +19,13 @@
  *
  * One mutex guards a small hash table of Runs; the entries of one Run are
  * plain arrays (a Run has at most 10,000 pods, and only the unseen ones
- * are kept).
+ * are kept). Every Run of the cluster has an entry for a while after each
+ * status write, so an entry keeps only what it still needs: an array that
+ * empties is freed at once, the objects part once nothing is expected of
+ * it (the cache shows every pod and child created), the resourceVersion
+ * of a status write once the cache shows it, and the entry itself once
+ * only an expired status write time is left. A settled Run costs a
+ * header and its key.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -47,27 +53,41 @@ struct deleted {
 };
 
 struct gone {
-	struct kc_item	*item;		/* a struct ty_pod_item, referenced */
+	struct kc_item	*item;		/* a struct ty_pod, referenced */
 	uint64_t	 at_ms;
 };
 
+/*
+ * What a Run's creates and deletes left to see, allocated only while
+ * there is some: most Runs, most of the time, have none.
+ */
+struct run_objs {
+	char		 uid[40];	/* the Run uid these are about */
+	int64_t		 session;	/* the session of 'c' and 'g'; -1 */
+	struct created	*c;		/* pods created, not cached yet */
+	uint32_t	 nc, capc;
+	uint32_t	 nd, capd;
+	struct deleted	*d;		/* objects deleted, maybe still cached */
+	struct gone	*g;		/* pods that left the cache */
+	uint32_t	 ng, capg;
+	int64_t		 child_session[TY_KIND_POD];	/* created, by kind; 0 */
+	uint64_t	 child_at_ms[TY_KIND_POD];
+};
+
+/*
+ * One Run. The entry lives while it knows something: objects to see
+ * ('o'), a status write the Run cache does not show yet ('status_rv'), a
+ * waiting progress change, or the time of the last status write (kept
+ * for EXPECT_TTL_MS: expect_status_age_ms()).
+ */
 struct run_exp {
 	struct run_exp	*next;
-	char		 key[KC_WORKQUEUE_KEY_MAX];
-	char		 uid[40];
-	int64_t		 session;
-	struct created	*c;
-	size_t		 nc, capc;
-	struct deleted	*d;
-	size_t		 nd, capd;
-	struct gone	*g;		/* pods that left the cache */
-	size_t		 ng, capg;
-	char		 status_rv[KC_RV_MAX];	/* our last status write */
+	struct run_objs	*o;		/* NULL when nothing is expected */
+	char		*status_rv;	/* our last status write, until cached */
 	uint64_t	 status_at_ms;
 	uint64_t	 progress_hash;		/* a progress-only status waiting; 0 */
 	uint64_t	 progress_since_ms;	/* since when it looks the same */
-	int64_t		 child_session[TY_KIND_POD];	/* created, by kind; 0 */
-	uint64_t	 child_at_ms[TY_KIND_POD];
+	char		 key[];
 };
 
 struct expect {
@@ -86,20 +106,30 @@ hash(const char *s)
 }
 
 static void
-drop_gone(struct run_exp *e)
+drop_gone(struct run_objs *o)
 {
-	for (size_t i = 0; i < e->ng; i++)
-		kc_item_unref(e->g[i].item);
-	e->ng = 0;
+	for (size_t i = 0; i < o->ng; i++)
+		kc_item_unref(o->g[i].item);
+	o->ng = 0;
+}
+
+static struct run_objs *
+run_objs_free(struct run_objs *o)
+{
+	if (o == NULL)
+		return NULL;
+	drop_gone(o);
+	kc_free(o->c);
+	kc_free(o->d);
+	kc_free(o->g);
+	return kc_free(o);
 }
 
 static void
 run_exp_free(struct run_exp *e)
 {
-	drop_gone(e);
-	kc_free(e->c);
-	kc_free(e->d);
-	kc_free(e->g);
+	run_objs_free(e->o);
+	kc_free(e->status_rv);
 	kc_free(e);
 }
 
@@ -141,21 +171,28 @@ static struct run_exp *
 find(struct expect *x, const char *key, bool create)
 {
 	uint32_t h = hash(key);
+	size_t len;
 	struct run_exp *e;
 
 	for (e = x->b[h]; e != NULL; e = e->next)
 		if (strcmp(e->key, key) == 0)
 			return e;
-	if (!create || (e = kc_calloc(1, sizeof(*e))) == NULL)
+	if (!create || (len = strnlen(key, KC_WORKQUEUE_KEY_MAX)) == KC_WORKQUEUE_KEY_MAX ||
+	    (e = kc_keep_calloc(sizeof(*e) + len + 1)) == NULL)
 		return NULL;
-	if (kc_strlcpy(e->key, key, sizeof(e->key)) >= sizeof(e->key)) {
-		kc_free(e);
-		return NULL;
-	}
-	e->session = -1;
+	memcpy(e->key, key, len + 1);
 	e->next = x->b[h];
 	x->b[h] = e;
 	return e;
+}
+
+/* The objects of 'e', made when missing (lock held); NULL for -ENOMEM. */
+static struct run_objs *
+objs(struct run_exp *e)
+{
+	if (e->o == NULL && (e->o = kc_keep_calloc(sizeof(*e->o))) != NULL)
+		e->o->session = -1;
+	return e->o;
 }
 
 static void
@@ -171,42 +208,94 @@ unlink_entry(struct expect *x, struct run_exp *e)
 		}
 }
 
-/* Makes 'e' about Run uid 'uid' and 'session', dropping what it knew else. */
-static void
-retarget(struct run_exp *e, const char *uid, int64_t session)
+/*
+ * Frees what 'e' no longer needs (lock held): the arrays that emptied,
+ * the objects once nothing is expected of them, the entry once it knows
+ * nothing. Returns false when 'e' was freed.
+ */
+static bool
+tidy(struct expect *x, struct run_exp *e, uint64_t now)
 {
-	if (strcmp(e->uid, uid) != 0) {
-		e->nd = 0;
-		e->nc = 0;
-		drop_gone(e);
-		kc_strlcpy(e->uid, uid, sizeof(e->uid));
+	struct run_objs *o = e->o;
+
+	if (o != NULL) {
+		if (o->nc == 0) {
+			o->c = kc_free(o->c);
+			o->capc = 0;
+		}
+		if (o->nd == 0) {
+			o->d = kc_free(o->d);
+			o->capd = 0;
+		}
+		if (o->ng == 0) {
+			o->g = kc_free(o->g);
+			o->capg = 0;
+		}
+		if (o->nc == 0 && o->nd == 0 && o->ng == 0 && o->child_session[0] == 0 &&
+		    o->child_session[1] == 0 && o->child_session[2] == 0)
+			e->o = run_objs_free(o);
 	}
-	if (e->session != session) {
-		e->nc = 0;
-		drop_gone(e);
-		e->session = session;
+	if (e->o == NULL && e->status_rv == NULL && e->progress_hash == 0 &&
+	    (e->status_at_ms == 0 || now - e->status_at_ms >= EXPECT_TTL_MS)) {
+		unlink_entry(x, e);
+		return false;
+	}
+	return true;
+}
+
+/* Makes 'o' about Run uid 'uid' and 'session', dropping what it knew else. */
+static void
+retarget(struct run_objs *o, const char *uid, int64_t session)
+{
+	if (strcmp(o->uid, uid) != 0) {
+		o->nd = 0;
+		o->nc = 0;
+		drop_gone(o);
+		kc_strlcpy(o->uid, uid, sizeof(o->uid));
+	}
+	if (o->session != session) {
+		o->nc = 0;
+		drop_gone(o);
+		o->session = session;
 	}
 }
 
 static void
-expire(struct run_exp *e, uint64_t now)
+expire(struct run_objs *o, uint64_t now)
 {
 	size_t i, j;
 
-	for (i = j = 0; i < e->nc; i++)
-		if (now - e->c[i].at_ms < EXPECT_TTL_MS)
-			e->c[j++] = e->c[i];
-	e->nc = j;
-	for (i = j = 0; i < e->nd; i++)
-		if (now - e->d[i].at_ms < EXPECT_TTL_MS)
-			e->d[j++] = e->d[i];
-	e->nd = j;
-	for (i = j = 0; i < e->ng; i++)
-		if (now - e->g[i].at_ms < EXPECT_TTL_MS)
-			e->g[j++] = e->g[i];
+	for (i = j = 0; i < o->nc; i++)
+		if (now - o->c[i].at_ms < EXPECT_TTL_MS)
+			o->c[j++] = o->c[i];
+	o->nc = (uint32_t)j;
+	for (i = j = 0; i < o->nd; i++)
+		if (now - o->d[i].at_ms < EXPECT_TTL_MS)
+			o->d[j++] = o->d[i];
+	o->nd = (uint32_t)j;
+	for (i = j = 0; i < o->ng; i++)
+		if (now - o->g[i].at_ms < EXPECT_TTL_MS)
+			o->g[j++] = o->g[i];
 		else
-			kc_item_unref(e->g[i].item);
-	e->ng = j;
+			kc_item_unref(o->g[i].item);
+	o->ng = (uint32_t)j;
+}
+
+/* Room for one more of 'n' elements of 'size' in '*a' of '*cap'. */
+static int
+grow(void **a, uint32_t n, uint32_t *cap, size_t size, uint32_t first)
+{
+	uint32_t ncap;
+	void *na;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap != 0 ? *cap * 2 : first;
+	if ((na = kc_reallocarray(*a, ncap, size)) == NULL)
+		return -ENOMEM;
+	*a = na;
+	*cap = ncap;
+	return 0;
 }
 
 int
@@ -214,6 +303,7 @@ expect_pod_created(struct expect *x, const char *key, const char *run_uid,
     int64_t session, int32_t index)
 {
 	struct run_exp *e;
+	struct run_objs *o;
 	int r = 0;
 
 	pthread_mutex_lock(&x->lock);
@@ -221,19 +311,14 @@ expect_pod_created(struct expect *x, const char *key, const char *run_uid,
 		r = -ENOMEM;
 		goto out;
 	}
-	retarget(e, run_uid, session);
-	if (e->nc == e->capc) {
-		size_t cap = e->capc != 0 ? e->capc * 2 : 16;
-		struct created *c = kc_reallocarray(e->c, cap, sizeof(*c));
-
-		if (c == NULL) {
-			r = -ENOMEM;
-			goto out;
-		}
-		e->c = c;
-		e->capc = cap;
+	if ((o = objs(e)) == NULL ||
+	    grow((void **)&o->c, o->nc, &o->capc, sizeof(*o->c), 16) < 0) {
+		r = -ENOMEM;
+		(void)tidy(x, e, kc_clock_now_ms());
+		goto out;
 	}
-	e->c[e->nc++] = (struct created){ index, kc_clock_now_ms() };
+	retarget(o, run_uid, session);
+	o->c[o->nc++] = (struct created){ index, kc_clock_now_ms() };
 out:
 	pthread_mutex_unlock(&x->lock);
 	return r;
@@ -244,39 +329,38 @@ expect_pods(struct expect *x, const char *key, const char *run_uid, int64_t sess
     const int32_t *seen, size_t nseen, int32_t **ret, size_t *ret_n)
 {
 	struct run_exp *e;
+	struct run_objs *o;
 	int32_t *out = NULL;
+	uint64_t now = kc_clock_now_ms();
 	size_t i, j, n = 0;
 	int r = 0;
 
 	pthread_mutex_lock(&x->lock);
 	if ((e = find(x, key, false)) == NULL)
 		goto done;
-	retarget(e, run_uid, session);
-	expire(e, kc_clock_now_ms());
-	/* Drop what the cache shows now. */
-	for (i = j = 0; i < e->nc; i++) {
-		bool shown = false;
+	if ((o = e->o) != NULL) {
+		retarget(o, run_uid, session);
+		expire(o, now);
+		/* Drop what the cache shows now. */
+		for (i = j = 0; i < o->nc; i++) {
+			bool shown = false;
 
-		for (size_t k = 0; k < nseen && !shown; k++)
-			shown = seen[k] == e->c[i].index;
-		if (!shown)
-			e->c[j++] = e->c[i];
-	}
-	e->nc = j;
-	if (e->nc == 0 && e->nd == 0 && e->ng == 0 && e->status_rv[0] == '\0' &&
-	    e->progress_hash == 0 && e->child_session[0] == 0 && e->child_session[1] == 0 &&
-	    e->child_session[2] == 0) {
-		unlink_entry(x, e);
-		goto done;
-	}
-	if (e->nc > 0) {
-		if ((out = kc_calloc(e->nc, sizeof(*out))) == NULL) {
-			r = -ENOMEM;
-			goto out;
+			for (size_t k = 0; k < nseen && !shown; k++)
+				shown = seen[k] == o->c[i].index;
+			if (!shown)
+				o->c[j++] = o->c[i];
 		}
-		for (i = 0; i < e->nc; i++)
-			out[n++] = e->c[i].index;
+		o->nc = (uint32_t)j;
+		if (o->nc > 0) {
+			if ((out = kc_calloc(o->nc, sizeof(*out))) == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			for (i = 0; i < o->nc; i++)
+				out[n++] = o->c[i].index;
+		}
 	}
+	(void)tidy(x, e, now);
 done:
 	*ret = out;
 	*ret_n = n;
@@ -289,6 +373,7 @@ int
 expect_delete(struct expect *x, const char *key, const char *uid)
 {
 	struct run_exp *e;
+	struct run_objs *o;
 	int r = 0;
 
 	pthread_mutex_lock(&x->lock);
@@ -296,19 +381,14 @@ expect_delete(struct expect *x, const char *key, const char *uid)
 		r = -ENOMEM;
 		goto out;
 	}
-	if (e->nd == e->capd) {
-		size_t cap = e->capd != 0 ? e->capd * 2 : 8;
-		struct deleted *d = kc_reallocarray(e->d, cap, sizeof(*d));
-
-		if (d == NULL) {
-			r = -ENOMEM;
-			goto out;
-		}
-		e->d = d;
-		e->capd = cap;
+	if ((o = objs(e)) == NULL ||
+	    grow((void **)&o->d, o->nd, &o->capd, sizeof(*o->d), 8) < 0) {
+		r = -ENOMEM;
+		(void)tidy(x, e, kc_clock_now_ms());
+		goto out;
 	}
-	kc_strlcpy(e->d[e->nd].uid, uid, sizeof(e->d[e->nd].uid));
-	e->d[e->nd++].at_ms = kc_clock_now_ms();
+	kc_strlcpy(o->d[o->nd].uid, uid, sizeof(o->d[o->nd].uid));
+	o->d[o->nd++].at_ms = kc_clock_now_ms();
 out:
 	pthread_mutex_unlock(&x->lock);
 	return r;
@@ -322,10 +402,10 @@ expect_deleted(struct expect *x, const char *key, const char *uid)
 	uint64_t now = kc_clock_now_ms();
 
 	pthread_mutex_lock(&x->lock);
-	if ((e = find(x, key, false)) != NULL)
-		for (size_t i = 0; i < e->nd && !found; i++)
-			found = strcmp(e->d[i].uid, uid) == 0 &&
-			    now - e->d[i].at_ms < EXPECT_TTL_MS;
+	if ((e = find(x, key, false)) != NULL && e->o != NULL)
+		for (size_t i = 0; i < e->o->nd && !found; i++)
+			found = strcmp(e->o->d[i].uid, uid) == 0 &&
+			    now - e->o->d[i].at_ms < EXPECT_TTL_MS;
 	pthread_mutex_unlock(&x->lock);
 	return found;
 }
@@ -346,6 +426,7 @@ expect_pod_gone(struct expect *x, const char *key, const char *run_uid, int64_t 
     struct kc_item *item)
 {
 	struct run_exp *e;
+	struct run_objs *o;
 	int r = 0;
 
 	pthread_mutex_lock(&x->lock);
@@ -353,28 +434,25 @@ expect_pod_gone(struct expect *x, const char *key, const char *run_uid, int64_t 
 		r = -ENOMEM;
 		goto out;
 	}
-	/* Only pods of the session the entry follows (or the first seen). */
-	if (e->uid[0] == '\0' || e->session < 0) {
-		kc_strlcpy(e->uid, run_uid, sizeof(e->uid));
-		e->session = session;
-	}
-	if (strcmp(e->uid, run_uid) != 0 || e->session != session)
+	if ((o = objs(e)) == NULL) {
+		r = -ENOMEM;
+		(void)tidy(x, e, kc_clock_now_ms());
 		goto out;
-	if (e->ng == e->capg) {
-		size_t cap = e->capg != 0 ? e->capg * 2 : 8;
-		struct gone *g;
-
-		if (e->ng >= TY_NODES_MAX)
-			goto out;	/* more than a run has: nothing to learn */
-		if ((g = kc_reallocarray(e->g, cap, sizeof(*g))) == NULL) {
-			r = -ENOMEM;
-			goto out;
-		}
-		e->g = g;
-		e->capg = cap;
 	}
-	e->g[e->ng].item = kc_item_ref(item);
-	e->g[e->ng++].at_ms = kc_clock_now_ms();
+	/* Only pods of the session the entry follows (or the first seen). */
+	if (o->uid[0] == '\0' || o->session < 0) {
+		kc_strlcpy(o->uid, run_uid, sizeof(o->uid));
+		o->session = session;
+	}
+	if (strcmp(o->uid, run_uid) != 0 || o->session != session ||
+	    o->ng >= TY_NODES_MAX)	/* more than a run has: nothing to learn */
+		goto out;
+	if (grow((void **)&o->g, o->ng, &o->capg, sizeof(*o->g), 8) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	o->g[o->ng].item = kc_item_ref(item);
+	o->g[o->ng++].at_ms = kc_clock_now_ms();
 out:
 	pthread_mutex_unlock(&x->lock);
 	return r;
@@ -385,20 +463,21 @@ expect_gone(struct expect *x, const char *key, const char *run_uid, int64_t sess
     struct kc_item ***ret, size_t *ret_n)
 {
 	struct run_exp *e;
+	struct run_objs *o;
 	struct kc_item **out = NULL;
 	size_t n = 0;
 	int r = 0;
 
 	pthread_mutex_lock(&x->lock);
-	if ((e = find(x, key, false)) == NULL || strcmp(e->uid, run_uid) != 0 ||
-	    e->session != session || e->ng == 0)
+	if ((e = find(x, key, false)) == NULL || (o = e->o) == NULL ||
+	    strcmp(o->uid, run_uid) != 0 || o->session != session || o->ng == 0)
 		goto out;
-	if ((out = kc_calloc(e->ng, sizeof(*out))) == NULL) {
+	if ((out = kc_calloc(o->ng, sizeof(*out))) == NULL) {
 		r = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < e->ng; i++)
-		out[n++] = kc_item_ref(e->g[i].item);
+	for (size_t i = 0; i < o->ng; i++)
+		out[n++] = kc_item_ref(o->g[i].item);
 out:
 	pthread_mutex_unlock(&x->lock);
 	*ret = out;
@@ -413,7 +492,9 @@ expect_status_written(struct expect *x, const char *key, const char *rv)
 
 	pthread_mutex_lock(&x->lock);
 	if ((e = find(x, key, true)) != NULL) {
-		kc_strlcpy(e->status_rv, rv, sizeof(e->status_rv));
+		kc_free(e->status_rv);
+		/* Without memory, staleness goes unnoticed: a conflict, retried. */
+		e->status_rv = kc_strndup(rv, KC_RV_MAX - 1);
 		e->status_at_ms = kc_clock_now_ms();
 		e->progress_hash = 0;	/* written: nothing waits */
 		e->progress_since_ms = 0;
@@ -426,14 +507,21 @@ expect_status_stale(struct expect *x, const char *key, const char *rv)
 {
 	struct run_exp *e;
 	bool stale = false;
+	uint64_t now = kc_clock_now_ms();
 
 	pthread_mutex_lock(&x->lock);
-	if ((e = find(x, key, false)) != NULL && e->status_rv[0] != '\0') {
-		/* Give up waiting after the TTL, in case the event was lost. */
-		if (kc_clock_now_ms() - e->status_at_ms >= EXPECT_TTL_MS)
-			e->status_rv[0] = '\0';
+	if ((e = find(x, key, false)) != NULL && e->status_rv != NULL) {
+		/*
+		 * Stale until the cache shows the write (the Run's versions
+		 * only grow); give up waiting after the TTL, in case the
+		 * event was lost.
+		 */
+		if (now - e->status_at_ms < EXPECT_TTL_MS &&
+		    kc_rv_compare(rv, e->status_rv) < 0)
+			stale = true;
 		else
-			stale = kc_rv_compare(rv, e->status_rv) < 0;
+			e->status_rv = kc_free(e->status_rv);
+		(void)tidy(x, e, now);
 	}
 	pthread_mutex_unlock(&x->lock);
 	return stale;
@@ -476,13 +564,17 @@ expect_child_created(struct expect *x, const char *key, enum ty_kind kind,
     int64_t session)
 {
 	struct run_exp *e;
+	struct run_objs *o;
 
 	if (kind >= TY_KIND_POD)
 		return;
 	pthread_mutex_lock(&x->lock);
 	if ((e = find(x, key, true)) != NULL) {
-		e->child_session[kind] = session;
-		e->child_at_ms[kind] = kc_clock_now_ms();
+		if ((o = objs(e)) != NULL) {
+			o->child_session[kind] = session;
+			o->child_at_ms[kind] = kc_clock_now_ms();
+		} else
+			(void)tidy(x, e, kc_clock_now_ms());
 	}
 	pthread_mutex_unlock(&x->lock);
 }
@@ -492,16 +584,20 @@ expect_child(struct expect *x, const char *key, enum ty_kind kind, int64_t sessi
     bool seen)
 {
 	struct run_exp *e;
+	struct run_objs *o;
 	bool found = false;
+	uint64_t now = kc_clock_now_ms();
 
 	if (kind >= TY_KIND_POD)
 		return false;
 	pthread_mutex_lock(&x->lock);
-	if ((e = find(x, key, false)) != NULL && e->child_session[kind] != 0) {
-		if (seen || e->child_session[kind] != session ||
-		    kc_clock_now_ms() - e->child_at_ms[kind] >= EXPECT_TTL_MS)
-			e->child_session[kind] = 0;	/* shown, or moot */
-		else
+	if ((e = find(x, key, false)) != NULL && (o = e->o) != NULL &&
+	    o->child_session[kind] != 0) {
+		if (seen || o->child_session[kind] != session ||
+		    now - o->child_at_ms[kind] >= EXPECT_TTL_MS) {
+			o->child_session[kind] = 0;	/* shown, or moot */
+			(void)tidy(x, e, now);
+		} else
 			found = true;
 	}
 	pthread_mutex_unlock(&x->lock);

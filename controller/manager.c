@@ -4,7 +4,8 @@
  *	informer threads   one per cache: Runs, ResourceProfiles, and the
  *	                   pods, Services, NetworkPolicies and PodGroups with
  *	                   app.kubernetes.io/managed-by=trainyard
- *	worker threads     cfg.workers of them: key -> reconcile_run() -> done
+ *	worker threads     up to cfg.workers of them: key -> reconcile_run()
+ *	                   -> done; one while idle (below)
  *	the trimmer        gives the free memory of a burst back to the
  *	                   system once the work stops (trim_main())
  *
@@ -13,11 +14,26 @@
  * own, or for a managed object the Run named by its trainyard.dev/run
  * label. A ResourceProfile change enqueues the Runs that name it.
  *
- * The caches keep compact items, not JSON: a pod is session.c's struct
- * ty_pod plus its owner's uid and Run name (about 400 bytes with its
- * informer entry); a child object about 200. Runs and profiles keep their
- * JSON text (without managedFields and kubectl's last-applied
- * configuration), as the model reads them whole; there are few of them.
+ * The workers are a pool that grows with the work and shrinks after it.
+ * One, the resident, always waits for keys (it also serves the queue's
+ * timers). When a key is added, or a worker takes one and more are
+ * ready, while no worker waits, another one starts (spawn_worker()), up
+ * to cfg.workers. A worker that waits WORKER_IDLE_MS (the trimmer's
+ * "burst over") without a key retires: its thread, its client with its
+ * TLS connection, and glibc's cache of the blocks it freed (tcache, up
+ * to about 100 KB a busy thread, which only the thread's end gives back)
+ * go, and the trimmer returns the pages. A burst pays the workers' TLS
+ * handshakes again; an idle controller keeps one worker.
+ *
+ * The caches keep compact items, not JSON, each one allocation from the
+ * pool of long-lived blocks (kc_keep_malloc()), so that they pack
+ * together instead of pinning the pages a burst used: a pod is
+ * session.c's struct ty_pod, which holds its owner's uid and Run name
+ * too (about 110 bytes, with its informer entry about 210); a child
+ * object about 150 with its entry. Runs and profiles keep their JSON text
+ * (without managedFields and kubectl's last-applied configuration), as
+ * the model reads them whole, deflated with a preset dictionary
+ * (kc/deflate.h): a Run of 1.7 KB takes about 150 bytes.
  *
  * The PodGroup API is chosen once at start from the configuration or,
  * for "auto", from discovery (scheduling.x-k8s.io first, then the older
@@ -35,6 +51,7 @@
 
 #include <kc/alloc.h>
 #include <kc/clock.h>
+#include <kc/deflate.h>
 #include <kc/json.h>
 #include <kc/log.h>
 #include <kc/str.h>
@@ -45,13 +62,16 @@
 #define TRIM_QUIET_MS		200	/* a burst is over after this without work */
 #define TRIM_BUSY_MS		(30 * 1000)	/* ... or trimmed anyway after this */
 #define TRIM_MIN_WORK		16	/* enqueues and reconciles worth a trim */
+#define WORKER_IDLE_MS		TRIM_QUIET_MS	/* a surplus worker retires then */
 
 struct thread {
 	struct ctl		*c;
 	struct kc_informer	*inf;		/* NULL for a worker */
 	struct kc_client	*cl;		/* a worker's, for cancelling */
 	pthread_t		 tid;
-	bool			 started;
+	bool			 started;	/* a thread to join */
+	bool			 retired;	/* a worker that ended (lock) */
+	bool			 resident;	/* the worker that never retires */
 };
 
 /* Gives a burst's memory back once it is over (see trim_main()). */
@@ -72,8 +92,11 @@ struct manager {
 	bool		 stopping;
 	struct thread	 informers[6];
 	size_t		 ninformers;
-	struct thread	*workers;
-	size_t		 nworkers;
+	struct thread	*workers;	/* cfg.workers slots */
+	atomic_bool	 pool;		/* 'workers' is set: workers may start */
+	bool		 has_resident;	/* a resident worker runs (lock) */
+	atomic_uint	 nrunning;	/* workers not retired (changed under lock) */
+	atomic_uint	 nwaiting;	/* workers waiting for a key */
 };
 
 static const struct kc_log_ctx mlog = { .action = "manager" };
@@ -168,55 +191,100 @@ trimmed_copy(const struct json_object *obj)
 	return copy;
 }
 
+/*
+ * The preset dictionary Runs (and ResourceProfiles) are deflated with:
+ * a Run as this controller writes it, with the keys, conditions, reasons
+ * and messages of its status, most frequent last (closest to the text).
+ * Part of the cached format, but only inside this process: change it
+ * freely. A running Run of 1.7 KB deflates to about 150 bytes with it.
+ */
+static const char obj_dict[] =
+	"{\"lastTransitionTime\":\"2025-01-01T00:00:00Z\",\"message\":\"every object of sessi"
+	"on 1 is deleted\",\"observedGeneration\":1,\"reason\":\"AllDeleted\",\"status\":\"Tr"
+	"ue\",\"type\":\"CleanedUp\"},{\"lastTransitionTime\":\"2025-01-01T00:00:00Z\",\"mess"
+	"age\":\"session 1 ended\",\"observedGeneration\":1,\"reason\":\"SessionEnded\",\"sta"
+	"tus\":\"False\",\"type\":\"Running\"}],\"failedNodes\":[{\"exitCode\":1,\"index\":0,"
+	"\"message\":\"\",\"node\":\"node-0\",\"pod\":\"\",\"reason\":\"PodFailed\"}],\"histo"
+	"ry\":[{\"endTime\":\"2025-01-01T00:00:00Z\",\"phase\":\"Succeeded\",\"reason\":\"Com"
+	"pleted\",\"session\":1,\"startTime\":\"2025-01-01T00:00:00Z\"}],\"message\":\"\",\"r"
+	"eason\":\"\",\"sessionEndTime\":\"2025-01-01T00:00:00Z\"{\"apiVersion\":\"trainyard."
+	"dev/v1alpha1\",\"kind\":\"Run\",\"metadata\":{\"annotations\":{},\"creationTimestamp"
+	"\":\"2025-01-01T00:00:00Z\",\"generation\":1,\"labels\":{\"app\":\"\"},\"name\":\"\""
+	",\"namespace\":\"default\",\"resourceVersion\":\"1\",\"uid\":\"00000000-0000-0000-00"
+	"00-000000000000\"},\"spec\":{\"activeDeadlineSeconds\":86400,\"args\":[],\"command\""
+	":[\"sleep\",\"infinity\"],\"env\":[{\"name\":\"\",\"value\":\"\"}],\"image\":\"busyb"
+	"ox:1.36\",\"maxRestarts\":3,\"nodes\":8,\"ports\":[{\"containerPort\":29500,\"name\""
+	":\"master\"}],\"profile\":\"\",\"restartPolicy\":\"Never\",\"scheduleTimeoutSeconds\""
+	":600,\"session\":1},\"status\":{\"allPodsCreated\":true,\"conditions\":[{\"lastTrans"
+	"itionTime\":\"2025-01-01T00:00:00Z\",\"message\":\"the spec is valid\",\"observedGen"
+	"eration\":1,\"reason\":\"Valid\",\"status\":\"True\",\"type\":\"Valid\"},{\"lastTran"
+	"sitionTime\":\"2025-01-01T00:00:00Z\",\"message\":\"all nodes are scheduled together"
+	" by scheduler-plugins-scheduler (PodGroup scheduling.x-k8s.io/v1alpha1)\",\"observed"
+	"Generation\":1,\"reason\":\"PodGroup\",\"status\":\"True\",\"type\":\"GangScheduling"
+	"\"},{\"lastTransitionTime\":\"2025-01-01T00:00:00Z\",\"message\":\"all 8 nodes are s"
+	"cheduled\",\"observedGeneration\":1,\"reason\":\"AllNodesScheduled\",\"status\":\"Tr"
+	"ue\",\"type\":\"Scheduled\"},{\"lastTransitionTime\":\"2025-01-01T00:00:00Z\",\"mess"
+	"age\":\"all 8 nodes are running\",\"observedGeneration\":1,\"reason\":\"AllNodesRunn"
+	"ing\",\"status\":\"True\",\"type\":\"Running\"},{\"lastTransitionTime\":\"2025-01-01"
+	"T00:00:00Z\",\"message\":\"session 1 is active\",\"observedGeneration\":1,\"reason\""
+	":\"SessionActive\",\"status\":\"False\",\"type\":\"Finished\"},{\"lastTransitionTime"
+	"\":\"2025-01-01T00:00:00Z\",\"message\":\"session 1 is active\",\"observedGeneration"
+	"\":1,\"reason\":\"SessionActive\",\"status\":\"False\",\"type\":\"CleanedUp\"}],\"gp"
+	"us\":8,\"nodes\":{\"failed\":0,\"pending\":0,\"running\":8,\"succeeded\":0,\"total\""
+	":8},\"observedGeneration\":1,\"phase\":\"Running\",\"readyNodes\":\"8/8\",\"restarts"
+	"\":0,\"session\":1,\"sessionStartTime\":\"2025-01-01T00:00:00Z\"}}";
+
 static int
 obj_transform(void *arg, const struct json_object *obj, void **ret,
     struct kc_status *st)
 {
 	_cleanup_(kc_freep) char *text = NULL;
+	_cleanup_(kc_freep) void *z = NULL;
 	struct json_object *copy;
 	struct ty_obj_item *it;
 	const char *profile = kc_json_str(obj, "spec", "profile");
 	const char *phase = kc_json_str(obj, "status", "phase");
-	size_t len = 0;
+	size_t len = 0, zlen = 0;
 	char *p;
+	int r;
 
 	(void)arg;
-	(void)st;
 	if ((copy = trimmed_copy(obj)) == NULL)
 		return -ENOMEM;
 	text = kc_json_dump(copy, &len);
 	json_object_put(copy);
-	if (text == NULL || (it = kc_malloc(sizeof(*it) + len + 1 +
-	    str_size(profile, ITEM_PROFILE_MAX))) == NULL)
+	if (text == NULL)
+		return -ENOMEM;
+	if (len > UINT32_MAX)
+		return kc_status_set(st, -E2BIG, "object of %zu bytes", len);
+	if ((r = kc_deflate(text, len, obj_dict, sizeof(obj_dict) - 1, &z, &zlen)) < 0)
+		return r == -ENOMEM ? r : kc_status_set(st, r, "deflate: %s", kc_strerror(r));
+	if ((it = kc_keep_malloc(sizeof(*it) + zlen + str_size(profile, ITEM_PROFILE_MAX))) ==
+	    NULL)
 		return -ENOMEM;
 	p = it->strs;
-	memcpy(p, text, len + 1);
-	it->text = p;
-	it->len = len;
-	p += len + 1;
+	memcpy(p, z, zlen);
+	it->z = (const unsigned char *)p;
+	it->zlen = (uint32_t)zlen;
+	it->len = (uint32_t)len;
+	p += zlen;
 	it->profile = put_str(&p, profile, ITEM_PROFILE_MAX);
 	kc_strlcpy(it->phase, phase != NULL ? phase : "", sizeof(it->phase));
 	*ret = it;
 	return 0;
 }
 
-/* The uid of the controller ownerReference of kind Run, or NULL. */
-static const char *
-owner_uid(const struct json_object *obj)
+int
+manager_obj_json(const struct ty_obj_item *it, struct json_object **ret)
 {
-	struct json_object *refs = kc_json_get(obj, "metadata", "ownerReferences");
-	size_t n = refs != NULL && json_object_is_type(refs, json_type_array) ?
-	    json_object_array_length(refs) : 0;
+	_cleanup_(kc_freep) char *text = NULL;
+	struct kc_status st = { 0 };
+	int r;
 
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *ref = json_object_array_get_idx(refs, i);
-		const char *kind = kc_json_str(ref, "kind"), *uid = kc_json_str(ref, "uid");
-
-		if (kc_json_bool(ref, false, "controller") && kind != NULL &&
-		    strcmp(kind, "Run") == 0 && uid != NULL)
-			return uid;
-	}
-	return NULL;
+	if ((r = kc_inflate(it->z, it->zlen, obj_dict, sizeof(obj_dict) - 1, it->len,
+	    &text)) < 0)
+		return r;
+	return kc_json_parse(text, it->len, ret, &st);
 }
 
 static const char *
@@ -228,47 +296,34 @@ run_label(const struct json_object *obj)
 static int
 pod_transform(void *arg, const struct json_object *obj, void **ret, struct kc_status *st)
 {
-	const char *owner = owner_uid(obj), *run = run_label(obj);
-	struct ty_pod_item *it;
-	char *p;
+	struct ty_pod *p;
 	int r;
 
 	(void)arg;
-	if ((it = kc_malloc(offsetof(struct ty_pod_item, run) +
-	    str_size(run, ITEM_LABEL_MAX))) == NULL)
-		return -ENOMEM;
-	if ((r = session_pod_from_json(obj, &it->pod)) < 0) {
-		kc_free(it);
+	if ((r = session_pod_from_json(obj, &p)) < 0)
 		return r == -ENOMEM ? r : kc_status_set(st, r, "pod without a name");
-	}
-	kc_strlcpy(it->owner_uid, owner != NULL ? owner : "", sizeof(it->owner_uid));
-	p = it->run;
-	(void)put_str(&p, run, ITEM_LABEL_MAX);
-	*ret = it;
+	*ret = p;
 	return 0;
 }
 
 static void
 pod_free(void *arg, void *data)
 {
-	struct ty_pod_item *it = data;
-
 	(void)arg;
-	session_pod_free(it->pod);
-	kc_free(it);
+	session_pod_free(data);
 }
 
 static bool
 pod_index(void *arg, const struct kc_item *item, char *buf, size_t size)
 {
-	const struct ty_pod_item *it = kc_item_data(item);
+	const char *run = ty_pod_str(kc_item_data(item), TY_POD_RUN);
 	char ns[KC_NAMESPACE_MAX + 1];
 
 	(void)arg;
-	if (it->run[0] == '\0')
+	if (run == NULL || run[0] == '\0')
 		return false;
 	kc_item_ns(item, ns, sizeof(ns));
-	return (size_t)snprintf(buf, size, "%s/%s", ns, it->run) < size;
+	return (size_t)snprintf(buf, size, "%s/%s", ns, run) < size;
 }
 
 /*
@@ -286,28 +341,44 @@ static const char *const child_keep[] = {
 	"metadata.deletionTimestamp",
 };
 
+/* Packs 'uid' (NULL and "" are none) at '*p', moving it on; its offset + 1. */
+static uint8_t
+put_uid(char *strs, char **p, const char *uid)
+{
+	uint8_t at = (uint8_t)(*p - strs + 1);
+
+	if (uid == NULL || uid[0] == '\0')
+		return 0;
+	*p = session_uid_pack(uid, *p);
+	return at;
+}
+
 static int
 child_transform(void *arg, const struct json_object *obj, void **ret,
     struct kc_status *st)
 {
-	const char *uid = kc_json_str(obj, "metadata", "uid"), *owner = owner_uid(obj);
+	const char *uid = kc_json_str(obj, "metadata", "uid");
+	const char *owner = session_owner_uid(obj);
 	const char *run = run_label(obj);
 	const char *session = kc_json_str(obj, "metadata", "labels", TY_LABEL_SESSION);
 	struct ty_child_item *it;
+	int64_t n;
 	char *p;
 
 	(void)arg;
 	(void)st;
-	if ((it = kc_malloc(offsetof(struct ty_child_item, run) +
-	    str_size(run, ITEM_LABEL_MAX))) == NULL)
+	/* At most 3 * 64 bytes of strings: 8-bit offsets reach them. */
+	if ((it = kc_keep_malloc(sizeof(*it) + (uid != NULL && *uid != '\0' ?
+	    session_uid_size(uid) : 0) + (owner != NULL && *owner != '\0' ?
+	    session_uid_size(owner) : 0) + str_size(run, ITEM_LABEL_MAX))) == NULL)
 		return -ENOMEM;
-	it->session = -1;
-	if (session != NULL && kc_parse_i64(session, &it->session) < 0)
-		it->session = -1;
+	it->session = session != NULL && kc_parse_i64(session, &n) == 0 && n >= 0 ?
+	    (int32_t)KC_MIN(n, INT32_MAX) : -1;
 	it->deleting = kc_json_get(obj, "metadata", "deletionTimestamp") != NULL;
-	kc_strlcpy(it->uid, uid != NULL ? uid : "", sizeof(it->uid));
-	kc_strlcpy(it->owner_uid, owner != NULL ? owner : "", sizeof(it->owner_uid));
-	p = it->run;
+	p = it->strs;
+	it->uid = put_uid(it->strs, &p, uid);
+	it->owner_uid = put_uid(it->strs, &p, owner);
+	it->run = (uint8_t)(p - it->strs + 1);
 	(void)put_str(&p, run, ITEM_LABEL_MAX);
 	*ret = it;
 	return 0;
@@ -317,15 +388,24 @@ child_transform(void *arg, const struct json_object *obj, void **ret,
 
 /* Work happened: wakes the trimmer if it waits for a burst to start. */
 static void
-trim_note(struct manager *m)
+trim_note_n(struct manager *m, uint64_t n)
 {
-	atomic_fetch_add(&m->trim.work, 1);
+	atomic_fetch_add(&m->trim.work, n);
 	if (atomic_load(&m->trim.asleep)) {
 		pthread_mutex_lock(&m->trim.mu);
 		pthread_cond_signal(&m->trim.cv);
 		pthread_mutex_unlock(&m->trim.mu);
 	}
 }
+
+static void
+trim_note(struct manager *m)
+{
+	trim_note_n(m, 1);
+}
+
+static void	spawn_worker(struct ctl *c);
+static void	*worker_main(void *arg);
 
 static void
 enqueue(struct ctl *c, const char *key)
@@ -336,6 +416,7 @@ enqueue(struct ctl *c, const char *key)
 
 	if ((r = kc_workqueue_add(c->queue, key)) < 0 && r != -ESHUTDOWN)
 		kc_log_warn(&mlog, "queue %s: %s", key, kc_strerror(r));
+	spawn_worker(c);
 }
 
 static void
@@ -398,7 +479,9 @@ owned_changed(void *arg, struct kc_item *it, const char *run)
 static void
 pod_changed(void *arg, struct kc_item *it)
 {
-	owned_changed(arg, it, ((const struct ty_pod_item *)kc_item_data(it))->run);
+	const char *run = ty_pod_str(kc_item_data(it), TY_POD_RUN);
+
+	owned_changed(arg, it, run != NULL ? run : "");
 }
 
 static void
@@ -418,23 +501,28 @@ static void
 pod_deleted(void *arg, struct kc_item *it)
 {
 	struct ctl *c = arg;
-	const struct ty_pod_item *pi = kc_item_data(it);
+	const struct ty_pod *p = kc_item_data(it);
 	char ns[KC_NAMESPACE_MAX + 1], key[KC_WORKQUEUE_KEY_MAX];
+	char ubuf[TY_UID_TEXT_MAX], obuf[TY_UID_TEXT_MAX];
+	const char *run = ty_pod_str(p, TY_POD_RUN);
+	const char *owner = ty_pod_uid(p, TY_POD_OWNER_UID, obuf, sizeof(obuf));
+	const char *uid = ty_pod_uid(p, TY_POD_UID, ubuf, sizeof(ubuf));
 
 	kc_item_ns(it, ns, sizeof(ns));
-	if (pi->run[0] != '\0' && pi->owner_uid[0] != '\0' && pi->pod->uid != NULL &&
-	    pi->pod->session >= 0 &&
-	    (size_t)snprintf(key, sizeof(key), "%s/%s", ns, pi->run) < sizeof(key) &&
-	    !expect_deleted(c->expect, key, pi->pod->uid) &&
-	    expect_pod_gone(c->expect, key, pi->owner_uid, pi->pod->session, it) < 0)
-		kc_log_warn(&mlog, "pod %s: out of memory", pi->pod->name);
+	if (run != NULL && run[0] != '\0' && owner != NULL && uid != NULL && p->session >= 0 &&
+	    (size_t)snprintf(key, sizeof(key), "%s/%s", ns, run) < sizeof(key) &&
+	    !expect_deleted(c->expect, key, uid) &&
+	    expect_pod_gone(c->expect, key, owner, p->session, it) < 0)
+		kc_log_warn(&mlog, "pod %s: out of memory", kc_item_name(it));
 	pod_changed(arg, it);
 }
 
 static void
 child_changed(void *arg, struct kc_item *it)
 {
-	owned_changed(arg, it, ((const struct ty_child_item *)kc_item_data(it))->run);
+	const struct ty_child_item *ci = kc_item_data(it);
+
+	owned_changed(arg, it, ty_child_str(ci, ci->run));
 }
 
 static void
@@ -472,11 +560,73 @@ informer_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Starts a worker when a key is ready and none waits for one, up to
+ * cfg.workers; the first to start (or to start again after the resident
+ * failed) is the resident. Cheap when nothing is to be done: two atomic
+ * loads. Any thread.
+ */
+static void
+spawn_worker(struct ctl *c)
+{
+	struct manager *m = c->mgr;
+	struct thread *t = NULL;
+	int r;
+
+	if (!atomic_load(&m->pool) || atomic_load(&m->nwaiting) > 0 ||
+	    atomic_load(&m->nrunning) >= c->cfg.workers)
+		return;
+	pthread_mutex_lock(&m->lock);
+	if (m->stopping || m->workers == NULL ||
+	    atomic_load(&m->nrunning) >= c->cfg.workers ||
+	    (m->has_resident && (atomic_load(&m->nwaiting) > 0 ||
+	    kc_workqueue_len(c->queue) == 0)))
+		goto out;
+	for (unsigned i = 0; i < c->cfg.workers && t == NULL; i++)
+		if (!m->workers[i].started || m->workers[i].retired)
+			t = &m->workers[i];
+	if (t == NULL)
+		goto out;
+	if (t->started)
+		pthread_join(t->tid, NULL);	/* retired: returns at once */
+	*t = (struct thread){ .c = c, .resident = !m->has_resident };
+	if ((r = pthread_create(&t->tid, NULL, worker_main, t)) != 0) {
+		kc_log_error_r(&mlog, -r, "worker thread: %s", kc_strerror(-r));
+		goto out;
+	}
+	t->started = true;
+	m->has_resident = m->has_resident || t->resident;
+	atomic_fetch_add(&m->nrunning, 1);
+out:
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* A worker's end, on its own or at shutdown; frees its client. */
+static void
+worker_end(struct thread *t, struct kc_client *cl)
+{
+	struct manager *m = t->c->mgr;
+
+	pthread_mutex_lock(&m->lock);		/* manager_stop() may cancel it */
+	__atomic_store_n(&t->cl, NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&m->lock);
+	kc_client_free(cl);
+	pthread_mutex_lock(&m->lock);
+	t->retired = true;
+	if (t->resident)
+		m->has_resident = false;
+	atomic_fetch_sub(&m->nrunning, 1);
+	pthread_mutex_unlock(&m->lock);
+	/* What the thread's cache held is free now: make sure a trim follows. */
+	trim_note_n(m, TRIM_MIN_WORK);
+}
+
 static void *
 worker_main(void *arg)
 {
 	struct thread *t = arg;
 	struct ctl *c = t->c;
+	struct manager *m = c->mgr;
 	struct kc_status st = { 0 };
 	struct kc_client *cl = NULL;
 	char key[KC_WORKQUEUE_KEY_MAX];
@@ -484,14 +634,25 @@ worker_main(void *arg)
 
 	if ((r = manager_client(c, &cl, &st)) < 0) {
 		kc_log_error_r(&mlog, r, "client: %s", st.message);
+		worker_end(t, NULL);
 		return NULL;
 	}
 	__atomic_store_n(&t->cl, cl, __ATOMIC_RELEASE);
-	while (kc_workqueue_get(c->queue, key, sizeof(key)) == 0) {
-		uint64_t t0 = kc_clock_now_ms();
-		int64_t res = reconcile_run(c, cl, key);
+	for (;;) {
+		uint64_t t0;
+		int64_t res;
 
-		trim_note(c->mgr);
+		atomic_fetch_add(&m->nwaiting, 1);
+		r = t->resident ? kc_workqueue_get(c->queue, key, sizeof(key)) :
+		    kc_workqueue_get_timeout(c->queue, key, sizeof(key), WORKER_IDLE_MS);
+		atomic_fetch_sub(&m->nwaiting, 1);
+		if (r < 0)
+			break;			/* idle (surplus), or shut down */
+		spawn_worker(c);		/* more keys wait: a helper */
+		t0 = kc_clock_now_ms();
+		res = reconcile_run(c, cl, key);
+
+		trim_note(m);
 
 		if (c->metrics != NULL)
 			metrics_reconcile(c->metrics, res < 0 ? "error" :
@@ -506,10 +667,7 @@ worker_main(void *arg)
 		}
 		kc_workqueue_done(c->queue, key);
 	}
-	pthread_mutex_lock(&c->mgr->lock);	/* manager_stop() may cancel it */
-	__atomic_store_n(&t->cl, NULL, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&c->mgr->lock);
-	kc_client_free(cl);
+	worker_end(t, cl);
 	return NULL;
 }
 
@@ -567,6 +725,7 @@ trim_main(void *arg)
 		if (atomic_load(&t->work) != w && start - busy_since < TRIM_BUSY_MS)
 			continue;		/* still busy: wait for quiet again */
 		pthread_mutex_unlock(&t->mu);
+		(void)kc_keep_trim();
 		(void)malloc_trim(0);
 		kc_log_debug(&mlog, "%s: free memory given back in %llu ms",
 		    atomic_load(&t->work) == w ? "burst over" : "busy",
@@ -823,30 +982,27 @@ manager_start(struct ctl *c)
 int
 manager_start_workers(struct ctl *c)
 {
+	struct manager *m = c->mgr;
 	int r = 0;
 
-	pthread_mutex_lock(&c->mgr->lock);
-	if (c->mgr->workers != NULL || c->mgr->stopping)
-		goto out;
-	if ((c->mgr->workers = kc_calloc(c->cfg.workers, sizeof(*c->mgr->workers))) == NULL) {
+	pthread_mutex_lock(&m->lock);
+	if (m->workers != NULL || m->stopping) {
+		pthread_mutex_unlock(&m->lock);
+		return 0;
+	}
+	if ((m->workers = kc_calloc(c->cfg.workers, sizeof(*m->workers))) == NULL)
 		r = -ENOMEM;
-		goto out;
-	}
-	for (unsigned i = 0; i < c->cfg.workers; i++) {
-		struct thread *t = &c->mgr->workers[i];
-
-		*t = (struct thread){ .c = c };
-		if ((r = pthread_create(&t->tid, NULL, worker_main, t)) != 0) {
-			r = kc_log_error_r(&mlog, -r, "thread: %s", kc_strerror(-r));
-			goto out;
-		}
-		t->started = true;
-		c->mgr->nworkers++;
-	}
-	kc_log_info(&mlog, "%u workers started", c->cfg.workers);
-out:
-	pthread_mutex_unlock(&c->mgr->lock);
-	return r;
+	else
+		atomic_store(&m->pool, true);
+	pthread_mutex_unlock(&m->lock);
+	if (r < 0)
+		return r;
+	spawn_worker(c);			/* the resident */
+	if (atomic_load(&m->nrunning) == 0)
+		return kc_log_error_r(&mlog, -EAGAIN, "no worker thread");
+	spawn_worker(c);			/* and help for what is queued */
+	kc_log_info(&mlog, "workers started: up to %u, one while idle", c->cfg.workers);
+	return 0;
 }
 
 /* Scrape time: queue, caches and Runs by phase, for /metrics. */
@@ -921,7 +1077,7 @@ manager_stop(struct ctl *c, uint64_t drain_ms)
 			kc_log_warn(&mlog, "reconciles still running after %llu ms: "
 			    "cancelling them", (unsigned long long)drain_ms);
 			pthread_mutex_lock(&c->mgr->lock);
-			for (size_t i = 0; i < c->mgr->nworkers; i++) {
+			for (size_t i = 0; c->mgr->workers != NULL && i < c->cfg.workers; i++) {
 				struct kc_client *cl = __atomic_load_n(&c->mgr->workers[i].cl,
 				    __ATOMIC_ACQUIRE);
 
@@ -930,7 +1086,8 @@ manager_stop(struct ctl *c, uint64_t drain_ms)
 			}
 			pthread_mutex_unlock(&c->mgr->lock);
 		}
-		for (size_t i = 0; i < c->mgr->nworkers; i++)
+		/* No worker starts once 'stopping' is set: the slots stay put. */
+		for (size_t i = 0; c->mgr->workers != NULL && i < c->cfg.workers; i++)
 			if (c->mgr->workers[i].started)
 				pthread_join(c->mgr->workers[i].tid, NULL);
 	}

@@ -103,13 +103,8 @@ cached_copy(struct kc_informer *inf, const char *ns, const char *name, int *r)
 	*r = 0;
 	if (it == NULL)
 		return NULL;
-	{
-		const struct ty_obj_item *oi = kc_item_data(it);
-		struct kc_status st = { 0 };
-
-		if ((*r = kc_json_parse(oi->text, oi->len, &copy, &st)) < 0)
-			copy = NULL;
-	}
+	if ((*r = manager_obj_json(kc_item_data(it), &copy)) < 0)
+		copy = NULL;
 	kc_item_unref(it);
 	return copy;
 }
@@ -125,11 +120,14 @@ child_of(struct rctx *rc, struct kc_informer *inf, struct ty_child *ret)
 		return;
 	ci = kc_item_data(it);
 	/* Someone else's object of the same name is not ours to manage. */
-	if (strcmp(ci->owner_uid, rc->uid) == 0) {
+	if (ci->owner_uid != 0 && session_uid_eq(ty_child_str(ci, ci->owner_uid), rc->uid)) {
+		char buf[TY_UID_TEXT_MAX];
+
 		ret->exists = true;
 		ret->deleting = ci->deleting;
 		ret->session = ci->session;
-		kc_strlcpy(ret->uid, ci->uid, sizeof(ret->uid));
+		kc_strlcpy(ret->uid, ci->uid != 0 ? session_uid_text(ty_child_str(ci,
+		    ci->uid), buf, sizeof(buf)) : "", sizeof(ret->uid));
 	}
 	kc_item_unref(it);
 }
@@ -138,9 +136,8 @@ static int
 collect_pod(void *arg, struct kc_item *it)
 {
 	struct rctx *rc = arg;
-	const struct ty_pod_item *pi = kc_item_data(it);
 
-	if (strcmp(pi->owner_uid, rc->uid) != 0)
+	if (!ty_pod_uid_is(kc_item_data(it), TY_POD_OWNER_UID, rc->uid))
 		return 0;
 	if (rc->npods == rc->cappods) {
 		size_t cap = rc->cappods != 0 ? rc->cappods * 2 : 16;
@@ -740,7 +737,7 @@ reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 	struct ty_session_in in = { 0 };
 	struct ty_decision d = { 0 };
 	struct json_object *profile = NULL;
-	struct ty_pod **pods = NULL, **gone = NULL;
+	const struct ty_pod **pods = NULL, **gone = NULL;
 	struct kc_item **gone_items = NULL;
 	int32_t *seen = NULL, *expected = NULL;
 	size_t nexpected = 0, nseen = 0, ngone = 0;
@@ -815,11 +812,11 @@ reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 		int64_t cur = kc_json_int(rc.run, -1, "status", "session");
 
 		for (size_t i = 0; i < rc.npods; i++) {
-			const struct ty_pod_item *pi = kc_item_data(rc.pod_items[i]);
+			const struct ty_pod *p = kc_item_data(rc.pod_items[i]);
 
-			pods[i] = pi->pod;
-			if (pi->pod->session == cur && pi->pod->index >= 0)
-				seen[nseen++] = pi->pod->index;
+			pods[i] = p;
+			if (p->session == cur && p->index >= 0)
+				seen[nseen++] = p->index;
 		}
 		if ((r = expect_pods(c->expect, key, rc.uid, cur, seen, nseen, &expected,
 		    &nexpected)) < 0 ||
@@ -832,7 +829,7 @@ reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 			goto out;
 		}
 		for (size_t i = 0; i < ngone; i++)
-			gone[i] = ((const struct ty_pod_item *)kc_item_data(gone_items[i]))->pod;
+			gone[i] = kc_item_data(gone_items[i]);
 	}
 
 	in = (struct ty_session_in){

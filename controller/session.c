@@ -65,15 +65,95 @@
 /* ------------------------------------------------------------------ */
 /* The pod view */
 
-enum {
-	S_NAME, S_UID, S_RV, S_NODE, S_SCHED_REASON, S_SCHED_MSG, S_DISRUPTION,
-	S_POD_REASON, S_POD_MSG, S_TERM_REASON, S_TERM_MSG, S_COUNT
-};
+#define UID_MAX		(TY_UID_TEXT_MAX - 1)	/* Kubernetes uids are 36 bytes */
+#define UUID_LEN	36
+#define UUID_BYTES	16
+#define REASON_MAX	64
+#define LABEL_VALUE_MAX	63	/* Kubernetes label values */
 
 struct podstrs {
-	const char	*s[S_COUNT];
-	size_t		 len[S_COUNT];
+	const char	*s[TY_POD_NSTRS];
+	size_t		 len[TY_POD_NSTRS];
+	const char	*uid[TY_POD_NUIDS];	/* not NULL: not "" either */
 };
+
+/* Whether 's' is a UUID in canonical form; its 16 bytes into 'out'. */
+static bool
+uuid_parse(const char *s, uint8_t *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned nibbles = 0;
+
+	if (strnlen(s, UUID_LEN + 1) != UUID_LEN)
+		return false;		/* so no NUL below */
+	for (size_t i = 0; i < UUID_LEN; i++) {
+		const char *h;
+
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i] != '-')
+				return false;
+			continue;
+		}
+		if ((h = strchr(hex, s[i])) == NULL)
+			return false;
+		if (nibbles % 2 == 0)
+			out[nibbles / 2] = (uint8_t)((h - hex) << 4);
+		else
+			out[nibbles / 2] |= (uint8_t)(h - hex);
+		nibbles++;
+	}
+	return true;
+}
+
+size_t
+session_uid_size(const char *uid)
+{
+	uint8_t b[UUID_BYTES];
+
+	return uuid_parse(uid, b) ? 1 + UUID_BYTES : strnlen(uid, UID_MAX) + 1;
+}
+
+char *
+session_uid_pack(const char *uid, char *dst)
+{
+	uint8_t b[UUID_BYTES];
+	size_t n;
+
+	if (uuid_parse(uid, b)) {
+		dst[0] = '\0';
+		memcpy(dst + 1, b, UUID_BYTES);
+		return dst + 1 + UUID_BYTES;
+	}
+	n = strnlen(uid, UID_MAX);
+	memcpy(dst, uid, n);
+	dst[n] = '\0';
+	return dst + n + 1;
+}
+
+const char *
+session_uid_text(const char *packed, char *buf, size_t size)
+{
+	const uint8_t *b = (const uint8_t *)packed + 1;
+
+	if (packed[0] != '\0')
+		return packed;
+	(void)snprintf(buf, size, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+	    "%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+	    b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+	return buf;
+}
+
+bool
+session_uid_eq(const char *packed, const char *uid)
+{
+	uint8_t b[UUID_BYTES];
+
+	if (uid == NULL || uid[0] == '\0')
+		return false;
+	if (packed[0] != '\0')
+		return strcmp(packed, uid) == 0;
+	return uuid_parse(uid, b) && memcmp(packed + 1, b, UUID_BYTES) == 0;
+}
 
 /* The length of 's' cut to at most 'max' bytes, not inside a UTF-8 sequence. */
 static size_t
@@ -151,12 +231,13 @@ pod_conditions(const struct json_object *pod, struct ty_pod *p, struct podstrs *
 		else if (strcmp(type, "PodScheduled") == 0) {
 			p->scheduled = yes;
 			if (!yes) {
-				str_set(ps, S_SCHED_REASON, kc_json_str(c, "reason"), 64);
-				str_set(ps, S_SCHED_MSG, kc_json_str(c, "message"),
+				str_set(ps, TY_POD_SCHED_REASON, kc_json_str(c, "reason"),
+				    REASON_MAX);
+				str_set(ps, TY_POD_SCHED_MESSAGE, kc_json_str(c, "message"),
 				    TY_POD_MESSAGE_MAX);
 			}
 		} else if (strcmp(type, "DisruptionTarget") == 0 && yes)
-			str_set(ps, S_DISRUPTION, kc_json_str(c, "reason"), 64);
+			str_set(ps, TY_POD_DISRUPTION, kc_json_str(c, "reason"), REASON_MAX);
 	}
 }
 
@@ -187,28 +268,53 @@ pod_container(const struct json_object *pod, struct ty_pod *p, struct podstrs *p
 	p->finish_time = time_of(kc_json_str(term, "finishedAt"));
 	if (p->exit_code == 0)
 		return;
-	str_set(ps, S_TERM_REASON, kc_json_str(term, "reason"), 64);
-	str_set(ps, S_TERM_MSG, kc_json_str(term, "message"), TY_TERM_MESSAGE_MAX);
+	str_set(ps, TY_POD_TERM_REASON, kc_json_str(term, "reason"), REASON_MAX);
+	str_set(ps, TY_POD_TERM_MESSAGE, kc_json_str(term, "message"), TY_TERM_MESSAGE_MAX);
 }
 
 static void
 pod_pack(struct ty_pod *p, const struct podstrs *ps)
 {
-	const char **dst[S_COUNT] = {
-		&p->name, &p->uid, &p->resource_version, &p->node_name, &p->sched_reason,
-		&p->sched_message, &p->disruption, &p->pod_reason, &p->pod_message,
-		&p->term_reason, &p->term_message,
-	};
-	char *at = p->strs;
+	size_t at = 0;
 
-	for (int i = 0; i < S_COUNT; i++) {
+	for (int i = 0; i < TY_POD_NSTRS; i++) {
 		if (ps->s[i] == NULL)
 			continue;
-		memcpy(at, ps->s[i], ps->len[i]);
-		at[ps->len[i]] = '\0';
-		*dst[i] = at;
+		memcpy(p->strs + at, ps->s[i], ps->len[i]);
+		p->strs[at + ps->len[i]] = '\0';
+		p->str[i] = (uint16_t)(at + 1);
 		at += ps->len[i] + 1;
 	}
+	for (int i = 0; i < TY_POD_NUIDS; i++) {
+		if (ps->uid[i] == NULL)
+			continue;
+		p->uid[i] = (uint16_t)(at + 1);
+		at = (size_t)(session_uid_pack(ps->uid[i], p->strs + at) - p->strs);
+	}
+}
+
+/* Keeps uid 'i' unless it is NULL or "". */
+static void
+uid_set(struct podstrs *ps, int i, const char *uid)
+{
+	ps->uid[i] = uid != NULL && uid[0] != '\0' ? uid : NULL;
+}
+
+const char *
+session_owner_uid(const struct json_object *obj)
+{
+	struct json_object *refs = kc_json_arr_of(kc_json_get(obj, "metadata"),
+	    "ownerReferences");
+
+	for (size_t i = 0; refs != NULL && i < json_object_array_length(refs); i++) {
+		struct json_object *ref = json_object_array_get_idx(refs, i);
+		const char *kind = kc_json_str(ref, "kind"), *uid = kc_json_str(ref, "uid");
+
+		if (kc_json_bool(ref, false, "controller") && kind != NULL &&
+		    strcmp(kind, "Run") == 0 && uid != NULL)
+			return uid;
+	}
+	return NULL;
 }
 
 int
@@ -217,31 +323,36 @@ session_pod_from_json(const struct json_object *pod, struct ty_pod **ret)
 	struct ty_pod tmp = { .exit_code = -1 }, *p;
 	struct podstrs ps = { .s = { NULL } };
 	struct json_object *status = kc_json_get(pod, "status");
-	size_t size = sizeof(*p);
+	size_t size = offsetof(struct ty_pod, strs);
 
-	str_set(&ps, S_NAME, kc_json_str(pod, "metadata", "name"), NAME_FIELD_MAX);
-	if (ps.s[S_NAME] == NULL || ps.len[S_NAME] == 0)
+	str_set(&ps, TY_POD_NAME, kc_json_str(pod, "metadata", "name"), NAME_FIELD_MAX);
+	if (ps.s[TY_POD_NAME] == NULL || ps.len[TY_POD_NAME] == 0)
 		return KC_EINVALID;
-	str_set(&ps, S_UID, kc_json_str(pod, "metadata", "uid"), 63);
-	str_set(&ps, S_RV, kc_json_str(pod, "metadata", "resourceVersion"), 63);
-	str_set(&ps, S_NODE, kc_json_str(pod, "spec", "nodeName"), NAME_FIELD_MAX);
-	tmp.session = label_int(pod, TY_LABEL_SESSION);
+	uid_set(&ps, TY_POD_UID, kc_json_str(pod, "metadata", "uid"));
+	uid_set(&ps, TY_POD_OWNER_UID, session_owner_uid(pod));
+	str_set(&ps, TY_POD_NODE, kc_json_str(pod, "spec", "nodeName"), NAME_FIELD_MAX);
+	str_set(&ps, TY_POD_RUN, kc_json_str(pod, "metadata", "labels", TY_LABEL_RUN),
+	    LABEL_VALUE_MAX);
+	tmp.session = (int32_t)KC_MIN(label_int(pod, TY_LABEL_SESSION), INT32_MAX);
 	tmp.index = (int32_t)KC_MIN(label_int(pod, TY_LABEL_INDEX), INT32_MAX);
 	tmp.deleting = kc_json_get(pod, "metadata", "deletionTimestamp") != NULL;
-	tmp.phase = phase_of(kc_json_str(status, "phase"));
+	tmp.phase = (uint8_t)phase_of(kc_json_str(status, "phase"));
 	tmp.start_time = time_of(kc_json_str(status, "startTime"));
 	if (tmp.phase == TY_POD_FAILED || kc_json_str(status, "reason") != NULL) {
-		str_set(&ps, S_POD_REASON, kc_json_str(status, "reason"), 64);
-		str_set(&ps, S_POD_MSG, kc_json_str(status, "message"), TY_POD_MESSAGE_MAX);
+		str_set(&ps, TY_POD_REASON, kc_json_str(status, "reason"), REASON_MAX);
+		str_set(&ps, TY_POD_MESSAGE, kc_json_str(status, "message"),
+		    TY_POD_MESSAGE_MAX);
 	}
 	pod_conditions(pod, &tmp, &ps);
 	pod_container(pod, &tmp, &ps);
-	for (int i = 0; i < S_COUNT; i++)
+	for (int i = 0; i < TY_POD_NSTRS; i++)
 		size += ps.s[i] != NULL ? ps.len[i] + 1 : 0;
-	if ((p = kc_calloc(1, size)) == NULL)
+	for (int i = 0; i < TY_POD_NUIDS; i++)
+		size += ps.uid[i] != NULL ? session_uid_size(ps.uid[i]) : 0;
+	/* The strings are bounded (< 3 KB): 16-bit offsets reach them. */
+	if ((p = kc_keep_calloc(KC_MAX(size, sizeof(*p)))) == NULL)
 		return -ENOMEM;
 	*p = tmp;
-	p->size = size;
 	pod_pack(p, &ps);
 	*ret = p;
 	return 0;
@@ -464,6 +575,7 @@ delete_except(struct dctx *c, int64_t keep, size_t *remaining)
 {
 	const struct ty_child *ch[] = { &c->in->podgroup, &c->in->service, &c->in->netpol };
 	const enum ty_kind kinds[] = { TY_KIND_PODGROUP, TY_KIND_SERVICE, TY_KIND_NETPOL };
+	char uid[TY_UID_TEXT_MAX];
 	int r;
 
 	*remaining = 0;
@@ -481,7 +593,8 @@ delete_except(struct dctx *c, int64_t keep, size_t *remaining)
 		if (keep >= 0 && p->session == keep)
 			continue;
 		(*remaining)++;
-		if (!p->deleting && (r = add_delete(c, TY_KIND_POD, p->name, p->uid)) < 0)
+		if (!p->deleting && (r = add_delete(c, TY_KIND_POD, ty_pod_str(p, TY_POD_NAME),
+		    ty_pod_uid(p, TY_POD_UID, uid, sizeof(uid)))) < 0)
 			return r;
 	}
 	return 0;
@@ -555,17 +668,20 @@ count_pods(struct dctx *c)
 static const char *
 node_of(const struct ty_pod *p)
 {
-	return p != NULL && p->node_name != NULL ? p->node_name : "an unknown machine";
+	const char *node = p != NULL ? ty_pod_str(p, TY_POD_NODE) : NULL;
+
+	return node != NULL ? node : "an unknown machine";
 }
 
 static enum fail_class
 classify_disruption(const struct ty_pod *p, char *msg, size_t size)
 {
-	const char *d = p->disruption;
+	const char *d = ty_pod_str(p, TY_POD_DISRUPTION), *pmsg = ty_pod_str(p, TY_POD_MESSAGE);
 
 	if (eq(d, "PreemptionByScheduler") || eq(d, "PreemptionByKubeScheduler")) {
 		snprintf(msg, size, "node %d (pod %s on %s) was preempted by a "
-		    "higher-priority workload", p->index, p->name, node_of(p));
+		    "higher-priority workload", p->index, ty_pod_str(p, TY_POD_NAME),
+		    node_of(p));
 		return F_PREEMPTED;
 	}
 	if (eq(d, "DeletionByPodGC")) {
@@ -581,24 +697,27 @@ classify_disruption(const struct ty_pod *p, char *msg, size_t size)
 		    "API)", p->index, node_of(p));
 	else
 		snprintf(msg, size, "node %d was stopped on %s (%s)%s%s", p->index,
-		    node_of(p), d, p->pod_message != NULL ? ": " : "",
-		    p->pod_message != NULL ? p->pod_message : "");
+		    node_of(p), d, pmsg != NULL ? ": " : "", pmsg != NULL ? pmsg : "");
 	return F_EVICTED;
 }
 
 static enum fail_class
 classify(const struct ty_pod *p, char *msg, size_t size)
 {
-	if (p->disruption != NULL)
+	const char *name = ty_pod_str(p, TY_POD_NAME), *reason = ty_pod_str(p, TY_POD_REASON);
+	const char *pmsg = ty_pod_str(p, TY_POD_MESSAGE);
+	const char *treason = ty_pod_str(p, TY_POD_TERM_REASON);
+
+	if (ty_pod_str(p, TY_POD_DISRUPTION) != NULL)
 		return classify_disruption(p, msg, size);
-	if (p->phase == TY_POD_FAILED && eq(p->pod_reason, "NodeLost")) {
+	if (p->phase == TY_POD_FAILED && eq(reason, "NodeLost")) {
 		snprintf(msg, size, "node %d lost its machine %s", p->index, node_of(p));
 		return F_NODELOST;
 	}
-	if (p->phase == TY_POD_FAILED && (eq(p->pod_reason, "Evicted") ||
-	    eq(p->pod_reason, "Shutdown") || eq(p->pod_reason, "Terminated"))) {
+	if (p->phase == TY_POD_FAILED && (eq(reason, "Evicted") ||
+	    eq(reason, "Shutdown") || eq(reason, "Terminated"))) {
 		snprintf(msg, size, "node %d was evicted from %s: %s", p->index, node_of(p),
-		    p->pod_message != NULL ? p->pod_message : p->pod_reason);
+		    pmsg != NULL ? pmsg : reason);
 		return F_EVICTED;
 	}
 	/*
@@ -607,22 +726,21 @@ classify(const struct ty_pod *p, char *msg, size_t size)
 	 */
 	if (p->deleting && (p->phase != TY_POD_FAILED || p->exit_code == 143 ||
 	    p->exit_code == 137 || p->exit_code < 0)) {
-		snprintf(msg, size, "the pod of node %d (%s) was deleted", p->index, p->name);
+		snprintf(msg, size, "the pod of node %d (%s) was deleted", p->index, name);
 		return F_DELETED;
 	}
 	if (p->phase == TY_POD_FAILED && p->exit_code >= 0) {
 		snprintf(msg, size, "node %d exited with code %d (%s)", p->index,
-		    p->exit_code, p->term_reason != NULL ? p->term_reason : "Error");
+		    p->exit_code, treason != NULL ? treason : "Error");
 		return F_FAILED;
 	}
 	if (p->phase == TY_POD_FAILED) {
 		snprintf(msg, size, "node %d failed on %s: %s", p->index, node_of(p),
-		    p->pod_message != NULL ? p->pod_message : p->pod_reason != NULL ?
-		    p->pod_reason : "no reason given");
+		    pmsg != NULL ? pmsg : reason != NULL ? reason : "no reason given");
 		return F_FAILED;
 	}
 	if (p->deleting) {
-		snprintf(msg, size, "the pod of node %d (%s) was deleted", p->index, p->name);
+		snprintf(msg, size, "the pod of node %d (%s) was deleted", p->index, name);
 		return F_DELETED;
 	}
 	return F_NONE;
@@ -704,6 +822,7 @@ failed_node(struct dctx *c, struct json_object *list, int32_t i)
 {
 	const struct ty_pod *p = c->byindex[i];
 	struct json_object *e = json_object_new_object();
+	const char *node, *treason, *tmsg;
 	char msg[MSG_MAX], name[80];
 	enum fail_class cls;
 	int r;
@@ -724,14 +843,16 @@ failed_node(struct dctx *c, struct json_object *list, int32_t i)
 		return kc_json_set_str(e, "message", msg);
 	}
 	cls = classify(p, msg, sizeof(msg));
-	if ((r = kc_json_set_str(e, "pod", p->name)) < 0 ||
-	    (p->node_name != NULL && (r = kc_json_set_str(e, "node", p->node_name)) < 0) ||
+	node = ty_pod_str(p, TY_POD_NODE);
+	treason = ty_pod_str(p, TY_POD_TERM_REASON);
+	tmsg = ty_pod_str(p, TY_POD_TERM_MESSAGE);
+	if ((r = kc_json_set_str(e, "pod", ty_pod_str(p, TY_POD_NAME))) < 0 ||
+	    (node != NULL && (r = kc_json_set_str(e, "node", node)) < 0) ||
 	    (p->exit_code >= 0 && (r = kc_json_set_int(e, "exitCode", p->exit_code)) < 0) ||
-	    (r = kc_json_set_str(e, "reason", cls == F_FAILED && p->term_reason != NULL ?
-	    p->term_reason : fail_reason[cls])) < 0)
+	    (r = kc_json_set_str(e, "reason", cls == F_FAILED && treason != NULL ?
+	    treason : fail_reason[cls])) < 0)
 		return r;
-	return kc_json_set_str(e, "message", cls == F_FAILED && p->term_message != NULL ?
-	    p->term_message : msg);
+	return kc_json_set_str(e, "message", cls == F_FAILED && tmsg != NULL ? tmsg : msg);
 }
 
 static int
@@ -889,7 +1010,8 @@ unschedulable_msg(const struct dctx *c, char *msg, size_t size)
 	size_t len;
 
 	for (int32_t i = 0; i < c->n.total && why == NULL; i++)
-		if (c->byindex[i] != NULL && c->byindex[i]->sched_message != NULL)
+		if (c->byindex[i] != NULL &&
+		    ty_pod_str(c->byindex[i], TY_POD_SCHED_MESSAGE) != NULL)
 			why = c->byindex[i];
 	len = (size_t)snprintf(msg, size, "%d of %d nodes running after %" PRId64 "s "
 	    "(scheduleTimeoutSeconds); %d pending", c->n.running + c->n.succeeded,
@@ -898,7 +1020,8 @@ unschedulable_msg(const struct dctx *c, char *msg, size_t size)
 		len += (size_t)snprintf(msg + len, size - len, ", %d of them not created",
 		    missing);
 	if (why != NULL && len < size)
-		snprintf(msg + len, size - len, "; node %d: %s", why->index, why->sched_message);
+		snprintf(msg + len, size - len, "; node %d: %s", why->index,
+		    ty_pod_str(why, TY_POD_SCHED_MESSAGE));
 }
 
 /* Whether the active session ends now: fills phase, reason and message. */
@@ -953,7 +1076,8 @@ progress_conditions(struct dctx *c, bool running)
 	int r;
 
 	for (int32_t i = 0; i < c->n.total && why == NULL; i++)
-		if (c->byindex[i] != NULL && c->byindex[i]->sched_message != NULL)
+		if (c->byindex[i] != NULL &&
+		    ty_pod_str(c->byindex[i], TY_POD_SCHED_MESSAGE) != NULL)
 			why = c->byindex[i];
 	if (c->n.scheduled == c->n.total)
 		r = set_condition(c, "Scheduled", true, "AllNodesScheduled", "all %d nodes "
@@ -961,7 +1085,7 @@ progress_conditions(struct dctx *c, bool running)
 	else
 		r = set_condition(c, "Scheduled", false, "Pending", "%d of %d nodes "
 		    "scheduled%s%s", c->n.scheduled, c->n.total, why != NULL ? "; " : "",
-		    why != NULL ? why->sched_message : "");
+		    why != NULL ? ty_pod_str(why, TY_POD_SCHED_MESSAGE) : "");
 	if (r < 0)
 		return r;
 	if (c->n.running == c->n.total)

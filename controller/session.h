@@ -63,35 +63,104 @@ enum ty_pod_phase {
 };
 
 /*
- * What the controller keeps of a pod: one allocation, the strings packed
- * after the struct, immutable once made (the informer cache shares it
- * between threads). String fields are NULL when absent.
+ * Uids as the caches keep them: a UUID in its canonical form (36 bytes of
+ * lowercase hex and dashes, what Kubernetes makes) in 17 bytes, a NUL and
+ * the 16 bytes of the UUID; any other uid (at most TY_UID_TEXT_MAX - 1
+ * bytes) as its text and NUL. An empty uid is kept as none.
+ */
+#define TY_UID_TEXT_MAX		64	/* a uid's text and its NUL */
+
+/* The bytes session_uid_pack() writes for 'uid' (not NULL, not ""). */
+size_t	session_uid_size(const char *uid);
+/* Packs 'uid' at 'dst' (session_uid_size() bytes); returns the end. */
+char	*session_uid_pack(const char *uid, char *dst);
+/* The text of the packed uid 'packed': itself, or made in 'buf'. */
+const char *session_uid_text(const char *packed, char *buf, size_t size);
+/* Whether the packed uid 'packed' is 'uid' (false for NULL). */
+bool	session_uid_eq(const char *packed, const char *uid);
+
+/* The strings of a pod view (ty_pod_str()). */
+enum ty_pod_strs {
+	TY_POD_NAME,
+	TY_POD_NODE,		/* spec.nodeName */
+	TY_POD_SCHED_REASON,	/* PodScheduled=False */
+	TY_POD_SCHED_MESSAGE,
+	TY_POD_DISRUPTION,	/* DisruptionTarget=True reason */
+	TY_POD_REASON,		/* status.reason and message */
+	TY_POD_MESSAGE,
+	TY_POD_TERM_REASON,	/* "main" terminated, failed only */
+	TY_POD_TERM_MESSAGE,
+	TY_POD_RUN,		/* the trainyard.dev/run label */
+	TY_POD_NSTRS
+};
+
+/* The uids of a pod view (ty_pod_uid(), ty_pod_uid_is()). */
+enum ty_pod_uids {
+	TY_POD_UID,
+	TY_POD_OWNER_UID,	/* the controller ownerReference's of kind Run */
+	TY_POD_NUIDS
+};
+
+/*
+ * What the controller keeps of a pod, which the pod cache holds for every
+ * pod Trainyard manages: one allocation, the strings and packed uids
+ * after the struct, found by 16-bit offsets (no pointers: a running pod
+ * of the bench takes 115 bytes), immutable once made, so the informer
+ * cache shares it between threads without locks. Its resourceVersion is
+ * the cache entry's (kc_item_rv()).
  */
 struct ty_pod {
-	const char		*name, *uid, *resource_version, *node_name;
-	const char		*sched_reason, *sched_message;	/* PodScheduled=False */
-	const char		*disruption;	/* DisruptionTarget=True reason */
-	const char		*pod_reason, *pod_message;	/* status.reason/message */
-	const char		*term_reason, *term_message;	/* "main", failed only */
-	int64_t			 session;	/* label; -1 when absent or bad */
 	int64_t			 start_time;	/* status.startTime, epoch s; 0 none */
 	int64_t			 finish_time;	/* main's terminated.finishedAt; 0 */
+	int32_t			 session;	/* label; -1 when absent or bad */
 	int32_t			 index;		/* label; -1 when absent or bad */
 	int32_t			 exit_code;	/* main's terminated.exitCode; -1 */
-	enum ty_pod_phase	 phase;
+	uint8_t			 phase;		/* enum ty_pod_phase */
 	bool			 deleting;	/* metadata.deletionTimestamp */
 	bool			 ready;		/* condition Ready=True */
 	bool			 scheduled;	/* condition PodScheduled=True */
-	size_t			 size;		/* bytes of this allocation */
+	uint16_t		 str[TY_POD_NSTRS];	/* 1 + offset in strs[]; 0 absent */
+	uint16_t		 uid[TY_POD_NUIDS];	/* the same, of packed uids */
 	char			 strs[];
 };
+
+/* String 'i' of the pod view, or NULL when the pod has none. */
+static inline const char *
+ty_pod_str(const struct ty_pod *p, enum ty_pod_strs i)
+{
+	return p->str[i] != 0 ? p->strs + p->str[i] - 1 : NULL;
+}
+
+/*
+ * Uid 'i' of the pod view as text (made in 'buf' of 'size' bytes,
+ * TY_UID_TEXT_MAX is enough), or NULL when the pod has none.
+ */
+static inline const char *
+ty_pod_uid(const struct ty_pod *p, enum ty_pod_uids i, char *buf, size_t size)
+{
+	return p->uid[i] != 0 ? session_uid_text(p->strs + p->uid[i] - 1, buf, size) : NULL;
+}
+
+/* Whether uid 'i' of the pod view is 'uid' (false when the pod has none). */
+static inline bool
+ty_pod_uid_is(const struct ty_pod *p, enum ty_pod_uids i, const char *uid)
+{
+	return p->uid[i] != 0 && session_uid_eq(p->strs + p->uid[i] - 1, uid);
+}
+
+/*
+ * The uid of the controller ownerReference of kind Run of 'obj' (any
+ * object), or NULL. Borrowed from 'obj'.
+ */
+const char *session_owner_uid(const struct json_object *obj);
 
 /*
  * Makes the compact view of 'pod' (a v1 Pod) in *ret (free with
  * session_pod_free()). Messages are truncated (TY_POD_MESSAGE_MAX,
  * TY_TERM_MESSAGE_MAX) at a UTF-8 boundary; the termination message is
- * kept only when the container exited non-zero. KC_EINVALID when the pod
- * has no name, -ENOMEM. Thread-safe; 'pod' is only read.
+ * kept only when the container exited non-zero; names and uids longer
+ * than Kubernetes allows are cut. KC_EINVALID when the pod has no name,
+ * -ENOMEM. Thread-safe; 'pod' is only read.
  */
 int	session_pod_from_json(const struct json_object *pod, struct ty_pod **ret)
 	    _must_check_;
@@ -120,7 +189,7 @@ struct ty_session_in {
 	const struct ty_problems *problems;	/* when spec is NULL; may be NULL */
 	const struct ty_config	*cfg;
 	struct ty_child		 podgroup, service, netpol;
-	struct ty_pod *const	*pods;		/* the Run's pods, any session */
+	const struct ty_pod *const *pods;	/* the Run's pods, any session */
 	size_t			 npods;
 	const int32_t		*expected;	/* created for status.session, unseen */
 	size_t			 nexpected;
@@ -131,7 +200,7 @@ struct ty_session_in {
 	 * still says why (DisruptionTarget, exit code). Only read for
 	 * indices no pod in 'pods' holds; may be NULL.
 	 */
-	struct ty_pod *const	*gone;
+	const struct ty_pod *const *gone;
 	size_t			 ngone;
 	enum ty_podgroup_api	 api;		/* in use: X_K8S, SIGS_K8S or NONE */
 	uint64_t		 now_ms;	/* wall clock, ms since the epoch */

@@ -23,7 +23,9 @@
  * the caller gave an index function, in one doubly linked group per index
  * key, the groups in a second hash table. A pthread rwlock guards both:
  * the informer's thread is the only writer, readers take the read lock.
- * An item is one allocation: the header, then "ns/name\0rv\0". Its
+ * An item is one allocation from the pool of long-lived blocks
+ * (kc_keep_malloc(): cache entries pack together, apart from the
+ * decoding's short-lived blocks): the header, then "ns/name\0rv\0". Its
  * reference count is atomic; the cache holds one reference, readers and
  * handlers may take more, and whoever drops the last frees the caller's
  * data through the free function, which sits in a small reference-counted
@@ -376,7 +378,7 @@ group_get(struct kc_informer *inf, const char *key)
 
 	if ((g = group_find(inf, key, h)) != NULL)
 		return g;
-	if ((g = kc_malloc(sizeof(*g) + len + 1)) == NULL)
+	if ((g = kc_keep_malloc(sizeof(*g) + len + 1)) == NULL)
 		return NULL;
 	memset(g, 0, sizeof(*g));
 	memcpy(g->key, key, len + 1);
@@ -579,7 +581,7 @@ item_new(struct kc_informer *inf, const struct json_object *obj, char *ret_key,
 		return kc_status_set(st, -EINVAL, "%s %s: the transform returned no item",
 		    inf->opts.res->resource, ret_key);
 	klen = strlen(ret_key);
-	if ((it = kc_malloc(sizeof(*it) + klen + 1 + rvlen + 1)) == NULL) {
+	if ((it = kc_keep_malloc(sizeof(*it) + klen + 1 + rvlen + 1)) == NULL) {
 		if (inf->cls->free_item != NULL)
 			inf->cls->free_item(inf->cls->arg, data);
 		else

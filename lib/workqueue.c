@@ -168,7 +168,7 @@ get_item(struct kc_workqueue *q, const char *key)
 		q->heap_cap = cap;
 	}
 	len = strlen(key);
-	if ((it = kc_malloc(sizeof(*it) + len + 1)) == NULL)
+	if ((it = kc_keep_malloc(sizeof(*it) + len + 1)) == NULL)
 		return NULL;
 	memset(it, 0, sizeof(*it));
 	memcpy(it->key, key, len + 1);
@@ -520,17 +520,23 @@ timed_wait(struct kc_workqueue *q, pthread_cond_t *cv, uint64_t ms)
 	(void)pthread_cond_timedwait(cv, &q->mu, &ts);
 }
 
+/* get() waits forever with this timeout, try_get() with 0. */
+#define WAIT_FOREVER	UINT64_MAX
+
 static int
-get_common(struct kc_workqueue *q, char *buf, size_t size, bool block)
+get_common(struct kc_workqueue *q, char *buf, size_t size, uint64_t timeout_ms)
 {
 	struct wq_item *it;
-	uint64_t now, latency = 0;
+	uint64_t now, start, latency = 0;
 	int r = 0;
 
 	if (buf == NULL || size < KC_WORKQUEUE_KEY_MAX)
 		return -EINVAL;
 	(void)pthread_mutex_lock(&q->mu);
+	start = kc_clock_now_ms();
 	for (;;) {
+		uint64_t left = WAIT_FOREVER;
+
 		now = kc_clock_now_ms();
 		if (!q->shutting_down)
 			fire_timers(q, now);
@@ -540,12 +546,21 @@ get_common(struct kc_workqueue *q, char *buf, size_t size, bool block)
 			r = -ESHUTDOWN;
 			goto out;
 		}
-		if (!block) {
+		if (timeout_ms == 0) {
 			r = -EAGAIN;
 			goto out;
 		}
+		if (timeout_ms != WAIT_FOREVER) {
+			if (now - start >= timeout_ms) {
+				r = -ETIMEDOUT;
+				goto out;
+			}
+			left = timeout_ms - (now - start);
+		}
 		if (q->heap_len > 0)
-			timed_wait(q, &q->cv, q->heap[0]->due_ms - now);
+			left = KC_MIN(left, q->heap[0]->due_ms - now);
+		if (left != WAIT_FOREVER)
+			timed_wait(q, &q->cv, left);
 		else
 			(void)pthread_cond_wait(&q->cv, &q->mu);
 	}
@@ -573,13 +588,21 @@ out:
 int
 kc_workqueue_get(struct kc_workqueue *q, char *buf, size_t size)
 {
-	return get_common(q, buf, size, true);
+	return get_common(q, buf, size, WAIT_FOREVER);
+}
+
+int
+kc_workqueue_get_timeout(struct kc_workqueue *q, char *buf, size_t size,
+    uint64_t timeout_ms)
+{
+	return get_common(q, buf, size, timeout_ms == WAIT_FOREVER ? timeout_ms - 1 :
+	    timeout_ms);
 }
 
 int
 kc_workqueue_try_get(struct kc_workqueue *q, char *buf, size_t size)
 {
-	return get_common(q, buf, size, false);
+	return get_common(q, buf, size, 0);
 }
 
 int

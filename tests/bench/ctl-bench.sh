@@ -6,16 +6,18 @@
 # nodes (8 nvidia.com/gpu each, no taints) and --no-kubelet-events,
 # installs the Trainyard CRDs, the PodGroup CRD, the example
 # PriorityClasses and a ResourceProfile "ctl-bench" (1 GPU, 1 CPU, 1 GiB
-# per node), starts the release trainyard-controller with
-# BENCH_CTL_WORKERS workers and a rate limit high enough not to matter,
-# then runs one ctl-bench scenario per entry of BENCH_CTL_SCENARIOS
-# (RUNSxNODES): create the Runs, wait until every pod exists, every Run is
-# Running and the controller is quiet, delete the Runs, wait until every
-# pod is gone. Each scenario prints one "bench: scenario=ctl-session"
-# line (tests/bench/README.md), then the processes' totals one
-# "bench: scenario=ctl-server" line. Everything it starts is stopped
-# with SIGTERM (SIGKILL if it hangs) and the temporary directory removed
-# on every exit path.
+# per node), then runs one ctl-bench scenario per entry of
+# BENCH_CTL_SCENARIOS (RUNSxNODES), each against a fresh release
+# trainyard-controller (BENCH_CTL_WORKERS workers, a rate limit high
+# enough not to matter; the previous one is stopped first): create the
+# Runs, wait until every pod exists, every Run is Running and the
+# controller is quiet, delete the Runs, wait until every pod is gone.
+# Each scenario prints one "bench: scenario=ctl-session" line
+# (tests/bench/README.md), then the processes' totals one
+# "bench: scenario=ctl-server" line each (for the controllers: CPU summed
+# over all of them, the largest peak RSS, the last one's RSS).
+# Everything it starts is stopped with SIGTERM (SIGKILL if it hangs) and
+# the temporary directory removed on every exit path.
 #
 # Environment: BENCH_CTL_SCENARIOS ("1000x8 10x512 1x4000"),
 # BENCH_CTL_CLUSTER (1000 nodes), BENCH_CTL_WORKERS (16),
@@ -24,7 +26,8 @@
 # BENCH_CTL_START_DELAY (--pod-start-delay, 200ms), BENCH_CTL_GANG (yes;
 # "no" leaves the PodGroup CRD out, so the controller runs without gang
 # scheduling and the devcluster binds each pod as it comes), BENCH_CTL_PERF
-# (a file: record the controller with `perf record -g` into it).
+# (a file: record the first controller with `perf record -g` into it, the
+# one of scenario N > 0 into FILE.N).
 set -euo pipefail
 
 build="${1:?usage: ctl-bench.sh BUILD}"
@@ -57,7 +60,8 @@ cd "$(dirname "$0")/../.."
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/ctl-bench.XXXXXX")"
 dcpid=""	# the devcluster
-ctlpid=""	# the controller
+ctlpid=""	# the controller running
+ctllog=""	# its log
 perfpid=""	# perf record, with BENCH_CTL_PERF
 perfspid=""	# perf record, with BENCH_CTL_PERF_SERVER
 child=""	# the ctl-bench running
@@ -89,7 +93,7 @@ cleanup() {
 	stop "$dcpid" devcluster
 	if [ -n "${BENCH_CTL_LOGS:-}" ]; then
 		mkdir -p "$BENCH_CTL_LOGS" &&
-		    cp "$tmp"/controller.log "$tmp"/devcluster.log "$BENCH_CTL_LOGS"/ || true
+		    cp "$tmp"/controller-*.log "$tmp"/devcluster.log "$BENCH_CTL_LOGS"/ || true
 	fi
 	rm -rf "$tmp"
 }
@@ -169,24 +173,63 @@ done
 kubectl apply -f "$tmp/profile.yaml" >>"$tmp/apply.log" 2>&1 ||
     { cat "$tmp/apply.log" >&2; exit 1; }
 
-"$ctl" --kubeconfig "$KUBECONFIG" --workers "$workers" --kube-api-qps "$qps" \
-    --kube-api-burst "$burst" --metrics-bind-address 127.0.0.1:0 \
-    --health-probe-bind-address 127.0.0.1:0 --log-level info >"$tmp/controller.log" 2>&1 &
-ctlpid=$!
-# Ready once its caches synced and the workers run ("started").
-for i in $(seq 600); do
-	grep -q '"started"\|started$' "$tmp/controller.log" && break
-	if ! kill -0 "$ctlpid" 2>/dev/null || [ "$i" -eq 600 ]; then
-		echo "ctl-bench.sh: the controller did not start; its log:" >&2
-		cat "$tmp/controller.log" >&2
-		exit 1
+ctl_cpu=0	# CPU seconds of the controllers stopped so far
+ctl_hwm=0	# their largest peak RSS (kB)
+nctl=0		# controllers started
+
+# The totals of a controller about to stop (or the last), into ctl_cpu and
+# ctl_hwm.
+ctl_account() {
+	local cpu hwm
+	read -r cpu hwm < <(awk -v tck="$(getconf CLK_TCK)" '
+	FNR == 1 && FILENAME ~ /stat$/ {
+		sub(/^.*\) /, ""); split($0, f, " ")
+		cpu = (f[12] + f[13]) / tck
+	}
+	/^VmHWM:/ { hwm = $2 }
+	END { printf "%.2f %d\n", cpu, hwm }' "/proc/$ctlpid/stat" "/proc/$ctlpid/status")
+	ctl_cpu="$(awk -v a="$ctl_cpu" -v b="$cpu" 'BEGIN { printf "%.2f", a + b }')"
+	[ "$hwm" -gt "$ctl_hwm" ] && ctl_hwm="$hwm"
+	return 0
+}
+
+# Starts a fresh controller (logging to $tmp/controller-N.log, N from 0)
+# and waits until its caches synced and its workers run ("started"); with
+# BENCH_CTL_PERF, perf records it (into FILE for the first, FILE.N after).
+start_controller() {
+	local log="$tmp/controller-$nctl.log" out="$perf_out" i
+	"$ctl" --kubeconfig "$KUBECONFIG" --workers "$workers" --kube-api-qps "$qps" \
+	    --kube-api-burst "$burst" --metrics-bind-address 127.0.0.1:0 \
+	    --health-probe-bind-address 127.0.0.1:0 --log-level info >"$log" 2>&1 &
+	ctlpid=$!
+	ctllog="$log"
+	for i in $(seq 600); do
+		grep -q '"started"\|started$' "$log" && break
+		if ! kill -0 "$ctlpid" 2>/dev/null || [ "$i" -eq 600 ]; then
+			echo "ctl-bench.sh: the controller did not start; its log:" >&2
+			cat "$log" >&2
+			exit 1
+		fi
+		sleep 0.05
+	done
+	if [ -n "$perf_out" ]; then
+		[ "$nctl" -gt 0 ] && out="$perf_out.$nctl"
+		perf record "${perf_args[@]}" -p "$ctlpid" -o "$out" \
+		    >"$tmp/perf-$nctl.log" 2>&1 &
+		perfpid=$!
 	fi
-	sleep 0.05
-done
-if [ -n "$perf_out" ]; then
-	perf record "${perf_args[@]}" -p "$ctlpid" -o "$perf_out" >"$tmp/perf.log" 2>&1 &
-	perfpid=$!
-fi
+	nctl=$((nctl + 1))
+}
+
+# Stops the running controller (and its perf), adding up its totals.
+stop_controller() {
+	ctl_account
+	stop "$perfpid" perf
+	perfpid=""
+	stop "$ctlpid" controller
+	ctlpid=""
+}
+
 if [ -n "$perf_server_out" ]; then
 	perf record "${perf_args[@]}" -p "$dcpid" -o "$perf_server_out" >"$tmp/perf-server.log" 2>&1 &
 	perfspid=$!
@@ -206,6 +249,10 @@ for sc in $scenarios; do
 		    "$((cluster * 8)) (BENCH_CTL_CLUSTER)" >&2
 		exit 1
 	fi
+	# A fresh controller for each scenario: rss_per_cached_pod_b of one
+	# that already ran a burst would count what that burst left behind.
+	[ -n "$ctlpid" ] && stop_controller
+	start_controller
 	rc=0
 	"$bench" --kubeconfig "$KUBECONFIG" --pid "$ctlpid" --server-pid "$dcpid" \
 	    --runs "$runs" --nodes "$nodes" --clients "$clients" --timeout "$timeout" \
@@ -215,7 +262,7 @@ for sc in $scenarios; do
 	child=""
 	if [ "$rc" -ne 0 ]; then
 		echo "ctl-bench.sh: scenario $sc failed; the controller's log:" >&2
-		tail -n 20 "$tmp/controller.log" >&2
+		tail -n 20 "$ctllog" >&2
 		echo "ctl-bench.sh: the devcluster's log:" >&2
 		tail -n 20 "$tmp/devcluster.log" >&2
 		exit 1
@@ -223,19 +270,27 @@ for sc in $scenarios; do
 	k=$((k + 1))
 done
 
-# The processes' totals over every scenario.
-for p in controller:"$ctlpid" devcluster:"$dcpid"; do
-	awk -v name="${p%%:*}" -v tck="$(getconf CLK_TCK)" '
-	FNR == 1 && FILENAME ~ /stat$/ {
-		sub(/^.*\) /, ""); split($0, f, " ")
-		cpu = (f[12] + f[13]) / tck
-	}
-	/^VmHWM:/ { hwm = $2 }
+# The processes' totals over every scenario: the devcluster's, and the
+# controllers' (CPU summed over all of them, the largest peak RSS, the
+# RSS of the last one).
+if [ -n "$ctlpid" ]; then
+	ctl_account
+	awk -v cpu="$ctl_cpu" -v hwm="$ctl_hwm" -v n="$nctl" '
 	/^VmRSS:/ { rss = $2 }
-	END { printf "bench: scenario=ctl-server process=%s cpu_s=%.2f peak_rss_kb=%d rss_kb=%d\n",
-	    name, cpu, hwm, rss }' "/proc/${p#*:}/stat" "/proc/${p#*:}/status"
-done
-if grep -qiE 'warn|error' "$tmp/controller.log"; then
-	echo "ctl-bench.sh: the controller's warnings and errors (last 10):" >&2
-	grep -iE 'warn|error' "$tmp/controller.log" | tail -n 10 >&2
+	END { printf "bench: scenario=ctl-server process=controller cpu_s=%.2f " \
+	    "peak_rss_kb=%d rss_kb=%d controllers=%d\n", cpu, hwm, rss, n }' \
+	    "/proc/$ctlpid/status"
+fi
+awk -v tck="$(getconf CLK_TCK)" '
+FNR == 1 && FILENAME ~ /stat$/ {
+	sub(/^.*\) /, ""); split($0, f, " ")
+	cpu = (f[12] + f[13]) / tck
+}
+/^VmHWM:/ { hwm = $2 }
+/^VmRSS:/ { rss = $2 }
+END { printf "bench: scenario=ctl-server process=devcluster cpu_s=%.2f peak_rss_kb=%d rss_kb=%d\n",
+    cpu, hwm, rss }' "/proc/$dcpid/stat" "/proc/$dcpid/status"
+if cat "$tmp"/controller-*.log | grep -qiE 'warn|error'; then
+	echo "ctl-bench.sh: the controllers' warnings and errors (last 10):" >&2
+	cat "$tmp"/controller-*.log | grep -iE 'warn|error' | tail -n 10 >&2
 fi

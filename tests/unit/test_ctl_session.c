@@ -93,7 +93,8 @@ world_init(struct world *w, const char *spec)
 	config_defaults(&w->cfg);
 	w->in = (struct ty_session_in){
 		.run = w->run, .ctl = &w->ctl, .problems = &w->probs, .cfg = &w->cfg,
-		.pods = w->pods, .expected = w->expected, .api = TY_PODGROUP_X_K8S,
+		.pods = (const struct ty_pod *const *)w->pods, .expected = w->expected,
+		.api = TY_PODGROUP_X_K8S,
 		.now_ms = (uint64_t)T0 * 1000,
 	};
 	world_reload(w);
@@ -559,7 +560,7 @@ START_TEST(test_gone_pod_last_view)
 	    "\"True\", reason: DeletionByPodGC}]}\n");
 	ck_assert_int_eq(session_pod_from_json(o, &gone[0]), 0);
 	json_object_put(o);
-	w.in.gone = gone;
+	w.in.gone = (const struct ty_pod *const *)gone;
 	w.in.ngone = 1;
 	decide(&w);
 	ck_assert_str_eq(st_str(&w, "reason"), "NodeLost");
@@ -965,7 +966,8 @@ START_TEST(test_pod_view)
 	struct kc_buf b;
 	struct json_object *o;
 	struct ty_pod *p = NULL;
-	char *big = kc_malloc(3000);
+	char *big = kc_malloc(3000), buf[TY_UID_TEXT_MAX];
+	size_t size;
 
 	memset(big, 'a', 2999);
 	big[2999] = '\0';
@@ -974,7 +976,9 @@ START_TEST(test_pod_view)
 	kc_buf_init(&b, 1 << 16);
 	ck_assert_int_eq(kc_buf_printf(&b, "metadata: {name: r1-3, uid: u3, "
 	    "resourceVersion: \"42\", deletionTimestamp: " T0_TEXT ", labels: "
-	    "{trainyard.dev/session: \"2\", trainyard.dev/node-index: \"3\"}}\n"
+	    "{trainyard.dev/session: \"2\", trainyard.dev/node-index: \"3\", "
+	    "trainyard.dev/run: r1}, ownerReferences: [{kind: Run, name: r0, uid: "
+	    "not-the-controller}, {kind: Run, name: r1, uid: run-uid-1, controller: true}]}\n"
 	    "spec: {nodeName: gpu-9}\nstatus: {phase: Failed, startTime: " T0_TEXT ", "
 	    "conditions: [{type: DisruptionTarget, status: \"True\", reason: "
 	    "PreemptionByScheduler}, {type: Ready, status: \"False\"}, {type: PodScheduled, "
@@ -983,24 +987,34 @@ START_TEST(test_pod_view)
 	    "\"2027-01-15T08:00:10Z\", message: \"%s\"}}}]}\n", big), 0);
 	o = yaml(kc_buf_str(&b));
 	kc_buf_free(&b);
+	count_alloc_start();
 	ck_assert_int_eq(session_pod_from_json(o, &p), 0);
-	ck_assert_str_eq(p->name, "r1-3");
-	ck_assert_str_eq(p->uid, "u3");
-	ck_assert_str_eq(p->resource_version, "42");
-	ck_assert_str_eq(p->node_name, "gpu-9");
+	size = count_alloc_held();
+	ck_assert_str_eq(ty_pod_str(p, TY_POD_NAME), "r1-3");
+	/* Uids that are not UUIDs are kept as text. */
+	ck_assert_str_eq(ty_pod_uid(p, TY_POD_UID, buf, sizeof(buf)), "u3");
+	ck_assert(ty_pod_uid_is(p, TY_POD_UID, "u3"));
+	ck_assert(!ty_pod_uid_is(p, TY_POD_UID, "u"));
+	ck_assert_str_eq(ty_pod_str(p, TY_POD_NODE), "gpu-9");
+	ck_assert_str_eq(ty_pod_str(p, TY_POD_RUN), "r1");
+	/* The controller reference, not the first one. */
+	ck_assert_str_eq(ty_pod_uid(p, TY_POD_OWNER_UID, buf, sizeof(buf)), "run-uid-1");
 	ck_assert_int_eq(p->session, 2);
 	ck_assert_int_eq(p->index, 3);
 	ck_assert_int_eq(p->phase, TY_POD_FAILED);
 	ck_assert(p->deleting && !p->ready && p->scheduled);
-	ck_assert_str_eq(p->disruption, "PreemptionByScheduler");
+	ck_assert_str_eq(ty_pod_str(p, TY_POD_DISRUPTION), "PreemptionByScheduler");
 	ck_assert_int_eq(p->exit_code, 137);
-	ck_assert_str_eq(p->term_reason, "OOMKilled");
-	ck_assert_uint_eq(strlen(p->term_message), 1023);
+	ck_assert_str_eq(ty_pod_str(p, TY_POD_TERM_REASON), "OOMKilled");
+	ck_assert_uint_eq(strlen(ty_pod_str(p, TY_POD_TERM_MESSAGE)), 1023);
 	ck_assert_int_eq(p->start_time, T0);
 	ck_assert_int_eq(p->finish_time, T0 + 10);
-	ck_assert_ptr_null(p->sched_message);
-	ck_assert_uint_lt(p->size, sizeof(*p) + 1200);
+	ck_assert_ptr_null(ty_pod_str(p, TY_POD_SCHED_MESSAGE));
+	ck_assert_ptr_null(ty_pod_str(p, TY_POD_REASON));
+	ck_assert_uint_lt(size, sizeof(*p) + 1200);
 	session_pod_free(p);
+	ck_assert_uint_eq(count_alloc_held(), 0);
+	count_alloc_stop();
 	json_object_put(o);
 	kc_free(big);
 }
@@ -1010,7 +1024,9 @@ START_TEST(test_pod_view_small)
 {
 	struct json_object *o = yaml("metadata: {name: r1-0, uid: "
 	    "0f4c1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b, resourceVersion: \"123456\", labels: "
-	    "{trainyard.dev/session: \"1\", trainyard.dev/node-index: \"0\"}}\n"
+	    "{trainyard.dev/session: \"1\", trainyard.dev/node-index: \"0\", "
+	    "trainyard.dev/run: r1}, ownerReferences: [{kind: Run, name: r1, controller: true, "
+	    "uid: d8a57ecd-6cfc-4bf0-8350-c99c5170c1ef}]}\n"
 	    "spec: {nodeName: gpu-node-017}\nstatus: {phase: Succeeded, conditions: [{type: "
 	    "Ready, status: \"False\"}], containerStatuses: [{name: main, state: {terminated: "
 	    "{exitCode: 0, reason: Completed, message: \"all good\"}}}]}\n");
@@ -1018,21 +1034,43 @@ START_TEST(test_pod_view_small)
 	struct json_object *odd = yaml("metadata: {name: p, labels: {trainyard.dev/session: "
 	    "x, trainyard.dev/node-index: \"-3\"}}\nstatus: {phase: Weird}\n");
 	struct ty_pod *p = NULL, *keep = (struct ty_pod *)0x1;
+	char buf[TY_UID_TEXT_MAX];
+	size_t size;
 
+	count_alloc_start();
 	ck_assert_int_eq(session_pod_from_json(o, &p), 0);
+	size = count_alloc_held();
 	/* A container that succeeded keeps no message. */
-	ck_assert_ptr_null(p->term_message);
-	ck_assert_ptr_null(p->term_reason);
+	ck_assert_ptr_null(ty_pod_str(p, TY_POD_TERM_MESSAGE));
+	ck_assert_ptr_null(ty_pod_str(p, TY_POD_TERM_REASON));
 	ck_assert_int_eq(p->exit_code, 0);
 	ck_assert_int_eq(p->phase, TY_POD_SUCCEEDED);
-	/* The typical cached pod, measured (docs/api.md quotes it). */
-	ck_assert_uint_lt(p->size, 256);
+	/* UUIDs are kept in 16 bytes, and come back the same. */
+	ck_assert_str_eq(ty_pod_uid(p, TY_POD_UID, buf, sizeof(buf)),
+	    "0f4c1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b");
+	ck_assert_str_eq(ty_pod_uid(p, TY_POD_OWNER_UID, buf, sizeof(buf)),
+	    "d8a57ecd-6cfc-4bf0-8350-c99c5170c1ef");
+	ck_assert(ty_pod_uid_is(p, TY_POD_OWNER_UID, "d8a57ecd-6cfc-4bf0-8350-c99c5170c1ef"));
+	ck_assert(!ty_pod_uid_is(p, TY_POD_OWNER_UID, "d8a57ecd-6cfc-4bf0-8350-c99c5170c1ee"));
+	ck_assert(!ty_pod_uid_is(p, TY_POD_OWNER_UID, "D8A57ECD-6CFC-4BF0-8350-C99C5170C1EF"));
+	ck_assert(!ty_pod_uid_is(p, TY_POD_OWNER_UID, ""));
+	ck_assert_str_eq(ty_pod_str(p, TY_POD_RUN), "r1");
+	/*
+	 * The typical cached pod, measured: 56 bytes and its strings, 111 in
+	 * all (docs/operations.md, "Sizing", counts on it).
+	 */
+	ck_assert_uint_le(size, 112);
 	session_pod_free(p);
+	count_alloc_stop();
 	ck_assert_int_eq(session_pod_from_json(bad, &keep), KC_EINVALID);
 	ck_assert_ptr_eq(keep, (struct ty_pod *)0x1);
 	ck_assert_int_eq(session_pod_from_json(odd, &p), 0);
 	ck_assert_int_eq(p->session, -1);
 	ck_assert_int_eq(p->index, -1);
+	ck_assert_ptr_null(ty_pod_uid(p, TY_POD_UID, buf, sizeof(buf)));
+	ck_assert_ptr_null(ty_pod_uid(p, TY_POD_OWNER_UID, buf, sizeof(buf)));
+	ck_assert(!ty_pod_uid_is(p, TY_POD_UID, "x"));
+	ck_assert_ptr_null(ty_pod_str(p, TY_POD_RUN));
 	ck_assert_int_eq(p->phase, TY_POD_UNKNOWN);
 	ck_assert_int_eq(p->exit_code, -1);
 	session_pod_free(p);

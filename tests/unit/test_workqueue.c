@@ -3,7 +3,8 @@
  * fake clock: deduplication, FIFO order, dirty-while-processing, delays
  * (order, earlier deadline wins), per-key backoff and forget, the overall
  * bucket, shutdown, counters and allocation failures. Threaded on the real
- * clock: blocking get woken by add, timers and shutdown, drain, and a
+ * clock: blocking get woken by add, timers and shutdown, get with a
+ * timeout, drain, and a
  * stress test asserting that no key is ever with two workers and no add
  * is lost.
  */
@@ -516,6 +517,45 @@ START_TEST(test_blocking_get)
 }
 END_TEST
 
+START_TEST(test_get_timeout)
+{
+	struct kc_workqueue *q = new_queue(NULL);
+	char key[KC_WORKQUEUE_KEY_MAX];
+	uint64_t start;
+
+	/* Nothing comes: -ETIMEDOUT once the time is up, not before. */
+	start = kc_clock_now_ms();
+	ck_assert_int_eq(kc_workqueue_get_timeout(q, key, sizeof(key), 30), -ETIMEDOUT);
+	ck_assert_uint_ge(kc_clock_now_ms() - start, 30);
+	ck_assert_int_eq(kc_workqueue_get_timeout(q, key, sizeof(key), 0), -EAGAIN);
+	ck_assert_int_eq(kc_workqueue_get_timeout(q, key, 8, 10), -EINVAL);
+
+	/* A key ready at once, and a timer due before the time is up. */
+	ck_assert_int_eq(kc_workqueue_add(q, "now"), 0);
+	ck_assert_int_eq(kc_workqueue_get_timeout(q, key, sizeof(key), 10), 0);
+	ck_assert_str_eq(key, "now");
+	ck_assert_int_eq(kc_workqueue_done(q, "now"), 0);
+	ck_assert_int_eq(kc_workqueue_add_after(q, "soon", 15), 0);
+	start = kc_clock_now_ms();
+	ck_assert_int_eq(kc_workqueue_get_timeout(q, key, sizeof(key), 5000), 0);
+	ck_assert_str_eq(key, "soon");
+	ck_assert_uint_ge(kc_clock_now_ms() - start, 15);
+	ck_assert_uint_lt(kc_clock_now_ms() - start, 5000);
+	ck_assert_int_eq(kc_workqueue_done(q, "soon"), 0);
+
+	/* A timer due after it: the wait ends first, the timer stays. */
+	ck_assert_int_eq(kc_workqueue_add_after(q, "later", 200), 0);
+	ck_assert_int_eq(kc_workqueue_get_timeout(q, key, sizeof(key), 20), -ETIMEDOUT);
+	ck_assert_int_eq(kc_workqueue_get(q, key, sizeof(key)), 0);
+	ck_assert_str_eq(key, "later");
+	ck_assert_int_eq(kc_workqueue_done(q, "later"), 0);
+
+	kc_workqueue_shut_down(q);
+	ck_assert_int_eq(kc_workqueue_get_timeout(q, key, sizeof(key), 1000), -ESHUTDOWN);
+	kc_workqueue_free(q);
+}
+END_TEST
+
 START_TEST(test_fake_clock_wake)
 {
 	struct kc_workqueue *q = new_queue(NULL);
@@ -708,6 +748,7 @@ workqueue_suite(void)
 	tcase_add_checked_fixture(th, NULL, teardown);
 	tcase_set_timeout(th, 60);
 	tcase_add_test(th, test_blocking_get);
+	tcase_add_test(th, test_get_timeout);
 	tcase_add_test(th, test_fake_clock_wake);
 	tcase_add_test(th, test_drain);
 	tcase_add_test(th, test_stress);

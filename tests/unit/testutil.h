@@ -36,6 +36,13 @@ char	*tu_write(const char *dir, const char *name, const char *text);
 /* tests/fakes/fail_alloc.c: kc_malloc() fails after 'n' more successes. */
 void	 fail_alloc_after(size_t n);	/* SIZE_MAX: never fail (uninstall) */
 size_t	 fail_alloc_count(void);	/* allocations since the last call */
+/*
+ * The same file: an allocator that counts the bytes its blocks hold (what
+ * a structure costs). Free every block made meanwhile before the stop.
+ */
+void	 count_alloc_start(void);
+size_t	 count_alloc_held(void);		/* bytes held now */
+void	 count_alloc_stop(void);
 
 /*
  * tests/fakes/fake_clock.c: a clock that starts at 'start_ms', moves only

@@ -169,6 +169,15 @@ unsigned kc_workqueue_num_requeues(struct kc_workqueue *, const char *key);
  */
 int	kc_workqueue_get(struct kc_workqueue *, char *buf, size_t size);
 
+/*
+ * get() that waits at most 'timeout_ms' (kc clock) for a key: -ETIMEDOUT
+ * when none became ready by then. Due timers are served meanwhile as in
+ * get(). For a worker that retires when idle (one that waits in get()
+ * keeps the timers served). 0 is the same as try_get().
+ */
+int	kc_workqueue_get_timeout(struct kc_workqueue *, char *buf, size_t size,
+	    uint64_t timeout_ms);
+
 /* get() that never blocks: -EAGAIN when no key is ready now. */
 int	kc_workqueue_try_get(struct kc_workqueue *, char *buf, size_t size);
 
