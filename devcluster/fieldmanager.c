@@ -1254,18 +1254,126 @@ fs_op(int op, const struct fs *a, const struct fs *b, struct fs *out)
 	return 0;
 }
 
-/* Replaces '*a' with 'a op b'. */
+/*
+ * '*a' becomes 'a op b' in place: the nodes of 'a' move, only what a
+ * union takes from 'b' is copied, or moved too when 'take' (then 'b' is
+ * consumed: left empty). Sets are normalized (no node that is neither a
+ * member nor above one), so nodes of 'a' that 'b' does not reach stay
+ * as they are. On failure '*a' (and a taken 'b') is left empty.
+ */
+static int
+fs_merge(int op, struct fs *a, struct fs *b, bool take)
+{
+	struct fs out = { 0 };
+	size_t i = 0, j = 0, k = 0;
+	int r = 0;
+
+	if (b->n == 0 || (a->n == 0 && op != OP_UNION)) {
+		if (op == OP_INTERSECT)
+			fs_free(a);
+		goto done;
+	}
+	if (a->n == 0 && take) {
+		*a = *b;
+		memset(b, 0, sizeof(*b));
+		return 0;
+	}
+	if (op == OP_UNION && (out.v = kc_reallocarray(NULL, a->n + b->n,
+	    sizeof(*out.v))) == NULL) {
+		r = -ENOMEM;
+		goto done;
+	}
+	out.cap = op == OP_UNION ? a->n + b->n : 0;
+	while (i < a->n || (op == OP_UNION && j < b->n)) {
+		struct fs_node *x = i < a->n ? &a->v[i] : NULL;
+		struct fs_node *y = j < b->n ? &b->v[j] : NULL;
+		struct fs_node node = { 0 };
+		int c = x == NULL ? 1 : y == NULL ? -1 : pe_cmp(&x->pe, &y->pe);
+
+		if (c < 0) {
+			i++;
+			if (op == OP_INTERSECT) {
+				node_free(x);
+				continue;
+			}
+			node = *x;
+			memset(x, 0, sizeof(*x));
+		} else if (c > 0) {
+			j++;
+			if (op != OP_UNION)
+				continue;
+			if (take) {
+				node = *y;
+				memset(y, 0, sizeof(*y));
+			} else if ((r = node_copy(&node, y)) < 0)
+				break;
+		} else {
+			i++, j++;
+			if (op == OP_RDIFF && y->member) {
+				node_free(x);
+				continue;
+			}
+			node = *x;
+			memset(x, 0, sizeof(*x));
+			switch (op) {
+			case OP_UNION:
+				node.member = node.member || y->member;
+				break;
+			case OP_INTERSECT:
+				node.member = node.member && y->member;
+				break;
+			default:
+				node.member = node.member && !y->member;
+				break;
+			}
+			if ((r = fs_merge(op, &node.kids, &y->kids, take)) < 0) {
+				node_free(&node);
+				break;
+			}
+			/* Merged children are normalized: none left, nothing below. */
+			if (!node.member && node.kids.n == 0) {
+				node_free(&node);
+				continue;
+			}
+		}
+		/* Without a union the result is never longer than 'a': in place. */
+		if (op == OP_UNION)
+			out.v[out.n++] = node;
+		else
+			a->v[k++] = node;
+	}
+	if (r < 0) {
+		fs_free(&out);
+		fs_free(a);
+		goto done;
+	}
+	if (op == OP_UNION) {
+		fs_free(a);
+		*a = out;
+	} else {
+		/* The rest of 'a' moved or was freed: only zeroed nodes remain. */
+		a->n = k;
+		if (k == 0)
+			fs_free(a);
+	}
+done:
+	if (take)
+		fs_free(b);
+	return r;
+}
+
+/* Replaces '*a' with 'a op b' (on failure '*a' is left empty). */
 static int
 fs_apply_op(int op, struct fs *a, const struct fs *b)
 {
-	struct fs out = { 0 };
-	int r;
+	return fs_merge(op, a, (struct fs *)(uintptr_t)b, false);
+}
 
-	if ((r = fs_op(op, a, b, &out)) < 0)
-		return r;
-	fs_free(a);
-	*a = out;
-	return 0;
+/* '*a' becomes 'a | b', moving the nodes of 'b' (left empty). */
+static int
+fs_union_take(struct fs *a, struct fs *b)
+{
+	return fs_merge(OP_UNION, a, b, true);
 }
 
 /*
@@ -2554,16 +2662,93 @@ tree_to_raw(struct json_object *t, struct json_object **ret)
 }
 
 /* The set as a raw value, printed as kube-apiserver prints FieldsV1. */
+/*
+ * A key of fs_to_json() printed as json-c prints it: json-c escapes the
+ * text, held in one reused string object.
+ */
+static int
+key_print(struct kc_buf *b, struct json_object *str, const struct pe *pe)
+{
+	char small[256], *key = small;
+	const char *text;
+	size_t len;
+	int n, r;
+
+	switch (pe->type) {
+	case FM_PE_FIELD:
+		n = snprintf(small, sizeof(small), "f:%s", pe->s);
+		break;
+	case FM_PE_KEY:
+		n = snprintf(small, sizeof(small), "k:%s", pe->s);
+		break;
+	case FM_PE_VALUE:
+		n = snprintf(small, sizeof(small), "v:%s", pe->s);
+		break;
+	default:
+		n = snprintf(small, sizeof(small), "i:%" PRId64, pe->i);
+		break;
+	}
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= sizeof(small) && (key = pe_text(pe)) == NULL)
+		return -ENOMEM;
+	if (json_object_set_string_len(str, key, n) == 0 ||
+	    (text = json_object_to_json_string_length(str,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len)) == NULL)
+		r = -ENOMEM;
+	else
+		r = kc_buf_append(b, text, len);
+	if (key != small)
+		kc_free(key);
+	return r;
+}
+
+/*
+ * The text of fs_to_json()'s tree, printed without building the tree:
+ * nodes in the set's order (the order fs_to_json() inserts them, which
+ * json-c keeps), "." first for a member with children, {} for a leaf.
+ */
+static int
+fs_print(struct kc_buf *b, struct json_object *str, const struct fs *s, bool self)
+{
+	int r;
+
+	if ((r = kc_buf_putc(b, '{')) < 0)
+		return r;
+	if (self && s->n > 0 && (r = kc_buf_puts(b, "\".\":{}")) < 0)
+		return r;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct fs_node *n = &s->v[i];
+
+		if (((i > 0 || (self && s->n > 0)) && (r = kc_buf_putc(b, ',')) < 0) ||
+		    (r = key_print(b, str, &n->pe)) < 0 || (r = kc_buf_putc(b, ':')) < 0)
+			return r;
+		if (n->kids.n == 0)
+			r = kc_buf_puts(b, "{}");
+		else
+			r = fs_print(b, str, &n->kids, n->member);
+		if (r < 0)
+			return r;
+	}
+	return kc_buf_putc(b, '}');
+}
+
+/* A set as a raw FieldsV1 value: fs_to_json()'s tree as json-c prints it. */
 static int
 fs_to_raw(const struct fs *s, struct json_object **ret)
 {
-	struct json_object *t = NULL;
+	struct json_object *str;
+	struct kc_buf b;
 	int r;
 
-	if ((r = fs_to_json(s, false, &t)) < 0)
-		return r;
-	r = tree_to_raw(t, ret);
-	json_object_put(t);
+	if ((str = json_object_new_string("")) == NULL)
+		return -ENOMEM;
+	kc_buf_init(&b, FM_TEXT_MAX);
+	if ((r = fs_print(&b, str, s, false)) == 0 &&
+	    (*ret = kc_json_new_raw(kc_buf_str(&b), b.len)) == NULL)
+		r = -ENOMEM;
+	kc_buf_free(&b);
+	json_object_put(str);
 	return r;
 }
 
@@ -2580,8 +2765,19 @@ struct enc_entry {
 	uint64_t	 hash;		/* set_hash() */
 	uint64_t	 used;
 	struct json_object *raw;	/* NULL: a free slot */
+	size_t		 len;		/* of its text */
 	struct fs	 set;
 };
+
+/*
+ * Both directions are set-associative: a hash picks a row of
+ * FM_CACHE_WAYS slots, the least recently used slot of the row is
+ * replaced. A lookup costs a row, not the whole cache, so the cache can
+ * hold the sets of every object a burst of writes keeps touching (a
+ * kubelet's second status write finds the sets its first one encoded).
+ */
+#define FM_CACHE_WAYS	4
+#define FM_CACHE_ROWS	(FM_CACHE_ENTRIES / FM_CACHE_WAYS)
 
 struct fm_cache {
 	struct cache_entry e[FM_CACHE_ENTRIES];
@@ -2589,6 +2785,7 @@ struct fm_cache {
 	uint64_t	 clock;
 	uint64_t	 hits;
 	uint64_t	 misses;
+	size_t		 bytes;		/* of the texts held, at most FM_CACHE_BYTES */
 };
 
 int
@@ -2598,18 +2795,22 @@ fm_cache_new(struct fm_cache **ret)
 }
 
 static void
-cache_entry_clear(struct cache_entry *e)
+cache_entry_clear(struct fm_cache *c, struct cache_entry *e)
 {
+	if (e->text != NULL)
+		c->bytes -= e->len;
 	kc_free(e->text);
 	fs_free(&e->set);
 	memset(e, 0, sizeof(*e));
 }
 
 static void
-enc_entry_clear(struct enc_entry *e)
+enc_entry_clear(struct fm_cache *c, struct enc_entry *e)
 {
-	if (e->raw != NULL)
+	if (e->raw != NULL) {
+		c->bytes -= e->len;
 		json_object_put(e->raw);
+	}
 	fs_free(&e->set);
 	memset(e, 0, sizeof(*e));
 }
@@ -2620,8 +2821,8 @@ fm_cache_free(struct fm_cache *c)
 	if (c == NULL)
 		return;
 	for (size_t i = 0; i < FM_CACHE_ENTRIES; i++) {
-		cache_entry_clear(&c->e[i]);
-		enc_entry_clear(&c->enc[i]);
+		cache_entry_clear(c, &c->e[i]);
+		enc_entry_clear(c, &c->enc[i]);
 	}
 	kc_free(c);
 }
@@ -2643,12 +2844,21 @@ text_hash(const char *p, size_t len)
 	return h;
 }
 
+/* The first slot of the row of 'h' (the high bits: FNV's low bits mix least). */
+static size_t
+cache_row(uint64_t h)
+{
+	return (size_t)((h >> 32) % FM_CACHE_ROWS) * FM_CACHE_WAYS;
+}
+
 /* The cached set of 'text' into 'out'; false when there is none. */
 static bool
 cache_find(struct fm_cache *c, uint64_t h, const char *text, size_t len, struct fs *out,
     int *ret)
 {
-	for (size_t i = 0; i < FM_CACHE_ENTRIES; i++) {
+	size_t row = cache_row(h);
+
+	for (size_t i = row; i < row + FM_CACHE_WAYS; i++) {
 		struct cache_entry *e = &c->e[i];
 
 		if (e->text != NULL && e->hash == h && e->len == len &&
@@ -2663,24 +2873,41 @@ cache_find(struct fm_cache *c, uint64_t h, const char *text, size_t len, struct 
 	return false;
 }
 
-/* Keeps a copy of 'set' for 'text' in the least recently used slot. */
+/*
+ * Keeps a copy of 'set' for 'text' in the least recently used slot of its
+ * row (or in the slot that already holds 'text').
+ */
 static void
 cache_add(struct fm_cache *c, uint64_t h, const char *text, size_t len, const struct fs *set)
 {
-	struct cache_entry *v = &c->e[0];
+	size_t row = cache_row(h);
+	struct cache_entry *v = &c->e[row];
 
-	for (size_t i = 0; i < FM_CACHE_ENTRIES && v->text != NULL; i++)
-		if (c->e[i].text == NULL || c->e[i].used < v->used)
-			v = &c->e[i];
-	cache_entry_clear(v);
+	for (size_t i = row; i < row + FM_CACHE_WAYS; i++) {
+		struct cache_entry *e = &c->e[i];
+
+		if (e->text != NULL && e->hash == h && e->len == len &&
+		    memcmp(e->text, text, len) == 0) {
+			e->used = ++c->clock;
+			return;
+		}
+		if (v->text != NULL && (e->text == NULL || e->used < v->used))
+			v = e;
+	}
+	cache_entry_clear(c, v);
+	if (c->bytes + len > FM_CACHE_BYTES)
+		return;
 	/* Without memory for the copy the set is not cached; nothing fails. */
 	if ((v->text = kc_memdup(text, len)) == NULL || fs_copy(&v->set, set) < 0) {
-		cache_entry_clear(v);
+		kc_free(v->text);
+		v->text = NULL;
+		cache_entry_clear(c, v);
 		return;
 	}
 	v->hash = h;
 	v->len = len;
 	v->used = ++c->clock;
+	c->bytes += len;
 }
 
 /* The set a FieldsV1 value holds, raw (through 'cache', if any) or a tree. */
@@ -2747,18 +2974,25 @@ set_hash(const struct fs *s, uint64_t h)
 	return h;
 }
 
-/* fs_to_raw(), through the cache: sets of one shape share one raw value. */
+/*
+ * fs_to_raw(), through the cache: sets of one shape share one raw value.
+ * A new value is also remembered the other way, text to set, since the
+ * next write of the object decodes it.
+ */
 static int
 fs_to_raw_cached(struct fm_cache *c, const struct fs *set, struct json_object **ret)
 {
 	struct enc_entry *v;
+	const char *text;
+	size_t row, len;
 	uint64_t h;
 	int r;
 
 	if (c == NULL)
 		return fs_to_raw(set, ret);
 	h = set_hash(set, 14695981039346656037u);
-	for (size_t i = 0; i < FM_CACHE_ENTRIES; i++) {
+	row = cache_row(h);
+	for (size_t i = row; i < row + FM_CACHE_WAYS; i++) {
 		struct enc_entry *e = &c->enc[i];
 
 		if (e->raw != NULL && e->hash == h && fs_equal(&e->set, set)) {
@@ -2769,17 +3003,24 @@ fs_to_raw_cached(struct fm_cache *c, const struct fs *set, struct json_object **
 	}
 	if ((r = fs_to_raw(set, ret)) < 0)
 		return r;
-	v = &c->enc[0];
-	for (size_t i = 0; i < FM_CACHE_ENTRIES && v->raw != NULL; i++)
+	text = json_object_get_string(*ret);
+	len = (size_t)json_object_get_string_len(*ret);
+	if (len <= FM_CACHE_TEXT_MAX)
+		cache_add(c, text_hash(text, len), text, len, set);
+	v = &c->enc[row];
+	for (size_t i = row; i < row + FM_CACHE_WAYS && v->raw != NULL; i++)
 		if (c->enc[i].raw == NULL || c->enc[i].used < v->used)
 			v = &c->enc[i];
-	enc_entry_clear(v);
+	enc_entry_clear(c, v);
 	/* Without memory for the copy the value is not cached; nothing fails. */
-	if (fs_copy(&v->set, set) < 0)
+	if (len > FM_CACHE_TEXT_MAX || c->bytes + len > FM_CACHE_BYTES ||
+	    fs_copy(&v->set, set) < 0)
 		return 0;
 	v->raw = json_object_get(*ret);
+	v->len = len;
 	v->hash = h;
 	v->used = ++c->clock;
+	c->bytes += len;
 	return 0;
 }
 
@@ -3130,25 +3371,18 @@ fs_overlaps(const struct fs *a, const struct fs *b)
 static int
 disown(struct mentry *e, const struct fs *taken, const struct fs *removed)
 {
-	struct fs a = { 0 }, b = { 0 };
+	size_t n;
 	int r;
 
 	if (!fs_overlaps(&e->set, taken) && !fs_overlaps(&e->set, removed))
 		return 0;
-	if ((r = fs_op(OP_DIFF, &e->set, taken, &a)) < 0)
+	/* A difference only loses members: the count tells whether it did. */
+	n = fs_count(&e->set);
+	if ((r = fs_apply_op(OP_DIFF, &e->set, taken)) < 0 ||
+	    (r = fs_apply_op(OP_DIFF, &e->set, removed)) < 0)
 		return r;
-	if ((r = fs_op(OP_DIFF, &a, removed, &b)) < 0) {
-		fs_free(&a);
-		return r;
-	}
-	fs_free(&a);
-	if (fs_equal(&b, &e->set)) {
-		fs_free(&b);
-		return 0;
-	}
-	fs_free(&e->set);
-	e->set = b;
-	e->dirty = true;
+	if (fs_count(&e->set) != n)
+		e->dirty = true;
 	return 0;
 }
 
@@ -3190,13 +3424,18 @@ record_update(struct ctx *x, const struct json_object *live, const struct json_o
 
 	if ((r = compare_objects(x, live, obj, &c)) < 0)
 		return r;
-	if ((r = fs_op(OP_UNION, &c.mod, &c.add, &changed)) < 0)
+	/* The sets are moved from one step to the next, not copied. */
+	changed = c.mod;
+	memset(&c.mod, 0, sizeof(c.mod));
+	if ((r = fs_union_take(&changed, &c.add)) < 0)
 		goto out;
 	for (size_t i = 0; i < m->n; i++)
 		if ((r = disown(&m->v[i], &changed, &c.rem)) < 0)
 			goto out;
 	managed_drop_empty(m);
-	if ((r = fs_op(OP_DIFF, &changed, &c.rem, &self)) < 0 ||
+	self = changed;
+	memset(&changed, 0, sizeof(changed));
+	if ((r = fs_apply_op(OP_DIFF, &self, &c.rem)) < 0 ||
 	    (r = fs_apply_op(OP_DIFF, &self, &x->strip)) < 0)
 		goto out;
 	if (fs_empty(&self))
@@ -3205,7 +3444,7 @@ record_update(struct ctx *x, const struct json_object *live, const struct json_o
 	    (r = managed_new(m, manager, OP_UPDATE, x->api_version, x->subresource, &idx)) < 0)
 		goto out;
 	e = &m->v[idx];
-	if ((r = fs_apply_op(OP_UNION, &e->set, &self)) < 0)
+	if ((r = fs_union_take(&e->set, &self)) < 0)
 		goto out;
 	e->has_time = true;
 	e->time = x->now;

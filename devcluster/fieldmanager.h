@@ -202,15 +202,19 @@ int	fieldmanager_validate_options(const char *kind, bool apply, const char *fiel
 	    _must_check_;
 
 /*
- * Decoded FieldsV1 sets, by their text. Objects of one shape (the pods of
- * one Run, the kubelet's status entries) have sets that print the same,
- * so a write finds the sets of the object it replaces already decoded
- * instead of parsing them again. At most FM_CACHE_ENTRIES sets of at most
- * FM_CACHE_TEXT_MAX bytes of text, the least recently used replaced. For
- * one thread. fm_cache_new(): 0 or -ENOMEM; fm_cache_free(NULL) is a no-op.
+ * Decoded FieldsV1 sets, by their text, and the raw text of encoded sets,
+ * by their shape. Objects of one shape (the pods of one Run, the
+ * scheduler's condition entries) have sets that print the same, and a
+ * write finds the sets of the object it replaces already decoded (the
+ * write before it encoded them) instead of parsing them again. At most
+ * FM_CACHE_ENTRIES sets each way, of at most FM_CACHE_TEXT_MAX bytes of
+ * text and FM_CACHE_BYTES in all; when a slot is needed the least
+ * recently used of its row of four goes. For one thread. fm_cache_new():
+ * 0 or -ENOMEM; fm_cache_free(NULL) is a no-op.
  */
-#define FM_CACHE_ENTRIES	64
+#define FM_CACHE_ENTRIES	4096
 #define FM_CACHE_TEXT_MAX	(64u << 10)
+#define FM_CACHE_BYTES		(32u << 20)
 struct fm_cache;
 int	fm_cache_new(struct fm_cache **ret) _must_check_;
 void	fm_cache_free(struct fm_cache *);

@@ -13,7 +13,8 @@
  * FailedScheduling Warning Event for pods that stay pending (the Event
  * only when the message changed, so an idle cluster stays idle),
  * DisruptionTarget and a graceful delete for preemption victims,
- * status.nominatedNodeName, and the PodGroup status. Our own writes come
+ * status.nominatedNodeName, and the PodGroup status (only of the
+ * PodGroups that changed, or whose member pods did). Our own writes come
  * back through the subscription, which is how bound pods reach the
  * snapshot before the next plan. Nothing blocks: everything runs on the
  * timer.
@@ -59,6 +60,30 @@ struct pg_wait {
 	bool		 seen;
 };
 
+/* A PodGroup whose status may have changed: one allocation, "ns\0name". */
+struct pg_key {
+	char		*ns;
+	const char	*name;		/* inside the allocation of 'ns' */
+};
+
+/*
+ * The PodGroups of one API group to sync at the next tick, unsorted and
+ * with duplicates (one key per event; sorted and made unique at the
+ * sync), or all of them.
+ */
+struct pg_dirty {
+	struct pg_key	*keys;
+	size_t		 n, cap;
+	bool		 all;
+};
+
+/* Indexes of struct scheduler's pgdirty[]. */
+enum {
+	PG_NEW,				/* SCHED_PG_GROUP */
+	PG_OLD,				/* SCHED_PG_GROUP_OLD */
+	PG_NGROUPS
+};
+
 struct scheduler {
 	struct dc	*dc;
 	struct sched	*s;
@@ -69,6 +94,11 @@ struct scheduler {
 	uint64_t	 event_seq;
 	struct pg_wait	*waits;
 	size_t		 nwaits, capwaits;
+	struct pg_dirty	 pgdirty[PG_NGROUPS];
+	bool		 pg_changed;	/* a PodGroup dirtied since the timeouts scan */
+	bool		 to_valid;	/* to_second and to_waiting hold a scan's */
+	time_t		 to_second;	/* kc_clock_wall() of the last timeouts scan */
+	int		 to_waiting;	/* and what it returned */
 	int		(*prev_admit)(struct dc_write_ctx *, struct json_object *,
 			    struct kc_status *);
 };
@@ -107,6 +137,152 @@ is_coll(const struct dc_coll *coll, const char *group, const char *resource)
 {
 	return strcmp(coll_group(coll), group) == 0 &&
 	    strcmp(coll_resource(coll), resource) == 0;
+}
+
+/*
+ * Dirty PodGroups. A PodGroup's status is a function of the PodGroup and
+ * of its member pods in the snapshot (the time only stamps a transition),
+ * so a tick recomputes only the PodGroups that changed or whose members
+ * did, not all of them: with thousands of groups under a stream of pod
+ * changes, recomputing every one each tick would dominate the loop. The
+ * storage events record the keys; anything they cannot cover (the scan
+ * at start, a group whose CRD is not served yet, a failed allocation)
+ * sets 'all', and the next sync recomputes every PodGroup of the group.
+ */
+static int
+pg_group_index(const char *group)
+{
+	if (strcmp(group, SCHED_PG_GROUP) == 0)
+		return PG_NEW;
+	if (strcmp(group, SCHED_PG_GROUP_OLD) == 0)
+		return PG_OLD;
+	return -1;
+}
+
+static void
+dirty_add(struct scheduler *sc, int g, const char *ns, const char *name)
+{
+	struct pg_dirty *d = &sc->pgdirty[g];
+	size_t lns = strlen(ns), lname = strlen(name);
+	char *s;
+
+	sc->pg_changed = true;
+	if (d->n == d->cap) {
+		size_t cap = d->cap != 0 ? 2 * d->cap : 64;
+		struct pg_key *v = kc_reallocarray(d->keys, cap, sizeof(*v));
+
+		if (v == NULL) {
+			d->all = true;		/* nothing is lost: a full sync */
+			return;
+		}
+		d->keys = v;
+		d->cap = cap;
+	}
+	if ((s = kc_malloc(lns + lname + 2)) == NULL) {
+		d->all = true;
+		return;
+	}
+	memcpy(s, ns, lns + 1);
+	memcpy(s + lns + 1, name, lname + 1);
+	d->keys[d->n++] = (struct pg_key){ .ns = s, .name = s + lns + 1 };
+}
+
+/*
+ * The PodGroup a pod belongs to, as sched_pod_put() derives its pgkey:
+ * the new label if set, else the old one. False for none.
+ */
+static bool
+pod_podgroup(const struct json_object *pod, int *ret_g, const char **ret_ns,
+    const char **ret_name)
+{
+	const char *ns, *name;
+
+	if (pod == NULL || (ns = kc_json_str(pod, "metadata", "namespace")) == NULL ||
+	    *ns == '\0')
+		return false;
+	if ((name = kc_json_str(pod, "metadata", "labels", SCHED_PG_LABEL)) != NULL &&
+	    *name != '\0')
+		*ret_g = PG_NEW;
+	else if ((name = kc_json_str(pod, "metadata", "labels", SCHED_PG_LABEL_OLD)) != NULL &&
+	    *name != '\0')
+		*ret_g = PG_OLD;
+	else
+		return false;
+	*ret_ns = ns;
+	*ret_name = name;
+	return true;
+}
+
+/*
+ * Marks the PodGroups an event may change the status of: a PodGroup's
+ * own, a pod's group, and the group it left when its label changed.
+ */
+static void
+dirty_event(struct scheduler *sc, const struct dc_event *ev)
+{
+	const char *ns = NULL, *name = NULL, *pns, *pname;
+	int g = -1, pg;
+
+	if (is_coll(ev->coll, "", "pods")) {
+		bool now = pod_podgroup(ev->obj, &g, &ns, &name);
+
+		if (now)
+			dirty_add(sc, g, ns, name);
+		if (ev->prev != NULL && pod_podgroup(ev->prev, &pg, &pns, &pname) &&
+		    (!now || pg != g || strcmp(pns, ns) != 0 || strcmp(pname, name) != 0))
+			dirty_add(sc, pg, pns, pname);
+	} else if (strcmp(coll_resource(ev->coll), "podgroups") == 0 &&
+	    (g = pg_group_index(coll_group(ev->coll))) >= 0) {
+		ns = kc_json_str(ev->obj, "metadata", "namespace");
+		name = kc_json_str(ev->obj, "metadata", "name");
+		if (name != NULL)
+			dirty_add(sc, g, ns != NULL ? ns : "", name);
+	}
+}
+
+static int
+pg_key_cmp(const void *a, const void *b)
+{
+	const struct pg_key *x = a, *y = b;
+	int c = strcmp(x->ns, y->ns);
+
+	return c != 0 ? c : strcmp(x->name, y->name);
+}
+
+/* Sorts the keys and drops duplicates; returns how many are left. */
+static size_t
+dirty_unique(struct pg_dirty *d)
+{
+	size_t k = 0;
+
+	if (d->n > 1)
+		qsort(d->keys, d->n, sizeof(*d->keys), pg_key_cmp);
+	for (size_t i = 0; i < d->n; i++) {
+		if (k != 0 && pg_key_cmp(&d->keys[k - 1], &d->keys[i]) == 0)
+			kc_free(d->keys[i].ns);
+		else
+			d->keys[k++] = d->keys[i];
+	}
+	d->n = k;
+	return k;
+}
+
+/*
+ * Forgets the first 'n' keys where done[i] (every one of them when
+ * 'done' is NULL); keys added since, by the sync's own writes, stay.
+ */
+static void
+dirty_forget(struct pg_dirty *d, size_t n, const bool *done)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < d->n; i++) {
+		if (i < n && (done == NULL || done[i]))
+			kc_free(d->keys[i].ns);
+		else
+			d->keys[k++] = d->keys[i];
+	}
+	d->n = k;
 }
 
 /* Feeds one object (or its deletion) into the snapshot. */
@@ -155,6 +331,7 @@ feed(struct scheduler *sc, const struct dc_coll *coll, const struct json_object 
 static void
 on_event(void *arg, const struct dc_event *ev)
 {
+	dirty_event(arg, ev);
 	feed(arg, ev->coll, ev->obj, ev->type == DC_EV_DELETED);
 }
 
@@ -703,23 +880,23 @@ evict_pod(struct scheduler *sc, const struct sched_victim *v)
 	return r == KC_ENOTFOUND || r == KC_ECONFLICT ? 0 : r;
 }
 
+/*
+ * Computes the statuses of the stored PodGroups 'objs' of 'rt' in one
+ * pass over the snapshot's pods and writes those that changed. done[i]
+ * ('done' may be NULL) tells that objs[i] needs no more work: written,
+ * unchanged, invalid, or lost to a conflict (the newer version has its
+ * own event, which dirties it again).
+ */
 static int
-podgroups_sync(struct scheduler *sc, const char *group)
+podgroups_write(struct scheduler *sc, const struct dc_rtype *rt, struct json_object **objs,
+    size_t n, bool *done)
 {
-	struct dc_coll *coll = storage_find_coll(sc->dc->store, group, "podgroups");
-	const struct dc_rtype *rt = registry_find_any(sc->dc, group, "podgroups");
-	struct json_object **objs = NULL, **status = NULL;
+	struct json_object **status = NULL;
 	bool *changed = NULL;
-	size_t n = 0;
 	int r = 0;
 
-	if (coll == NULL || rt == NULL || rt->coll != coll)
-		return 0;
-	if ((r = coll_list(coll, NULL, NULL, &objs, &n)) < 0)
-		return r;
 	if (n == 0)
-		goto out;
-	/* All groups in one pass over the pods, not one pass per group. */
+		return 0;
 	if ((status = kc_calloc(n, sizeof(*status))) == NULL ||
 	    (changed = kc_calloc(n, sizeof(*changed))) == NULL) {
 		r = -ENOMEM;
@@ -731,8 +908,11 @@ podgroups_sync(struct scheduler *sc, const char *group)
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		struct json_object *next;
 
-		if (status[i] == NULL || !changed[i])
+		if (status[i] == NULL || !changed[i]) {
+			if (done != NULL)
+				done[i] = true;
 			continue;
+		}
 		/* The status is replaced whole: the rest stays shared. */
 		obj_share_equal(status[i], kc_json_get(objs[i], "status"));
 		if ((next = obj_cow(objs[i])) == NULL ||
@@ -746,6 +926,8 @@ podgroups_sync(struct scheduler *sc, const char *group)
 		r = write_obj(sc, rt, objs[i], next, "status");
 		if (r == KC_ECONFLICT)
 			r = 0;
+		if (r >= 0 && done != NULL)
+			done[i] = true;
 	}
 out:
 	for (size_t i = 0; status != NULL && i < n; i++)
@@ -753,8 +935,92 @@ out:
 			json_object_put(status[i]);
 	kc_free(status);
 	kc_free(changed);
-	objs_free(objs, n);
 	return r;
+}
+
+/*
+ * The dirty PodGroups of 'd' that are stored; keys naming none are
+ * forgotten, and so is every key whose PodGroup needs no more work.
+ */
+static int
+podgroups_sync_dirty(struct scheduler *sc, struct pg_dirty *d, const struct dc_coll *coll,
+    const struct dc_rtype *rt)
+{
+	struct json_object **objs = NULL;
+	size_t nk, n = 0, *at = NULL;
+	bool *done = NULL, *written = NULL;
+	int r = 0;
+
+	/* Our writes below append keys: only the first nk are this sync's. */
+	if ((nk = dirty_unique(d)) == 0)
+		return 0;
+	if ((objs = kc_calloc(nk, sizeof(*objs))) == NULL ||
+	    (at = kc_calloc(nk, sizeof(*at))) == NULL ||
+	    (done = kc_calloc(nk, sizeof(*done))) == NULL ||
+	    (written = kc_calloc(nk, sizeof(*written))) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nk; i++) {
+		const struct json_object *o = coll_get(coll, d->keys[i].ns, d->keys[i].name);
+
+		if (o == NULL) {
+			done[i] = true;		/* deleted, or a label naming none */
+			continue;
+		}
+		objs[n] = json_object_get((struct json_object *)(uintptr_t)o);
+		at[n++] = i;
+	}
+	r = podgroups_write(sc, rt, objs, n, written);
+	for (size_t i = 0; i < n; i++)
+		if (written[i])
+			done[at[i]] = true;
+	dirty_forget(d, nk, done);
+out:
+	objs_free(objs, n);
+	kc_free(at);
+	kc_free(done);
+	kc_free(written);
+	return r;
+}
+
+/*
+ * Writes the status of the PodGroups of 'group' that may have changed
+ * since the last sync (see dirty_add()), or of all of them when 'all'.
+ */
+static int
+podgroups_sync(struct scheduler *sc, const char *group)
+{
+	struct dc_coll *coll = storage_find_coll(sc->dc->store, group, "podgroups");
+	const struct dc_rtype *rt = registry_find_any(sc->dc, group, "podgroups");
+	struct pg_dirty *d = &sc->pgdirty[pg_group_index(group)];
+	struct json_object **objs = NULL;
+	size_t n = 0, nk;
+	int r;
+
+	if (coll == NULL || rt == NULL || rt->coll != coll) {
+		/*
+		 * Not served: nothing to write. Once the CRD is (created, or
+		 * restored and registered by crd.c's timer, which no event
+		 * announces), what is stored then gets a full sync.
+		 */
+		dirty_forget(d, d->n, NULL);
+		d->all = true;
+		return 0;
+	}
+	if (!d->all)
+		return podgroups_sync_dirty(sc, d, coll, rt);
+	nk = d->n;
+	if ((r = coll_list(coll, NULL, NULL, &objs, &n)) < 0)
+		return r;
+	/* All groups in one pass over the pods, not one pass per group. */
+	r = podgroups_write(sc, rt, objs, n, NULL);
+	objs_free(objs, n);
+	if (r < 0)
+		return r;
+	d->all = false;
+	dirty_forget(d, nk, NULL);
+	return 0;
 }
 
 /* Go's time.Duration.String() of whole seconds: "10s", "1m0s", "1h0m0s". */
@@ -889,7 +1155,7 @@ gang_timeout(struct scheduler *sc, const struct json_object *pg, const char *lab
  * Returns 1 while some gang is still waiting (the loop keeps ticking).
  */
 static int
-podgroups_timeouts(struct scheduler *sc, const char *group, const char *label)
+podgroups_timeouts(struct scheduler *sc, const char *group, const char *label, time_t now)
 {
 	struct dc_coll *coll = storage_find_coll(sc->dc->store, group, "podgroups");
 	const struct dc_rtype *rt = registry_find_any(sc->dc, group, "podgroups");
@@ -898,7 +1164,6 @@ podgroups_timeouts(struct scheduler *sc, const char *group, const char *label)
 	int64_t *bound_by = NULL;
 	size_t n = 0;
 	int r = 0, waiting = 0;
-	time_t now = kc_clock_wall();
 
 	if (coll == NULL || rt == NULL || rt->coll != coll || pt == NULL)
 		return 0;
@@ -981,17 +1246,41 @@ apply(struct scheduler *sc, const struct sched_plan *p)
 	return r == KC_ECONFLICT ? 0 : r;
 }
 
-/* The timeouts of both groups; 1 while a gang waits. */
+/*
+ * The timeouts of both groups; 1 while a gang waits.
+ *
+ * A scan lists every PodGroup and counts every gang's bound pods, and
+ * its outcome is a function of whole seconds ('now', scheduleStartTime,
+ * the wait: periods = (now - t0) / wait_s) and of the PodGroups and their
+ * pods. So it runs at most once per wall-clock second: within the second
+ * of the last scan, with nothing dirtied since (pod changes dirty their
+ * PodGroup), another would find what it found. When something was
+ * dirtied, the answer is "waiting", so the loop ticks again and scans in
+ * a later second: a gang that starts waiting now has 0 periods, and one
+ * due at once (a zero wait, an old scheduleStartTime) is rejected at most
+ * a second late. waits_sweep() runs after real scans only, as it clears
+ * the marks a scan sets.
+ */
 static int
 timeouts(struct scheduler *sc)
 {
+	time_t now = kc_clock_wall();
 	int a, b;
 
-	if ((a = podgroups_timeouts(sc, SCHED_PG_GROUP, SCHED_PG_LABEL)) < 0)
+	if (sc->to_valid && now == sc->to_second)
+		return sc->to_waiting || sc->pg_changed ? 1 : 0;
+	sc->to_valid = false;
+	sc->pg_changed = false;
+	if ((a = podgroups_timeouts(sc, SCHED_PG_GROUP, SCHED_PG_LABEL, now)) < 0)
 		return a;
-	b = podgroups_timeouts(sc, SCHED_PG_GROUP_OLD, SCHED_PG_LABEL_OLD);
+	b = podgroups_timeouts(sc, SCHED_PG_GROUP_OLD, SCHED_PG_LABEL_OLD, now);
 	waits_sweep(sc);
-	return b < 0 ? b : a | b;
+	if (b < 0)
+		return b;
+	sc->to_valid = true;
+	sc->to_second = now;
+	sc->to_waiting = a | b;
+	return a | b;
 }
 
 static int64_t
@@ -1119,6 +1408,10 @@ scheduler_init(struct dc *dc, const char *cosched_name)
 	if ((sc = kc_calloc(1, sizeof(*sc))) == NULL)
 		return -ENOMEM;
 	sc->dc = dc;
+	/* Restored objects come without events: the first sync takes all. */
+	for (size_t g = 0; g < PG_NGROUPS; g++)
+		sc->pgdirty[g].all = true;
+	sc->pg_changed = true;
 	if ((r = sched_new(&(struct sched_opts){ .cosched_name = cosched_name },
 	    &sc->s)) < 0) {
 		kc_free(sc);
@@ -1157,6 +1450,10 @@ scheduler_fini(struct dc *dc)
 	storage_unsubscribe(dc->store, on_event, sc);
 	(void)sched_free(sc->s);
 	kc_free(sc->waits);
+	for (size_t g = 0; g < PG_NGROUPS; g++) {
+		dirty_forget(&sc->pgdirty[g], sc->pgdirty[g].n, NULL);
+		kc_free(sc->pgdirty[g].keys);
+	}
 	kc_free(sc);
 	dc->ext_sched = NULL;
 }

@@ -2230,6 +2230,42 @@ START_TEST(test_raw_sets)
 END_TEST
 
 /*
+ * Sets are printed straight to text: keys that need escaping (quotes,
+ * backslashes, control characters, a slash, UTF-8, one longer than the
+ * printer's stack buffer) print as json-c prints the same tree.
+ */
+START_TEST(test_raw_escapes)
+{
+	struct json_object *out, *fv, *tree;
+	char cfg[2048], longkey[301];
+	const char *text, *want;
+
+	memset(longkey, 'k', sizeof(longkey) - 1);
+	longkey[sizeof(longkey) - 1] = '\0';
+	(void)snprintf(cfg, sizeof(cfg), "{\"apiVersion\":\"" API "\",\"kind\":\"Run\","
+	    "\"metadata\":{\"name\":\"r1\",\"labels\":{\"a/b\":\"1\",\"q\\\"u\\\\o\":\"2\","
+	    "\"c\\u0001\\t\\n\\f\\b\\r\":\"3\",\"\\u00e9\\u4e2d\":\"4\",\"%s\":\"5\"}},"
+	    "\"spec\":{\"image\":\"i\",\"nodes\":1,\"env\":[{\"name\":\"N\\\"1\",\"value\":\"x\"}]}}",
+	    longkey);
+	out = run_apply(NULL, cfg, "kubectl", false, T0);
+	fv = kc_json_get(entry(out, "kubectl", "Apply"), "fieldsV1");
+	ck_assert(kc_json_is_raw(fv));
+	tree = expand(fv);
+	text = json_object_get_string(fv);
+	want = json_object_to_json_string_ext(tree,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	ck_assert_str_eq(text, want);
+	ck_assert_ptr_nonnull(strstr(text, "\"f:q\\\"u\\\\o\":{}"));
+	ck_assert_ptr_nonnull(strstr(text, "\"f:c\\u0001\\t\\n\\f\\b\\r\":{}"));
+	ck_assert_ptr_nonnull(strstr(text, "\"f:a/b\":{}"));
+	ck_assert_ptr_nonnull(strstr(text, "\"k:{\\\"name\\\":\\\"N\\\\\\\"1\\\"}\":{\".\":{}"));
+	ck_assert_ptr_nonnull(strstr(text, longkey));
+	json_object_put(tree);
+	json_object_put(out);
+}
+END_TEST
+
+/*
  * With a cache, a write over an object whose sets print like those of an
  * earlier one finds them decoded; the result is the same as without it.
  */
@@ -2567,6 +2603,7 @@ dc_fieldmanager_suite(void)
 	tcase_add_test(tc, test_cap_order);
 	tcase_add_test(tc, test_quoting);
 	tcase_add_test(tc, test_raw_sets);
+	tcase_add_test(tc, test_raw_escapes);
 	tcase_add_test(tc, test_cache);
 	tcase_add_test(tc, test_alloc_failures);
 	suite_add_tcase(s, tc);

@@ -1,7 +1,8 @@
 /*
  * test_dc_scheduler.c: the devcluster's scheduler loop (scheduler.c) on
  * top of sched.c: --nodes loading, binds, unschedulable conditions and
- * FailedScheduling Events, and a gang that waits for its members.
+ * FailedScheduling Events, a gang that waits for its members, and
+ * PodGroup statuses kept by the events that touch them.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -349,6 +350,88 @@ START_TEST(test_gang_timeout)
 }
 END_TEST
 
+static const char *
+pg_phase(const char *name)
+{
+	const struct json_object *pg = coll_get(registry_find_any(dc, "scheduling.x-k8s.io",
+	    "podgroups")->coll, "default", name);
+
+	ck_assert_ptr_nonnull(pg);
+	return kc_json_str(pg, "status", "phase");
+}
+
+static void
+create_podgroup(const char *name, int min)
+{
+	char body[512];
+
+	(void)snprintf(body, sizeof(body), "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\","
+	    "\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"%s\"},\"spec\":{\"minMember\":%d}}",
+	    name, min);
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups",
+	    .body = body }, 201, NULL));
+}
+
+/*
+ * Only the PodGroups an event touches are recomputed: with many groups
+ * settled, one pod's creation, relabelling (both its old and its new
+ * group) and deletion still reach the right statuses.
+ */
+START_TEST(test_podgroup_dirty)
+{
+	const char *lbl = "\"scheduling.x-k8s.io/pod-group\":\"target\"";
+	char name[32];
+
+	ck_assert_int_eq(crd_init(dc) >= 0, 1);
+	create_crd();
+	for (int i = 0; i < 40; i++) {
+		(void)snprintf(name, sizeof(name), "g%d", i);
+		create_podgroup(name, 1);
+	}
+	create_podgroup("target", 2);
+	create_pod("t1", 0, lbl, "elsewhere");
+	settle();
+	ck_assert_str_eq(pg_phase("target"), "Pending");
+	ck_assert_str_eq(pg_phase("g7"), "Pending");
+	/* A second member: minMember pods exist. */
+	create_pod("t2", 0, lbl, "elsewhere");
+	settle();
+	ck_assert_str_eq(pg_phase("target"), "Scheduling");
+	ck_assert_ptr_nonnull(kc_json_get(coll_get(registry_find_any(dc,
+	    "scheduling.x-k8s.io", "podgroups")->coll, "default", "target"), "status",
+	    "scheduleStartTime"));
+	/* t2 moves to g7: target drops below minMember, g7 reaches it. */
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_PATCH,
+	    .target = PODS_PATH "/t2", .ctype = "application/merge-patch+json",
+	    .body = "{\"metadata\":{\"labels\":{\"scheduling.x-k8s.io/pod-group\":"
+	    "\"g7\"}}}" }, 200, NULL));
+	settle();
+	ck_assert_str_eq(pg_phase("target"), "Pending");
+	ck_assert_str_eq(pg_phase("g7"), "Scheduling");
+	ck_assert_str_eq(pg_phase("g8"), "Pending");
+	/* The old label names a group of the other API group: g7 loses t2. */
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_PATCH,
+	    .target = PODS_PATH "/t2", .ctype = "application/merge-patch+json",
+	    .body = "{\"metadata\":{\"labels\":{\"scheduling.x-k8s.io/pod-group\":null,"
+	    "\"pod-group.scheduling.sigs.k8s.io\":\"g7\"}}}" }, 200, NULL));
+	settle();
+	ck_assert_str_eq(pg_phase("g7"), "Pending");
+	/* Back to target, then a deletion. */
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_PATCH,
+	    .target = PODS_PATH "/t2", .ctype = "application/merge-patch+json",
+	    .body = "{\"metadata\":{\"labels\":{\"scheduling.x-k8s.io/pod-group\":"
+	    "\"target\"}}}" }, 200, NULL));
+	settle();
+	ck_assert_str_eq(pg_phase("target"), "Scheduling");
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_DELETE,
+	    .target = PODS_PATH "/t1?gracePeriodSeconds=0" }, 200, NULL));
+	settle();
+	ck_assert_ptr_null(pod("t1"));
+	ck_assert_str_eq(pg_phase("target"), "Pending");
+}
+END_TEST
+
 Suite *
 dc_scheduler_suite(void)
 {
@@ -364,6 +447,7 @@ dc_scheduler_suite(void)
 	tcase_add_test(tc, test_binding);
 	tcase_add_test(tc, test_priority_admission);
 	tcase_add_test(tc, test_gang_timeout);
+	tcase_add_test(tc, test_podgroup_dirty);
 	suite_add_tcase(s, tc);
 	return s;
 }
