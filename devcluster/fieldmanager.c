@@ -1678,9 +1678,8 @@ walk_type(const struct walk *w, struct fm_type *t)
 }
 
 static int
-resolve(const struct walk *w, const struct json_object *v, struct fm_type *t)
+resolve_kind(const struct json_object *v, const struct fm_type *t)
 {
-	walk_type(w, t);
 	switch (json_object_get_type(v)) {
 	case json_type_object:
 		return t->kind == FM_ATOMIC ? VK_LEAF : t->kind == FM_MAP ? VK_MAP : VK_STRUCT;
@@ -1702,6 +1701,14 @@ resolve(const struct walk *w, const struct json_object *v, struct fm_type *t)
 	default:
 		return VK_LEAF;
 	}
+}
+
+/* The type at the walk's position, and what 'v' is there. */
+static int
+resolve(const struct walk *w, const struct json_object *v, struct fm_type *t)
+{
+	walk_type(w, t);
+	return resolve_kind(v, t);
 }
 
 /* How two present values at one path are walked together. */
@@ -2066,10 +2073,12 @@ compare(struct walk *w, const struct json_object *l, bool lh, const struct json_
 	 */
 	if ((!lh && !rh) || (lh && rh && l == r))
 		return 0;
+	/* One type lookup for both sides: they sit at the same path. */
+	walk_type(w, &t);
 	if (lh)
-		kl = resolve(w, l, &t);
+		kl = resolve_kind(l, &t);
 	if (rh)
-		kr = resolve(w, r, &t);
+		kr = resolve_kind(r, &t);
 	kind = pair_kind(kl, kr);
 	if (kind == VK_LEAF || kind == VK_NULL || (is_empty(l, lh) && is_empty(r, rh))) {
 		if (!lh)
@@ -2251,8 +2260,9 @@ merge(struct walk *w, const struct json_object *l, bool lh, const struct json_ob
 		return jcopy(l, out);
 	if (!lh)
 		return jcopy(r, out);
-	kl = resolve(w, l, &t);
-	kr = resolve(w, r, &t);
+	walk_type(w, &t);
+	kl = resolve_kind(l, &t);
+	kr = resolve_kind(r, &t);
 	kind = pair_kind(kl, kr);
 	if (kind == VK_LEAF || kind == VK_NULL || (is_empty(l, true) && is_empty(r, true)) ||
 	    kl == VK_NULL)

@@ -654,14 +654,12 @@ client_call(struct kc_client *cl, const struct call *c, const char *method,
 }
 
 int
-kc__client_stream(struct kc_client *cl, const char *path,
-    int (*fn)(void *, const char *, size_t), void *arg, struct kc_status *st)
+kc__client_stream(struct kc_client *cl, const char *verb, const struct kc_resource *res,
+    const char *path, int (*fn)(void *, const char *, size_t), void *arg,
+    struct kc_status *st)
 {
 	struct kc_http_req req = { .method = "GET", .path = path };
-	struct call c = {
-		.verb = strstr(path, "?watch=true") != NULL ||
-		    strstr(path, "&watch=true") != NULL ? "watch" : "get",
-	};
+	struct call c = { .verb = verb, .res = res };
 	struct kc_http_resp resp;
 	uint64_t start = kc_clock_now_ms(), throttled;
 	int r;

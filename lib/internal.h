@@ -77,8 +77,10 @@ int	kc__query_add(struct kc_buf *b, const char *key, const char *value)
 /*
  * A streamed GET of 'path' on the client's transport: 2xx bodies go to
  * 'fn' piece by piece; any other answer is decoded as for every verb.
+ * 'verb' ("watch", "list") and 'res' label the request for the observer.
  */
-int	kc__client_stream(struct kc_client *cl, const char *path,
+int	kc__client_stream(struct kc_client *cl, const char *verb,
+	    const struct kc_resource *res, const char *path,
 	    int (*fn)(void *arg, const char *data, size_t len), void *arg,
 	    struct kc_status *st) _must_check_;
 

@@ -264,7 +264,8 @@ kc_watch_run(struct kc_client *cl, const struct kc_watch_opts *opts,
 	if ((r = kc__watch_decoder_new(opts->max_event, opts->filter, on_event, &ctx, &ctx.dec)) < 0)
 		goto out;
 	kc_status_clear(&sst);
-	r = kc__client_stream(cl, kc_buf_str(&url), on_chunk, &ctx, &sst);
+	r = kc__client_stream(cl, "watch", opts->res, kc_buf_str(&url), on_chunk, &ctx,
+	    &sst);
 	if (ctx.stopped)
 		r = KC_WATCH_STOP;
 	else if (ctx.err != 0) {

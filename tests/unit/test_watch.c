@@ -479,15 +479,40 @@ got_fn(void *arg, enum kc_watch_type type, struct json_object *obj)
 	return 0;
 }
 
+/* What the client's observer heard. */
+struct heard {
+	size_t			 n;
+	char			 verb[16];
+	const struct kc_resource *res;
+	int			 http_code;
+};
+
+static void
+heard_fn(void *arg, const struct kc_request_info *info)
+{
+	struct heard *h = arg;
+
+	h->n++;
+	(void)kc_strlcpy(h->verb, info->verb != NULL ? info->verb : "(null)",
+	    sizeof(h->verb));
+	h->res = info->res;
+	h->http_code = info->http_code;
+}
+
 START_TEST(test_run_stream)
 {
 	struct fake_transport *ft = ft_new();
-	struct kc_client *cl = new_client();
+	struct kc_client *cl = NULL;
 	struct kc_watch_result wr;
 	struct kc_status st;
 	struct got g = { 0 };
+	struct heard h = { 0 };
 	int r;
 
+	/* The observer (API metrics) hears a watch of runs, not a get of nothing. */
+	r = kc_client_new(&(struct kc_client_opts){ .rc = &test_rc,
+	    .ops = &fake_transport_ops, .observe = heard_fn, .observe_arg = &h }, &cl, &st);
+	ck_ok(r, st);
 	ft_load_script(ft, "watch/stream.script");
 	r = kc_watch_run(cl, &(struct kc_watch_opts){
 		.res = &res_runs,
@@ -512,6 +537,10 @@ START_TEST(test_run_stream)
 	ck_assert_uint_eq(wr.modified, 1);
 	ck_assert_uint_eq(wr.bookmarks, 1);
 	ck_assert_uint_eq(wr.deleted, 1);
+	ck_assert_uint_eq(h.n, 1);
+	ck_assert_str_eq(h.verb, "watch");
+	ck_assert_ptr_eq(h.res, &res_runs);
+	ck_assert_int_eq(h.http_code, 200);
 	kc_client_free(cl);
 	ft_free(ft);
 }

@@ -116,8 +116,7 @@ struct kc_ratelimit;
  */
 struct kc_request_info {
 	const char	*verb;		/* "get", "list", "watch", "create", "update",
-					   "patch", "delete", "deletecollection";
-					   a stream that is not a watch: "get" */
+					   "patch", "delete", "deletecollection" */
 	const struct kc_resource *res;	/* NULL for kc_client_get_path() */
 	const char	*method;	/* "GET", "POST", ... */
 	const char	*path;		/* path and query as sent */
