@@ -1259,7 +1259,8 @@ fs_op(int op, const struct fs *a, const struct fs *b, struct fs *out)
  * union takes from 'b' is copied, or moved too when 'take' (then 'b' is
  * consumed: left empty). Sets are normalized (no node that is neither a
  * member nor above one), so nodes of 'a' that 'b' does not reach stay
- * as they are. On failure '*a' (and a taken 'b') is left empty.
+ * as they are. On failure '*a' (and a taken 'b') is left empty. 'a' and
+ * 'b' must be different sets.
  */
 static int
 fs_merge(int op, struct fs *a, struct fs *b, bool take)
