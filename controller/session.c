@@ -1044,7 +1044,8 @@ session_ends(struct dctx *c, const char **phase, const char **reason, char *msg,
 	find_failure(c, &f);
 	if (f.cls != F_NONE) {
 		if (f.count > 1)
-			snprintf(msg, size, "%.900s; %d more nodes failed", f.msg, f.count - 1);
+			snprintf(msg, size, "%.900s; %d more node%s failed", f.msg, f.count - 1,
+			    f.count - 1 == 1 ? "" : "s");
 		else
 			snprintf(msg, size, "%s", f.msg);
 		return *reason = fail_reason[f.cls], true;

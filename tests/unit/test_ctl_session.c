@@ -410,9 +410,11 @@ struct end_case {
 static const struct end_case end_cases[] = {
 	{ "oom", { NULL, NULL, NULL, OOM }, { false }, "PodFailed",
 	    "node 3 exited with code 137 (OOMKilled)" },
+	{ "three failed", { NULL, EXIT1, OOM, EXIT1 }, { false }, "PodFailed",
+	    "node 1 exited with code 1 (Error); 2 more nodes failed" },
 	{ "preempted first", { EXIT1, DISRUPTED("PreemptionByScheduler"), NULL, NULL },
 	    { false }, "Preempted", "node 1 (pod r1-1 on gpu-1) was preempted by a "
-	    "higher-priority workload; 1 more nodes failed" },
+	    "higher-priority workload; 1 more node failed" },
 	{ "evicted", { NULL, NULL, DISRUPTED("EvictionByEvictionAPI"), NULL }, { false },
 	    "Evicted", "node 2 was evicted from gpu-2 (a drain or the eviction API)" },
 	{ "taint", { NULL, DISRUPTED("DeletionByTaintManager"), NULL, NULL }, { false },
@@ -472,7 +474,7 @@ START_TEST(test_failed_nodes)
 	add_pod(&w, 1, 3, OOM, false);
 	decide(&w);
 	ck_assert_str_eq(st_str(&w, "message"), "node 2 exited with code 1 (Error); 1 more "
-	    "nodes failed");
+	    "node failed");
 	fn = kc_json_get(w.d.status, "failedNodes");
 	ck_assert_int_eq(json_object_array_length(fn), 2);
 	e = json_object_array_get_idx(fn, 1);
