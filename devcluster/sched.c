@@ -1771,6 +1771,32 @@ sched_pod_put(struct sched *s, const struct json_object *pod, struct kc_status *
 	return 0;
 }
 
+int
+sched_pod_put_status(struct sched *s, const struct json_object *pod)
+{
+	struct json_object *meta = jobj(pod, "metadata"), *status = jobj(pod, "status");
+	const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
+	char *key, *nominated;
+	struct spod *p;
+	int r = 0;
+
+	if (ns == NULL || name == NULL || (key = kc_asprintf("%s/%s", ns, name)) == NULL)
+		return ns == NULL || name == NULL ? KC_ENOTFOUND : -ENOMEM;
+	p = smap_get(&s->pods, key);
+	kc_free(key);
+	if (p == NULL)
+		return KC_ENOTFOUND;
+	nominated = jdup_opt(status, "nominatedNodeName", &r);
+	if (r < 0)
+		return r;
+	kc_free(p->nominated);
+	p->nominated = nominated;
+	p->phase = phase_of(jstr(status, "phase"));
+	p->preempted = disrupted_by_scheduler(pod);
+	p->started = jstr(status, "startTime") != NULL ? jtime(status, "startTime") : p->created;
+	return 0;
+}
+
 bool
 sched_pod_remove(struct sched *s, const char *ns, const char *name)
 {

@@ -144,6 +144,16 @@ bool	 sched_node_remove(struct sched *, const char *name);
 int	 sched_pod_put(struct sched *, const struct json_object *pod,
 	    struct kc_status *st) _must_check_;
 
+/*
+ * sched_pod_put() of a new version of a known pod whose spec and metadata
+ * are those of the version put before (a status write): only what the
+ * snapshot takes from the status changes (phase, nominatedNodeName,
+ * startTime, a DisruptionTarget by preemption). 0; KC_ENOTFOUND for a pod
+ * not in the snapshot, -ENOMEM (the snapshot unchanged either way).
+ */
+int	 sched_pod_put_status(struct sched *, const struct json_object *pod)
+	    _must_check_;
+
 /* Forgets a pod; false when it was not known. */
 bool	 sched_pod_remove(struct sched *, const char *ns, const char *name);
 

@@ -96,6 +96,7 @@ struct scheduler {
 	size_t		 nwaits, capwaits;
 	struct pg_dirty	 pgdirty[PG_NGROUPS];
 	bool		 pg_changed;	/* a PodGroup dirtied since the timeouts scan */
+	bool		 pods_stale;	/* a pod put failed: no status-only puts */
 	bool		 to_valid;	/* to_second and to_waiting hold a scan's */
 	time_t		 to_second;	/* kc_clock_wall() of the last timeouts scan */
 	int		 to_waiting;	/* and what it returned */
@@ -285,10 +286,37 @@ dirty_forget(struct pg_dirty *d, size_t n, const bool *done)
 	d->n = k;
 }
 
-/* Feeds one object (or its deletion) into the snapshot. */
+/*
+ * Whether 'obj' differs from 'prev' at most in its status and in the
+ * metadata the snapshot does not read (resourceVersion, managedFields,
+ * annotations...): the kubelet's and the scheduler's status writes share
+ * everything else with the version before (obj_cow()), so pointers tell.
+ */
+static bool
+status_only(const struct json_object *obj, const struct json_object *prev)
+{
+	static const char *const meta[] = {
+		"name", "namespace", "uid", "labels", "ownerReferences", "creationTimestamp",
+		"deletionTimestamp",
+	};
+	struct json_object *m = kc_json_get(obj, "metadata"), *pm = kc_json_get(prev, "metadata");
+
+	if (prev == NULL || m == NULL || pm == NULL ||
+	    kc_json_get(obj, "spec") != kc_json_get(prev, "spec"))
+		return false;
+	for (size_t i = 0; i < KC_ARRAY_SIZE(meta); i++)
+		if (kc_json_get(m, meta[i]) != kc_json_get(pm, meta[i]))
+			return false;
+	return true;
+}
+
+/*
+ * Feeds one object (or its deletion) into the snapshot; 'prev' is the
+ * version before (NULL if unknown).
+ */
 static void
 feed(struct scheduler *sc, const struct dc_coll *coll, const struct json_object *obj,
-    bool gone)
+    const struct json_object *prev, bool gone)
 {
 	struct kc_status st = { 0 };
 	const char *name = kc_json_str(obj, "metadata", "name");
@@ -305,8 +333,16 @@ feed(struct scheduler *sc, const struct dc_coll *coll, const struct json_object 
 	} else if (is_coll(coll, "", "pods")) {
 		if (gone)
 			(void)sched_pod_remove(sc->s, ns != NULL ? ns : "", name);
-		else
+		else if (sc->pods_stale || !status_only(obj, prev) ||
+		    sched_pod_put_status(sc->s, obj) != 0)
 			r = sched_pod_put(sc->s, obj, &st);
+		/*
+		 * A put that failed for memory left an older version in the
+		 * snapshot: the status-only shortcut, which trusts that the
+		 * version before is there, is off from then on.
+		 */
+		if (r == -ENOMEM)
+			sc->pods_stale = true;
 	} else if (is_coll(coll, "", "namespaces")) {
 		if (gone)
 			(void)sched_namespace_remove(sc->s, name);
@@ -332,7 +368,7 @@ static void
 on_event(void *arg, const struct dc_event *ev)
 {
 	dirty_event(arg, ev);
-	feed(arg, ev->coll, ev->obj, ev->type == DC_EV_DELETED);
+	feed(arg, ev->coll, ev->obj, ev->prev, ev->type == DC_EV_DELETED);
 }
 
 static int
@@ -348,7 +384,7 @@ scan_coll(struct scheduler *sc, const char *group, const char *resource)
 	if ((r = coll_list(coll, NULL, NULL, &objs, &n)) < 0)
 		return r;
 	for (size_t i = 0; i < n; i++)
-		feed(sc, coll, objs[i], false);
+		feed(sc, coll, objs[i], NULL, false);
 	objs_free(objs, n);
 	return 0;
 }

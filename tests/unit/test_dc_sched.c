@@ -712,6 +712,37 @@ START_TEST(test_fit_used)
 END_TEST
 
 /*
+ * A status-only version (sched_pod_put_status()): a finished pod gives its
+ * GPUs back and a pending one fits; an unknown pod is KC_ENOTFOUND.
+ */
+START_TEST(test_put_status)
+{
+	struct world w;
+	struct json_object *a, *ghost;
+
+	w_init(&w, NULL);
+	w_nodes(&w, 1, SMALL, NULL);
+	w_pod(&w, &(struct podspec){ .name = "a", .node = "n1", .gpus = "2" });
+	w_pod(&w, &(struct podspec){ .name = "x", .gpus = "2" });
+	w_plan(&w);
+	ck_assert_ptr_null(bound(w.plan, "x"));
+	ck_assert_ptr_nonnull(why(w.plan, "x"));
+	a = w_find(&w, "train", "a", NULL);
+	ck_assert_int_eq(kc_json_set_str(kc_json_get(a, "status"), "phase", "Succeeded"), 0);
+	ck_assert_int_eq(kc_json_set_str(kc_json_get(a, "status"), "nominatedNodeName", "n1"),
+	    0);
+	ck_assert_int_eq(sched_pod_put_status(w.s, a), 0);
+	w_plan(&w);
+	ck_assert_str_eq(bound(w.plan, "x"), "n1");
+	ghost = kc_json_copy(a);
+	ck_assert_int_eq(kc_json_set_str(kc_json_get(ghost, "metadata"), "name", "ghost"), 0);
+	ck_assert_int_eq(sched_pod_put_status(w.s, ghost), KC_ENOTFOUND);
+	json_object_put(ghost);
+	w_done(&w);
+}
+END_TEST
+
+/*
  * nodeSelector and required node affinity
  */
 
@@ -2733,6 +2764,7 @@ dc_sched_suite(void)
 	tc = tcase_create("filters");
 	tcase_add_test(tc, test_fit_resources);
 	tcase_add_test(tc, test_fit_used);
+	tcase_add_test(tc, test_put_status);
 	tcase_add_test(tc, test_node_affinity);
 	tcase_add_test(tc, test_node_affinity_messages);
 	tcase_add_test(tc, test_taints);
