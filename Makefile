@@ -205,6 +205,11 @@ CTL_SRCS	 = $(CTL_PURE_SRCS) controller/manager.c controller/reconcile_run.c \
 CTL_SRCS	+= controller/metrics.c
 CONTROLLER_SRCS	 = controller/main.c $(CTL_SRCS)
 
+# Small programs that use libkc (examples/libkc/): each file is one program,
+# built into $(BUILD)/bin/examples/ and run by tests/e2e/examples.bats.
+EXAMPLE_SRCS	 = $(sort $(wildcard examples/libkc/*.c))
+EXAMPLES	 = $(EXAMPLE_SRCS:examples/libkc/%.c=$(BUILD)/bin/examples/%)
+
 ALL_SRCS	 = $(LIB_SRCS) $(UNIT_SRCS) $(DEVCLUSTER_SRCS) $(CONTROLLER_SRCS)
 
 # ---------------------------------------------------------------------------
@@ -214,7 +219,11 @@ ALL_SRCS	 = $(LIB_SRCS) $(UNIT_SRCS) $(DEVCLUSTER_SRCS) $(CONTROLLER_SRCS)
 
 BINS		 = $(BUILD)/bin/trainyard-devcluster $(BUILD)/bin/trainyard-controller
 
-all: $(BUILD)/lib/libkc.a $(BINS)
+all: $(BUILD)/lib/libkc.a $(BINS) $(EXAMPLES)
+
+$(BUILD)/bin/examples/%: $(BUILD)/examples/libkc/%.o $(BUILD)/lib/libkc.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
 LIB_OBJS	 = $(LIB_SRCS:%.c=$(BUILD)/%.o)
 
@@ -255,6 +264,10 @@ $(SAN)/bin/trainyard-devcluster: $(DEVCLUSTER_SRCS:%.c=$(SAN)/%.o) \
 
 $(SAN)/bin/trainyard-controller: $(CONTROLLER_SRCS:%.c=$(SAN)/%.o) \
     $(LIB_SRCS:%.c=$(SAN)/%.o)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
+
+$(SAN)/bin/examples/%: $(SAN)/examples/libkc/%.o $(LIB_SRCS:%.c=$(SAN)/%.o)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 
@@ -314,6 +327,7 @@ STYLE_SRCS	 = $(sort $(wildcard lib/*.c lib/*.h lib/include/kc/*.h \
 		   controller/*.c controller/*.h devcluster/*.c devcluster/*.h \
 		   tests/unit/*.c tests/unit/*.h tests/fakes/*.c tests/fakes/*.h \
 		   tests/server/*.c tests/server/*.h examples/*/*.c))
+STYLE_SRCS	+= $(EXAMPLE_SRCS)
 
 check-style:
 	@! grep -nE $(BANNED) $(STYLE_SRCS) || \

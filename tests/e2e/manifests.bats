@@ -457,7 +457,7 @@ EOF
 	local d="$BATS_TEST_TMPDIR/rules"
 	mkdir -p "$d"
 	kubectl apply --dry-run=server -o json -f "$MF/monitoring/prometheusrule.yaml" >"$d/rule.json"
-	# The four alerts issue #6 asks for, by name.
+	# The four alerts docs/operations.md names.
 	jq -e '[.spec.groups[].rules[].alert] | contains(["TrainyardControllerDown",
 	    "TrainyardReconcileErrors", "TrainyardRunsUnschedulable",
 	    "TrainyardCleanupFailing"])' "$d/rule.json"
