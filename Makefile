@@ -327,7 +327,6 @@ STYLE_SRCS	 = $(sort $(wildcard lib/*.c lib/*.h lib/include/kc/*.h \
 		   controller/*.c controller/*.h devcluster/*.c devcluster/*.h \
 		   tests/unit/*.c tests/unit/*.h tests/fakes/*.c tests/fakes/*.h \
 		   tests/server/*.c tests/server/*.h examples/*/*.c))
-STYLE_SRCS	+= $(EXAMPLE_SRCS)
 
 check-style:
 	@! grep -nE $(BANNED) $(STYLE_SRCS) || \
