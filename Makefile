@@ -69,7 +69,7 @@ LIB_SRCS	+= lib/deflate.c
 
 # Unit suites: tests/unit/test_<name>.c, each listed in tests/unit/suites.h.
 UNIT_SUITES	 = err buf str json jsonstream log yaml selector patch cert kubeconfig \
-		   transport client watch dc_schema dc_table dc_protobuf \
+		   transport client watch dc_schema dc_regex dc_table dc_protobuf \
 		   dc_fieldmanager dc_rbac dc_sched
 UNIT_SUITES	+= dc_router dc_storage dc_watch dc_errors dc_auth dc_discovery \
 		   dc_api
@@ -115,7 +115,9 @@ SUITE_DEPS_client	= lib/cert.c lib/yaml.c lib/kubeconfig.c lib/transport.c \
 			  lib/client.c tests/fakes/fake_transport.c \
 			  tests/server/testserver.c
 SUITE_DEPS_watch	= $(SUITE_DEPS_client) lib/watch.c
-SUITE_DEPS_dc_schema	= devcluster/schema.c lib/yaml.c
+SUITE_DEPS_dc_schema	= devcluster/schema.c devcluster/schema_crd.c devcluster/regex.c \
+			  lib/yaml.c
+SUITE_DEPS_dc_regex	= devcluster/regex.c
 SUITE_DEPS_dc_table	= devcluster/jsonpath.c devcluster/table.c lib/yaml.c lib/selector.c
 SUITE_DEPS_dc_protobuf	= devcluster/protobuf.c
 SUITE_DEPS_dc_fieldmanager = devcluster/fieldmanager.c lib/patch.c lib/yaml.c
@@ -178,7 +180,8 @@ DC_SRCS		 = devcluster/http.c devcluster/router.c devcluster/registry.c \
 		   devcluster/api.c devcluster/errors.c devcluster/discovery.c \
 		   devcluster/auth.c
 # Pure modules: json-c in, json-c (or bytes) out, no event loop state.
-DC_PURE_SRCS	 = devcluster/schema.c devcluster/jsonpath.c devcluster/table.c \
+DC_PURE_SRCS	 = devcluster/schema.c devcluster/schema_crd.c devcluster/regex.c \
+		   devcluster/jsonpath.c devcluster/table.c \
 		   devcluster/protobuf.c devcluster/fieldmanager.c \
 		   devcluster/rbac.c devcluster/sched.c
 DC_SRCS		+= $(DC_PURE_SRCS)
