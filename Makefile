@@ -120,7 +120,8 @@ SUITE_DEPS_dc_schema	= devcluster/schema.c devcluster/schema_crd.c devcluster/re
 SUITE_DEPS_dc_regex	= devcluster/regex.c
 SUITE_DEPS_dc_table	= devcluster/jsonpath.c devcluster/table.c lib/yaml.c lib/selector.c
 SUITE_DEPS_dc_protobuf	= devcluster/protobuf.c
-SUITE_DEPS_dc_fieldmanager = devcluster/fieldmanager.c lib/patch.c lib/yaml.c
+SUITE_DEPS_dc_fieldmanager = devcluster/fieldset.c devcluster/fieldmanager.c lib/patch.c \
+			  lib/yaml.c
 SUITE_DEPS_dc_rbac	= devcluster/rbac.c lib/selector.c lib/yaml.c
 SUITE_DEPS_dc_sched	= devcluster/sched.c lib/selector.c lib/yaml.c
 SUITE_DEPS_dc_router	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
@@ -182,7 +183,7 @@ DC_SRCS		 = devcluster/http.c devcluster/router.c devcluster/registry.c \
 # Pure modules: json-c in, json-c (or bytes) out, no event loop state.
 DC_PURE_SRCS	 = devcluster/schema.c devcluster/schema_crd.c devcluster/regex.c \
 		   devcluster/jsonpath.c devcluster/table.c \
-		   devcluster/protobuf.c devcluster/fieldmanager.c \
+		   devcluster/protobuf.c devcluster/fieldset.c devcluster/fieldmanager.c \
 		   devcluster/rbac.c devcluster/sched.c
 DC_SRCS		+= $(DC_PURE_SRCS)
 DC_SRCS		+= devcluster/openapi.c devcluster/ssa.c
