@@ -36,6 +36,7 @@
 __extension__ typedef __int128 qint;
 
 #define NANO		((qint)1000000000)
+#define QINT_MAX	((qint)(((unsigned __int128)1 << 127) - 1))
 /* Exponents past this overflow (or round to 1n) whatever the digits are. */
 #define EXP_LIMIT	((int64_t)1000000)
 
@@ -261,8 +262,9 @@ binary_nanos(const struct qparts *q, int64_t exp, qint *ret)
 	return 0;
 }
 
-int
-kc_quantity_parse(const char *s, struct kc_quantity *ret, struct kc_status *st)
+/* kc_quantity_parse(); with 'sat', a value past the range is clamped. */
+static int
+parse(const char *s, struct kc_quantity *ret, struct kc_status *st, bool sat)
 {
 	struct qparts p;
 	enum kc_quantity_fmt fmt;
@@ -278,11 +280,27 @@ kc_quantity_parse(const char *s, struct kc_quantity *ret, struct kc_status *st)
 		p.nden--;
 	exp = KC_MAX(KC_MIN(exp, EXP_LIMIT), -EXP_LIMIT);
 	r = base == 10 ? decimal_nanos(&p, exp, &nanos) : binary_nanos(&p, exp, &nanos);
+	if (r == -ERANGE && sat) {
+		nanos = QINT_MAX;
+		r = 0;
+	}
 	if (r < 0)
 		return kc_status_set(st, r, "%s", KC_QUANTITY_ERR_RANGE);
 	ret->nanos = p.neg ? -nanos : nanos;
 	ret->fmt = fmt;
 	return 0;
+}
+
+int
+kc_quantity_parse(const char *s, struct kc_quantity *ret, struct kc_status *st)
+{
+	return parse(s, ret, st, false);
+}
+
+int
+kc_quantity_parse_sat(const char *s, struct kc_quantity *ret, struct kc_status *st)
+{
+	return parse(s, ret, st, true);
 }
 
 struct kc_quantity
@@ -327,17 +345,54 @@ kc_quantity_sign(const struct kc_quantity *q)
 	return (q->nanos > 0) - (q->nanos < 0);
 }
 
-int
-kc_quantity_value(const struct kc_quantity *q, int64_t *ret)
+/* q->nanos / 'unit' rounded away from zero; 'unit' divides NANO. */
+static qint
+scaled(const struct kc_quantity *q, qint unit)
 {
-	qint v = q->nanos / NANO;
+	qint v = q->nanos / unit;
 
-	if (q->nanos % NANO != 0)
+	if (q->nanos % unit != 0)
 		v += q->nanos > 0 ? 1 : -1;
+	return v;
+}
+
+static int
+to_int64(qint v, int64_t *ret)
+{
 	if (v > INT64_MAX || v < INT64_MIN)
 		return -ERANGE;
 	*ret = (int64_t)v;
 	return 0;
+}
+
+static int64_t
+to_int64_sat(qint v)
+{
+	return v > INT64_MAX ? INT64_MAX : v < -INT64_MAX ? -INT64_MAX : (int64_t)v;
+}
+
+int
+kc_quantity_value(const struct kc_quantity *q, int64_t *ret)
+{
+	return to_int64(scaled(q, NANO), ret);
+}
+
+int
+kc_quantity_milli_value(const struct kc_quantity *q, int64_t *ret)
+{
+	return to_int64(scaled(q, NANO / 1000), ret);
+}
+
+int64_t
+kc_quantity_value_sat(const struct kc_quantity *q)
+{
+	return to_int64_sat(scaled(q, NANO));
+}
+
+int64_t
+kc_quantity_milli_sat(const struct kc_quantity *q)
+{
+	return to_int64_sat(scaled(q, NANO / 1000));
 }
 
 /* Writes the decimal digits of 'v' (with '-' when negative) into 'out'. */
