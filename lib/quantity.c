@@ -39,6 +39,7 @@ __extension__ typedef __int128 qint;
 #define QINT_MAX	((qint)(((unsigned __int128)1 << 127) - 1))
 /* Exponents past this overflow (or round to 1n) whatever the digits are. */
 #define EXP_LIMIT	((int64_t)1000000)
+#define FRAC_DIGITS	128	/* fraction digits kept past nano, binary suffixes */
 
 struct qparts {
 	bool		 neg;
@@ -148,9 +149,9 @@ parse_exponent(const char *s, size_t len, int64_t *ret)
 			return false;
 		v = v * 10 + (uint64_t)(s[i] - '0');
 	}
-	if (v > (uint64_t)INT64_MAX)
+	if (v > (uint64_t)INT64_MAX + neg)
 		return false;
-	*ret = neg ? -(int64_t)v : (int64_t)v;
+	*ret = !neg ? (int64_t)v : v > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)v;
 	return true;
 }
 
@@ -195,19 +196,6 @@ scale_up(qint *v, int64_t n)
 	return 0;
 }
 
-/* Divides by 10^n, rounding up any remainder (values are non-negative). */
-static qint
-scale_down_ceil(qint v, int64_t n)
-{
-	bool frac = false;
-
-	for (int64_t i = 0; i < n && v != 0; i++) {
-		frac |= v % 10 != 0;
-		v /= 10;
-	}
-	return frac ? v + 1 : v;
-}
-
 /*
  * The digits 'num' 'den' (trailing zeros of 'den' already dropped) times
  * 10^(p) with p = exp + 9 - nden, in nano units, rounded up past nano.
@@ -238,26 +226,68 @@ decimal_nanos(const struct qparts *q, int64_t exp, qint *ret)
 	return 0;
 }
 
-/* The digits times 2^exp times 10^(9 - nden), rounded up past nano. */
+/*
+ * ceil(0.<d> * 2^exp) for 'n' decimal digits 'd' and 0 <= exp <= 60, by
+ * doubling the digits 'exp' times. Only the first FRAC_DIGITS digits
+ * can change the whole part (FRAC_DIGITS >= 60 >= exp: what the others
+ * add stays below the step between two fractions of the kept digits);
+ * the rest only say whether a fraction is left.
+ */
+static uint64_t
+frac_pow2_ceil(const char *d, size_t n, int64_t exp)
+{
+	unsigned char f[FRAC_DIGITS];
+	size_t m = KC_MIN(n, sizeof(f));
+	uint64_t whole = 0;
+	bool frac = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (i < m)
+			f[i] = (unsigned char)(d[i] - '0');
+		else
+			frac |= d[i] != '0';
+	}
+	for (int64_t k = 0; k < exp; k++) {
+		unsigned carry = 0;
+
+		for (size_t i = m; i-- > 0;) {
+			unsigned v = f[i] * 2u + carry;
+
+			f[i] = (unsigned char)(v % 10);
+			carry = v / 10;
+		}
+		whole = whole * 2 + carry;
+	}
+	for (size_t i = 0; i < m && !frac; i++)
+		frac = f[i] != 0;
+	return whole + frac;
+}
+
+/*
+ * The digits times 2^exp times 10^(9 - nden), rounded up past nano. Past
+ * nine decimals, the digits up to nano are scaled as a whole number and
+ * the rest as a fraction (frac_pow2_ceil()), so a long fraction never
+ * overflows.
+ */
 static int
 binary_nanos(const struct qparts *q, int64_t exp, qint *ret)
 {
-	int64_t p = 9 - (int64_t)q->nden;
+	size_t nden = KC_MIN(q->nden, (size_t)9);
 	qint acc = 0;
 	int r;
 
-	for (size_t i = 0; i < q->nnum + q->nden; i++)
+	for (size_t i = 0; i < q->nnum + nden; i++)
 		if ((r = acc_digit(&acc, i < q->nnum ? q->num[i] :
 		    q->den[i - q->nnum])) < 0)
 			return r;
 	for (int64_t i = 0; i < exp && acc != 0; i++)
 		if (__builtin_mul_overflow(acc, 2, &acc))
 			return -ERANGE;
-	if (p >= 0) {
-		if ((r = scale_up(&acc, p)) < 0)
-			return r;
-	} else
-		acc = scale_down_ceil(acc, -p);
+	if (q->nden < 9 && (r = scale_up(&acc, 9 - (int64_t)q->nden)) < 0)
+		return r;
+	if (q->nden > 9 && __builtin_add_overflow(acc,
+	    (qint)frac_pow2_ceil(q->den + 9, q->nden - 9, exp), &acc))
+		return -ERANGE;
 	*ret = acc;
 	return 0;
 }

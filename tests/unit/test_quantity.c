@@ -288,6 +288,13 @@ static const struct {
 	{ "8Ei", INT64_MAX, INT64_MAX },
 	{ "0.123456789012345678901234567890", 124, 1 },
 	{ "123456789012345678901234567890e-29", 1235, 2 },
+	/* Long fractions with a binary suffix stay exact. */
+	{ "70.077281378559151902951256194564Gi", INT64_C(75244907928376), INT64_C(75244907929) },
+	{ "0.000000000000000000000000000000000000000001Ki", 1, 1 },
+	{ "1.0000000000000000000000000000000000000000000000000000000000001Ki", 1024001, 1025 },
+	{ "0.5Ki", 512000, 512 },
+	/* strconv.ParseInt takes the smallest int64 as an exponent. */
+	{ "1e-9223372036854775808", 1, 1 },
 };
 
 START_TEST(test_sat)
@@ -320,6 +327,8 @@ START_TEST(test_sat_errors)
 	ck_assert_int_eq(kc_quantity_parse_sat("5K", &v, &st), -EINVAL);
 	ck_assert_str_eq(st.message, KC_QUANTITY_ERR_SUFFIX);
 	ck_assert_int_eq(kc_quantity_parse_sat(NULL, &v, NULL), -EINVAL);
+	ck_assert_int_eq(kc_quantity_parse_sat("1e-9223372036854775809", &v, &st), -EINVAL);
+	ck_assert_str_eq(st.message, KC_QUANTITY_ERR_SUFFIX);
 	ck_assert_int_eq(kc_quantity_cmp(&v, &want), 0);
 }
 END_TEST
@@ -336,6 +345,9 @@ START_TEST(test_milli_value)
 	ck_assert_int_eq(v, -1);
 	ck_assert_int_eq(kc_quantity_milli_value(qp("8Ei"), &v), -ERANGE);
 	ck_assert_int_eq(v, -1);
+	ck_assert_int_eq(kc_quantity_milli_value(qp("70.077281378559151902951256194564Gi"), &v),
+	    0);
+	ck_assert_int_eq(v, INT64_C(75244907928376));
 	ck_assert_int_eq(kc_quantity_milli_value(qp("9223372036854775807m"), &v), 0);
 	ck_assert_int_eq(v, INT64_MAX);
 }
