@@ -69,7 +69,7 @@ LIB_SRCS	+= lib/deflate.c
 
 # Unit suites: tests/unit/test_<name>.c, each listed in tests/unit/suites.h.
 UNIT_SUITES	 = err buf str json jsonstream log yaml selector patch cert kubeconfig \
-		   transport client watch dc_schema dc_table dc_protobuf \
+		   transport client watch dc_schema dc_regex dc_table dc_protobuf \
 		   dc_fieldmanager dc_rbac dc_sched
 UNIT_SUITES	+= dc_router dc_storage dc_watch dc_errors dc_auth dc_discovery \
 		   dc_api
@@ -115,46 +115,51 @@ SUITE_DEPS_client	= lib/cert.c lib/yaml.c lib/kubeconfig.c lib/transport.c \
 			  lib/client.c tests/fakes/fake_transport.c \
 			  tests/server/testserver.c
 SUITE_DEPS_watch	= $(SUITE_DEPS_client) lib/watch.c
-SUITE_DEPS_dc_schema	= devcluster/schema.c lib/yaml.c
+SUITE_DEPS_dc_schema	= devcluster/schema.c devcluster/schema_crd.c devcluster/regex.c \
+			  lib/yaml.c
+SUITE_DEPS_dc_regex	= devcluster/regex.c
 SUITE_DEPS_dc_table	= devcluster/jsonpath.c devcluster/table.c lib/yaml.c lib/selector.c
 SUITE_DEPS_dc_protobuf	= devcluster/protobuf.c
-SUITE_DEPS_dc_fieldmanager = devcluster/fieldmanager.c lib/patch.c lib/yaml.c
+SUITE_DEPS_dc_fieldmanager = devcluster/fieldset.c devcluster/fieldmanager.c lib/patch.c \
+			  lib/yaml.c
 SUITE_DEPS_dc_rbac	= devcluster/rbac.c lib/selector.c lib/yaml.c
-SUITE_DEPS_dc_sched	= devcluster/sched.c lib/selector.c lib/yaml.c
-SUITE_DEPS_dc_router	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_storage	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_watch	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_errors	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_auth	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_discovery	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_api	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_sched	= devcluster/sched.c devcluster/sched_res.c devcluster/sched_plan.c \
+			  devcluster/sched_fit.c devcluster/sched_gang.c \
+			  devcluster/sched_pgstatus.c lib/quantity.c lib/selector.c lib/yaml.c
+SUITE_DEPS_dc_router	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_storage	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_watch	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_errors	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_auth	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_discovery	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_api	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_openapi	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_openapi	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_crd	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_crd	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_gc	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_gc	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_persist	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_persist	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_authz	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_authz	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_faults	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_faults	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_quota	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_quota	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_scheduler = $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_scheduler = $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_tokens	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_tokens	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_dc_protobuf2	= devcluster/protobuf.c
-SUITE_DEPS_dc_kubelet	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_kubelet	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_nodes	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_nodes	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_disruption = $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_disruption = $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_exec	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_exec	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_quantity	= lib/quantity.c
 SUITE_DEPS_ctl_config	= lib/yaml.c lib/selector.c lib/quantity.c $(CTL_PURE_SRCS)
@@ -178,9 +183,12 @@ DC_SRCS		 = devcluster/http.c devcluster/router.c devcluster/registry.c \
 		   devcluster/api.c devcluster/errors.c devcluster/discovery.c \
 		   devcluster/auth.c
 # Pure modules: json-c in, json-c (or bytes) out, no event loop state.
-DC_PURE_SRCS	 = devcluster/schema.c devcluster/jsonpath.c devcluster/table.c \
-		   devcluster/protobuf.c devcluster/fieldmanager.c \
-		   devcluster/rbac.c devcluster/sched.c
+DC_PURE_SRCS	 = devcluster/schema.c devcluster/schema_crd.c devcluster/regex.c \
+		   devcluster/jsonpath.c devcluster/table.c \
+		   devcluster/protobuf.c devcluster/fieldset.c devcluster/fieldmanager.c \
+		   devcluster/rbac.c devcluster/sched.c devcluster/sched_res.c \
+		   devcluster/sched_plan.c devcluster/sched_fit.c devcluster/sched_gang.c \
+		   devcluster/sched_pgstatus.c
 DC_SRCS		+= $(DC_PURE_SRCS)
 DC_SRCS		+= devcluster/openapi.c devcluster/ssa.c
 DC_SRCS		+= devcluster/crd.c

@@ -36,8 +36,10 @@
 __extension__ typedef __int128 qint;
 
 #define NANO		((qint)1000000000)
+#define QINT_MAX	((qint)(((unsigned __int128)1 << 127) - 1))
 /* Exponents past this overflow (or round to 1n) whatever the digits are. */
 #define EXP_LIMIT	((int64_t)1000000)
+#define FRAC_DIGITS	128	/* fraction digits kept past nano, binary suffixes */
 
 struct qparts {
 	bool		 neg;
@@ -147,9 +149,9 @@ parse_exponent(const char *s, size_t len, int64_t *ret)
 			return false;
 		v = v * 10 + (uint64_t)(s[i] - '0');
 	}
-	if (v > (uint64_t)INT64_MAX)
+	if (v > (uint64_t)INT64_MAX + neg)
 		return false;
-	*ret = neg ? -(int64_t)v : (int64_t)v;
+	*ret = !neg ? (int64_t)v : v > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)v;
 	return true;
 }
 
@@ -194,19 +196,6 @@ scale_up(qint *v, int64_t n)
 	return 0;
 }
 
-/* Divides by 10^n, rounding up any remainder (values are non-negative). */
-static qint
-scale_down_ceil(qint v, int64_t n)
-{
-	bool frac = false;
-
-	for (int64_t i = 0; i < n && v != 0; i++) {
-		frac |= v % 10 != 0;
-		v /= 10;
-	}
-	return frac ? v + 1 : v;
-}
-
 /*
  * The digits 'num' 'den' (trailing zeros of 'den' already dropped) times
  * 10^(p) with p = exp + 9 - nden, in nano units, rounded up past nano.
@@ -237,32 +226,75 @@ decimal_nanos(const struct qparts *q, int64_t exp, qint *ret)
 	return 0;
 }
 
-/* The digits times 2^exp times 10^(9 - nden), rounded up past nano. */
+/*
+ * ceil(0.<d> * 2^exp) for 'n' decimal digits 'd' and 0 <= exp <= 60, by
+ * doubling the digits 'exp' times. Only the first FRAC_DIGITS digits
+ * can change the whole part (FRAC_DIGITS >= 60 >= exp: what the others
+ * add stays below the step between two fractions of the kept digits);
+ * the rest only say whether a fraction is left.
+ */
+static uint64_t
+frac_pow2_ceil(const char *d, size_t n, int64_t exp)
+{
+	unsigned char f[FRAC_DIGITS];
+	size_t m = KC_MIN(n, sizeof(f));
+	uint64_t whole = 0;
+	bool frac = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (i < m)
+			f[i] = (unsigned char)(d[i] - '0');
+		else
+			frac |= d[i] != '0';
+	}
+	for (int64_t k = 0; k < exp; k++) {
+		unsigned carry = 0;
+
+		for (size_t i = m; i-- > 0;) {
+			unsigned v = f[i] * 2u + carry;
+
+			f[i] = (unsigned char)(v % 10);
+			carry = v / 10;
+		}
+		whole = whole * 2 + carry;
+	}
+	for (size_t i = 0; i < m && !frac; i++)
+		frac = f[i] != 0;
+	return whole + frac;
+}
+
+/*
+ * The digits times 2^exp times 10^(9 - nden), rounded up past nano. Past
+ * nine decimals, the digits up to nano are scaled as a whole number and
+ * the rest as a fraction (frac_pow2_ceil()), so a long fraction never
+ * overflows.
+ */
 static int
 binary_nanos(const struct qparts *q, int64_t exp, qint *ret)
 {
-	int64_t p = 9 - (int64_t)q->nden;
+	size_t nden = KC_MIN(q->nden, (size_t)9);
 	qint acc = 0;
 	int r;
 
-	for (size_t i = 0; i < q->nnum + q->nden; i++)
+	for (size_t i = 0; i < q->nnum + nden; i++)
 		if ((r = acc_digit(&acc, i < q->nnum ? q->num[i] :
 		    q->den[i - q->nnum])) < 0)
 			return r;
 	for (int64_t i = 0; i < exp && acc != 0; i++)
 		if (__builtin_mul_overflow(acc, 2, &acc))
 			return -ERANGE;
-	if (p >= 0) {
-		if ((r = scale_up(&acc, p)) < 0)
-			return r;
-	} else
-		acc = scale_down_ceil(acc, -p);
+	if (q->nden < 9 && (r = scale_up(&acc, 9 - (int64_t)q->nden)) < 0)
+		return r;
+	if (q->nden > 9 && __builtin_add_overflow(acc,
+	    (qint)frac_pow2_ceil(q->den + 9, q->nden - 9, exp), &acc))
+		return -ERANGE;
 	*ret = acc;
 	return 0;
 }
 
-int
-kc_quantity_parse(const char *s, struct kc_quantity *ret, struct kc_status *st)
+/* kc_quantity_parse(); with 'sat', a value past the range is clamped. */
+static int
+parse(const char *s, struct kc_quantity *ret, struct kc_status *st, bool sat)
 {
 	struct qparts p;
 	enum kc_quantity_fmt fmt;
@@ -278,11 +310,27 @@ kc_quantity_parse(const char *s, struct kc_quantity *ret, struct kc_status *st)
 		p.nden--;
 	exp = KC_MAX(KC_MIN(exp, EXP_LIMIT), -EXP_LIMIT);
 	r = base == 10 ? decimal_nanos(&p, exp, &nanos) : binary_nanos(&p, exp, &nanos);
+	if (r == -ERANGE && sat) {
+		nanos = QINT_MAX;
+		r = 0;
+	}
 	if (r < 0)
 		return kc_status_set(st, r, "%s", KC_QUANTITY_ERR_RANGE);
 	ret->nanos = p.neg ? -nanos : nanos;
 	ret->fmt = fmt;
 	return 0;
+}
+
+int
+kc_quantity_parse(const char *s, struct kc_quantity *ret, struct kc_status *st)
+{
+	return parse(s, ret, st, false);
+}
+
+int
+kc_quantity_parse_sat(const char *s, struct kc_quantity *ret, struct kc_status *st)
+{
+	return parse(s, ret, st, true);
 }
 
 struct kc_quantity
@@ -327,17 +375,54 @@ kc_quantity_sign(const struct kc_quantity *q)
 	return (q->nanos > 0) - (q->nanos < 0);
 }
 
-int
-kc_quantity_value(const struct kc_quantity *q, int64_t *ret)
+/* q->nanos / 'unit' rounded away from zero; 'unit' divides NANO. */
+static qint
+scaled(const struct kc_quantity *q, qint unit)
 {
-	qint v = q->nanos / NANO;
+	qint v = q->nanos / unit;
 
-	if (q->nanos % NANO != 0)
+	if (q->nanos % unit != 0)
 		v += q->nanos > 0 ? 1 : -1;
+	return v;
+}
+
+static int
+to_int64(qint v, int64_t *ret)
+{
 	if (v > INT64_MAX || v < INT64_MIN)
 		return -ERANGE;
 	*ret = (int64_t)v;
 	return 0;
+}
+
+static int64_t
+to_int64_sat(qint v)
+{
+	return v > INT64_MAX ? INT64_MAX : v < -INT64_MAX ? -INT64_MAX : (int64_t)v;
+}
+
+int
+kc_quantity_value(const struct kc_quantity *q, int64_t *ret)
+{
+	return to_int64(scaled(q, NANO), ret);
+}
+
+int
+kc_quantity_milli_value(const struct kc_quantity *q, int64_t *ret)
+{
+	return to_int64(scaled(q, NANO / 1000), ret);
+}
+
+int64_t
+kc_quantity_value_sat(const struct kc_quantity *q)
+{
+	return to_int64_sat(scaled(q, NANO));
+}
+
+int64_t
+kc_quantity_milli_sat(const struct kc_quantity *q)
+{
+	return to_int64_sat(scaled(q, NANO / 1000));
 }
 
 /* Writes the decimal digits of 'v' (with '-' when negative) into 'out'. */

@@ -4,6 +4,7 @@
  * TestQuantityCanonicalize, the invalid list) and exact sums and products.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -264,6 +265,94 @@ START_TEST(test_cmp_value)
 }
 END_TEST
 
+/* MilliValue() and the saturating forms, as the devcluster reads requests. */
+static const struct {
+	const char	*in;
+	int64_t		 milli, value;
+} sat_cases[] = {
+	{ "0", 0, 0 },
+	{ "100m", 100, 1 },
+	{ "1.5", 1500, 2 },
+	{ "-1.5", -1500, -2 },
+	{ "-100m", -100, -1 },
+	{ "1n", 1, 1 },
+	{ "0.1n", 1, 1 },
+	{ "1e-100000", 1, 1 },
+	{ "64Gi", INT64_C(68719476736000), INT64_C(68719476736) },
+	{ "9223372036854775.807m", INT64_C(9223372036854776), INT64_C(9223372036854776) / 1000 + 1 },
+	{ "9223372036854775807", INT64_MAX, INT64_MAX },
+	{ "-9223372036854775808", -INT64_MAX, -INT64_MAX },
+	{ "99999999999999999999999999999999", INT64_MAX, INT64_MAX },
+	{ "-99999999999999999999999999999999", -INT64_MAX, -INT64_MAX },
+	{ "1e100000", INT64_MAX, INT64_MAX },
+	{ "8Ei", INT64_MAX, INT64_MAX },
+	{ "0.123456789012345678901234567890", 124, 1 },
+	{ "123456789012345678901234567890e-29", 1235, 2 },
+	/* Long fractions with a binary suffix stay exact. */
+	{ "70.077281378559151902951256194564Gi", INT64_C(75244907928376), INT64_C(75244907929) },
+	{ "0.000000000000000000000000000000000000000001Ki", 1, 1 },
+	{ "1.0000000000000000000000000000000000000000000000000000000000001Ki", 1024001, 1025 },
+	{ "0.5Ki", 512000, 512 },
+	/* strconv.ParseInt takes the smallest int64 as an exponent. */
+	{ "1e-9223372036854775808", 1, 1 },
+};
+
+START_TEST(test_sat)
+{
+	struct kc_quantity v;
+	struct kc_status st = { 0 };
+
+	ck_assert_msg(kc_quantity_parse_sat(sat_cases[_i].in, &v, &st) == 0, "%s: %s",
+	    sat_cases[_i].in, st.message);
+	ck_assert_msg(kc_quantity_milli_sat(&v) == sat_cases[_i].milli, "%s: milli %" PRId64,
+	    sat_cases[_i].in, kc_quantity_milli_sat(&v));
+	ck_assert_msg(kc_quantity_value_sat(&v) == sat_cases[_i].value, "%s: value %" PRId64,
+	    sat_cases[_i].in, kc_quantity_value_sat(&v));
+}
+END_TEST
+
+START_TEST(test_sat_errors)
+{
+	struct kc_quantity v = kc_quantity_from_int(7), want = v;
+	struct kc_status st = { 0 };
+
+	/* Out of range: an error for kc_quantity_parse() only. */
+	ck_assert_int_eq(kc_quantity_parse("1e30", &v, &st), -ERANGE);
+	ck_assert_int_eq(kc_quantity_parse_sat("1e30", &v, &st), 0);
+	ck_assert_int_eq(kc_quantity_sign(&v), 1);
+	/* Bad text: the same error and message, *ret untouched. */
+	v = want;
+	ck_assert_int_eq(kc_quantity_parse_sat("1x", &v, &st), -EINVAL);
+	ck_assert_str_eq(st.message, KC_QUANTITY_ERR_FORMAT);
+	ck_assert_int_eq(kc_quantity_parse_sat("5K", &v, &st), -EINVAL);
+	ck_assert_str_eq(st.message, KC_QUANTITY_ERR_SUFFIX);
+	ck_assert_int_eq(kc_quantity_parse_sat(NULL, &v, NULL), -EINVAL);
+	ck_assert_int_eq(kc_quantity_parse_sat("1e-9223372036854775809", &v, &st), -EINVAL);
+	ck_assert_str_eq(st.message, KC_QUANTITY_ERR_SUFFIX);
+	ck_assert_int_eq(kc_quantity_cmp(&v, &want), 0);
+}
+END_TEST
+
+START_TEST(test_milli_value)
+{
+	int64_t v = 42;
+
+	ck_assert_int_eq(kc_quantity_milli_value(qp("1500m"), &v), 0);
+	ck_assert_int_eq(v, 1500);
+	ck_assert_int_eq(kc_quantity_milli_value(qp("1.0001"), &v), 0);
+	ck_assert_int_eq(v, 1001);
+	ck_assert_int_eq(kc_quantity_milli_value(qp("-0.1m"), &v), 0);
+	ck_assert_int_eq(v, -1);
+	ck_assert_int_eq(kc_quantity_milli_value(qp("8Ei"), &v), -ERANGE);
+	ck_assert_int_eq(v, -1);
+	ck_assert_int_eq(kc_quantity_milli_value(qp("70.077281378559151902951256194564Gi"), &v),
+	    0);
+	ck_assert_int_eq(v, INT64_C(75244907928376));
+	ck_assert_int_eq(kc_quantity_milli_value(qp("9223372036854775807m"), &v), 0);
+	ck_assert_int_eq(v, INT64_MAX);
+}
+END_TEST
+
 START_TEST(test_format_space)
 {
 	struct kc_quantity v = q("1500m");
@@ -294,6 +383,9 @@ quantity_suite(void)
 	tcase_add_test(tc, test_overflow);
 	tcase_add_test(tc, test_cmp_value);
 	tcase_add_test(tc, test_format_space);
+	tcase_add_loop_test(tc, test_sat, 0, KC_ARRAY_SIZE(sat_cases));
+	tcase_add_test(tc, test_sat_errors);
+	tcase_add_test(tc, test_milli_value);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,6 +11,11 @@
  * with upstream's error messages, and rounds a value finer than a nano
  * unit up to the next nano unit, as upstream does ("0.1n" is "1n").
  *
+ * kc_quantity_value() and kc_quantity_milli_value() give upstream's
+ * Value() and MilliValue(); their _sat forms, with kc_quantity_parse_sat(),
+ * saturate instead of failing, as the devcluster's scheduler and quota
+ * read requests.
+ *
  * The value is held exactly as a signed 128-bit count of nano units, so
  * cpu milli-units, memory bytes up to exbibytes and counts all sum and
  * scale without rounding: the range is about +-1.7 * 10^29 whole units,
@@ -71,6 +76,15 @@ struct kc_quantity {
 int	kc_quantity_parse(const char *s, struct kc_quantity *ret,
 	    struct kc_status *st) _must_check_;
 
+/*
+ * As kc_quantity_parse(), but a value past the range is no error: it
+ * becomes the largest quantity of its sign (about +-1.7 * 10^29 whole
+ * units), for callers that saturate, as kube-scheduler's int64 sums do.
+ * -EINVAL only, with the same messages.
+ */
+int	kc_quantity_parse_sat(const char *s, struct kc_quantity *ret,
+	    struct kc_status *st) _must_check_;
+
 /* The quantity 'v' whole units, DecimalSI. */
 struct kc_quantity kc_quantity_from_int(int64_t v);
 
@@ -95,6 +109,21 @@ int	kc_quantity_sign(const struct kc_quantity *q);
  * 0, or -ERANGE (*ret untouched) when it does not fit an int64.
  */
 int	kc_quantity_value(const struct kc_quantity *q, int64_t *ret) _must_check_;
+
+/*
+ * The value in thousandths, rounded away from zero (upstream's
+ * MilliValue(): "1500m" is 1500, "1.0001" is 1001, "-0.1m" is -1), in
+ * *ret. 0, or -ERANGE (*ret untouched) when it does not fit an int64.
+ */
+int	kc_quantity_milli_value(const struct kc_quantity *q, int64_t *ret) _must_check_;
+
+/*
+ * kc_quantity_value() and kc_quantity_milli_value() that saturate
+ * instead of failing: a result past the int64 range is INT64_MAX, or
+ * -INT64_MAX below zero (symmetric, so negating one never overflows).
+ */
+int64_t	kc_quantity_value_sat(const struct kc_quantity *q);
+int64_t	kc_quantity_milli_sat(const struct kc_quantity *q);
 
 /*
  * Writes the canonical form (upstream's String()) into 'buf' and returns

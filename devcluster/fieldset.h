@@ -1,0 +1,242 @@
+/*
+ * fieldset.h: field sets (FieldsV1) for the field manager
+ * (devcluster/fieldset.c); only fieldset.c and fieldmanager.c include it.
+ * The public face of both is fieldmanager.h.
+ *
+ * A set is a struct fs: a sorted tree of path elements (struct pe), each
+ * node a member or not. Here are the path elements and the values they
+ * are keyed by (structured-merge-diff's order, Go's printing), the set
+ * algebra, FieldsV1 trees and raw texts in and out, and the caller-owned
+ * cache of decoded and encoded sets (struct fm_cache). Also the small
+ * helpers both files use: json-c readers and a bounded text builder.
+ */
+#ifndef DC_FIELDSET_H
+#define DC_FIELDSET_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include <kc/buf.h>
+#include <kc/json.h>
+#include <kc/macro.h>
+
+#include "fieldmanager.h"
+
+#define DISPLAY_MAX		4096		/* a path as messages print it */
+#define ERR_MAX			512
+
+/* json-c's readers take non-const pointers but only read. */
+static inline struct json_object *
+unconst(const struct json_object *o)
+{
+	return (struct json_object *)(uintptr_t)o;
+}
+
+/* A deep copy of 'v' (NULL, JSON null, copies to NULL). */
+static inline int
+jcopy(const struct json_object *v, struct json_object **ret)
+{
+	struct json_object *c = NULL;
+
+	if (v != NULL && (c = kc_json_copy(v)) == NULL)
+		return -ENOMEM;
+	*ret = c;
+	return 0;
+}
+
+/* Sets 'key' of 'o' to 'v' (owned; NULL is JSON null). */
+static inline int
+jput(struct json_object *o, const char *key, struct json_object *v)
+{
+	if (json_object_object_add(o, key, v) != 0) {
+		if (v != NULL)
+			json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Appends 'v' (owned; NULL is JSON null) to the array 'a'. */
+static inline int
+jappend(struct json_object *a, struct json_object *v)
+{
+	if (json_object_array_add(a, v) != 0) {
+		if (v != NULL)
+			json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Member 'key' of 'o': true when present (then '*ret' may be NULL, null). */
+static inline bool
+jget(const struct json_object *o, const char *key, struct json_object **ret)
+{
+	struct json_object *v = NULL;
+
+	if (!json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(unconst(o), key, &v))
+		return false;
+	*ret = v;
+	return true;
+}
+
+static inline size_t
+jlen(const struct json_object *o)
+{
+	if (json_object_is_type(o, json_type_object))
+		return (size_t)json_object_object_length(unconst(o));
+	if (json_object_is_type(o, json_type_array))
+		return json_object_array_length(unconst(o));
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Bounded text for messages: appends, truncating, never allocating
+ */
+
+struct sbuf {
+	char	*p;
+	size_t	 size;
+	size_t	 len;
+};
+
+static inline void
+sb_init(struct sbuf *b, char *p, size_t size)
+{
+	b->p = p;
+	b->size = size;
+	b->len = 0;
+	p[0] = '\0';
+}
+
+static inline void
+sb_append(struct sbuf *b, const char *s, size_t n)
+{
+	size_t room = b->size - 1 - b->len;
+
+	if (n > room)
+		n = room;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static inline void
+sb_puts(struct sbuf *b, const char *s)
+{
+	sb_append(b, s, strlen(s));
+}
+
+static inline void sb_printf(struct sbuf *, const char *, ...) _printf_(2, 3);
+
+static inline void
+sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	char tmp[128];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		sb_append(b, tmp, KC_MIN((size_t)n, sizeof(tmp) - 1));
+}
+
+static inline void errf(char *, size_t, const char *, ...) _printf_(3, 4);
+
+/* A message into a caller's buffer, truncated. */
+static inline void
+errf(char *err, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(err, size, fmt, ap);
+	va_end(ap);
+}
+
+
+enum {
+	VC_FLOAT, VC_INT, VC_STRING, VC_BOOL, VC_LIST, VC_MAP, VC_NULL,
+};
+
+/*
+ * One path element. 's' is the field name (FIELD) or the canonical JSON
+ * of the key object or value (KEY, VALUE); it points into 'own' when the
+ * element owns it, or into someone else's string for the short-lived
+ * elements of a walk. 'v' (KEY, VALUE) is a private tree.
+ */
+struct pe {
+	enum fm_pe_type	 type;
+	const char	*s;
+	char		*own;
+	struct json_object *v;
+	int64_t		 i;
+};
+
+struct fs_node;
+
+struct fs {
+	struct fs_node	*v;
+	size_t		 n;
+	size_t		 cap;
+};
+
+struct fs_node {
+	struct pe	 pe;
+	bool		 member;
+	struct fs	 kids;
+};
+
+enum { OP_UNION, OP_INTERSECT, OP_DIFF, OP_RDIFF };
+
+typedef int	fs_iter_fn(void *arg, const struct pe *const *path, size_t n);
+
+/* fieldset.c */
+size_t utf8_seq(const unsigned char *s, size_t len, uint32_t *ret);
+bool printable(uint32_t cp);
+void sb_quote(struct sbuf *b, const char *s, size_t len);
+int vclass(const struct json_object *v);
+int value_cmp(const struct json_object *a, const struct json_object *b, unsigned depth);
+bool value_equal(const struct json_object *a, const struct json_object *b, unsigned depth);
+int gj_string(struct kc_buf *b, const char *s, size_t len);
+int gj_dump(const struct json_object *v, const char *suffix, char **ret);
+void pe_free(struct pe *pe);
+int pe_copy(struct pe *dst, const struct pe *src);
+void pe_field(struct pe *pe, const char *name);
+int pe_take_value(struct pe *pe, enum fm_pe_type type, struct json_object *v);
+int pe_cmp(const struct pe *a, const struct pe *b);
+void sb_pe(struct sbuf *b, const struct pe *pe);
+void sb_path(struct sbuf *b, const struct pe *const *path, size_t n);
+int sorted_object(const struct json_object *o, struct json_object **ret);
+int pe_parse(const char *text, struct pe *ret, char *err, size_t errsize);
+void fs_free(struct fs *s);
+void node_free(struct fs_node *n);
+const struct fs_node *fs_get(const struct fs *s, const struct pe *pe);
+int fs_push(struct fs *s, struct fs_node *node);
+int fs_insert(struct fs *s, const struct pe *const *path, size_t n);
+bool fs_empty(const struct fs *s);
+size_t fs_count(const struct fs *s);
+bool fs_equal(const struct fs *a, const struct fs *b);
+int fs_copy(struct fs *dst, const struct fs *src);
+int fs_op(int op, const struct fs *a, const struct fs *b, struct fs *out);
+int fs_apply_op(int op, struct fs *a, const struct fs *b);
+int fs_union_take(struct fs *a, struct fs *b);
+int fs_iterate(const struct fs *s, const struct pe **stack, size_t depth, fs_iter_fn *fn,
+    void *arg);
+int fs_from_paths(const char *const *paths, struct fs *out);
+int fs_to_json(const struct fs *s, bool self, struct json_object **ret);
+int tree_to_raw(struct json_object *t, struct json_object **ret);
+int fields_decode(const struct json_object *fv, struct fm_cache *cache, struct fs *out,
+    char *err, size_t errsize);
+int fs_to_raw_cached(struct fm_cache *c, const struct fs *set, struct json_object **ret);
+
+#endif
