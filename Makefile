@@ -194,6 +194,7 @@ DC_SRCS		+= devcluster/tokens.c
 DC_SRCS		+= devcluster/disruption.c
 DC_SRCS		+= devcluster/kubelet.c
 DC_SRCS		+= devcluster/exec.c
+DC_SRCS		+= devcluster/plugins.c
 DEVCLUSTER_SRCS	 = devcluster/main.c $(DC_SRCS)
 
 # trainyard-controller: main.c plus CTL_SRCS (the pure ones are unit tested

@@ -498,8 +498,9 @@ api_age_of(const char *timestamp, time_t now, char *buf, size_t size)
 }
 
 /*
- * The converter of 'rt': the CRD's (printer columns; Name and Age when it
- * has none), else the built-in printer. '*ret_own' is a new converter the
+ * The converter of 'rt': a plug-in's for a custom resource (its CRD's
+ * printer columns; Name and Age when none has one), else the built-in
+ * printer. '*ret_own' is a new converter the
  * caller frees, or NULL when '*ret' is borrowed.
  */
 static int
@@ -511,8 +512,9 @@ table_conv_of(const struct dc_rtype *rt, const struct table_conv **ret,
 	struct table_conv *own = NULL;
 	int r;
 
-	if ((rt->flags & DC_RT_CUSTOM) && crd_owns(rt))
-		tc = crd_table_conv(rt);
+	for (size_t i = 0; (rt->flags & DC_RT_CUSTOM) && tc == NULL && i < dc_nplugins; i++)
+		if (dc_plugins[i]->table_conv != NULL)
+			tc = dc_plugins[i]->table_conv(rt);
 	if (tc == NULL) {
 		if (rt->flags & DC_RT_CUSTOM)
 			r = table_conv_columns(NULL, &own, &st);
@@ -875,11 +877,11 @@ reply_object(struct rctx *c, int status, const struct json_object *stored)
 }
 
 /*
- * pods/<name>/exec by GET (WebSocket) or POST (SPDY): exec.c's hook
- * (issue #4), or 400 "Upgrade request required" without it.
+ * pods/<name>/exec by GET (WebSocket) or POST (SPDY): hooks.pod_exec, or
+ * 400 "Upgrade request required" without it.
  */
 static bool
-exec_request(struct rctx *c)
+upgrade_subresource(struct rctx *c)
 {
 	const struct json_object *pod;
 	int r = DC_DECLINED;
@@ -908,7 +910,7 @@ do_get(struct rctx *c, enum dc_format fmt)
 		errors_notfound(c->resp, c->rt, c->name);
 		return;
 	}
-	if (exec_request(c))
+	if (upgrade_subresource(c))
 		return;
 	if (strcmp(c->sub, "log") == 0) {
 		if (c->dc->hooks.pod_log != NULL &&
@@ -1481,7 +1483,7 @@ arr_len(const struct json_object *arr)
 }
 
 static bool
-namespace_exists(struct rctx *c, bool *terminating)
+ns_exists(struct rctx *c, bool *terminating)
 {
 	struct dc_rtype *nst = registry_find(c->dc, "", "v1", "namespaces");
 	const struct json_object *ns;
@@ -1578,7 +1580,7 @@ run_validation(struct rctx *c, enum dc_op op, struct json_object *obj,
 	return 0;
 }
 
-/* Admission, the last step before storage. */
+/* Admission, the last step before storage: the plug-ins' in table order. */
 static int
 run_hooks(struct rctx *c, enum dc_op op, struct json_object *obj,
     const struct json_object *old)
@@ -1587,12 +1589,18 @@ run_hooks(struct rctx *c, enum dc_op op, struct json_object *obj,
 	struct kc_status st = { 0 };
 	int r;
 
-	if (c->dc->hooks.admit != NULL && (r = c->dc->hooks.admit(&wc, obj, &st)) < 0) {
-		if (r == -ENOMEM)
-			errors_internal(c->resp, r);
-		else
-			errors_kc(c->resp, r, &st);
-		return r;
+	for (size_t i = 0; i < dc_nplugins; i++) {
+		const struct dc_plugin *p = dc_plugins[i];
+
+		if (p->admit == NULL || plugin_state(c->dc, p) == NULL)
+			continue;
+		if ((r = p->admit(&wc, obj, &st)) < 0) {
+			if (r == -ENOMEM)
+				errors_internal(c->resp, r);
+			else
+				errors_kc(c->resp, r, &st);
+			return r;
+		}
 	}
 	return 0;
 }
@@ -1674,7 +1682,7 @@ write_create(struct rctx *c, struct json_object *obj, struct json_object **ret)
 		goto fail;
 	name = kc_json_str(obj, "metadata", "name");
 	if (c->rt->namespaced) {
-		if (!namespace_exists(c, &term)) {
+		if (!ns_exists(c, &term)) {
 			struct dc_rtype *nst = registry_find(c->dc, "", "v1", "namespaces");
 
 			errors_notfound(c->resp, nst, c->ns);
@@ -1884,7 +1892,7 @@ fail:
  * create, update, patch
  */
 
-/* scheduler.c: POST pods/<name>/binding and the bindings collection (issue #4). */
+/* hooks.binding: POST pods/<name>/binding and the bindings collection. */
 static bool
 binding_request(struct rctx *c)
 {
@@ -1909,7 +1917,7 @@ do_create(struct rctx *c)
 {
 	struct json_object *obj = NULL, *st = NULL, *stored = NULL;
 
-	if (binding_request(c) || exec_request(c))
+	if (binding_request(c) || upgrade_subresource(c))
 		return;
 	if (c->name[0] != '\0') {
 		method_not_allowed(c->resp);
@@ -2469,7 +2477,7 @@ delete_one(struct rctx *c, const struct json_object *old, int64_t grace_req,
 		grace = c->rt->ops->delete_grace(&wc, old, grace_req);
 	if (grace < 0)
 		grace = 0;
-	if (c->dc->hooks.gc_finalizer != NULL && policy != NULL) {
+	if (c->dc->hooks.finalizer_added != NULL && policy != NULL) {
 		if (strcmp(policy, "Foreground") == 0)
 			add = "foregroundDeletion";
 		else if (strcmp(policy, "Orphan") == 0)
@@ -2531,7 +2539,7 @@ delete_one(struct rctx *c, const struct json_object *old, int64_t grace_req,
 			errors_internal(c->resp, r);
 			return r;
 		}
-		if (add != NULL && (r = c->dc->hooks.gc_finalizer(c->dc, c->rt, *ret)) < 0)
+		if (add != NULL && (r = c->dc->hooks.finalizer_added(c->dc, c->rt, *ret)) < 0)
 			kc_log_warn(NULL, "garbage collection hook: %s", kc_strerror(r));
 		if (grace > 0 && nfin == 0) {
 			r = c->dc->hooks.graceful_delete != NULL ?
@@ -2955,8 +2963,8 @@ ns_tick(void *arg)
 
 		if (kc_json_get(objs[i], "metadata", "deletionTimestamp") == NULL)
 			continue;
-		r = dc->hooks.namespace_terminate != NULL ?
-		    dc->hooks.namespace_terminate(dc, name) : api_namespace_terminate(dc, name);
+		r = dc->hooks.ns_terminate != NULL ?
+		    dc->hooks.ns_terminate(dc, name) : api_namespace_terminate(dc, name);
 		if (r != 0)
 			again = true;
 	}
@@ -3200,6 +3208,51 @@ health_reply(const struct dc_req *req, const struct dc_route *route,
 		errors_internal(resp, -ENOMEM);
 }
 
+/* Whether 'path' is a plug-in route's: its exact path, or below its prefix. */
+static bool
+route_matches(const struct dc_plugin_route *pr, const char *path)
+{
+	size_t len = strlen(pr->path);
+
+	if (len > 0 && pr->path[len - 1] == '/')
+		return strncmp(path, pr->path, len) == 0;
+	return strcmp(path, pr->path) == 0;
+}
+
+/*
+ * The started plug-ins' routes (paths outside the API groups) and request
+ * filters (fault injection), in table order: true when one answered.
+ */
+static bool
+plugin_routes(struct dc *dc, const struct dc_req *req, const struct dc_route *route,
+    struct dc_resp *resp)
+{
+	int r;
+
+	for (size_t i = 0; i < dc_nplugins; i++) {
+		const struct dc_plugin *p = dc_plugins[i];
+
+		if (plugin_state(dc, p) == NULL)
+			continue;
+		for (size_t j = 0; route->kind == DC_ROUTE_NONE && req->path != NULL &&
+		    j < p->nroutes; j++) {
+			if (!route_matches(&p->routes[j], req->path))
+				continue;
+			if ((r = p->routes[j].serve(dc, req, resp)) == DC_DECLINED)
+				continue;
+			if (r < 0)
+				errors_internal(resp, r);
+			return true;
+		}
+		if (p->filter != NULL && (r = p->filter(dc, req, route, resp)) != DC_DECLINED) {
+			if (r < 0)
+				errors_internal(resp, r);
+			return true;
+		}
+	}
+	return false;
+}
+
 static bool
 public_route(const struct dc_route *route)
 {
@@ -3240,11 +3293,7 @@ api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
 			errors_kc(resp, r, &st);
 		return;
 	}
-	/* faults.c: the /devcluster/ endpoints and injected errors (issue #4) */
-	if (faults_request(dc, req, &route, resp))
-		return;
-	/* tokens.c: the service-account issuer's OIDC discovery documents */
-	if (route.kind == DC_ROUTE_NONE && tokens_request(dc, req, resp))
+	if (plugin_routes(dc, req, &route, resp))
 		return;
 	if (route.kind != DC_ROUTE_RESOURCE && route.kind != DC_ROUTE_NONE) {
 		struct dc_attrs attrs = {
@@ -3411,14 +3460,56 @@ fail:
 	return r;
 }
 
+void *
+plugin_state(const struct dc *dc, const struct dc_plugin *p)
+{
+	for (size_t i = 0; i < dc_nplugins; i++)
+		if (dc_plugins[i] == p)
+			return dc->plugin_states[i];
+	return NULL;
+}
+
+void
+plugin_set_state(struct dc *dc, const struct dc_plugin *p, void *state)
+{
+	for (size_t i = 0; i < dc_nplugins; i++)
+		if (dc_plugins[i] == p)
+			dc->plugin_states[i] = state;
+}
+
+int
+api_plugins_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	struct kc_status pst;
+	int r;
+
+	for (size_t i = 0; i < dc_nplugins; i++) {
+		const struct dc_plugin *p = dc_plugins[i];
+
+		if (p->init == NULL)
+			continue;
+		memset(&pst, 0, sizeof(pst));
+		if ((r = p->init(dc, cfg, &pst)) < 0)
+			return kc_status_set(st, r, "%s: %s", p->name,
+			    pst.message[0] != '\0' ? pst.message : kc_strerror(r));
+	}
+	return 0;
+}
+
+void
+api_plugins_stop(struct dc *dc)
+{
+	for (size_t i = dc_nplugins; i > 0; i--)
+		if (dc_plugins[i - 1]->fini != NULL)
+			dc_plugins[i - 1]->fini(dc);
+}
+
 struct dc *
 api_free(struct dc *dc)
 {
 	if (dc == NULL)
 		return NULL;
-	openapi_fini(dc);
-	ssa_fini(dc);
-	crd_fini(dc);
+	api_plugins_stop(dc);
 	if (dc->api != NULL) {
 		timer_cancel(&dc->api->grace_timer);
 		timer_cancel(&dc->api->ns_timer);

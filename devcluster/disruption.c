@@ -55,6 +55,7 @@
 #include <kc/yaml.h>
 
 #include "devcluster.h"
+#include "disruption.h"
 #include "protobuf.h"
 #include "table.h"
 
@@ -1356,7 +1357,7 @@ static int
 pod_request(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
     const struct dc_route *route, struct dc_resp *resp)
 {
-	struct disruption *d = dc->ext_disruption;
+	struct disruption *d = plugin_state(dc, &disruption_plugin);
 
 	if (d == NULL)
 		return 0;
@@ -1379,7 +1380,7 @@ disruption_init(struct dc *dc)
 	struct disruption *d;
 	int r;
 
-	if (dc->ext_disruption != NULL)
+	if (plugin_state(dc, &disruption_plugin) != NULL)
 		return 0;
 	if ((d = kc_calloc(1, sizeof(*d))) == NULL)
 		return -ENOMEM;
@@ -1395,7 +1396,7 @@ disruption_init(struct dc *dc)
 		d->pod_ops.request = pod_request;
 		d->pods->ops = &d->pod_ops;
 	}
-	dc->ext_disruption = d;
+	plugin_set_state(dc, &disruption_plugin, d);
 	/* Budgets restored from disk get a first look. */
 	d->all = true;
 	kick(d);
@@ -1405,7 +1406,7 @@ disruption_init(struct dc *dc)
 void
 disruption_fini(struct dc *dc)
 {
-	struct disruption *d = dc->ext_disruption;
+	struct disruption *d = plugin_state(dc, &disruption_plugin);
 
 	if (d == NULL)
 		return;
@@ -1417,16 +1418,34 @@ disruption_fini(struct dc *dc)
 	for (size_t i = 0; i < d->ndirty; i++)
 		kc_free(d->dirty[i]);
 	kc_free(d);
-	dc->ext_disruption = NULL;
+	plugin_set_state(dc, &disruption_plugin, NULL);
 }
 
 int
 disruption_sync(struct dc *dc)
 {
-	struct disruption *d = dc->ext_disruption;
+	struct disruption *d = plugin_state(dc, &disruption_plugin);
 	time_t recheck = 0;
 
 	if (d == NULL)
 		return -EINVAL;
 	return sync_all(d, kc_clock_wall(), &recheck);
 }
+
+static int
+disruption_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	(void)cfg;
+	(void)st;
+	return disruption_init(dc);
+}
+
+const struct dc_plugin disruption_plugin = {
+	.name = "disruption",
+	.init = disruption_start,
+	.fini = disruption_fini,
+	.types = (const struct dc_plugin_type []){
+		{ "policy", "poddisruptionbudgets", &ops_pdb },
+	},
+	.ntypes = 1,
+};

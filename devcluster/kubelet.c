@@ -66,6 +66,8 @@
 #include <kc/str.h>
 
 #include "devcluster.h"
+#include "kubelet.h"
+#include "plugins.h"
 
 #define KUBELET_NAME		"kubelet"
 #define ANN			"devcluster.trainyard.dev/"
@@ -2514,7 +2516,7 @@ scan(struct kubelet *k, const char *resource)
 static int
 graceful_delete(struct dc *dc, const struct dc_rtype *rt, const struct json_object *obj)
 {
-	struct kubelet *k = dc->ext_sim;
+	struct kubelet *k = plugin_state(dc, &kubelet_plugin);
 	char key[2 * DC_SEGMENT_MAX];
 	const char *uid = kc_json_str(obj, "metadata", "uid");
 	struct kpod *kp;
@@ -2839,7 +2841,7 @@ static int
 pod_log(struct dc *dc, const struct dc_req *req, const struct json_object *pod,
     struct dc_resp *resp)
 {
-	struct kubelet *k = dc->ext_sim;
+	struct kubelet *k = plugin_state(dc, &kubelet_plugin);
 	const char *pname = kc_json_str(pod, "metadata", "name");
 	char key[2 * DC_SEGMENT_MAX];
 	struct logopts o;
@@ -2955,7 +2957,7 @@ kubelet_init(struct dc *dc, const struct kubelet_opts *opts)
 		kc_free(k);
 		return r;
 	}
-	dc->ext_sim = k;
+	plugin_set_state(dc, &kubelet_plugin, k);
 	k->prev_graceful = dc->hooks.graceful_delete;
 	k->prev_log = dc->hooks.pod_log;
 	dc->hooks.graceful_delete = graceful_delete;
@@ -2970,7 +2972,7 @@ kubelet_init(struct dc *dc, const struct kubelet_opts *opts)
 void
 kubelet_fini(struct dc *dc)
 {
-	struct kubelet *k = dc->ext_sim;
+	struct kubelet *k = plugin_state(dc, &kubelet_plugin);
 	struct kstream *s;
 
 	if (k == NULL)
@@ -3015,13 +3017,26 @@ kubelet_fini(struct dc *dc)
 	kc_free(k->pods.b);
 	kc_free(k->heap);
 	kc_free(k);
-	dc->ext_sim = NULL;
+	plugin_set_state(dc, &kubelet_plugin, NULL);
 }
 
 size_t
 kubelet_pods(const struct dc *dc)
 {
-	const struct kubelet *k = dc->ext_sim;
+	const struct kubelet *k = plugin_state(dc, &kubelet_plugin);
 
 	return k != NULL ? k->pods.n : 0;
 }
+
+static int
+kubelet_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	(void)st;
+	return kubelet_init(dc, cfg != NULL ? &cfg->kubelet : NULL);
+}
+
+const struct dc_plugin kubelet_plugin = {
+	.name = "kubelet",
+	.init = kubelet_start,
+	.fini = kubelet_fini,
+};

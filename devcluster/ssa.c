@@ -48,6 +48,8 @@
 #include <kc/str.h>
 
 #include "devcluster.h"
+#include "ssa.h"
+#include "crd.h"
 #include "fieldmanager.h"
 
 /*
@@ -185,7 +187,7 @@ ssa_apply(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
 		.reset = reset_for(rt, sub),
 		.empty = empty,
 		.now = kc_clock_wall(),
-		.cache = dc->ext_ssa,
+		.cache = plugin_state(dc, &ssa_plugin),
 	}, ret, ret_details, st);
 	json_object_put(empty);
 	return r;
@@ -218,7 +220,7 @@ ssa_managed_fields(struct dc_write_ctx *wc, struct json_object *obj)
 		.reset = reset_for(wc->rt, wc->subresource),
 		.empty = empty,
 		.now = kc_clock_wall(),
-		.cache = wc->dc->ext_ssa,
+		.cache = plugin_state(wc->dc, &ssa_plugin),
 	}, &out, &st);
 	json_object_put(empty);
 	if (r < 0)
@@ -243,10 +245,10 @@ ssa_init(struct dc *dc)
 {
 	struct fm_cache *cache;
 
-	if (dc->ext_ssa == NULL) {
+	if (plugin_state(dc, &ssa_plugin) == NULL) {
 		if (fm_cache_new(&cache) < 0)
 			return -ENOMEM;
-		dc->ext_ssa = cache;
+		plugin_set_state(dc, &ssa_plugin, cache);
 	}
 	dc->hooks.apply = ssa_apply;
 	dc->hooks.managed_fields = ssa_managed_fields;
@@ -256,8 +258,22 @@ ssa_init(struct dc *dc)
 void
 ssa_fini(struct dc *dc)
 {
-	fm_cache_free(dc->ext_ssa);
-	dc->ext_ssa = NULL;
+	fm_cache_free(plugin_state(dc, &ssa_plugin));
+	plugin_set_state(dc, &ssa_plugin, NULL);
 	dc->hooks.apply = NULL;
 	dc->hooks.managed_fields = NULL;
 }
+
+static int
+ssa_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	(void)cfg;
+	(void)st;
+	return ssa_init(dc);
+}
+
+const struct dc_plugin ssa_plugin = {
+	.name = "ssa",
+	.init = ssa_start,
+	.fini = ssa_fini,
+};
