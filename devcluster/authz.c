@@ -13,7 +13,7 @@
  * again, and the next pass finds nothing to do, which ends the chain.
  *
  * hooks.authorize answers with rbac_authorize() (auth_authorize() lets
- * system:masters through before it); api.c builds the 403 Status, and
+ * system:masters through before it); dispatch.c builds the 403 Status, and
  * auth_impersonate() asks the same hook for every impersonate check.
  *
  * The review types are registered as create-only resource types whose

@@ -95,7 +95,7 @@ struct dc_timer;
 struct dc_watcher;
 
 /*
- * Requests and replies (http.c fills a request, api.c answers it)
+ * Requests and replies (http.c fills a request, dispatch.c answers it)
  */
 
 enum dc_method {
@@ -137,7 +137,7 @@ struct dc_req {
 	char		*body;		/* NUL-terminated, may be NULL */
 	size_t		 body_len;
 	uint64_t	 id;
-	struct dc_user	 user;		/* set by api.c after authentication */
+	struct dc_user	 user;		/* set by dispatch.c after authentication */
 	bool		 authenticated;
 };
 
@@ -498,7 +498,7 @@ struct dc_hooks {
 	 * version; it then goes through the update or create pipeline). On
 	 * failure: KC_EINVALID with 'errs' (422), or another code with 'st'
 	 * and, when the Status has details (conflict causes), a new
-	 * metav1.StatusDetails object in '*ret_details' (api.c sends and
+	 * metav1.StatusDetails object in '*ret_details' (write.c sends and
 	 * releases it). NULL: a minimal apply (create, or merge the body).
 	 */
 	int	(*apply)(struct dc *, const struct dc_rtype *, const struct dc_req *,
@@ -530,7 +530,7 @@ struct dc_hooks {
 		    const struct json_object *obj);
 	/*
 	 * An object got a graceful deletionTimestamp (a pod on a node): the
-	 * kubelet finishes it. DC_DECLINED or NULL: api.c deletes it on a
+	 * kubelet finishes it. DC_DECLINED or NULL: write.c deletes it on a
 	 * loop timer at once, as if its containers had stopped.
 	 */
 	int	(*graceful_delete)(struct dc *, const struct dc_rtype *,
@@ -589,6 +589,20 @@ struct dc_plugin_route {
 	int		(*serve)(struct dc *, const struct dc_req *, struct dc_resp *);
 };
 
+/* A subresource of a resource type that a plug-in answers (pods/eviction). */
+struct dc_plugin_subres {
+	const char	*group;
+	const char	*plural;
+	const char	*subresource;
+	/*
+	 * After authorization, before the type's request hook and the verb:
+	 * 0 after filling 'resp', DC_DECLINED to go on, or a negative code
+	 * (500).
+	 */
+	int		(*serve)(struct dc *, const struct dc_rtype *, const struct dc_req *,
+			    const struct dc_route *, struct dc_resp *);
+};
+
 /* The hooks a plug-in gives a built-in resource type (registry.c applies them). */
 struct dc_plugin_type {
 	const char			*group;
@@ -610,6 +624,9 @@ struct dc_plugin {
 	/* Paths it serves outside the API groups (route.kind DC_ROUTE_NONE). */
 	const struct dc_plugin_route *routes;
 	size_t	 nroutes;
+	/* Subresources it answers (dispatch.c, after authorization). */
+	const struct dc_plugin_subres *subres;
+	size_t	 nsubres;
 	/*
 	 * Admission, after validation, in table order; may modify 'obj'.
 	 * 0, or a code (its HTTP status answers) with the message in 'st'.
@@ -684,7 +701,7 @@ struct dc {
 	struct dc_hooks		 hooks;
 	struct dc_timer_list	 timers;	/* armed, by due time */
 	uint64_t		 timer_round;
-	struct dc_api		*api;		/* api.c's own state */
+	struct dc_api		*api;		/* write.c's own state */
 	struct dc_disc		*disc;		/* discovery.c's cache */
 	uint64_t		 next_rid;
 	bool			 stopping;	/* SIGTERM received */
@@ -751,7 +768,8 @@ int64_t	 timers_next(const struct dc *);
  * Parses a request path (already percent-decoded) into *ret: always 0;
  * ret->kind is DC_ROUTE_NONE for anything that names nothing (empty or
  * overlong segments, unknown prefixes, too many segments). 'watch_param'
- * is ?watch=true|1, which turns a collection GET into "watch".
+ * is the watch parameter (req_param_bool()), which turns a collection GET
+ * into "watch".
  */
 int	 router_parse(enum dc_method, const char *path, bool watch_param,
 	    struct dc_route *ret);
@@ -771,6 +789,13 @@ int	 req_add_param(struct dc_req *, const char *kv) _must_check_;
 /* The first value of a parameter (borrowed), or NULL. */
 const char *req_param(const struct dc_req *, const char *key);
 bool	 req_has_param(const struct dc_req *, const char *key);
+/*
+ * A boolean parameter as kube-apiserver reads every one (watch,
+ * allowWatchBookmarks, orphanDependents, force, stdin, follow...):
+ * false when absent, "0", or "false" in any case; true for anything
+ * else, "" and "True" included.
+ */
+bool	 req_param_bool(const struct dc_req *, const char *key);
 /* Frees everything a request owns and zeroes it. */
 void	 req_clear(struct dc_req *);
 /* Percent-decodes 'len' bytes into a new string; -EINVAL, -ENOMEM. */
@@ -1059,22 +1084,6 @@ void	 api_plugins_stop(struct dc *);
 void	*plugin_state(const struct dc *, const struct dc_plugin *);
 void	 plugin_set_state(struct dc *, const struct dc_plugin *, void *state);
 /*
- * Answers one request into 'resp' (from resp_init()). Never fails: every
- * error becomes a Status reply. Sets req->id and req->user.
- */
-void	 api_handle(struct dc *, struct dc_req *, struct dc_resp *);
-/* Replies: init before use, clear to free (a stream is released). */
-void	 resp_init(struct dc_resp *);
-void	 resp_clear(struct dc_resp *);
-/* Adds a reply header ("Warning"); 'name' is static. -E2BIG, -ENOMEM. */
-int	 resp_header(struct dc_resp *, const char *name, const char *value)
-	    _must_check_;
-/* Sets the reply to 'o' as JSON (a newline after it) or to plain text. */
-int	 resp_json(struct dc_resp *, int status, const struct json_object *o)
-	    _must_check_;
-int	 resp_text(struct dc_resp *, int status, const char *ctype, const char *text)
-	    _must_check_;
-/*
  * The view of a stored object in 'rt''s version (a new reference, which
  * may share subtrees with 'stored'): convert_out, or the object with
  * rt's apiVersion. -ENOMEM.
@@ -1119,6 +1128,32 @@ int	 api_selectors(const struct dc_rtype *, const char *label, const char *field
 /* Whether 'obj' (storage form) matches both selectors (NULL: all). */
 bool	 api_matches(const struct dc_rtype *, const struct kc_label_selector *,
 	    const struct kc_field_selector *, const struct json_object *obj);
+
+/* dispatch.c */
+/*
+ * Answers one request into 'resp' (from resp_init()). Never fails: every
+ * error becomes a Status reply. Sets req->id and req->user.
+ */
+void	 api_handle(struct dc *, struct dc_req *, struct dc_resp *);
+
+/* reply.c */
+/* Replies: init before use, clear to free (a stream is released). */
+void	 resp_init(struct dc_resp *);
+void	 resp_clear(struct dc_resp *);
+/* Adds a reply header ("Warning"); 'name' is static. -E2BIG, -ENOMEM. */
+int	 resp_header(struct dc_resp *, const char *name, const char *value)
+	    _must_check_;
+/* Sets the reply to 'o' as JSON (a newline after it) or to plain text. */
+int	 resp_json(struct dc_resp *, int status, const struct json_object *o)
+	    _must_check_;
+int	 resp_text(struct dc_resp *, int status, const char *ctype, const char *text)
+	    _must_check_;
+
+/* write.c */
+/* The write pipeline's own state in dc->api (graceful deletions, timers). */
+int	 write_init(struct dc *) _must_check_;
+/* Frees it; harmless when not initialised. */
+void	 write_fini(struct dc *);
 /*
  * Creates an object through the full create path (defaults, validation,
  * namespace checks), as a controller would; 'obj' is consumed. 0, or

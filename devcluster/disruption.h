@@ -12,14 +12,14 @@ extern const struct dc_plugin disruption_plugin;
 #define DISRUPTION_TIMEOUT_S	120	/* disruptedPods entries expire (DeletionTimeout) */
 #define DISRUPTED_PODS_MAX	2000	/* MaxDisruptedPodSize */
 
-/* The hooks of policy/v1 PodDisruptionBudget (registry.c lists the type). */
+/* The hooks of policy/v1 PodDisruptionBudget (disruption_plugin's types). */
 extern const struct dc_type_ops ops_pdb;
 /*
  * Starts the disruption controller (a storage subscription and a loop
- * timer keep every PodDisruptionBudget's status current) and serves
- * pods/eviction through the pods type's request hook (chained to any
- * hook already there). 0 or -ENOMEM. State in plugin_state(dc, &disruption_plugin);
- * disruption_fini() before api_free() (harmless when not started).
+ * timer keep every PodDisruptionBudget's status current); while it runs,
+ * disruption_plugin serves pods/eviction. 0 or -ENOMEM. State in
+ * plugin_state(dc, &disruption_plugin); disruption_fini() stops it
+ * (harmless when not started).
  */
 int	 disruption_init(struct dc *) _must_check_;
 void	 disruption_fini(struct dc *);

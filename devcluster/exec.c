@@ -3,11 +3,12 @@
  * a tiny built-in command set instead of a container runtime.
  *
  * The upgrade. http.c hands every WebSocket upgrade request to
- * exec_upgrade() while libwebsockets still holds the headers. It runs the
+ * exec_upgrade() (exec_plugin's upgrade) while libwebsockets still
+ * holds the headers. It runs the
  * request through api_handle() like any other (authentication,
  * impersonation, faults, routing, RBAC with verb "get" for the GET that
- * client-go's WebSocket executor sends), and api.c calls our hook,
- * exec_request(), for pods/<name>/exec. The hook does what
+ * client-go's WebSocket executor sends), and dispatch.c calls our hook
+ * (hooks.pod_exec) for pods/<name>/exec. The hook does what
  * kube-apiserver's ExecLocation and the kubelet do before any byte is
  * streamed: pick the container (upstream's 400 messages), require a node,
  * check the streams, then either refuse the upgrade with a Status or
@@ -1551,16 +1552,8 @@ exec_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 }
 
 /*
- * The request: api.c's hook, then the upgrade
+ * The request: dispatch.c's hook, then the upgrade
  */
-
-static bool
-param_bool(const char *v)
-{
-	return v != NULL && (strcmp(v, "1") == 0 || strcmp(v, "t") == 0 ||
-	    strcmp(v, "T") == 0 || strcmp(v, "true") == 0 || strcmp(v, "TRUE") == 0 ||
-	    strcmp(v, "True") == 0);
-}
 
 static const struct json_object *
 find_container(const struct json_object *pod, const char *name, const char **ret_list)
@@ -1788,10 +1781,10 @@ exec_hook(struct dc *dc, const struct dc_req *req, const struct json_object *pod
 		errors_reply(resp, KC_EBADREQUEST, "Upgrade request required");
 		return 0;
 	}
-	in = param_bool(req_param(req, "stdin"));
-	out = param_bool(req_param(req, "stdout"));
-	err = param_bool(req_param(req, "stderr"));
-	tty = param_bool(req_param(req, "tty"));
+	in = req_param_bool(req, "stdin");
+	out = req_param_bool(req, "stdout");
+	err = req_param_bool(req, "stderr");
+	tty = req_param_bool(req, "tty");
 	if (!in && !out && !err) {
 		errors_reply(resp, KC_EBADREQUEST, "you must specify at least 1 of stdin, stdout, "
 		    "stderr");

@@ -913,7 +913,6 @@ faults_after(struct dc *dc, const struct dc_req *req, const struct dc_resp *resp
 	struct dc_route route;
 	struct stat_row *s;
 	char res[3 * DC_SEGMENT_MAX + 2];
-	const char *w;
 	uint64_t delay = 0;
 
 	if (f == NULL || is_devcluster_path(req->path))
@@ -926,9 +925,7 @@ faults_after(struct dc *dc, const struct dc_req *req, const struct dc_resp *resp
 	f->stats.total++;
 	if (resp->status >= 100 && resp->status < 600)
 		f->stats.by_code[resp->status - 100]++;
-	w = req_param(req, "watch");
-	(void)router_parse(req->method, req->path, w != NULL && (strcmp(w, "true") == 0 ||
-	    strcmp(w, "1") == 0), &route);
+	(void)router_parse(req->method, req->path, req_param_bool(req, "watch"), &route);
 	if (route.kind != DC_ROUTE_RESOURCE)
 		return delay;
 	f->stats.resource++;

@@ -2,7 +2,7 @@
  * namespace.c: the namespace controller, kube-controller-manager's
  * namespace deleter, inside the loop.
  *
- * DELETE on a namespace (api.c) sets its deletionTimestamp and phase
+ * DELETE on a namespace (write.c) sets its deletionTimestamp and phase
  * Terminating, after which creates inside it are refused (403,
  * NamespaceTerminating). From there this file takes over, as upstream's
  * namespacedResourcesDeleter does, for every namespace with a

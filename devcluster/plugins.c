@@ -2,9 +2,9 @@
  * plugins.c: the one ordered table of the devcluster's plug-ins.
  *
  * Every plug-in describes itself in its own file with a const struct
- * dc_plugin (devcluster.h): its name, init and fini, the paths it serves,
- * its request filter, its admission, and the type hooks it gives built-in
- * types. This table is the only place that lists them, and its order is
+ * dc_plugin (devcluster.h): its name, init and fini, the paths and
+ * subresources it serves, its request filter, its admission, and the
+ * type hooks it gives built-in types. This table is the only place that lists them, and its order is
  * the only order there is:
  *
  *	start	in table order (api_plugins_start(), from main.c)
@@ -45,7 +45,7 @@ const struct dc_plugin *const dc_plugins[] = {
 	&nodes_plugin,		/* admission: DefaultTolerationSeconds; node controllers */
 	&quota_plugin,		/* admission: ResourceQuota (last); quota status */
 	&kubelet_plugin,	/* pods after binding, pods/log, graceful deletion */
-	&disruption_plugin,	/* PodDisruptionBudgets, pods/eviction */
+	&disruption_plugin,	/* PodDisruptionBudgets; subresource pods/eviction */
 	&tokens_plugin,		/* serviceaccounts/token, JWTs, OIDC discovery */
 	&exec_plugin,		/* pods/exec over WebSocket */
 };

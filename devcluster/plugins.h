@@ -24,8 +24,10 @@
 #include "tokens.h"
 
 /*
- * What the plug-ins take at start (struct dc_plugin.init). Zero members
- * take each plug-in's defaults; a NULL config takes them all.
+ * What the plug-ins take at start (struct dc_plugin.init), filled by
+ * main.c from its flags. Each member means what its plug-in's header
+ * says (nodes.h: a negative toleration takes the default); a NULL config
+ * takes every default.
  */
 struct dc_config {
 	const char		*nodes_file;	/* scheduler.c: --nodes FILE */

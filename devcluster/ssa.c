@@ -144,19 +144,6 @@ is_apply(const struct dc_req *req)
 	    ct[sizeof(apply_ct) - 1] == ' ');
 }
 
-/* The force parameter as Go's strconv.ParseBool reads true. */
-static bool
-force_param(const struct dc_req *req)
-{
-	static const char *const yes[] = { "1", "t", "T", "true", "TRUE", "True" };
-	const char *v = req_param(req, "force");
-
-	for (size_t i = 0; v != NULL && i < KC_ARRAY_SIZE(yes); i++)
-		if (strcmp(v, yes[i]) == 0)
-			return true;
-	return false;
-}
-
 /* hooks.apply */
 static int
 ssa_apply(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
@@ -179,7 +166,7 @@ ssa_apply(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
 		.live = cur,
 		.config = applied,
 		.manager = req_param(req, "fieldManager"),
-		.force = force_param(req),
+		.force = req_param_bool(req, "force"),
 		.api_version = rt->api_version,
 		.kind = rt->kind,
 		.subresource = sub,
