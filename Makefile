@@ -180,7 +180,8 @@ SUITE_DEPS_ctl_expect	= $(SUITE_DEPS_informer) lib/selector.c lib/yaml.c lib/qua
 # It links only libkc's data modules (ARCHITECTURE.md).
 DC_SRCS		 = devcluster/http.c devcluster/router.c devcluster/registry.c \
 		   devcluster/builtin.c devcluster/storage.c devcluster/watchhub.c \
-		   devcluster/api.c devcluster/errors.c devcluster/discovery.c \
+		   devcluster/api.c devcluster/dispatch.c devcluster/write.c \
+		   devcluster/reply.c devcluster/errors.c devcluster/discovery.c \
 		   devcluster/auth.c
 # Pure modules: json-c in, json-c (or bytes) out, no event loop state.
 DC_PURE_SRCS	 = devcluster/schema.c devcluster/schema_crd.c devcluster/regex.c \
@@ -202,6 +203,7 @@ DC_SRCS		+= devcluster/tokens.c
 DC_SRCS		+= devcluster/disruption.c
 DC_SRCS		+= devcluster/kubelet.c
 DC_SRCS		+= devcluster/exec.c
+DC_SRCS		+= devcluster/plugins.c
 DEVCLUSTER_SRCS	 = devcluster/main.c $(DC_SRCS)
 
 # trainyard-controller: main.c plus CTL_SRCS (the pure ones are unit tested

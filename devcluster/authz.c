@@ -13,7 +13,7 @@
  * again, and the next pass finds nothing to do, which ends the chain.
  *
  * hooks.authorize answers with rbac_authorize() (auth_authorize() lets
- * system:masters through before it); api.c builds the 403 Status, and
+ * system:masters through before it); dispatch.c builds the 403 Status, and
  * auth_impersonate() asks the same hook for every impersonate check.
  *
  * The review types are registered as create-only resource types whose
@@ -34,6 +34,7 @@
 #include <kc/yaml.h>
 
 #include "devcluster.h"
+#include "authz.h"
 #include "rbac.h"
 
 #define RBAC_GROUP	"rbac.authorization.k8s.io"
@@ -261,7 +262,7 @@ to_rbac_user(const struct dc_user *u, struct rbac_user *ret)
 static bool
 authorize(struct dc *dc, const struct dc_attrs *at, char *reason, size_t size)
 {
-	struct authz *a = dc->ext_rbac;
+	struct authz *a = plugin_state(dc, &authz_plugin);
 	struct rbac_user u;
 	struct rbac_attrs ra = {
 		.verb = at->verb, .group = at->group, .version = at->version,
@@ -558,7 +559,7 @@ static int
 review_request(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
     const struct dc_route *route, struct dc_resp *resp)
 {
-	struct authz *a = dc->ext_rbac;
+	struct authz *a = plugin_state(dc, &authz_plugin);
 	struct json_object *body = NULL, *out = NULL, *status = NULL, *spec;
 	struct kc_status st = { 0 };
 	struct rbac_user u;
@@ -658,7 +659,7 @@ authz_init(struct dc *dc)
 	struct authz *a;
 	int r;
 
-	if (dc->ext_rbac != NULL)
+	if (plugin_state(dc, &authz_plugin) != NULL)
 		return 0;
 	if ((a = kc_calloc(1, sizeof(*a))) == NULL)
 		return -ENOMEM;
@@ -676,7 +677,7 @@ authz_init(struct dc *dc)
 	}
 	if ((r = scan(a)) < 0 || (r = storage_subscribe(dc->store, on_event, a)) < 0)
 		goto fail;
-	dc->ext_rbac = a;
+	plugin_set_state(dc, &authz_plugin, a);
 	dc->hooks.authorize = authorize;
 	if (!dc->opts.no_bootstrap && (r = bootstrap(dc)) < 0)
 		goto fail_sub;
@@ -684,7 +685,7 @@ authz_init(struct dc *dc)
 	return 0;
 fail_sub:
 	dc->hooks.authorize = NULL;
-	dc->ext_rbac = NULL;
+	plugin_set_state(dc, &authz_plugin, NULL);
 	storage_unsubscribe(dc->store, on_event, a);
 fail:
 	rbac_index_free(a->idx);
@@ -695,14 +696,14 @@ fail:
 void
 authz_fini(struct dc *dc)
 {
-	struct authz *a = dc->ext_rbac;
+	struct authz *a = plugin_state(dc, &authz_plugin);
 
 	if (a == NULL)
 		return;
 	storage_unsubscribe(dc->store, on_event, a);
 	if (dc->hooks.authorize == authorize)
 		dc->hooks.authorize = NULL;
-	dc->ext_rbac = NULL;
+	plugin_set_state(dc, &authz_plugin, NULL);
 	rbac_index_free(a->idx);
 	kc_free(a);
 }
@@ -710,7 +711,21 @@ authz_fini(struct dc *dc)
 size_t
 authz_count(const struct dc *dc, const char *kind)
 {
-	const struct authz *a = dc->ext_rbac;
+	const struct authz *a = plugin_state(dc, &authz_plugin);
 
 	return a != NULL ? rbac_index_count(a->idx, kind) : 0;
 }
+
+static int
+authz_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	(void)cfg;
+	(void)st;
+	return authz_init(dc);
+}
+
+const struct dc_plugin authz_plugin = {
+	.name = "authz",
+	.init = authz_start,
+	.fini = authz_fini,
+};

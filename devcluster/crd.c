@@ -34,7 +34,7 @@
  *			selectable fields, deprecation warnings, the
  *			scale subresource, and conversion; its Table
  *			converter (additionalPrinterColumns) is what
- *			crd_table_conv() gives api.c.
+ *			crd_plugin's table_conv gives the core.
  *
  * Conversion is strategy None for every CRD: objects are stored in the
  * storage version and only apiVersion changes between versions; reads
@@ -71,6 +71,7 @@
 #include <kc/yaml.h>
 
 #include "devcluster.h"
+#include "crd.h"
 #include "fieldmanager.h"
 #include "schema.h"
 #include "table.h"
@@ -1894,7 +1895,7 @@ crd_event(void *arg, const struct dc_event *ev)
 int
 crd_sync_all(struct dc *dc)
 {
-	struct crd_state *s = dc->ext_crd;
+	struct crd_state *s = plugin_state(dc, &crd_plugin);
 	struct dc_rtype *rt = crd_type(dc);
 	struct json_object **objs = NULL;
 	struct crd *c, *tmp;
@@ -2066,7 +2067,7 @@ crd_init(struct dc *dc)
 		return r;
 	}
 	s->subscribed = true;
-	dc->ext_crd = s;
+	plugin_set_state(dc, &crd_plugin, s);
 	rt->ops = &crd_ops;
 	if ((r = crd_sync_all(dc)) < 0) {
 		crd_fini(dc);
@@ -2079,7 +2080,7 @@ crd_init(struct dc *dc)
 void
 crd_fini(struct dc *dc)
 {
-	struct crd_state *s = dc->ext_crd;
+	struct crd_state *s = plugin_state(dc, &crd_plugin);
 	struct dc_rtype *rt = crd_type(dc);
 	struct crd *c;
 
@@ -2094,5 +2095,27 @@ crd_fini(struct dc *dc)
 	if (rt != NULL && rt->ops == &crd_ops)
 		rt->ops = &ops_default;
 	kc_free(s);
-	dc->ext_crd = NULL;
+	plugin_set_state(dc, &crd_plugin, NULL);
 }
+
+/* The Table converter of a custom resource type served for a CRD, or NULL. */
+static const struct table_conv *
+crd_plugin_table_conv(const struct dc_rtype *rt)
+{
+	return crd_owns(rt) ? crd_table_conv(rt) : NULL;
+}
+
+static int
+crd_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	(void)cfg;
+	(void)st;
+	return crd_init(dc);
+}
+
+const struct dc_plugin crd_plugin = {
+	.name = "crd",
+	.init = crd_start,
+	.fini = crd_fini,
+	.table_conv = crd_plugin_table_conv,
+};

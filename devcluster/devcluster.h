@@ -1,35 +1,45 @@
 /*
- * devcluster.h: the one internal header of trainyard-devcluster, and its
- * index. Prototypes are grouped under the file that defines them.
+ * devcluster.h: the core of trainyard-devcluster, and its index.
+ * Prototypes are grouped under the file that defines them. Each plug-in
+ * has its own header (crd.h, quota.h, ...); plugins.h lists them.
  *
  * The devcluster is a single-process Kubernetes API server. One
  * libwebsockets event loop, in one thread, owns every structure declared
  * here; nothing is locked and no handler blocks. A request travels
  *
  *	http.c      bytes -> struct dc_req (method, path, query, headers, body)
- *	api.c       authenticate (auth.c), route (router.c), authorize
- *	            (hooks.authorize), then a verb handler or discovery.c
+ *	dispatch.c  authenticate (auth.c), plug-in filters and routes, route
+ *	            (router.c), authorize (hooks.authorize), then a verb
+ *	            handler, discovery.c or the OpenAPI hook
+ *	write.c     the write pipeline (create, update, patch, delete) and
+ *	            the same pipeline for the simulated controllers' writes
  *	registry.c  group/version/resource -> struct dc_rtype and its ops
  *	storage.c   every change: one resourceVersion counter, per-resource
  *	            event history, subscribers (watchhub.c first)
  *	watchhub.c  fans events out to watch streams, each serialized once
- *	errors.c    metav1.Status bodies from KC_E* codes
+ *	reply.c     replies; errors.c metav1.Status bodies from KC_E* codes
+ *	api.c       the instance, the plug-in lifecycle, object helpers
  *
- * Extension points, for the files that come later:
+ * Extension points:
  *
+ *	struct dc_plugin	one per plug-in, in dc_plugins[] (plugins.c):
+ *				init and fini, routes, request filters,
+ *				admission (in table order), type hooks
  *	struct dc_type_ops	per resource type: defaults, validation,
  *				create/update preparation, strategic
  *				merge schema, field selectors, version
  *				conversion, deletion grace (Table columns
  *				come from table.c: the built-in printers,
- *				or crd_table_conv() for custom resources)
- *	registry_add()	new resource types (CRDs); bumps the
+ *				or a plug-in's for custom resources)
+ *	registry_add()		new resource types (CRDs); bumps the
  *				registry generation so discovery rebuilds
  *	storage_subscribe()	every committed change, in order (garbage
  *				collection, persistence, controllers)
- *	struct dc_hooks		authorizer, OpenAPI, server-side apply,
- *				managedFields, protobuf decoding, pod logs,
- *				admission, namespace content, shutdown flush
+ *	struct dc_hooks		single providers: authorizer, OpenAPI,
+ *				server-side apply, managedFields, protobuf
+ *				decoding, pod logs and exec, bindings,
+ *				namespace content, finalizers, graceful
+ *				deletion, shutdown flush
  *	dc_timer_*()		loop timers (lws_sul underneath) that return
  *				their next delay
  */
@@ -70,6 +80,7 @@
 #define DC_TIMER_STOP		(-1)		/* a timer callback's "no more" */
 #define DC_UNCHANGED		1		/* a write that changed nothing */
 #define DC_DECLINED		1		/* a hook that did not handle it */
+#define DC_PLUGINS_MAX		32		/* rows of the plug-in table */
 
 struct dc;
 struct dc_api;
@@ -84,7 +95,7 @@ struct dc_timer;
 struct dc_watcher;
 
 /*
- * Requests and replies (http.c fills a request, api.c answers it)
+ * Requests and replies (http.c fills a request, dispatch.c answers it)
  */
 
 enum dc_method {
@@ -126,7 +137,7 @@ struct dc_req {
 	char		*body;		/* NUL-terminated, may be NULL */
 	size_t		 body_len;
 	uint64_t	 id;
-	struct dc_user	 user;		/* set by api.c after authentication */
+	struct dc_user	 user;		/* set by dispatch.c after authentication */
 	bool		 authenticated;
 };
 
@@ -487,7 +498,7 @@ struct dc_hooks {
 	 * version; it then goes through the update or create pipeline). On
 	 * failure: KC_EINVALID with 'errs' (422), or another code with 'st'
 	 * and, when the Status has details (conflict causes), a new
-	 * metav1.StatusDetails object in '*ret_details' (api.c sends and
+	 * metav1.StatusDetails object in '*ret_details' (write.c sends and
 	 * releases it). NULL: a minimal apply (create, or merge the body).
 	 */
 	int	(*apply)(struct dc *, const struct dc_rtype *, const struct dc_req *,
@@ -506,26 +517,20 @@ struct dc_hooks {
 	int	(*pod_log)(struct dc *, const struct dc_req *, const struct json_object *pod,
 		    struct dc_resp *);
 	/*
-	 * Admission after validation (webhooks); may modify 'obj'. 0, or a
-	 * code (its HTTP status answers) with the message in 'st'.
-	 */
-	int	(*admit)(struct dc_write_ctx *, struct json_object *obj,
-		    struct kc_status *st);
-	/*
 	 * Namespace termination, called from a loop timer for each
 	 * namespace with a deletionTimestamp until it returns 0 (done; 1:
 	 * again in 100 ms). NULL: api_namespace_terminate().
 	 */
-	int	(*namespace_terminate)(struct dc *, const char *ns);
+	int	(*ns_terminate)(struct dc *, const char *ns);
 	/*
 	 * Foreground/orphan deletion: called after the finalizer was added.
 	 * NULL: propagationPolicy is treated as Background (no finalizer).
 	 */
-	int	(*gc_finalizer)(struct dc *, const struct dc_rtype *,
+	int	(*finalizer_added)(struct dc *, const struct dc_rtype *,
 		    const struct json_object *obj);
 	/*
 	 * An object got a graceful deletionTimestamp (a pod on a node): the
-	 * kubelet finishes it. DC_DECLINED or NULL: api.c deletes it on a
+	 * kubelet finishes it. DC_DECLINED or NULL: write.c deletes it on a
 	 * loop timer at once, as if its containers had stopped.
 	 */
 	int	(*graceful_delete)(struct dc *, const struct dc_rtype *,
@@ -558,6 +563,107 @@ struct dc_hooks {
 	int	(*pod_exec)(struct dc *, const struct dc_req *, const struct json_object *pod,
 		    struct dc_resp *);
 };
+
+/*
+ * Plug-ins. Everything beyond the core (dispatch, the write pipeline,
+ * storage, the registry, the router, the watch hub, http.c) is a plug-in
+ * described by one const struct dc_plugin in its own file, and installed
+ * from one ordered table, dc_plugins[] in plugins.c. The core walks the
+ * table and never names a plug-in: it starts them in table order, runs
+ * their admission in table order, and stops them in reverse order. A
+ * plug-in is started while its state slot (plugin_state()) is not NULL;
+ * only started plug-ins' routes, filters and admission run.
+ */
+struct dc_config;		/* plugins.h: the options plug-ins take */
+struct table_conv;		/* table.h */
+struct lws_protocols;		/* libwebsockets' protocol, seen by http.c only */
+
+/* A path outside the API groups that a plug-in serves. */
+struct dc_plugin_route {
+	const char	*path;		/* exact, or a prefix when it ends in '/' */
+	/*
+	 * Runs after authentication: 0 after filling 'resp', DC_DECLINED
+	 * to let the request go on (404 when nobody takes it), or a
+	 * negative code (500). It authorizes the request itself.
+	 */
+	int		(*serve)(struct dc *, const struct dc_req *, struct dc_resp *);
+};
+
+/* A subresource of a resource type that a plug-in answers (pods/eviction). */
+struct dc_plugin_subres {
+	const char	*group;
+	const char	*plural;
+	const char	*subresource;
+	/*
+	 * After authorization, before the type's request hook and the verb:
+	 * 0 after filling 'resp', DC_DECLINED to go on, or a negative code
+	 * (500).
+	 */
+	int		(*serve)(struct dc *, const struct dc_rtype *, const struct dc_req *,
+			    const struct dc_route *, struct dc_resp *);
+};
+
+/* The hooks a plug-in gives a built-in resource type (registry.c applies them). */
+struct dc_plugin_type {
+	const char			*group;
+	const char			*plural;
+	const struct dc_type_ops	*ops;
+};
+
+struct dc_plugin {
+	const char	*name;		/* "quota"; also in log lines */
+	/*
+	 * Starts the plug-in and sets its state slot; 'cfg' may be NULL
+	 * (every default). 0, or a negative code with the reason in 'st'
+	 * when there is one. NULL: started by other means (persist.c's
+	 * restore inside api_new()).
+	 */
+	int	(*init)(struct dc *, const struct dc_config *cfg, struct kc_status *st);
+	/* Stops it and clears its slot; harmless when it is not started. */
+	void	(*fini)(struct dc *);
+	/* Paths it serves outside the API groups (route.kind DC_ROUTE_NONE). */
+	const struct dc_plugin_route *routes;
+	size_t	 nroutes;
+	/* Subresources it answers (dispatch.c, after authorization). */
+	const struct dc_plugin_subres *subres;
+	size_t	 nsubres;
+	/*
+	 * Admission, after validation, in table order; may modify 'obj'.
+	 * 0, or a code (its HTTP status answers) with the message in 'st'.
+	 */
+	int	(*admit)(struct dc_write_ctx *, struct json_object *obj, struct kc_status *st);
+	/* Type hooks of built-in resource types (used whether started or not). */
+	const struct dc_plugin_type *types;
+	size_t	 ntypes;
+	/*
+	 * Every authenticated request, before it is routed further (fault
+	 * injection): 0 after answering it in 'resp', DC_DECLINED to go on.
+	 */
+	int	(*filter)(struct dc *, const struct dc_req *, const struct dc_route *,
+		    struct dc_resp *);
+	/* http.c, before api_handle(): milliseconds to hold the request. */
+	uint64_t (*hold_ms)(struct dc *, const struct dc_req *);
+	/* http.c, after api_handle(): milliseconds to hold the reply. */
+	uint64_t (*after)(struct dc *, const struct dc_req *, const struct dc_resp *);
+	/* The Table converter of a custom resource type it serves, or NULL. */
+	const struct table_conv *(*table_conv)(const struct dc_rtype *);
+	/*
+	 * WebSocket upgrades (http.c, while libwebsockets holds the
+	 * headers; 'protocols' is Sec-WebSocket-Protocol, may be NULL). The
+	 * first started plug-in with one answers every upgrade: 0 with
+	 * '*ret_session' when accepted (http.c puts it on the connection's
+	 * opaque pointer for the protocol's callback), 1 when 'resp' holds
+	 * the refusal, or -ENOMEM. Without one, upgrades are hung up.
+	 */
+	int	(*upgrade)(struct dc *, struct dc_req *, const char *protocols,
+		    struct dc_resp *resp, void **ret_session);
+	/* Its WebSocket protocols, ended by a NULL name (http.c's context). */
+	const struct lws_protocols *ws_protocols;
+};
+
+/* The table, in order (plugins.c); 'dc_nplugins' rows. */
+extern const struct dc_plugin *const dc_plugins[];
+extern const size_t dc_nplugins;
 
 /*
  * The instance (api.c)
@@ -595,26 +701,11 @@ struct dc {
 	struct dc_hooks		 hooks;
 	struct dc_timer_list	 timers;	/* armed, by due time */
 	uint64_t		 timer_round;
-	struct dc_api		*api;		/* api.c's own state */
+	struct dc_api		*api;		/* write.c's own state */
 	struct dc_disc		*disc;		/* discovery.c's cache */
 	uint64_t		 next_rid;
 	bool			 stopping;	/* SIGTERM received */
-	/* State of the files that plug in later. */
-	void			*ext_crd;
-	void			*ext_gc;
-	void			*ext_ssa;
-	void			*ext_rbac;
-	void			*ext_persist;
-	void			*ext_sim;
-	void			*ext_openapi;
-	void			*ext_ns;	/* namespace.c */
-	void			*ext_faults;	/* faults.c */
-	void			*ext_quota;	/* quota.c */
-	void			*ext_sched;	/* scheduler.c */
-	void			*ext_nodes;	/* nodes.c */
-	void			*ext_tokens;	/* tokens.c */
-	void			*ext_disruption; /* disruption.c */
-	void			*ext_exec;	/* exec.c */
+	void			*plugin_states[DC_PLUGINS_MAX]; /* plugin_state() */
 };
 
 /* main.c */
@@ -677,7 +768,8 @@ int64_t	 timers_next(const struct dc *);
  * Parses a request path (already percent-decoded) into *ret: always 0;
  * ret->kind is DC_ROUTE_NONE for anything that names nothing (empty or
  * overlong segments, unknown prefixes, too many segments). 'watch_param'
- * is ?watch=true|1, which turns a collection GET into "watch".
+ * is the watch parameter (req_param_bool()), which turns a collection GET
+ * into "watch".
  */
 int	 router_parse(enum dc_method, const char *path, bool watch_param,
 	    struct dc_route *ret);
@@ -697,6 +789,13 @@ int	 req_add_param(struct dc_req *, const char *kv) _must_check_;
 /* The first value of a parameter (borrowed), or NULL. */
 const char *req_param(const struct dc_req *, const char *key);
 bool	 req_has_param(const struct dc_req *, const char *key);
+/*
+ * A boolean parameter as kube-apiserver reads every one (watch,
+ * allowWatchBookmarks, orphanDependents, force, stdin, follow...):
+ * false when absent, "0", or "false" in any case; true for anything
+ * else, "" and "True" included.
+ */
+bool	 req_param_bool(const struct dc_req *, const char *key);
 /* Frees everything a request owns and zeroes it. */
 void	 req_clear(struct dc_req *);
 /* Percent-decodes 'len' bytes into a new string; -EINVAL, -ENOMEM. */
@@ -967,24 +1066,23 @@ void	 watchhub_ser_free(struct dc_ser *);
  * kube_version, -ENOMEM. No server: see http_start().
  */
 int	 api_new(const struct dc_opts *, struct dc **ret) _must_check_;
-/* Frees an instance (after http_free()). NULL is fine; returns NULL. */
+/*
+ * Frees an instance (after http_free()), stopping every plug-in first, in
+ * reverse table order. NULL is fine; returns NULL.
+ */
 struct dc *api_free(struct dc *);
 /*
- * Answers one request into 'resp' (from resp_init()). Never fails: every
- * error becomes a Status reply. Sets req->id and req->user.
+ * Starts every plug-in of dc_plugins[] that has an init, in table order.
+ * 0, or the first failure's code with "<name>: <reason>" in 'st'; the
+ * plug-ins started before it stay started (api_free() stops them).
  */
-void	 api_handle(struct dc *, struct dc_req *, struct dc_resp *);
-/* Replies: init before use, clear to free (a stream is released). */
-void	 resp_init(struct dc_resp *);
-void	 resp_clear(struct dc_resp *);
-/* Adds a reply header ("Warning"); 'name' is static. -E2BIG, -ENOMEM. */
-int	 resp_header(struct dc_resp *, const char *name, const char *value)
+int	 api_plugins_start(struct dc *, const struct dc_config *, struct kc_status *st)
 	    _must_check_;
-/* Sets the reply to 'o' as JSON (a newline after it) or to plain text. */
-int	 resp_json(struct dc_resp *, int status, const struct json_object *o)
-	    _must_check_;
-int	 resp_text(struct dc_resp *, int status, const char *ctype, const char *text)
-	    _must_check_;
+/* Stops every plug-in, in reverse table order. */
+void	 api_plugins_stop(struct dc *);
+/* A plug-in's state (NULL while it is not started) and its setter. */
+void	*plugin_state(const struct dc *, const struct dc_plugin *);
+void	 plugin_set_state(struct dc *, const struct dc_plugin *, void *state);
 /*
  * The view of a stored object in 'rt''s version (a new reference, which
  * may share subtrees with 'stored'): convert_out, or the object with
@@ -995,8 +1093,8 @@ int	 api_view(const struct dc_rtype *, const struct json_object *stored,
 /*
  * A Table (meta.k8s.io v1 or v1beta1, by 'fmt') for 'rt', with the
  * column definitions of its converter or, when !columns, null ones
- * (later watch events). The converter is table.c's: crd_table_conv() for
- * a custom resource type (Name and Age when it has none), else the
+ * (later watch events). The converter is a plug-in's table_conv for a
+ * custom resource type (Name and Age when none has one), else table.c's
  * built-in printer of the group and resource (table_conv_builtin()).
  * Rows are added with api_table_add_row().
  */
@@ -1030,6 +1128,32 @@ int	 api_selectors(const struct dc_rtype *, const char *label, const char *field
 /* Whether 'obj' (storage form) matches both selectors (NULL: all). */
 bool	 api_matches(const struct dc_rtype *, const struct kc_label_selector *,
 	    const struct kc_field_selector *, const struct json_object *obj);
+
+/* dispatch.c */
+/*
+ * Answers one request into 'resp' (from resp_init()). Never fails: every
+ * error becomes a Status reply. Sets req->id and req->user.
+ */
+void	 api_handle(struct dc *, struct dc_req *, struct dc_resp *);
+
+/* reply.c */
+/* Replies: init before use, clear to free (a stream is released). */
+void	 resp_init(struct dc_resp *);
+void	 resp_clear(struct dc_resp *);
+/* Adds a reply header ("Warning"); 'name' is static. -E2BIG, -ENOMEM. */
+int	 resp_header(struct dc_resp *, const char *name, const char *value)
+	    _must_check_;
+/* Sets the reply to 'o' as JSON (a newline after it) or to plain text. */
+int	 resp_json(struct dc_resp *, int status, const struct json_object *o)
+	    _must_check_;
+int	 resp_text(struct dc_resp *, int status, const char *ctype, const char *text)
+	    _must_check_;
+
+/* write.c */
+/* The write pipeline's own state in dc->api (graceful deletions, timers). */
+int	 write_init(struct dc *) _must_check_;
+/* Frees it; harmless when not initialised. */
+void	 write_fini(struct dc *);
 /*
  * Creates an object through the full create path (defaults, validation,
  * namespace checks), as a controller would; 'obj' is consumed. 0, or
@@ -1178,631 +1302,5 @@ bool	 auth_authorize(struct dc *, const struct dc_attrs *, char *reason, size_t 
  */
 typedef int	auth_verify_fn(void *arg, const char *token, struct dc_user *user);
 void	 auth_set_verifier(struct dc_auth *, auth_verify_fn *, void *arg);
-
-/* crd.c */
-struct fm_schema;
-struct table_conv;
-
-/*
- * Serves CustomResourceDefinitions: installs the CRD type's hooks
- * (schema defaults and validation, the naming and establishing
- * controllers, the cleanup finalizer), subscribes to CRD changes, and
- * registers the custom resource types of every CRD already stored (and
- * again from a loop timer when the loop starts, so CRDs restored after
- * this call are served too). 0 or -ENOMEM. State in dc->ext_crd.
- */
-int	 crd_init(struct dc *) _must_check_;
-/*
- * Removes the custom resource types, uninstalls the hooks and frees the
- * state; api_free() calls it. Harmless when not initialised.
- */
-void	 crd_fini(struct dc *);
-/*
- * Registers, updates or removes the custom resource types of every
- * stored CRD (after storage_restore()); also resumes the cleanup of
- * CRDs being deleted. 0 or -ENOMEM.
- */
-int	 crd_sync_all(struct dc *) _must_check_;
-/* Whether 'rt' is a custom resource type served for a CRD by crd.c. */
-bool	 crd_owns(const struct dc_rtype *);
-/* The openAPIV3Schema of a custom resource type's version (borrowed), or NULL. */
-const struct json_object *crd_schema(const struct dc_rtype *);
-/* The stored CustomResourceDefinition behind a custom resource type, or NULL. */
-const struct json_object *crd_object(const struct dc_rtype *);
-/*
- * The Table converter of a custom resource type's version (Name, then
- * additionalPrinterColumns, or Name and Age), or NULL; valid until the
- * CRD changes.
- */
-const struct table_conv *crd_table_conv(const struct dc_rtype *);
-/*
- * Server-side apply shapes of a custom resource type (list types and
- * map keys, map types, from its schema) for fieldmanager_apply() and
- * fieldmanager_update(): 0 with '*ret' filled, or -ENOENT for a type
- * that is not a custom resource (use the strategic merge schema). The
- * lookup stays valid until the CRD changes.
- */
-int	 crd_fm_schema(const struct dc_rtype *, struct fm_schema *ret) _must_check_;
-
-/* openapi.c */
-#define OPENAPI_HASH_MAX	17	/* a document's hash, with the NUL */
-
-/*
- * Serves /openapi/v3 (the root and one document per served group
- * version), /openapi/v2 (protobuf or JSON) and /swagger-2.0.0.pb-v1
- * through hooks.openapi, and decodes protobuf request bodies through
- * hooks.decode_protobuf. Documents are rebuilt after the registry
- * generation changes or a CRD is written. 0 or -ENOMEM. State in
- * dc->ext_openapi; api_free() calls openapi_fini().
- */
-int	 openapi_init(struct dc *) _must_check_;
-/* Uninstalls the hooks and frees the state. Harmless when not initialised. */
-void	 openapi_fini(struct dc *);
-/*
- * The current content hash of group version 'gv' ("api/v1",
- * "apis/<g>/<v>"), as its serverRelativeURL carries it: 0,
- * KC_ENOTFOUND for a group version not served, -EINVAL without
- * openapi_init(), -ENOMEM.
- */
-int	 openapi_hash(struct dc *, const char *gv, char buf[OPENAPI_HASH_MAX])
-	    _must_check_;
-
-/* ssa.c */
-/*
- * Installs hooks.apply (server-side apply through fieldmanager_apply():
- * merge, ownership conflicts, force) and hooks.managed_fields (the Update
- * entry of every other write, fieldmanager_update()), with one cache of
- * decoded FieldsV1 sets for both (struct fm_cache). 0 or -ENOMEM.
- */
-int	 ssa_init(struct dc *) _must_check_;
-/* Frees the cache and removes the hooks; api_free() calls it. */
-void	 ssa_fini(struct dc *);
-
-/* gc.c */
-/*
- * Starts the garbage collector: indexes the dependents of every stored
- * object by owner uid, subscribes to storage, installs
- * hooks.gc_finalizer (so Foreground and Orphan deletions get their
- * finalizers) and works from a loop timer: Background, Foreground
- * (blockOwnerDeletion) and Orphan propagation, and dependents of owners
- * that do not exist. 0 or -ENOMEM. State in dc->ext_gc.
- */
-int	 gc_init(struct dc *) _must_check_;
-/* Stops and frees it (before api_free()). Harmless when not started. */
-void	 gc_fini(struct dc *);
-/* Objects queued for a look (tests and diagnostics). */
-size_t	 gc_pending(const struct dc *);
-/* Dependents indexed under an owner uid (tests and diagnostics). */
-size_t	 gc_dependents(const struct dc *, const char *owner_uid);
-
-/* namespace.c */
-/*
- * Starts the namespace controller: installs hooks.namespace_terminate,
- * subscribes to storage and takes over every terminating namespace
- * (also those restored at start). 0 or -ENOMEM. State in dc->ext_ns.
- */
-int	 namespace_init(struct dc *) _must_check_;
-void	 namespace_fini(struct dc *);
-/*
- * One pass over namespace 'ns': deletes its content, writes the
- * deletion conditions, finalizes and removes it once empty. 1 while
- * content remains, 0 when done (or not terminating), or a negative code.
- */
-int	 namespace_sync(struct dc *, const char *ns);
-/*
- * The status.conditions array (a new reference in '*ret') the
- * controller writes for a pass that left 'counts[i]' objects of
- * 'remaining[i]' ("pods.", "runs.trainyard.dev"), 'fin_counts[i]' objects
- * holding finalizer 'fins[i]' and the delete errors 'errs'; times are
- * the epoch. For tests of the messages. 0 or -ENOMEM.
- */
-int	 namespace_conditions(const char *const *remaining, const size_t *counts, size_t n,
-	    const char *const *fins, const size_t *fin_counts, size_t nfins,
-	    const char *const *errs, size_t nerrs, struct json_object **ret) _must_check_;
-
-/* persist.c */
-struct dc_persist;
-
-struct dc_persist_stats {
-	uint64_t	 commits;	/* transactions committed */
-	uint64_t	 writes;	/* rows written or deleted */
-	uint64_t	 restored;	/* objects loaded at start */
-	bool		 in_txn;	/* writes not yet committed */
-};
-
-/*
- * Opens (or creates) DIR/state.db and reads every object and the
- * resourceVersion counter into memory. KC_ECONFIG with the reason in
- * 'st' when the file is not a database, is corrupt, belongs to another
- * program or schema, holds a row that disagrees with its object, or is
- * in use by another process; -ENOMEM.
- */
-int	 persist_open(const char *dir, struct dc_persist **ret, struct kc_status *st)
-	    _must_check_;
-/*
- * The dc_opts.restore hook ('arg' is the struct dc_persist): puts the
- * objects into storage (storage_restore()), sets the counter, and from
- * then on writes every committed change (group commit through
- * hooks.flush and a loop timer). The instance owns 'arg' afterwards
- * (persist_fini()). 0 or a negative code.
- */
-int	 persist_restore(struct dc *, void *arg) _must_check_;
-/* Commits the open transaction now: 0, or KC_EUNAVAILABLE when it failed. */
-int	 persist_flush(struct dc *);
-/* Commits, closes and frees (before api_free()). Harmless when not attached. */
-void	 persist_fini(struct dc *);
-/* Frees a database that was opened but never attached; returns NULL. */
-struct dc_persist *persist_free(struct dc_persist *);
-void	 persist_stats(const struct dc *, struct dc_persist_stats *ret);
-/* Runs SQL on the attached database (tests, diagnostics): 0, -EIO or -ENOENT. */
-int	 persist_sql(struct dc *, const char *sql);
-
-/* authz.c */
-/*
- * RBAC authorization (rbac.c underneath): indexes the stored Roles,
- * ClusterRoles and bindings (a scan, then a storage subscriber), creates
- * the bootstrap policy that is missing (unless opts.no_bootstrap), runs
- * ClusterRole aggregation and writes the results back through storage,
- * installs hooks.authorize, and registers the create-only review types
- * (authorization.k8s.io/v1 selfsubjectaccessreviews, subjectaccess-
- * reviews, localsubjectaccessreviews, selfsubjectrulesreviews;
- * authentication.k8s.io/v1 selfsubjectreviews), answered with 201 and
- * never stored. 0 or -ENOMEM. State in dc->ext_rbac.
- */
-int	 authz_init(struct dc *) _must_check_;
-/* Uninstalls the hook and frees the state. Harmless when not initialised. */
-void	 authz_fini(struct dc *);
-/* Objects of an RBAC kind ("ClusterRole"...) in the index (tests). */
-size_t	 authz_count(const struct dc *, const char *kind);
-
-
-/* faults.c */
-#define FAULTS_MAX		64u		/* rules at once */
-#define FAULTS_STAT_ROWS	1024u		/* verb, resource, code rows */
-#define FAULTS_LATENCY_MAX_MS	60000u
-#define FAULTS_PAUSE_MAX_S	300u
-
-struct fault;
-
-/* A rule, as faults_parse() reads it from a POST body. */
-struct fault_spec {
-	char		 verb[24];		/* "list", "*" */
-	char		 resource[2 * DC_SEGMENT_MAX];	/* "pods", "pods/status", "*" */
-	char		 group[DC_SEGMENT_MAX];	/* "*": any; "" the core group */
-	char		 ns[DC_SEGMENT_MAX];	/* "" or "*": any */
-	int		 code;			/* HTTP code; 0: latency only */
-	uint32_t	 retry_after;		/* seconds; 0: no header */
-	uint32_t	 share_ppm;		/* share of matches, parts per million */
-	uint64_t	 count;			/* hits before it stops; 0: no end */
-	uint32_t	 latency_ms;
-	char		 message[512];		/* "" for the default */
-};
-
-struct faults_stats {
-	uint64_t	 total;			/* every request but /devcluster/ */
-	uint64_t	 resource;		/* resource requests */
-	uint64_t	 untracked;		/* past FAULTS_STAT_ROWS */
-	uint64_t	 by_code[500];		/* [code - 100] */
-	uint64_t	 injected_errors;
-	uint64_t	 injected_latency;
-	uint64_t	 paused;		/* requests held by a pause */
-	uint64_t	 dropped_watches;
-	uint64_t	 compactions;
-};
-
-/*
- * Serves /devcluster/faults and /devcluster/stats (system:masters only)
- * and injects faults; state in dc->ext_faults. faults_init: 0 or -ENOMEM;
- * faults_fini frees (harmless when not initialised). Without init every
- * call below is a no-op and the endpoints are 404.
- */
-int	 faults_init(struct dc *) _must_check_;
-void	 faults_fini(struct dc *);
-/* A rule from a JSON body: 0, or KC_EBADREQUEST with the reason in 'st'. */
-int	 faults_parse(const struct json_object *, struct fault_spec *ret,
-	    struct kc_status *st) _must_check_;
-/* Adds a rule: 0 with its id, -E2BIG past FAULTS_MAX, -EINVAL without init. */
-int	 faults_add(struct dc *, const struct fault_spec *, uint64_t *ret_id)
-	    _must_check_;
-/* Removes rule 'id' (0: all): 0 or KC_ENOTFOUND. */
-int	 faults_remove(struct dc *, uint64_t id);
-size_t	 faults_count(const struct dc *);
-/*
- * The rule that hits a request on 'route' (counting the match), or NULL.
- * Only resource requests are ever hit.
- */
-const struct fault *faults_decide(struct dc *, const struct dc_route *);
-int	 fault_code(const struct fault *);
-uint32_t fault_latency_ms(const struct fault *);
-/* JSON documents of GET /devcluster/faults and /devcluster/stats. */
-int	 faults_list_json(struct dc *, struct json_object **ret) _must_check_;
-int	 faults_stats_json(struct dc *, struct json_object **ret) _must_check_;
-void	 faults_stats(const struct dc *, struct faults_stats *ret);
-/* Requests counted for verb, resource ("pods", "deployments.apps") and code; NULL, 0: any. */
-uint64_t faults_stat_count(const struct dc *, const char *verb, const char *resource,
-	    int code);
-void	 faults_stats_reset(struct dc *);
-/* Actions: compact every collection's history, end every watch, pause (0 ends it). */
-void	 faults_compact(struct dc *);
-size_t	 faults_drop_watches(struct dc *);
-void	 faults_pause(struct dc *, uint32_t seconds);
-/*
- * api.c, after authentication: true when it answered the request (a
- * /devcluster/ endpoint or an injected error); may note an injected
- * latency for faults_after().
- */
-bool	 faults_request(struct dc *, const struct dc_req *, const struct dc_route *,
-	    struct dc_resp *);
-/* http.c, before api_handle(): milliseconds to hold the request (a pause). */
-uint64_t faults_hold_ms(struct dc *, const struct dc_req *);
-/* http.c, after api_handle(): counts the request; the reply's delay in ms. */
-uint64_t faults_after(struct dc *, const struct dc_req *, const struct dc_resp *);
-
-/* scheduler.c */
-/*
- * Starts the simulated kube-scheduler (sched.c's decisions on a loop
- * timer, fed by a storage subscription); state in dc->ext_sched.
- * 'cosched_name' is the Coscheduling profile's schedulerName (NULL:
- * scheduler-plugins-scheduler). 0 or -ENOMEM. scheduler_fini() stops it
- * (harmless when not started).
- */
-int	 scheduler_init(struct dc *, const char *cosched_name) _must_check_;
-void	 scheduler_fini(struct dc *);
-/*
- * --nodes FILE: creates the Node objects of a YAML file (documents or a
- * v1 List) that do not exist yet, with the status the file gives. 0, or a
- * code with the message in 'st'.
- */
-int	 scheduler_load_nodes(struct dc *, const char *path, struct kc_status *st)
-	    _must_check_;
-
-
-/* quota.c */
-#define QUOTA_KEYS_MAX		64	/* resources in one list */
-#define QUOTA_NAME_MAX		128	/* one resource name, with the NUL */
-
-/* A quota resource list: names and quantities in milli-units. */
-struct quota_ent {
-	char		 name[QUOTA_NAME_MAX];
-	int64_t		 milli;
-	bool		 bin;		/* printed with a binary suffix (Mi) */
-};
-
-struct quota_list {
-	size_t		 n;
-	struct quota_ent e[QUOTA_KEYS_MAX];
-};
-
-/*
- * ResourceQuota admission (chained after any hooks.admit already set)
- * and the quota controller: a storage subscriber keeps status.hard and
- * status.used of every quota current. 0 or -ENOMEM. State in
- * dc->ext_quota; quota_fini() before api_free().
- */
-int	 quota_init(struct dc *) _must_check_;
-void	 quota_fini(struct dc *);
-/*
- * The admission check of creating 'obj' of 'rt': 0, or KC_EFORBIDDEN
- * with upstream's message in 'st' ("exceeded quota: ...", "failed
- * quota: q: must specify ..."), or -ENOMEM.
- */
-int	 quota_admit_object(struct dc *, const struct dc_rtype *,
-	    const struct json_object *obj, struct kc_status *st) _must_check_;
-/* Rewrites status.hard and status.used of the quotas of 'ns'. */
-int	 quota_sync_ns(struct dc *, const char *ns);
-/* The quota usage of one pod (upstream's pod evaluator). */
-void	 quota_pod_usage(const struct json_object *pod, struct quota_list *ret);
-/* The usage of namespace 'ns' for the names in 'hard'. 0 or -ENOMEM. */
-int	 quota_ns_usage(struct dc *, const char *ns, const struct quota_list *hard,
-	    struct quota_list *ret) _must_check_;
-struct quota_ent *quota_list_find(struct quota_list *, const char *name);
-/* A quantity in upstream's canonical form ("500m", "2", "1k", "1536Mi"). */
-void	 quota_format(int64_t milli, bool bin, char *buf, size_t size);
-
-/* tokens.c */
-#define TOKENS_ISSUER		"https://kubernetes.default.svc.cluster.local"
-#define TOKENS_KEY_FILE		"sa.key"	/* in the data dir, mode 0600 */
-#define TOKENS_JWT_MAX		8192		/* longest bearer token parsed */
-
-struct tokens_opts {
-	const char	*data_dir;		/* keeps sa.key; NULL: a key in memory */
-	const char	*key_pem;		/* this RSA key instead (tests) */
-	const char	*ca_pem;		/* ca.crt of token Secrets; NULL: none */
-	uint64_t	 max_expiration_s;	/* upstream's cap flag; 0: none */
-};
-
-/*
- * Service-account tokens: loads (or makes and saves) the signing key,
- * answers serviceaccounts/token through ops_serviceaccount, installs the
- * JWT verifier in auth.c, and creates the default ClusterRole and
- * binding system:service-account-issuer-discovery when missing (unless
- * opts.no_bootstrap), and runs the token controller: Secrets of type
- * kubernetes.io/service-account-token naming a service account get a
- * legacy token, ca.crt and namespace (and are deleted with it). 0, KC_ECONFIG with the reason in 'st' for an
- * unreadable or unusable sa.key, or -ENOMEM. State in dc->ext_tokens;
- * tokens_fini() before api_free() (harmless when not initialised).
- */
-int	 tokens_init(struct dc *, const struct tokens_opts *, struct kc_status *st)
-	    _must_check_;
-void	 tokens_fini(struct dc *);
-/* The type hooks of v1 ServiceAccount (the token subresource). */
-extern const struct dc_type_ops ops_serviceaccount;
-/*
- * api.c, after authentication: answers GET /.well-known/openid-configuration
- * and /openid/v1/jwks (RBAC-checked) and returns true; false otherwise.
- */
-bool	 tokens_request(struct dc *, const struct dc_req *, struct dc_resp *);
-/*
- * Verifies a service-account JWT into 'user' (auth_verify_fn's contract):
- * 0, KC_EUNAUTHORIZED, DC_DECLINED for a token that is not ours, -ENOMEM.
- */
-int	 tokens_verify(struct dc *, const char *token, struct dc_user *user) _must_check_;
-/*
- * Issues a token for ns/name valid 'exp_s' seconds from kc_clock_wall(),
- * optionally bound to a Pod, Secret or Node (tests, tools): 0 with a new
- * string in '*ret', KC_ENOTFOUND, another KC_E* code, -EINVAL without
- * tokens_init(), -ENOMEM.
- */
-int	 tokens_issue(struct dc *, const char *ns, const char *name, int64_t exp_s,
-	    const char *bound_kind, const char *bound_name, char **ret) _must_check_;
-/* The signing key's id (the JWT "kid"), or NULL without tokens_init(). */
-const char *tokens_kid(const struct dc *);
-
-
-/* disruption.c */
-#define DISRUPTION_TIMEOUT_S	120	/* disruptedPods entries expire (DeletionTimeout) */
-#define DISRUPTED_PODS_MAX	2000	/* MaxDisruptedPodSize */
-
-/* The hooks of policy/v1 PodDisruptionBudget (registry.c lists the type). */
-extern const struct dc_type_ops ops_pdb;
-/*
- * Starts the disruption controller (a storage subscription and a loop
- * timer keep every PodDisruptionBudget's status current) and serves
- * pods/eviction through the pods type's request hook (chained to any
- * hook already there). 0 or -ENOMEM. State in dc->ext_disruption;
- * disruption_fini() before api_free() (harmless when not started).
- */
-int	 disruption_init(struct dc *) _must_check_;
-void	 disruption_fini(struct dc *);
-/* Recomputes and writes every budget's status now (tests). -EINVAL without init. */
-int	 disruption_sync(struct dc *) _must_check_;
-/*
- * The status the controller writes for 'pdb' (a stored object) given
- * every pod of its namespace: a new object in '*ret'. '*ret_recheck' is
- * when the earliest kept disruptedPods entry expires (0: none). A
- * selector or percentage that cannot be used gives upstream's failSafe
- * status (DisruptionAllowed False, reason SyncFailed). 0 or -ENOMEM.
- */
-int	 disruption_status(const struct json_object *pdb, struct json_object *const *pods,
-	    size_t npods, time_t now, struct json_object **ret, time_t *ret_recheck)
-	    _must_check_;
-
-/* nodes.c */
-#define NODES_ANN_KUBELET	"devcluster.trainyard.dev/kubelet"	/* "stopped" */
-#define NODES_CLUSTER_CIDR	"10.244.0.0/16"	/* --cluster-cidr */
-#define NODES_GRACE_MS		40000	/* --node-monitor-grace-period */
-#define NODES_STARTUP_GRACE_MS	60000	/* --node-startup-grace-period */
-#define NODES_MONITOR_MS	5000	/* --node-monitor-period */
-#define NODES_LEASE_RENEW_MS	10000	/* the kubelet's lease renew interval */
-#define NODES_STATUS_REPORT_MS	300000	/* nodeStatusReportFrequency */
-#define NODES_PODGC_QUARANTINE_MS 1000	/* upstream's is 40 s */
-#define NODES_TOLERATION_S	300	/* --default-*-toleration-seconds */
-#define NODES_KERNEL_VERSION	"6.8.0-devcluster"
-#define NODES_OS_IMAGE		"Ubuntu 22.04.5 LTS"
-#define NODES_RUNTIME_VERSION	"containerd://1.7.24"
-/* Capacity of a node registered without any. */
-#define NODES_DEFAULT_CPU	"8"
-#define NODES_DEFAULT_MEMORY	"32Gi"
-#define NODES_DEFAULT_STORAGE	"100Gi"
-#define NODES_DEFAULT_PODS	"110"
-
-/* Zero members take the defaults above. */
-struct nodes_opts {
-	const char	*cluster_cidr;		/* IPv4, /8 to /24 */
-	uint64_t	 grace_ms;
-	uint64_t	 startup_grace_ms;
-	uint64_t	 monitor_ms;
-	uint64_t	 lease_renew_ms;	/* 0: min(10 s, grace / 4) */
-	uint64_t	 status_report_ms;
-	uint64_t	 podgc_quarantine_ms;
-	int64_t		 not_ready_toleration_s;	/* negative: 300 */
-	int64_t		 unreachable_toleration_s;	/* negative: 300 */
-};
-
-/*
- * Starts the simulated kubelets (status, labels, Lease renewals, status
- * reports; not for nodes annotated NODES_ANN_KUBELET: stopped), node
- * IPAM, the node lifecycle controller (Unknown after the grace period,
- * condition and unschedulable taints, pods marked not Ready), taint
- * eviction, pod GC of pods on missing nodes, and the DefaultToleration-
- * Seconds admission (chained on hooks.admit). Scans the stored nodes,
- * leases and pods first. 'opts' NULL: every default. 0, -EINVAL for a
- * bad cluster CIDR, -EEXIST when started already, -ENOMEM. State in
- * dc->ext_nodes; nodes_fini() stops it (harmless when not started).
- */
-int	 nodes_init(struct dc *, const struct nodes_opts *opts) _must_check_;
-void	 nodes_fini(struct dc *);
-/* An IPv4 CIDR of prefix /8 to /24: its base (host order) and /24 blocks. */
-int	 nodes_parse_cidr(const char *cidr, uint32_t *ret_base, uint32_t *ret_blocks)
-	    _must_check_;
-/*
- * DefaultTolerationSeconds on 'pod' (a private tree): adds the NoExecute
- * tolerations of node.kubernetes.io/not-ready and unreachable (operator
- * Exists, the opts' seconds) unless it already tolerates them. 0 or
- * -ENOMEM.
- */
-int	 nodes_default_tolerations(const struct nodes_opts *, struct json_object *pod)
-	    _must_check_;
-/* Nodes known, and pods indexed under a node name (tests, diagnostics). */
-size_t	 nodes_count(const struct dc *);
-size_t	 nodes_pods_on(const struct dc *, const char *node);
-
-/* kubelet.c */
-#define KUBELET_START_DELAY_MS	1000	/* --pod-start-delay default */
-
-struct kubelet_opts {
-	uint64_t	 start_delay_ms;	/* bound -> containers running */
-	bool		 no_events;		/* --no-kubelet-events */
-};
-
-/*
- * Starts the simulated kubelets (one per Node, all on one loop timer,
- * fed by a storage subscription): pod phases, container statuses, pod
- * IPs from spec.podCIDR, conditions, kubelet Events, the
- * devcluster.trainyard.dev/ annotations that drive containers, graceful
- * deletion (hooks.graceful_delete) and pods/log (hooks.pod_log). Resumes
- * the stored pods. 'opts' NULL: a 1 s start delay with Events. 0 or
- * -ENOMEM. State in dc->ext_sim; kubelet_fini() stops it (harmless when
- * not started).
- */
-int	 kubelet_init(struct dc *, const struct kubelet_opts *opts) _must_check_;
-void	 kubelet_fini(struct dc *);
-/* Pods the kubelets track (tests, diagnostics). */
-size_t	 kubelet_pods(const struct dc *);
-
-
-/* exec.c */
-#define EXEC_RX_BUFFER		(64 * 1024)	/* libwebsockets rx buffer of the protocols */
-#define EXEC_OUT_MAX		(4u << 20)	/* one command's stdout or stderr */
-#define EXEC_VARS_MAX		4096		/* environment variables */
-#define EXEC_RESIZE_MAX		256		/* one resize message */
-
-/* Channels of the v4/v5 stream protocols (the first byte of a message). */
-enum {
-	EXEC_CH_STDIN	= 0,
-	EXEC_CH_STDOUT	= 1,
-	EXEC_CH_STDERR	= 2,
-	EXEC_CH_ERROR	= 3,
-	EXEC_CH_RESIZE	= 4,
-	EXEC_CH_CLOSE	= 255,		/* v5: 255, channel: that stream is closed */
-};
-
-struct exec_session;
-
-struct exec_var {
-	char	*name;
-	char	*value;
-};
-
-/* An ordered environment (names unique). */
-struct exec_vars {
-	struct exec_var	*v;
-	size_t		 n;
-	size_t		 cap;
-};
-
-/* Where the kubelet's environment comes from (storage, or a test's fake). */
-struct exec_lookup {
-	/* A stored core/v1 object ("configmaps", "secrets", "services"), borrowed. */
-	const struct json_object *(*get)(void *arg, const char *resource, const char *ns,
-		    const char *name);
-	/* The objects of a namespace (new references; free_list releases them). */
-	int	(*list)(void *arg, const char *resource, const char *ns,
-		    struct json_object ***ret, size_t *ret_n);
-	void	(*free_list)(void *arg, struct json_object **objs, size_t n);
-	void	*arg;
-};
-
-/* What a command sees. */
-struct exec_ctx {
-	const struct json_object *pod;
-	const struct exec_vars	*env;
-	bool			 stdin_open;	/* cat without files echoes stdin */
-};
-
-struct exec_result {
-	struct kc_buf	 out;
-	struct kc_buf	 err;
-	int		 exit_code;
-	bool		 not_found;	/* no such program: the runtime's error */
-	bool		 reads_stdin;	/* cat: stdin goes to stdout until closed */
-};
-
-/* Incoming messages, fed piece by piece (exec_rx_feed()). */
-struct exec_rx {
-	int		 channel;	/* of the message being read; -1: none */
-	bool		 v5;
-	bool		 stdin_closed;
-	size_t		 resize_len;
-	char		 resize[EXEC_RESIZE_MAX];
-};
-
-enum exec_rx_kind {
-	EXEC_RX_NONE,
-	EXEC_RX_STDIN,		/* data, len */
-	EXEC_RX_STDIN_CLOSE,	/* v5: the client closed stdin */
-	EXEC_RX_RESIZE,		/* width, height */
-};
-
-struct exec_rx_ev {
-	enum exec_rx_kind	 kind;
-	const unsigned char	*data;
-	size_t			 len;
-	uint16_t		 width;
-	uint16_t		 height;
-};
-
-/*
- * Serves pods/exec over WebSocket (v5.channel.k8s.io, v4.channel.k8s.io):
- * installs hooks.pod_exec; state in dc->ext_exec. exec_init: 0 or
- * -ENOMEM. exec_fini (after http_free()) frees every session; harmless
- * when not initialised.
- */
-int	 exec_init(struct dc *) _must_check_;
-void	 exec_fini(struct dc *);
-/* Open sessions (tests, diagnostics). */
-size_t	 exec_sessions(const struct dc *);
-/*
- * http.c, for a WebSocket upgrade request ('protocols' the
- * Sec-WebSocket-Protocol header, may be NULL): answers it through
- * api_handle(). 0 with '*ret' when the upgrade is accepted (http.c puts
- * the session on the connection's opaque pointer and lets libwebsockets
- * finish the handshake), 1 when 'resp' holds the refusal, -ENOMEM.
- */
-int	 exec_upgrade(struct dc *, struct dc_req *, const char *protocols,
-	    struct dc_resp *resp, struct exec_session **ret) _must_check_;
-/* The protocol libwebsockets will pick from an offer that we serve, or NULL. */
-const char *exec_protocol_pick(const char *offer);
-#ifdef LWS_PRE		/* only where libwebsockets is included (http.c, exec.c) */
-/* The protocols' callback (http.c's table names v5 and v4). */
-int	 exec_ws_callback(struct lws *, enum lws_callback_reasons, void *user, void *in,
-	    size_t len);
-#endif
-/*
- * The pure parts, for tests. Variables: set replaces in place or appends
- * (-E2BIG past EXEC_VARS_MAX, -ENOMEM); get returns the value or NULL.
- */
-int	 exec_vars_set(struct exec_vars *, const char *name, const char *value)
-	    _must_check_;
-const char *exec_vars_get(const struct exec_vars *, const char *name);
-void	 exec_vars_free(struct exec_vars *);
-/* $(VAR) expansion through the contexts in order (upstream's expansion.Expand). */
-int	 exec_expand(const char *in, const struct exec_vars *const *ctx, size_t nctx,
-	    struct kc_buf *out) _must_check_;
-/* The pod's hostname (spec.hostname or the name, 63 chars), or its FQDN. */
-void	 exec_hostname(const struct json_object *pod, bool fqdn, char *buf, size_t size);
-/* /etc/hosts and /etc/resolv.conf as the kubelet and containerd write them. */
-int	 exec_hosts_file(const struct json_object *pod, struct kc_buf *out) _must_check_;
-int	 exec_resolv_conf(const struct json_object *pod, struct kc_buf *out) _must_check_;
-/* A Service's link variables (envvars.FromServices) into 'v'. */
-int	 exec_service_vars(const struct json_object *svc, struct exec_vars *v) _must_check_;
-/* The environment of container 'ctr' of 'pod', as the process sees it. */
-int	 exec_env(const struct exec_lookup *, const struct json_object *pod,
-	    const struct json_object *ctr, struct exec_vars *ret) _must_check_;
-/* Runs a built-in command: 0 (the outcome in 'res'), or -ENOMEM, -E2BIG. */
-void	 exec_result_init(struct exec_result *);
-void	 exec_result_free(struct exec_result *);
-int	 exec_run(const struct exec_ctx *, char *const *argv, size_t argc,
-	    struct exec_result *res) _must_check_;
-/* containerd's error text for a program that is not there (random exec id). */
-void	 exec_not_found_message(const char *argv0, char *buf, size_t size);
-/* The error channel's Status: Success, NonZeroExitCode, or InternalError. */
-int	 exec_status_json(int exit_code, const char *internal, struct kc_buf *out)
-	    _must_check_;
-/* "\n" to "\r\n", as a tty does. */
-int	 exec_tty_translate(const char *in, size_t len, struct kc_buf *out) _must_check_;
-/* One piece of an incoming message: at most one event in 'ev'. Always 0. */
-int	 exec_rx_feed(struct exec_rx *, const unsigned char *data, size_t len, bool first,
-	    bool final, struct exec_rx_ev *ev);
 
 #endif

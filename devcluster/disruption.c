@@ -22,8 +22,8 @@
  *			it only when it changed, so an idle cluster stays
  *			idle. A second deadline re-syncs when an entry of
  *			disruptedPods expires (2 minutes, DeletionTimeout)
- *	pods/eviction	pkg/registry/core/pod/storage/eviction.go, through
- *			the pods type's request hook: decode the Eviction
+ *	pods/eviction	pkg/registry/core/pod/storage/eviction.go, a
+ *			subresource of disruption_plugin: decode the Eviction
  *			(JSON, YAML or protobuf; policy/v1 or v1beta1),
  *			delete pods that are Pending, terminal or already
  *			terminating without looking at budgets, refuse pods
@@ -55,6 +55,7 @@
 #include <kc/yaml.h>
 
 #include "devcluster.h"
+#include "disruption.h"
 #include "protobuf.h"
 #include "table.h"
 
@@ -80,9 +81,6 @@ struct disruption {
 	char			*dirty[DISRUPTION_DIRTY_MAX];
 	size_t			 ndirty;
 	time_t			 recheck;	/* earliest disruptedPods expiry; 0 none */
-	struct dc_rtype		*pods;		/* whose ops we replaced */
-	const struct dc_type_ops *prev_ops;
-	struct dc_type_ops	 pod_ops;
 };
 
 /*
@@ -1351,22 +1349,15 @@ out:
 		json_object_put(ev);
 }
 
-/* The pods type's request hook: eviction here, the rest to the previous hook. */
+/* pods/eviction, a subresource of disruption_plugin. */
 static int
-pod_request(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
+pod_eviction(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
     const struct dc_route *route, struct dc_resp *resp)
 {
-	struct disruption *d = dc->ext_disruption;
-
-	if (d == NULL)
-		return 0;
-	if (strcmp(route->subresource, "eviction") != 0 || route->name[0] == '\0') {
-		if (d->prev_ops != NULL && d->prev_ops->request != NULL)
-			return d->prev_ops->request(dc, rt, req, route, resp);
-		return 0;
-	}
+	if (route->name[0] == '\0')
+		return DC_DECLINED;
 	evict(dc, rt, req, route, resp);
-	return 1;
+	return 0;
 }
 
 /*
@@ -1379,7 +1370,7 @@ disruption_init(struct dc *dc)
 	struct disruption *d;
 	int r;
 
-	if (dc->ext_disruption != NULL)
+	if (plugin_state(dc, &disruption_plugin) != NULL)
 		return 0;
 	if ((d = kc_calloc(1, sizeof(*d))) == NULL)
 		return -ENOMEM;
@@ -1389,13 +1380,7 @@ disruption_init(struct dc *dc)
 		kc_free(d);
 		return r;
 	}
-	if ((d->pods = registry_find(dc, "", "v1", "pods")) != NULL) {
-		d->prev_ops = d->pods->ops;
-		d->pod_ops = *d->pods->ops;
-		d->pod_ops.request = pod_request;
-		d->pods->ops = &d->pod_ops;
-	}
-	dc->ext_disruption = d;
+	plugin_set_state(dc, &disruption_plugin, d);
 	/* Budgets restored from disk get a first look. */
 	d->all = true;
 	kick(d);
@@ -1405,28 +1390,47 @@ disruption_init(struct dc *dc)
 void
 disruption_fini(struct dc *dc)
 {
-	struct disruption *d = dc->ext_disruption;
+	struct disruption *d = plugin_state(dc, &disruption_plugin);
 
 	if (d == NULL)
 		return;
 	timer_cancel(&d->timer);
 	storage_unsubscribe(dc->store, on_event, d);
-	if (d->pods != NULL && registry_find(dc, "", "v1", "pods") == d->pods &&
-	    d->pods->ops == &d->pod_ops)
-		d->pods->ops = d->prev_ops;
 	for (size_t i = 0; i < d->ndirty; i++)
 		kc_free(d->dirty[i]);
 	kc_free(d);
-	dc->ext_disruption = NULL;
+	plugin_set_state(dc, &disruption_plugin, NULL);
 }
 
 int
 disruption_sync(struct dc *dc)
 {
-	struct disruption *d = dc->ext_disruption;
+	struct disruption *d = plugin_state(dc, &disruption_plugin);
 	time_t recheck = 0;
 
 	if (d == NULL)
 		return -EINVAL;
 	return sync_all(d, kc_clock_wall(), &recheck);
 }
+
+static int
+disruption_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	(void)cfg;
+	(void)st;
+	return disruption_init(dc);
+}
+
+const struct dc_plugin disruption_plugin = {
+	.name = "disruption",
+	.init = disruption_start,
+	.fini = disruption_fini,
+	.subres = (const struct dc_plugin_subres []){
+		{ "", "pods", "eviction", pod_eviction },
+	},
+	.nsubres = 1,
+	.types = (const struct dc_plugin_type []){
+		{ "policy", "poddisruptionbudgets", &ops_pdb },
+	},
+	.ntypes = 1,
+};

@@ -3,11 +3,12 @@
  * a tiny built-in command set instead of a container runtime.
  *
  * The upgrade. http.c hands every WebSocket upgrade request to
- * exec_upgrade() while libwebsockets still holds the headers. It runs the
+ * exec_upgrade() (exec_plugin's upgrade) while libwebsockets still
+ * holds the headers. It runs the
  * request through api_handle() like any other (authentication,
  * impersonation, faults, routing, RBAC with verb "get" for the GET that
- * client-go's WebSocket executor sends), and api.c calls our hook,
- * exec_request(), for pods/<name>/exec. The hook does what
+ * client-go's WebSocket executor sends), and dispatch.c calls our hook
+ * (hooks.pod_exec) for pods/<name>/exec. The hook does what
  * kube-apiserver's ExecLocation and the kubelet do before any byte is
  * streamed: pick the container (upstream's 400 messages), require a node,
  * check the streams, then either refuse the upgrade with a Status or
@@ -65,6 +66,7 @@
 #include <kc/str.h>
 
 #include "devcluster.h"
+#include "exec.h"
 
 #define EXEC_SESSIONS_MAX	256		/* open sessions */
 #define EXEC_QUEUE_MAX		(1u << 20)	/* queued output bytes per session */
@@ -1550,16 +1552,8 @@ exec_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 }
 
 /*
- * The request: api.c's hook, then the upgrade
+ * The request: dispatch.c's hook, then the upgrade
  */
-
-static bool
-param_bool(const char *v)
-{
-	return v != NULL && (strcmp(v, "1") == 0 || strcmp(v, "t") == 0 ||
-	    strcmp(v, "T") == 0 || strcmp(v, "true") == 0 || strcmp(v, "TRUE") == 0 ||
-	    strcmp(v, "True") == 0);
-}
 
 static const struct json_object *
 find_container(const struct json_object *pod, const char *name, const char **ret_list)
@@ -1739,7 +1733,7 @@ static int
 exec_hook(struct dc *dc, const struct dc_req *req, const struct json_object *pod,
     struct dc_resp *resp)
 {
-	struct exec_state *x = dc->ext_exec;
+	struct exec_state *x = plugin_state(dc, &exec_plugin);
 	const char *name = kc_json_str(pod, "metadata", "name");
 	const char *cname = req_param(req, "container"), *list = "containers";
 	const struct json_object *ctr = NULL;
@@ -1787,10 +1781,10 @@ exec_hook(struct dc *dc, const struct dc_req *req, const struct json_object *pod
 		errors_reply(resp, KC_EBADREQUEST, "Upgrade request required");
 		return 0;
 	}
-	in = param_bool(req_param(req, "stdin"));
-	out = param_bool(req_param(req, "stdout"));
-	err = param_bool(req_param(req, "stderr"));
-	tty = param_bool(req_param(req, "tty"));
+	in = req_param_bool(req, "stdin");
+	out = req_param_bool(req, "stdout");
+	err = req_param_bool(req, "stderr");
+	tty = req_param_bool(req, "tty");
 	if (!in && !out && !err) {
 		errors_reply(resp, KC_EBADREQUEST, "you must specify at least 1 of stdin, stdout, "
 		    "stderr");
@@ -1897,7 +1891,7 @@ int
 exec_upgrade(struct dc *dc, struct dc_req *req, const char *protocols, struct dc_resp *resp,
     struct exec_session **ret)
 {
-	struct exec_state *x = dc->ext_exec;
+	struct exec_state *x = plugin_state(dc, &exec_plugin);
 	struct dc_route route;
 	struct exec_pending p = { 0 };
 	const char *proto;
@@ -1965,7 +1959,7 @@ exec_init(struct dc *dc)
 	x->dc = dc;
 	TAILQ_INIT(&x->sessions);
 	timer_init(&x->sweep, dc, sweep_tick, x);
-	dc->ext_exec = x;
+	plugin_set_state(dc, &exec_plugin, x);
 	dc->hooks.pod_exec = exec_hook;
 	return 0;
 }
@@ -1973,7 +1967,7 @@ exec_init(struct dc *dc)
 void
 exec_fini(struct dc *dc)
 {
-	struct exec_state *x = dc->ext_exec;
+	struct exec_state *x = plugin_state(dc, &exec_plugin);
 
 	if (x == NULL)
 		return;
@@ -1985,14 +1979,49 @@ exec_fini(struct dc *dc)
 	timer_cancel(&x->sweep);
 	if (dc->hooks.pod_exec == exec_hook)
 		dc->hooks.pod_exec = NULL;
-	dc->ext_exec = NULL;
+	plugin_set_state(dc, &exec_plugin, NULL);
 	kc_free(x);
 }
 
 size_t
 exec_sessions(const struct dc *dc)
 {
-	const struct exec_state *x = dc->ext_exec;
+	const struct exec_state *x = plugin_state(dc, &exec_plugin);
 
 	return x != NULL ? x->n : 0;
 }
+
+static int
+exec_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	(void)cfg;
+	(void)st;
+	return exec_init(dc);
+}
+
+static int
+exec_plugin_upgrade(struct dc *dc, struct dc_req *req, const char *protocols,
+    struct dc_resp *resp, void **ret_session)
+{
+	struct exec_session *s = NULL;
+	int r;
+
+	if ((r = exec_upgrade(dc, req, protocols, resp, &s)) == 0)
+		*ret_session = s;
+	return r;
+}
+
+/* The pods/exec streams; http.c adds them to its context. */
+static const struct lws_protocols exec_protocols[] = {
+	{ .name = PROTO_V5, .callback = exec_ws_callback, .rx_buffer_size = EXEC_RX_BUFFER },
+	{ .name = PROTO_V4, .callback = exec_ws_callback, .rx_buffer_size = EXEC_RX_BUFFER },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 }
+};
+
+const struct dc_plugin exec_plugin = {
+	.name = "exec",
+	.init = exec_start,
+	.fini = exec_fini,
+	.upgrade = exec_plugin_upgrade,
+	.ws_protocols = exec_protocols,
+};

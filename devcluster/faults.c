@@ -23,12 +23,14 @@
  * With "count" a rule stops after that many hits. The first rule that
  * matches and hits decides.
  *
- * api.c asks faults_request() right after authentication: it serves the
- * endpoints and the injected errors. http.c asks faults_hold_ms() before
- * it hands a request to api.c (a pause holds every request, health
- * checks included, except these endpoints) and faults_after() once the
- * reply is made: that counts the request and returns the injected
- * latency. Both waits are loop timers in http.c; nothing here blocks.
+ * The plug-in (faults_plugin, at the end) serves the endpoints as routes
+ * and injects errors as a request filter, both right after
+ * authentication. http.c asks its hold_ms (faults_hold_ms()) before it
+ * hands a request to dispatch.c (a pause holds every request, health
+ * checks included, except these endpoints) and its after (faults_after())
+ * once the reply is made: that counts the request and returns the
+ * injected latency. Both waits are loop timers in http.c; nothing here
+ * blocks.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -42,6 +44,7 @@
 #include <kc/str.h>
 
 #include "devcluster.h"
+#include "faults.h"
 
 #define PPM		1000000u
 
@@ -101,7 +104,7 @@ static const char *const verbs[] = {
 static struct faults *
 state(const struct dc *dc)
 {
-	return dc->ext_faults;
+	return plugin_state(dc, &faults_plugin);
 }
 
 int
@@ -109,7 +112,7 @@ faults_init(struct dc *dc)
 {
 	struct faults *f;
 
-	if (dc->ext_faults != NULL)
+	if (plugin_state(dc, &faults_plugin) != NULL)
 		return 0;
 	if ((f = kc_calloc(1, sizeof(*f))) == NULL)
 		return -ENOMEM;
@@ -118,7 +121,7 @@ faults_init(struct dc *dc)
 		return -ENOMEM;
 	}
 	f->next_id = 1;
-	dc->ext_faults = f;
+	plugin_set_state(dc, &faults_plugin, f);
 	return 0;
 }
 
@@ -131,7 +134,7 @@ faults_fini(struct dc *dc)
 		return;
 	kc_free(f->rows);
 	kc_free(f);
-	dc->ext_faults = NULL;
+	plugin_set_state(dc, &faults_plugin, NULL);
 }
 
 static int
@@ -833,30 +836,36 @@ serve(struct dc *dc, const struct dc_req *req, struct dc_resp *resp)
 		errors_internal(resp, -ENOMEM);
 }
 
-bool
-faults_request(struct dc *dc, const struct dc_req *req, const struct dc_route *route,
+/* The routes /devcluster and /devcluster/... */
+static int
+serve_route(struct dc *dc, const struct dc_req *req, struct dc_resp *resp)
+{
+	serve(dc, req, resp);
+	return 0;
+}
+
+/*
+ * The request filter: 0 after answering with an injected error, else
+ * DC_DECLINED; may note an injected latency for faults_after().
+ */
+static int
+faults_filter(struct dc *dc, const struct dc_req *req, const struct dc_route *route,
     struct dc_resp *resp)
 {
 	struct faults *f = state(dc);
 	const struct fault *r;
 
-	if (f == NULL)
-		return false;
-	if (route->kind == DC_ROUTE_NONE && is_devcluster_path(req->path)) {
-		serve(dc, req, resp);
-		return true;
-	}
-	if ((r = faults_decide(dc, route)) == NULL)
-		return false;
+	if (f == NULL || (r = faults_decide(dc, route)) == NULL)
+		return DC_DECLINED;
 	if (r->latency_ms > 0) {
 		f->delay_rid = req->id;
 		f->delay_ms = r->latency_ms;
 	}
 	if (r->code == 0)
-		return false;
+		return DC_DECLINED;
 	f->stats.injected_errors++;
 	inject_error(r, route, resp);
-	return true;
+	return 0;
 }
 
 uint64_t
@@ -904,7 +913,6 @@ faults_after(struct dc *dc, const struct dc_req *req, const struct dc_resp *resp
 	struct dc_route route;
 	struct stat_row *s;
 	char res[3 * DC_SEGMENT_MAX + 2];
-	const char *w;
 	uint64_t delay = 0;
 
 	if (f == NULL || is_devcluster_path(req->path))
@@ -917,9 +925,7 @@ faults_after(struct dc *dc, const struct dc_req *req, const struct dc_resp *resp
 	f->stats.total++;
 	if (resp->status >= 100 && resp->status < 600)
 		f->stats.by_code[resp->status - 100]++;
-	w = req_param(req, "watch");
-	(void)router_parse(req->method, req->path, w != NULL && (strcmp(w, "true") == 0 ||
-	    strcmp(w, "1") == 0), &route);
+	(void)router_parse(req->method, req->path, req_param_bool(req, "watch"), &route);
 	if (route.kind != DC_ROUTE_RESOURCE)
 		return delay;
 	f->stats.resource++;
@@ -932,3 +938,25 @@ faults_after(struct dc *dc, const struct dc_req *req, const struct dc_resp *resp
 		f->stats.untracked++;
 	return delay;
 }
+
+static int
+faults_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	(void)cfg;
+	(void)st;
+	return faults_init(dc);
+}
+
+const struct dc_plugin faults_plugin = {
+	.name = "faults",
+	.init = faults_start,
+	.fini = faults_fini,
+	.routes = (const struct dc_plugin_route []){
+		{ "/devcluster", serve_route },
+		{ "/devcluster/", serve_route },
+	},
+	.nroutes = 2,
+	.filter = faults_filter,
+	.hold_ms = faults_hold_ms,
+	.after = faults_after,
+};

@@ -58,6 +58,7 @@
 #include <kc/str.h>
 
 #include "devcluster.h"
+#include "gc.h"
 
 #define GC_BATCH		256	/* items processed per timer pass */
 #define GC_DANGLING_MS		1000	/* before an absent owner counts as gone */
@@ -1097,7 +1098,7 @@ on_event(void *arg, const struct dc_event *ev)
 static int
 gc_hook(struct dc *dc, const struct dc_rtype *rt, const struct json_object *obj)
 {
-	enqueue_obj(dc->ext_gc, rt->coll, obj, 0);
+	enqueue_obj(plugin_state(dc, &gc_plugin), rt->coll, obj, 0);
 	return 0;
 }
 
@@ -1147,28 +1148,28 @@ gc_init(struct dc *dc)
 	g->dc = dc;
 	TAILQ_INIT(&g->queue);
 	timer_init(&g->timer, dc, gc_tick, g);
-	dc->ext_gc = g;
+	plugin_set_state(dc, &gc_plugin, g);
 	if ((r = storage_foreach_coll(dc->store, scan_coll, g)) < 0 ||
 	    (r = storage_subscribe(dc->store, on_event, g)) < 0) {
 		gc_fini(dc);
 		return r;
 	}
-	dc->hooks.gc_finalizer = gc_hook;
+	dc->hooks.finalizer_added = gc_hook;
 	return 0;
 }
 
 void
 gc_fini(struct dc *dc)
 {
-	struct gc *g = dc->ext_gc;
+	struct gc *g = plugin_state(dc, &gc_plugin);
 	struct item *it;
 
 	if (g == NULL)
 		return;
 	timer_cancel(&g->timer);
 	storage_unsubscribe(dc->store, on_event, g);
-	if (dc->hooks.gc_finalizer == gc_hook)
-		dc->hooks.gc_finalizer = NULL;
+	if (dc->hooks.finalizer_added == gc_hook)
+		dc->hooks.finalizer_added = NULL;
 	while ((it = TAILQ_FIRST(&g->queue)) != NULL) {
 		TAILQ_REMOVE(&g->queue, it, link);
 		item_free(it);
@@ -1184,13 +1185,13 @@ gc_fini(struct dc *dc)
 	kc_free(g->owners.b);
 	kc_free(g->items.b);
 	kc_free(g);
-	dc->ext_gc = NULL;
+	plugin_set_state(dc, &gc_plugin, NULL);
 }
 
 size_t
 gc_pending(const struct dc *dc)
 {
-	const struct gc *g = dc->ext_gc;
+	const struct gc *g = plugin_state(dc, &gc_plugin);
 
 	return g != NULL ? g->items.n : 0;
 }
@@ -1198,8 +1199,22 @@ gc_pending(const struct dc *dc)
 size_t
 gc_dependents(const struct dc *dc, const char *owner_uid)
 {
-	const struct gc *g = dc->ext_gc;
+	const struct gc *g = plugin_state(dc, &gc_plugin);
 	const struct owner *o = g != NULL ? owner_find(g, owner_uid) : NULL;
 
 	return o != NULL ? o->ndeps : 0;
 }
+
+static int
+gc_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	(void)cfg;
+	(void)st;
+	return gc_init(dc);
+}
+
+const struct dc_plugin gc_plugin = {
+	.name = "gc",
+	.init = gc_start,
+	.fini = gc_fini,
+};

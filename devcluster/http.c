@@ -45,6 +45,7 @@
 #define HEADERS_MAX	8192
 #define HDR_VALUE_MAX	16384
 #define FDS_MAX		4
+#define PROTOS_MAX	16		/* ours and the plug-ins' */
 #define PROBE_MS	500	/* how often a stream checks that its peer is there */
 
 struct conn;
@@ -66,6 +67,7 @@ struct dc_http {
 	lws_sorted_usec_list_t	 sul;
 	struct fdwatch		 fds[FDS_MAX];
 	size_t			 nfds;
+	struct lws_protocols	 protos[PROTOS_MAX + 1];	/* ours, the plug-ins' */
 	unsigned char		 scratch[LWS_PRE + WRITE_MAX + 64];
 };
 
@@ -89,7 +91,7 @@ struct conn {
 	size_t			 sent;
 	struct dc_chunk		*chunk;
 	size_t			 chunk_off;
-	struct dc_timer		 hold;		/* faults.c: a pause or latency */
+	struct dc_timer		 hold;		/* a plug-in's pause or latency */
 	bool			 hold_dispatch;	/* the hold is before api_handle() */
 	struct dc_timer		 probe;		/* is the peer still there? */
 	bool			 rx_off;	/* POLLIN is off until the reply ends */
@@ -366,6 +368,38 @@ conn_wake(void *arg)
 
 static int64_t	conn_unhold(void *);
 
+/* The started plug-ins' hold before a request is dispatched: the longest. */
+static uint64_t
+plugins_hold_ms(struct dc *dc, const struct dc_req *req)
+{
+	uint64_t ms = 0, v;
+
+	for (size_t i = 0; i < dc_nplugins; i++) {
+		const struct dc_plugin *p = dc_plugins[i];
+
+		if (p->hold_ms != NULL && plugin_state(dc, p) != NULL &&
+		    (v = p->hold_ms(dc, req)) > ms)
+			ms = v;
+	}
+	return ms;
+}
+
+/* Every started plug-in sees the answered request; the reply's hold: the longest. */
+static uint64_t
+plugins_after(struct dc *dc, const struct dc_req *req, const struct dc_resp *resp)
+{
+	uint64_t ms = 0, v;
+
+	for (size_t i = 0; i < dc_nplugins; i++) {
+		const struct dc_plugin *p = dc_plugins[i];
+
+		if (p->after != NULL && plugin_state(dc, p) != NULL &&
+		    (v = p->after(dc, req, resp)) > ms)
+			ms = v;
+	}
+	return ms;
+}
+
 static void
 dispatch(struct conn *c)
 {
@@ -374,8 +408,8 @@ dispatch(struct conn *c)
 	int r;
 
 	c->dispatched = true;
-	/* faults.c: a pause holds the request itself, on a loop timer. */
-	if (!c->too_large && (hold = faults_hold_ms(dc, &c->req)) > 0) {
+	/* A plug-in's pause (fault injection) holds the request, on a loop timer. */
+	if (!c->too_large && (hold = plugins_hold_ms(dc, &c->req)) > 0) {
 		c->hold_dispatch = true;
 		timer_init(&c->hold, dc, conn_unhold, c);
 		timer_arm(&c->hold, hold);
@@ -400,8 +434,8 @@ dispatch(struct conn *c)
 			}
 		}
 		api_handle(dc, &c->req, &c->resp);
-		/* faults.c: counts it; injected latency holds the reply. */
-		if ((hold = faults_after(dc, &c->req, &c->resp)) > 0) {
+		/* The plug-ins count it; an injected latency holds the reply. */
+		if ((hold = plugins_after(dc, &c->req, &c->resp)) > 0) {
 			timer_init(&c->hold, dc, conn_unhold, c);
 			timer_arm(&c->hold, hold);
 			lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
@@ -563,19 +597,26 @@ dechunk(struct conn *c, const unsigned char *p, size_t len)
 static int	write_headers(struct conn *, struct lws *);
 
 /*
- * A WebSocket upgrade (exec.c: pods/exec), while libwebsockets still
- * holds the headers: read as begin_request() reads a request, answered
- * by exec_upgrade(). 0 lets libwebsockets finish the handshake, with the
- * session on the connection's opaque pointer; 1 after writing the
- * refusal; -1 hangs up.
+ * A WebSocket upgrade (pods/exec), while libwebsockets still holds the
+ * headers: read as begin_request() reads a request, answered by the
+ * first started plug-in with an upgrade hook. 0 lets libwebsockets
+ * finish the handshake, with the session on the connection's opaque
+ * pointer; 1 after writing the refusal; -1 hangs up.
  */
 static int
 upgrade_request(struct dc_http *h, struct lws *wsi)
 {
 	struct conn conn = { .http = h, .wsi = wsi }, *c = &conn;
-	struct exec_session *s = NULL;
+	const struct dc_plugin *up = NULL;
+	void *s = NULL;
 	char *uri = NULL, *proto;
 	int ulen = 0, r;
+
+	for (size_t i = 0; up == NULL && i < dc_nplugins; i++)
+		if (dc_plugins[i]->upgrade != NULL && plugin_state(h->dc, dc_plugins[i]) != NULL)
+			up = dc_plugins[i];
+	if (up == NULL)
+		return -1;
 
 	/* No per-session data is allocated yet: the request lives here. */
 	conn_reset(c);
@@ -593,10 +634,10 @@ upgrade_request(struct dc_http *h, struct lws *wsi)
 	c->req.imp_group = custom_dup(wsi, "impersonate-group:");
 	c->req.imp_uid = custom_dup(wsi, "impersonate-uid:");
 	proto = hdr_dup(wsi, WSI_TOKEN_PROTOCOL);
-	r = exec_upgrade(h->dc, &c->req, proto, &c->resp, &s);
+	r = up->upgrade(h->dc, &c->req, proto, &c->resp, &s);
 	kc_free(proto);
 	if (r >= 0)
-		(void)faults_after(h->dc, &c->req, &c->resp);
+		(void)plugins_after(h->dc, &c->req, &c->resp);
 	if (r == 0) {
 		lws_set_opaque_user_data(wsi, s);
 		conn_reset(c);
@@ -849,7 +890,7 @@ http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 		}
 		return 0;
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-		/* exec.c: WebSocket upgrades; others (h2c) hang up. */
+		/* WebSocket upgrades go to a plug-in; others (h2c) hang up. */
 		if (in == NULL || strcmp(in, "websocket") != 0)
 			return -1;
 		return upgrade_request(h, wsi);
@@ -909,13 +950,28 @@ fd_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 static const struct lws_protocols protocols[] = {
 	{ .name = "http", .callback = http_cb, .per_session_data_size = sizeof(struct conn) },
 	{ .name = "dc-fd", .callback = fd_cb },
-	/* exec.c: pods/exec streams */
-	{ .name = "v5.channel.k8s.io", .callback = exec_ws_callback,
-	    .rx_buffer_size = EXEC_RX_BUFFER },
-	{ .name = "v4.channel.k8s.io", .callback = exec_ws_callback,
-	    .rx_buffer_size = EXEC_RX_BUFFER },
-	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
+
+/* Ours, then every plug-in's WebSocket protocols, then the terminator. */
+static int
+protocols_fill(struct dc_http *h)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(protocols); i++)
+		h->protos[n++] = protocols[i];
+	for (size_t i = 0; i < dc_nplugins; i++) {
+		const struct lws_protocols *p = dc_plugins[i]->ws_protocols;
+
+		for (; p != NULL && p->name != NULL; p++) {
+			if (n == PROTOS_MAX)
+				return -E2BIG;
+			h->protos[n++] = *p;
+		}
+	}
+	memset(&h->protos[n], 0, sizeof(h->protos[n]));
+	return 0;
+}
 
 static void
 lws_logger(int level, const char *line)
@@ -944,6 +1000,11 @@ http_start(struct dc *dc, const struct dc_http_opts *o, struct dc_http **ret,
 		return -ENOMEM;
 	h->dc = dc;
 	h->body_max = o->body_max > 0 ? o->body_max : DC_BODY_MAX;
+	if (protocols_fill(h) < 0) {
+		kc_free(h);
+		return kc_status_set(st, KC_ECONFIG, "more than %d WebSocket protocols",
+		    PROTOS_MAX);
+	}
 	lws_set_log_level(LLL_ERR, lws_logger);
 	if (iface != NULL && (strcmp(iface, "localhost") == 0))
 		iface = "127.0.0.1";
@@ -952,7 +1013,7 @@ http_start(struct dc *dc, const struct dc_http_opts *o, struct dc_http **ret,
 	memset(&info, 0, sizeof(info));
 	info.port = o->port;
 	info.iface = iface;
-	info.protocols = protocols;
+	info.protocols = h->protos;
 	info.user = h;
 	info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT |
 	    LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;

@@ -66,6 +66,8 @@
 #include <kc/str.h>
 
 #include "devcluster.h"
+#include "kubelet.h"
+#include "plugins.h"
 
 #define KUBELET_NAME		"kubelet"
 #define ANN			"devcluster.trainyard.dev/"
@@ -225,10 +227,6 @@ struct kubelet {
 	uint64_t		 event_seq;
 	bool			 in_tick;
 	bool			 self_write;
-	int			(*prev_graceful)(struct dc *, const struct dc_rtype *,
-				    const struct json_object *);
-	int			(*prev_log)(struct dc *, const struct dc_req *,
-				    const struct json_object *, struct dc_resp *);
 };
 
 /* A container's configuration, read from the annotations at start. */
@@ -2514,7 +2512,7 @@ scan(struct kubelet *k, const char *resource)
 static int
 graceful_delete(struct dc *dc, const struct dc_rtype *rt, const struct json_object *obj)
 {
-	struct kubelet *k = dc->ext_sim;
+	struct kubelet *k = plugin_state(dc, &kubelet_plugin);
 	char key[2 * DC_SEGMENT_MAX];
 	const char *uid = kc_json_str(obj, "metadata", "uid");
 	struct kpod *kp;
@@ -2531,8 +2529,6 @@ graceful_delete(struct dc *dc, const struct dc_rtype *rt, const struct json_obje
 		kick_pod(k, kp, 0);
 	return 0;
 decline:
-	if (k != NULL && k->prev_graceful != NULL)
-		return k->prev_graceful(dc, rt, obj);
 	return DC_DECLINED;
 }
 
@@ -2550,14 +2546,6 @@ struct logopts {
 	uint64_t	 since_ms;	/* wall ms; 0: none */
 };
 
-static bool
-bool_param(const char *v)
-{
-	return v != NULL && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 ||
-	    strcmp(v, "True") == 0 || strcmp(v, "TRUE") == 0 || strcmp(v, "t") == 0 ||
-	    strcmp(v, "T") == 0);
-}
-
 /* Parses and validates the PodLogOptions of a request; 0 or an answered error. */
 static int
 log_options(struct kubelet *k, const struct dc_req *req, const char *pname,
@@ -2573,9 +2561,9 @@ log_options(struct kubelet *k, const struct dc_req *req, const char *pname,
 	memset(o, 0, sizeof(*o));
 	o->tail = o->limit = -1;
 	o->container = req_param(req, "container");
-	o->follow = bool_param(req_param(req, "follow"));
-	o->previous = bool_param(req_param(req, "previous"));
-	o->timestamps = bool_param(req_param(req, "timestamps"));
+	o->follow = req_param_bool(req, "follow");
+	o->previous = req_param_bool(req, "previous");
+	o->timestamps = req_param_bool(req, "timestamps");
 	for (size_t i = 0; i < KC_ARRAY_SIZE(ints); i++) {
 		if ((v = req_param(req, ints[i])) == NULL || v[0] == '\0')
 			continue;
@@ -2839,7 +2827,7 @@ static int
 pod_log(struct dc *dc, const struct dc_req *req, const struct json_object *pod,
     struct dc_resp *resp)
 {
-	struct kubelet *k = dc->ext_sim;
+	struct kubelet *k = plugin_state(dc, &kubelet_plugin);
 	const char *pname = kc_json_str(pod, "metadata", "name");
 	char key[2 * DC_SEGMENT_MAX];
 	struct logopts o;
@@ -2860,9 +2848,7 @@ pod_log(struct dc *dc, const struct dc_req *req, const struct json_object *pod,
 	    (kp = pod_find(k, key)) == NULL ||
 	    strcmp(kp->uid, kc_json_str(pod, "metadata", "uid") != NULL ?
 	    kc_json_str(pod, "metadata", "uid") : "") != 0) {
-		/* No node yet (or not ours): the container checks, then no output. */
-		if (k->prev_log != NULL && (r = k->prev_log(dc, req, pod, resp)) != DC_DECLINED)
-			return r;
+		/* No node yet (or not ours): the core's container checks, no output. */
 		return DC_DECLINED;
 	}
 	if (log_container(pod, kp, o.container, resp, &ci) < 0)
@@ -2955,9 +2941,7 @@ kubelet_init(struct dc *dc, const struct kubelet_opts *opts)
 		kc_free(k);
 		return r;
 	}
-	dc->ext_sim = k;
-	k->prev_graceful = dc->hooks.graceful_delete;
-	k->prev_log = dc->hooks.pod_log;
+	plugin_set_state(dc, &kubelet_plugin, k);
 	dc->hooks.graceful_delete = graceful_delete;
 	dc->hooks.pod_log = pod_log;
 	if ((r = scan(k, "nodes")) < 0 || (r = scan(k, "pods")) < 0) {
@@ -2970,7 +2954,7 @@ kubelet_init(struct dc *dc, const struct kubelet_opts *opts)
 void
 kubelet_fini(struct dc *dc)
 {
-	struct kubelet *k = dc->ext_sim;
+	struct kubelet *k = plugin_state(dc, &kubelet_plugin);
 	struct kstream *s;
 
 	if (k == NULL)
@@ -2978,9 +2962,9 @@ kubelet_fini(struct dc *dc)
 	timer_cancel(&k->timer);
 	storage_unsubscribe(dc->store, on_event, k);
 	if (dc->hooks.graceful_delete == graceful_delete)
-		dc->hooks.graceful_delete = k->prev_graceful;
+		dc->hooks.graceful_delete = NULL;
 	if (dc->hooks.pod_log == pod_log)
-		dc->hooks.pod_log = k->prev_log;
+		dc->hooks.pod_log = NULL;
 	/* Streams still open end when pulled; they free themselves. */
 	while ((s = TAILQ_FIRST(&k->streams)) != NULL) {
 		TAILQ_REMOVE(&k->streams, s, link);
@@ -3015,13 +2999,26 @@ kubelet_fini(struct dc *dc)
 	kc_free(k->pods.b);
 	kc_free(k->heap);
 	kc_free(k);
-	dc->ext_sim = NULL;
+	plugin_set_state(dc, &kubelet_plugin, NULL);
 }
 
 size_t
 kubelet_pods(const struct dc *dc)
 {
-	const struct kubelet *k = dc->ext_sim;
+	const struct kubelet *k = plugin_state(dc, &kubelet_plugin);
 
 	return k != NULL ? k->pods.n : 0;
 }
+
+static int
+kubelet_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	(void)st;
+	return kubelet_init(dc, cfg != NULL ? &cfg->kubelet : NULL);
+}
+
+const struct dc_plugin kubelet_plugin = {
+	.name = "kubelet",
+	.init = kubelet_start,
+	.fini = kubelet_fini,
+};

@@ -11,8 +11,8 @@
  * saved there) and a fresh serving certificate it signs for localhost,
  * 127.0.0.1, ::1 and the --listen host; the admin token (kept in the data
  * dir too); the objects of DIR/state.db (persist.c), restored inside
- * api_new() before the bootstrap objects; the garbage collector and the
- * namespace controller; the listener (port 0 picks a free one);
+ * api_new() before the bootstrap objects; every other plug-in, in the
+ * order of the table in plugins.c; the listener (port 0 picks a free one);
  * SIGTERM and SIGINT through a signalfd that
  * the loop watches; and last the kubeconfig, written atomically, so its
  * appearance means the server is ready.
@@ -39,7 +39,7 @@
 #include <kc/log.h>
 #include <kc/str.h>
 
-#include "devcluster.h"
+#include "plugins.h"
 
 #define OPT_NODES	0x4e00		/* nodes.c's long options */
 #define OPT_KUBELET	0x4b00		/* kubelet.c's long options */
@@ -51,10 +51,7 @@ struct config {
 	const char	*data_dir;
 	const char	*token_file;
 	const char	*kube_version;
-	const char	*nodes_file;	/* scheduler.c */
-	const char	*cosched_name;	/* scheduler.c */
-	struct nodes_opts nodes;	/* nodes.c */
-	struct kubelet_opts kubelet;	/* kubelet.c */
+	struct dc_config plugins;	/* what the plug-ins take (plugins.h) */
 };
 
 struct state {
@@ -195,9 +192,9 @@ parse_flags(int argc, char **argv, struct config *cfg)
 	(void)kc_strlcpy(cfg->host, "127.0.0.1", sizeof(cfg->host));
 	cfg->port = 6443;
 	cfg->kube_version = "1.32";
-	cfg->kubelet.start_delay_ms = KUBELET_START_DELAY_MS;
-	cfg->nodes.not_ready_toleration_s = -1;
-	cfg->nodes.unreachable_toleration_s = -1;
+	cfg->plugins.kubelet.start_delay_ms = KUBELET_START_DELAY_MS;
+	cfg->plugins.nodes.not_ready_toleration_s = -1;
+	cfg->plugins.nodes.unreachable_toleration_s = -1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
@@ -227,23 +224,23 @@ parse_flags(int argc, char **argv, struct config *cfg)
 			kc_log_set_format(format);
 			break;
 		case 'N':
-			cfg->nodes_file = optarg;
+			cfg->plugins.nodes_file = optarg;
 			break;
 		case 'C':
-			cfg->cosched_name = optarg;
+			cfg->plugins.cosched_name = optarg;
 			break;
 		case OPT_NODES + 0: case OPT_NODES + 1: case OPT_NODES + 2:
 		case OPT_NODES + 3: case OPT_NODES + 4: case OPT_NODES + 5:
 		case OPT_NODES + 6: case OPT_NODES + 7:
-			parse_nodes_flag(c - OPT_NODES, optarg, &cfg->nodes);
+			parse_nodes_flag(c - OPT_NODES, optarg, &cfg->plugins.nodes);
 			break;
 		case OPT_KUBELET + 0:
-			if (kc_parse_duration_ms(optarg, &cfg->kubelet.start_delay_ms) < 0)
+			if (kc_parse_duration_ms(optarg, &cfg->plugins.kubelet.start_delay_ms) < 0)
 				fatal("--pod-start-delay: expected a duration such as 1s, got "
 				    "\"%s\"", optarg);
 			break;
 		case OPT_KUBELET + 1:
-			cfg->kubelet.no_events = true;
+			cfg->plugins.kubelet.no_events = true;
 			break;
 		case 'h':
 			(void)fputs(usage_text, stdout);
@@ -466,33 +463,11 @@ main(int argc, char **argv)
 	    .restore = pst != NULL ? persist_restore : NULL, .restore_arg = pst }, &s.dc)) < 0)
 		fatal("%s", r == -EINVAL ? "--kubernetes-version: expected MAJOR.MINOR" :
 		    kc_strerror(r));
-	if ((r = openapi_init(s.dc)) < 0 || (r = ssa_init(s.dc)) < 0)
-		fatal("%s", kc_strerror(r));
-	if ((r = crd_init(s.dc)) < 0)
-		fatal("serving CustomResourceDefinitions: %s", kc_strerror(r));
-	if ((r = gc_init(s.dc)) < 0 || (r = namespace_init(s.dc)) < 0)
-		fatal("garbage collector, namespace controller: %s", kc_strerror(r));
-	if ((r = authz_init(s.dc)) < 0)
-		fatal("RBAC authorizer: %s", kc_strerror(r));
-	if ((r = faults_init(s.dc)) < 0)		/* /devcluster/faults, /devcluster/stats */
-		fatal("fault injection: %s", kc_strerror(r));
-	if ((r = quota_init(s.dc)) < 0)		/* ResourceQuota admission, status */
-		fatal("resource quota: %s", kc_strerror(r));
-	if ((r = scheduler_init(s.dc, cfg.cosched_name)) < 0 || (cfg.nodes_file != NULL &&
-	    (r = scheduler_load_nodes(s.dc, cfg.nodes_file, &st)) < 0))	/* --nodes */
-		fatal("scheduler: %s", st.message[0] != '\0' ? st.message : kc_strerror(r));
-	if ((r = nodes_init(s.dc, &cfg.nodes)) < 0)	/* kubelets, node controllers */
-		fatal("nodes: %s", kc_strerror(r));
-	if ((r = kubelet_init(s.dc, &cfg.kubelet)) < 0)	/* pods after binding, logs */
-		fatal("kubelet: %s", kc_strerror(r));
-	if ((r = disruption_init(s.dc)) < 0)	/* PodDisruptionBudgets, pods/eviction */
-		fatal("disruption controller: %s", kc_strerror(r));
-	if ((r = tokens_init(s.dc, &(struct tokens_opts){ .data_dir = cfg.data_dir,
-	    .ca_pem = ca->cert_pem }, &st)) < 0)
-		fatal("service-account tokens: %s", st.message[0] != '\0' ? st.message :
-		    kc_strerror(r));		/* serviceaccounts/token, JWTs, OIDC */
-	if ((r = exec_init(s.dc)) < 0)		/* pods/exec over WebSocket */
-		fatal("pods/exec: %s", kc_strerror(r));
+	/* Every plug-in, in the table's order (plugins.c). */
+	cfg.plugins.tokens.data_dir = cfg.data_dir;
+	cfg.plugins.tokens.ca_pem = ca->cert_pem;
+	if ((r = api_plugins_start(s.dc, &cfg.plugins, &st)) < 0)
+		fatal("%s", st.message);
 	if ((r = auth_add(s.dc->auth, token, "admin", "admin",
 	    (const char *const []){ "system:masters", NULL })) < 0)
 		fatal("%s", kc_strerror(r));
@@ -542,19 +517,7 @@ main(int argc, char **argv)
 	if (s.dc->hooks.shutdown != NULL)
 		s.dc->hooks.shutdown(s.dc);
 	http = http_free(http);
-	exec_fini(s.dc);
-	gc_fini(s.dc);
-	namespace_fini(s.dc);
-	faults_fini(s.dc);
-	quota_fini(s.dc);
-	nodes_fini(s.dc);
-	kubelet_fini(s.dc);
-	scheduler_fini(s.dc);
-	tokens_fini(s.dc);
-	disruption_fini(s.dc);
-	authz_fini(s.dc);
-	persist_fini(s.dc);
-	s.dc = api_free(s.dc);
+	s.dc = api_free(s.dc);		/* the plug-ins stop in reverse table order */
 	ca = kc_cert_pair_free(ca);
 	(void)close(s.sigfd);
 	return r < 0 ? 1 : 0;

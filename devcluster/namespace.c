@@ -2,7 +2,7 @@
  * namespace.c: the namespace controller, kube-controller-manager's
  * namespace deleter, inside the loop.
  *
- * DELETE on a namespace (api.c) sets its deletionTimestamp and phase
+ * DELETE on a namespace (write.c) sets its deletionTimestamp and phase
  * Terminating, after which creates inside it are refused (403,
  * NamespaceTerminating). From there this file takes over, as upstream's
  * namespacedResourcesDeleter does, for every namespace with a
@@ -28,7 +28,7 @@
  * "Later" is event-driven: a storage subscriber kicks the loop timer
  * whenever an object in a terminating namespace is modified or deleted
  * (a finalizer removed, a pod's grace period over), and a slow timer
- * (NS_RECHECK_MS) backs it up. The core's hooks.namespace_terminate,
+ * (NS_RECHECK_MS) backs it up. The core's hooks.ns_terminate,
  * which its own timer calls, only hands the namespace over to this
  * timer. At start (a restore) terminating namespaces are picked up.
  */
@@ -46,6 +46,7 @@
 #include <kc/str.h>
 
 #include "devcluster.h"
+#include "namespace.h"
 
 #define NS_RECHECK_MS		1000	/* content remains: look again */
 #define NS_MANAGER		"kube-controller-manager"	/* managedFields */
@@ -674,13 +675,13 @@ on_event(void *arg, const struct dc_event *ev)
 		kick(c);
 }
 
-/* hooks.namespace_terminate: the core's timer hands the namespace over. */
+/* hooks.ns_terminate: the core's timer hands the namespace over. */
 static int
 ns_hook(struct dc *dc, const char *ns)
 {
 	(void)ns;
-	if (dc->ext_ns != NULL)
-		kick(dc->ext_ns);
+	if (plugin_state(dc, &namespace_plugin) != NULL)
+		kick(plugin_state(dc, &namespace_plugin));
 	return 0;
 }
 
@@ -701,8 +702,8 @@ namespace_init(struct dc *dc)
 		kc_free(c);
 		return r;
 	}
-	dc->ext_ns = c;
-	dc->hooks.namespace_terminate = ns_hook;
+	plugin_set_state(dc, &namespace_plugin, c);
+	dc->hooks.ns_terminate = ns_hook;
 	if (nst != NULL && coll_list(nst->coll, NULL, NULL, &objs, &n) == 0) {
 		for (size_t i = 0; i < n; i++)
 			if (deleting(objs[i]))
@@ -715,14 +716,28 @@ namespace_init(struct dc *dc)
 void
 namespace_fini(struct dc *dc)
 {
-	struct nsc *c = dc->ext_ns;
+	struct nsc *c = plugin_state(dc, &namespace_plugin);
 
 	if (c == NULL)
 		return;
 	timer_cancel(&c->timer);
 	storage_unsubscribe(dc->store, on_event, c);
-	if (dc->hooks.namespace_terminate == ns_hook)
-		dc->hooks.namespace_terminate = NULL;
+	if (dc->hooks.ns_terminate == ns_hook)
+		dc->hooks.ns_terminate = NULL;
 	kc_free(c);
-	dc->ext_ns = NULL;
+	plugin_set_state(dc, &namespace_plugin, NULL);
 }
+
+static int
+namespace_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	(void)cfg;
+	(void)st;
+	return namespace_init(dc);
+}
+
+const struct dc_plugin namespace_plugin = {
+	.name = "namespace",
+	.init = namespace_start,
+	.fini = namespace_fini,
+};

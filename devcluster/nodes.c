@@ -61,6 +61,8 @@
 #include <kc/str.h>
 
 #include "devcluster.h"
+#include "nodes.h"
+#include "plugins.h"
 
 #define NODES_SYNC_DELAY_MS	20		/* coalescing delay after a change */
 #define NODES_PODGC_CHECK_MS	20000		/* pod GC's gcCheckPeriod */
@@ -131,8 +133,6 @@ TAILQ_HEAD(nent_list, nent);
 struct nodes {
 	struct dc	*dc;
 	struct nodes_opts opts;
-	int		(*prev_admit)(struct dc_write_ctx *, struct json_object *,
-			    struct kc_status *);
 	struct htab	 names;		/* struct nent */
 	struct htab	 pods;		/* struct npod */
 	struct nent_list all;
@@ -1920,13 +1920,11 @@ nodes_default_tolerations(const struct nodes_opts *opts, struct json_object *pod
 static int
 nodes_admit(struct dc_write_ctx *wc, struct json_object *obj, struct kc_status *st)
 {
-	struct nodes *ns = wc->dc->ext_nodes;
-	int r;
+	struct nodes *ns = plugin_state(wc->dc, &nodes_plugin);
 
+	(void)st;
 	if (ns == NULL)
 		return 0;
-	if (ns->prev_admit != NULL && (r = ns->prev_admit(wc, obj, st)) < 0)
-		return r;
 	if (wc->op != DC_OP_CREATE || wc->subresource != NULL ||
 	    wc->rt->group[0] != '\0' || strcmp(wc->rt->plural, "pods") != 0)
 		return 0;
@@ -1943,7 +1941,7 @@ nodes_init(struct dc *dc, const struct nodes_opts *opts)
 	struct nodes *ns;
 	int r;
 
-	if (dc->ext_nodes != NULL)
+	if (plugin_state(dc, &nodes_plugin) != NULL)
 		return -EEXIST;
 	if ((ns = kc_calloc(1, sizeof(*ns))) == NULL)
 		return -ENOMEM;
@@ -1994,9 +1992,7 @@ nodes_init(struct dc *dc, const struct nodes_opts *opts)
 		kc_free(ns);
 		return r;
 	}
-	dc->ext_nodes = ns;
-	ns->prev_admit = dc->hooks.admit;
-	dc->hooks.admit = nodes_admit;
+	plugin_set_state(dc, &nodes_plugin, ns);
 	if ((r = scan_coll(ns, "", "nodes")) < 0 ||
 	    (r = scan_coll(ns, "coordination.k8s.io", "leases")) < 0 ||
 	    (r = scan_coll(ns, "", "pods")) < 0) {
@@ -2012,7 +2008,7 @@ nodes_init(struct dc *dc, const struct nodes_opts *opts)
 void
 nodes_fini(struct dc *dc)
 {
-	struct nodes *ns = dc->ext_nodes;
+	struct nodes *ns = plugin_state(dc, &nodes_plugin);
 
 	if (ns == NULL)
 		return;
@@ -2020,8 +2016,6 @@ nodes_fini(struct dc *dc)
 	timer_cancel(&ns->hb_timer);
 	timer_cancel(&ns->monitor_timer);
 	storage_unsubscribe(dc->store, on_event, ns);
-	if (dc->hooks.admit == nodes_admit)
-		dc->hooks.admit = ns->prev_admit;
 	for (size_t i = 0; i < ns->pods.nb; i++) {
 		struct hent *e, *ne;
 
@@ -2048,7 +2042,7 @@ nodes_fini(struct dc *dc)
 	kc_free(ns->names.b);
 	kc_free(ns->cidr_used);
 	kc_free(ns);
-	dc->ext_nodes = NULL;
+	plugin_set_state(dc, &nodes_plugin, NULL);
 }
 
 /*
@@ -2058,7 +2052,7 @@ nodes_fini(struct dc *dc)
 size_t
 nodes_count(const struct dc *dc)
 {
-	const struct nodes *ns = dc->ext_nodes;
+	const struct nodes *ns = plugin_state(dc, &nodes_plugin);
 	const struct nent *n;
 	size_t cnt = 0;
 
@@ -2072,8 +2066,23 @@ nodes_count(const struct dc *dc)
 size_t
 nodes_pods_on(const struct dc *dc, const char *node)
 {
-	const struct nodes *ns = dc->ext_nodes;
+	const struct nodes *ns = plugin_state(dc, &nodes_plugin);
 	const struct nent *n = ns != NULL ? nent_find(ns, node) : NULL;
 
 	return n != NULL ? n->npods : 0;
 }
+
+static int
+nodes_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	(void)st;
+	return nodes_init(dc, cfg != NULL ? &cfg->nodes : NULL);
+}
+
+/* Admission: DefaultTolerationSeconds (plugins.c has the chain's order). */
+const struct dc_plugin nodes_plugin = {
+	.name = "nodes",
+	.init = nodes_start,
+	.fini = nodes_fini,
+	.admit = nodes_admit,
+};

@@ -55,6 +55,8 @@
 #include <kc/str.h>
 
 #include "devcluster.h"
+#include "openapi.h"
+#include "crd.h"
 #include "protobuf.h"
 
 #define CT_JSON		"application/json"
@@ -813,7 +815,7 @@ static void
 on_event(void *arg, const struct dc_event *ev)
 {
 	struct dc *dc = arg;
-	struct oa *oa = dc->ext_openapi;
+	struct oa *oa = plugin_state(dc, &openapi_plugin);
 
 	if (oa != NULL && strcmp(coll_group(ev->coll), CRD_GROUP) == 0 &&
 	    strcmp(coll_resource(ev->coll), CRD_RESOURCE) == 0)
@@ -1011,7 +1013,7 @@ static int
 openapi_handle(struct dc *dc, const struct dc_req *req, const struct dc_route *route,
     struct dc_resp *resp)
 {
-	struct oa *oa = dc->ext_openapi;
+	struct oa *oa = plugin_state(dc, &openapi_plugin);
 	const char *path = req->path;
 	int r;
 
@@ -1071,7 +1073,7 @@ openapi_init(struct dc *dc)
 	struct oa *oa;
 	int r;
 
-	if (dc->ext_openapi != NULL)
+	if (plugin_state(dc, &openapi_plugin) != NULL)
 		return 0;
 	if ((oa = kc_calloc(1, sizeof(*oa))) == NULL)
 		return -ENOMEM;
@@ -1080,7 +1082,7 @@ openapi_init(struct dc *dc)
 		return r;
 	}
 	oa->subscribed = true;
-	dc->ext_openapi = oa;
+	plugin_set_state(dc, &openapi_plugin, oa);
 	dc->hooks.openapi = openapi_handle;
 	dc->hooks.decode_protobuf = decode_protobuf;
 	return 0;
@@ -1089,7 +1091,7 @@ openapi_init(struct dc *dc)
 void
 openapi_fini(struct dc *dc)
 {
-	struct oa *oa = dc->ext_openapi;
+	struct oa *oa = plugin_state(dc, &openapi_plugin);
 
 	if (oa == NULL)
 		return;
@@ -1097,7 +1099,7 @@ openapi_fini(struct dc *dc)
 		storage_unsubscribe(dc->store, on_event, dc);
 	docs_free(oa);
 	kc_free(oa);
-	dc->ext_openapi = NULL;
+	plugin_set_state(dc, &openapi_plugin, NULL);
 	if (dc->hooks.openapi == openapi_handle)
 		dc->hooks.openapi = NULL;
 	if (dc->hooks.decode_protobuf == decode_protobuf)
@@ -1107,7 +1109,7 @@ openapi_fini(struct dc *dc)
 int
 openapi_hash(struct dc *dc, const char *gv, char buf[OPENAPI_HASH_MAX])
 {
-	struct oa *oa = dc->ext_openapi;
+	struct oa *oa = plugin_state(dc, &openapi_plugin);
 	int r;
 
 	if (oa == NULL)
@@ -1121,3 +1123,17 @@ openapi_hash(struct dc *dc, const char *gv, char buf[OPENAPI_HASH_MAX])
 		}
 	return KC_ENOTFOUND;
 }
+
+static int
+openapi_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	(void)cfg;
+	(void)st;
+	return openapi_init(dc);
+}
+
+const struct dc_plugin openapi_plugin = {
+	.name = "openapi",
+	.init = openapi_start,
+	.fini = openapi_fini,
+};

@@ -59,6 +59,7 @@
 #include <kc/str.h>
 
 #include "devcluster.h"
+#include "persist.h"
 #include "fieldmanager.h"
 
 #define DB_NAME		"state.db"
@@ -671,7 +672,7 @@ persist_tick(void *arg)
 static int
 flush_hook(struct dc *dc, bool commit)
 {
-	struct dc_persist *p = dc->ext_persist;
+	struct dc_persist *p = plugin_state(dc, &persist_plugin);
 
 	if (p == NULL)
 		return 0;
@@ -721,7 +722,7 @@ persist_restore(struct dc *dc, void *arg)
 		p->dc = NULL;
 		return r;
 	}
-	dc->ext_persist = p;
+	plugin_set_state(dc, &persist_plugin, p);
 	dc->hooks.flush = flush_hook;
 	if (dc->hooks.shutdown == NULL)
 		dc->hooks.shutdown = shutdown_hook;
@@ -740,7 +741,7 @@ persist_flush(struct dc *dc)
 void
 persist_fini(struct dc *dc)
 {
-	struct dc_persist *p = dc->ext_persist;
+	struct dc_persist *p = plugin_state(dc, &persist_plugin);
 
 	if (p == NULL)
 		return;
@@ -755,14 +756,14 @@ persist_fini(struct dc *dc)
 		dc->hooks.flush = NULL;
 	if (dc->hooks.shutdown == shutdown_hook)
 		dc->hooks.shutdown = NULL;
-	dc->ext_persist = NULL;
+	plugin_set_state(dc, &persist_plugin, NULL);
 	persist_free(p);
 }
 
 int
 persist_sql(struct dc *dc, const char *sql)
 {
-	struct dc_persist *p = dc->ext_persist;
+	struct dc_persist *p = plugin_state(dc, &persist_plugin);
 
 	if (p == NULL)
 		return -ENOENT;
@@ -772,7 +773,7 @@ persist_sql(struct dc *dc, const char *sql)
 void
 persist_stats(const struct dc *dc, struct dc_persist_stats *ret)
 {
-	const struct dc_persist *p = dc->ext_persist;
+	const struct dc_persist *p = plugin_state(dc, &persist_plugin);
 
 	memset(ret, 0, sizeof(*ret));
 	if (p != NULL) {
@@ -780,3 +781,9 @@ persist_stats(const struct dc *dc, struct dc_persist_stats *ret)
 		ret->in_txn = p->in_txn;
 	}
 }
+
+/* Started by persist_restore() inside api_new() (struct dc_opts.restore). */
+const struct dc_plugin persist_plugin = {
+	.name = "persist",
+	.fini = persist_fini,
+};

@@ -42,12 +42,11 @@
 #include <kc/str.h>
 
 #include "devcluster.h"
+#include "quota.h"
 #include "sched.h"
 
 struct quota_state {
 	struct dc	*dc;
-	int		(*prev_admit)(struct dc_write_ctx *, struct json_object *,
-			    struct kc_status *);
 	bool		 busy;		/* inside a recompute */
 };
 
@@ -579,11 +578,6 @@ quota_admit_object(struct dc *dc, const struct dc_rtype *rt, const struct json_o
 static int
 quota_admit(struct dc_write_ctx *wc, struct json_object *obj, struct kc_status *st)
 {
-	struct quota_state *qs = wc->dc->ext_quota;
-	int r;
-
-	if (qs->prev_admit != NULL && (r = qs->prev_admit(wc, obj, st)) < 0)
-		return r;
 	if (wc->op != DC_OP_CREATE || wc->subresource != NULL)
 		return 0;
 	return quota_admit_object(wc->dc, wc->rt, obj, st);
@@ -716,7 +710,7 @@ quota_init(struct dc *dc)
 	struct quota_state *qs;
 	int r;
 
-	if (dc->ext_quota != NULL)
+	if (plugin_state(dc, &quota_plugin) != NULL)
 		return 0;
 	if ((qs = kc_calloc(1, sizeof(*qs))) == NULL)
 		return -ENOMEM;
@@ -725,9 +719,7 @@ quota_init(struct dc *dc)
 		kc_free(qs);
 		return r;
 	}
-	qs->prev_admit = dc->hooks.admit;
-	dc->hooks.admit = quota_admit;
-	dc->ext_quota = qs;
+	plugin_set_state(dc, &quota_plugin, qs);
 	qs->busy = true;
 	r = sync_all(dc);
 	qs->busy = false;
@@ -741,13 +733,27 @@ quota_init(struct dc *dc)
 void
 quota_fini(struct dc *dc)
 {
-	struct quota_state *qs = dc->ext_quota;
+	struct quota_state *qs = plugin_state(dc, &quota_plugin);
 
 	if (qs == NULL)
 		return;
 	storage_unsubscribe(dc->store, quota_event, qs);
-	if (dc->hooks.admit == quota_admit)
-		dc->hooks.admit = qs->prev_admit;
-	dc->ext_quota = NULL;
+	plugin_set_state(dc, &quota_plugin, NULL);
 	kc_free(qs);
 }
+
+static int
+quota_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	(void)cfg;
+	(void)st;
+	return quota_init(dc);
+}
+
+/* Admission: ResourceQuota, last in the chain (plugins.c). */
+const struct dc_plugin quota_plugin = {
+	.name = "quota",
+	.init = quota_start,
+	.fini = quota_fini,
+	.admit = quota_admit,
+};

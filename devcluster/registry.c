@@ -9,8 +9,10 @@
  * events.k8s.io/v1 events.
  *
  * The built-in types are the static table builtin_types[] below;
- * registry_init() registers them. Custom resource definitions add and
- * remove types at run time with registry_add() and registry_remove().
+ * registry_init() registers them, with the type hooks a plug-in of
+ * dc_plugins[] gives (struct dc_plugin.types) where it gives any.
+ * Custom resource definitions add and remove types at run time with
+ * registry_add() and registry_remove().
  * Every change bumps reg.generation and invalidates discovery, so the
  * next /api or /apis request sees the new set.
  *
@@ -107,8 +109,8 @@ const struct dc_rtype_def builtin_types[] = {
 	{ .group = "", .version = "v1", .plural = "serviceaccounts",
 	  .singular = "serviceaccount", .kind = "ServiceAccount", .namespaced = true,
 	  .verbs = DC_VERBS_ALL, .short_names = SN("sa"), .subres = sub_serviceaccount,
-	  .nsubres = KC_ARRAY_SIZE(sub_serviceaccount), .ops = &ops_serviceaccount,
-	  .group_priority = 18000 },
+	  .nsubres = KC_ARRAY_SIZE(sub_serviceaccount),
+	  .group_priority = 18000 },		/* hooks: a plug-in's types */
 	{ .group = "", .version = "v1", .plural = "services", .singular = "service",
 	  .kind = "Service", .namespaced = true,
 	  .verbs = DC_VERBS_ALL, .flags = DC_RT_STATUS | DC_RT_RETURN_DELETED,
@@ -130,7 +132,7 @@ const struct dc_rtype_def builtin_types[] = {
 	  .namespaced = true, .verbs = DC_VERBS_ALL,
 	  .flags = DC_RT_STATUS | DC_RT_GENERATION, .short_names = SN("pdb"),
 	  .subres = sub_status, .nsubres = KC_ARRAY_SIZE(sub_status),
-	  .ops = &ops_pdb, .group_priority = 17100 },	/* disruption.c */
+	  .group_priority = 17100 },		/* hooks: a plug-in's types */
 	{ .group = "rbac.authorization.k8s.io", .version = "v1",
 	  .plural = "clusterrolebindings", .singular = "clusterrolebinding",
 	  .kind = "ClusterRoleBinding", .namespaced = false, .verbs = DC_VERBS_ALL,
@@ -439,15 +441,35 @@ registry_remove(struct dc *dc, struct dc_rtype *t)
 	discovery_invalidate(dc);
 }
 
+/* The type hooks a plug-in of the table gives group/plural, or NULL. */
+static const struct dc_type_ops *
+plugin_type_ops(const char *group, const char *plural)
+{
+	for (size_t i = 0; i < dc_nplugins; i++) {
+		const struct dc_plugin *p = dc_plugins[i];
+
+		for (size_t j = 0; j < p->ntypes; j++)
+			if (strcmp(p->types[j].group, group) == 0 &&
+			    strcmp(p->types[j].plural, plural) == 0)
+				return p->types[j].ops;
+	}
+	return NULL;
+}
+
 int
 registry_init(struct dc *dc)
 {
 	int r;
 
 	TAILQ_INIT(&dc->reg.types);
-	for (size_t i = 0; i < builtin_ntypes; i++)
-		if ((r = registry_add(dc, &builtin_types[i], NULL)) < 0)
+	for (size_t i = 0; i < builtin_ntypes; i++) {
+		struct dc_rtype_def d = builtin_types[i];
+
+		if ((d.ops = plugin_type_ops(d.group, d.plural)) == NULL)
+			d.ops = builtin_types[i].ops;
+		if ((r = registry_add(dc, &d, NULL)) < 0)
 			return r;
+	}
 	return 0;
 }
 

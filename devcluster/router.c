@@ -305,6 +305,38 @@ req_param(const struct dc_req *req, const char *key)
 	return NULL;
 }
 
+/*
+ * upstream's query-parameter conversion for a bool (apimachinery,
+ * runtime/conversion.go, Convert_Slice_string_To_bool and
+ * Convert_Slice_string_To_Pointer_bool): absent is false; the first
+ * value is false when it is "0" or equals "false" under
+ * strings.EqualFold; anything else, "" included, is true. EqualFold uses
+ * Unicode simple folding, in which the long s (U+017F) folds to 's', so
+ * "falſe" is false too.
+ */
+bool
+req_param_bool(const struct dc_req *req, const char *key)
+{
+	static const char word[] = "false";
+	const char *v = req_param(req, key);
+	size_t i = 0;
+
+	if (v == NULL)
+		return false;
+	if (strcmp(v, "0") == 0)
+		return false;
+	for (size_t w = 0; w < sizeof(word) - 1; w++) {
+		if ((v[i] | 0x20) == word[w] && v[i] != '\0')
+			i++;
+		else if (word[w] == 's' && (unsigned char)v[i] == 0xc5 &&
+		    (unsigned char)v[i + 1] == 0xbf)
+			i += 2;
+		else
+			return true;
+	}
+	return v[i] != '\0';
+}
+
 bool
 req_has_param(const struct dc_req *req, const char *key)
 {

@@ -22,7 +22,7 @@
  * The same file serves the pods/binding subresource and the bindings
  * resource (hooks.binding): binding_assign() is the one write both the
  * API and the scheduler's own binds use. It runs the Priority admission
- * plug-in (hooks.admit, chained) and enforces scheduleTimeoutSeconds:
+ * plug-in (scheduler_plugin.admit) and enforces scheduleTimeoutSeconds:
  * a gang not bound within its wait after status.scheduleStartTime gets
  * upstream's Permit timeout and Unreserve rejections.
  *
@@ -44,6 +44,8 @@
 #include <kc/yaml.h>
 
 #include "devcluster.h"
+#include "scheduler.h"
+#include "plugins.h"
 #include "sched.h"
 
 #define SCHEDULER_DELAY_MS	20	/* coalescing delay after a change */
@@ -100,8 +102,6 @@ struct scheduler {
 	bool		 to_valid;	/* to_second and to_waiting hold a scan's */
 	time_t		 to_second;	/* kc_clock_wall() of the last timeouts scan */
 	int		 to_waiting;	/* and what it returned */
-	int		(*prev_admit)(struct dc_write_ctx *, struct json_object *,
-			    struct kc_status *);
 };
 
 static const struct dc_rtype *
@@ -1412,14 +1412,10 @@ priority_admit(struct dc *dc, struct json_object *pod, struct kc_status *st)
 static int
 scheduler_admit(struct dc_write_ctx *wc, struct json_object *obj, struct kc_status *st)
 {
-	struct scheduler *sc = wc->dc->ext_sched;
-	int r;
-
 	if (wc->op == DC_OP_CREATE && wc->subresource == NULL && wc->rt->group[0] == '\0' &&
-	    strcmp(wc->rt->plural, "pods") == 0 &&
-	    (r = priority_admit(wc->dc, obj, st)) < 0)
-		return r;
-	return sc != NULL && sc->prev_admit != NULL ? sc->prev_admit(wc, obj, st) : 0;
+	    strcmp(wc->rt->plural, "pods") == 0)
+		return priority_admit(wc->dc, obj, st);
+	return 0;
 }
 
 /* The namespaced, create-only bindings resource of the core group. */
@@ -1459,9 +1455,7 @@ scheduler_init(struct dc *dc, const char *cosched_name)
 		kc_free(sc);
 		return r;
 	}
-	dc->ext_sched = sc;
-	sc->prev_admit = dc->hooks.admit;
-	dc->hooks.admit = scheduler_admit;
+	plugin_set_state(dc, &scheduler_plugin, sc);
 	if ((r = scan_coll(sc, "", "namespaces")) < 0 ||
 	    (r = scan_coll(sc, "", "nodes")) < 0 ||
 	    (r = scan_coll(sc, SCHED_PG_GROUP, "podgroups")) < 0 ||
@@ -1476,13 +1470,11 @@ scheduler_init(struct dc *dc, const char *cosched_name)
 void
 scheduler_fini(struct dc *dc)
 {
-	struct scheduler *sc = dc->ext_sched;
+	struct scheduler *sc = plugin_state(dc, &scheduler_plugin);
 
 	if (sc == NULL)
 		return;
 	timer_cancel(&sc->timer);
-	if (dc->hooks.admit == scheduler_admit)
-		dc->hooks.admit = sc->prev_admit;
 	storage_unsubscribe(dc->store, on_event, sc);
 	(void)sched_free(sc->s);
 	kc_free(sc->waits);
@@ -1491,7 +1483,7 @@ scheduler_fini(struct dc *dc)
 		kc_free(sc->pgdirty[g].keys);
 	}
 	kc_free(sc);
-	dc->ext_sched = NULL;
+	plugin_set_state(dc, &scheduler_plugin, NULL);
 }
 
 /* Creates one Node unless it exists, then gives it the file's status. */
@@ -1570,3 +1562,24 @@ scheduler_load_nodes(struct dc *dc, const char *path, struct kc_status *st)
 	json_object_put(docs);
 	return r;
 }
+
+/* The scheduler, then the --nodes file's Nodes. */
+static int
+scheduler_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	int r;
+
+	if ((r = scheduler_init(dc, cfg != NULL ? cfg->cosched_name : NULL)) < 0)
+		return r;
+	if (cfg != NULL && cfg->nodes_file != NULL)
+		return scheduler_load_nodes(dc, cfg->nodes_file, st);
+	return 0;
+}
+
+/* Admission: Priority (plugins.c has the chain's order). */
+const struct dc_plugin scheduler_plugin = {
+	.name = "scheduler",
+	.init = scheduler_start,
+	.fini = scheduler_fini,
+	.admit = scheduler_admit,
+};

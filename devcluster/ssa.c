@@ -48,6 +48,8 @@
 #include <kc/str.h>
 
 #include "devcluster.h"
+#include "ssa.h"
+#include "crd.h"
 #include "fieldmanager.h"
 
 /*
@@ -142,19 +144,6 @@ is_apply(const struct dc_req *req)
 	    ct[sizeof(apply_ct) - 1] == ' ');
 }
 
-/* The force parameter as Go's strconv.ParseBool reads true. */
-static bool
-force_param(const struct dc_req *req)
-{
-	static const char *const yes[] = { "1", "t", "T", "true", "TRUE", "True" };
-	const char *v = req_param(req, "force");
-
-	for (size_t i = 0; v != NULL && i < KC_ARRAY_SIZE(yes); i++)
-		if (strcmp(v, yes[i]) == 0)
-			return true;
-	return false;
-}
-
 /* hooks.apply */
 static int
 ssa_apply(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
@@ -177,7 +166,7 @@ ssa_apply(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
 		.live = cur,
 		.config = applied,
 		.manager = req_param(req, "fieldManager"),
-		.force = force_param(req),
+		.force = req_param_bool(req, "force"),
 		.api_version = rt->api_version,
 		.kind = rt->kind,
 		.subresource = sub,
@@ -185,7 +174,7 @@ ssa_apply(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
 		.reset = reset_for(rt, sub),
 		.empty = empty,
 		.now = kc_clock_wall(),
-		.cache = dc->ext_ssa,
+		.cache = plugin_state(dc, &ssa_plugin),
 	}, ret, ret_details, st);
 	json_object_put(empty);
 	return r;
@@ -218,7 +207,7 @@ ssa_managed_fields(struct dc_write_ctx *wc, struct json_object *obj)
 		.reset = reset_for(wc->rt, wc->subresource),
 		.empty = empty,
 		.now = kc_clock_wall(),
-		.cache = wc->dc->ext_ssa,
+		.cache = plugin_state(wc->dc, &ssa_plugin),
 	}, &out, &st);
 	json_object_put(empty);
 	if (r < 0)
@@ -243,10 +232,10 @@ ssa_init(struct dc *dc)
 {
 	struct fm_cache *cache;
 
-	if (dc->ext_ssa == NULL) {
+	if (plugin_state(dc, &ssa_plugin) == NULL) {
 		if (fm_cache_new(&cache) < 0)
 			return -ENOMEM;
-		dc->ext_ssa = cache;
+		plugin_set_state(dc, &ssa_plugin, cache);
 	}
 	dc->hooks.apply = ssa_apply;
 	dc->hooks.managed_fields = ssa_managed_fields;
@@ -256,8 +245,22 @@ ssa_init(struct dc *dc)
 void
 ssa_fini(struct dc *dc)
 {
-	fm_cache_free(dc->ext_ssa);
-	dc->ext_ssa = NULL;
+	fm_cache_free(plugin_state(dc, &ssa_plugin));
+	plugin_set_state(dc, &ssa_plugin, NULL);
 	dc->hooks.apply = NULL;
 	dc->hooks.managed_fields = NULL;
 }
+
+static int
+ssa_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	(void)cfg;
+	(void)st;
+	return ssa_init(dc);
+}
+
+const struct dc_plugin ssa_plugin = {
+	.name = "ssa",
+	.init = ssa_start,
+	.fini = ssa_fini,
+};

@@ -28,7 +28,7 @@
  *			system:serviceaccounts, system:serviceaccounts:<ns> and
  *			system:authenticated. Any failure is 401.
  *	discovery	GET /.well-known/openid-configuration and
- *			/openid/v1/jwks (tokens_request(), from api.c), with
+ *			/openid/v1/jwks (tokens_serve(), routes of tokens_plugin), with
  *			the default ClusterRole and binding
  *			system:service-account-issuer-discovery (group
  *			system:serviceaccounts) created when missing.
@@ -86,6 +86,8 @@
 #include <kc/yaml.h>
 
 #include "devcluster.h"
+#include "tokens.h"
+#include "plugins.h"
 #include "protobuf.h"
 
 #define TOKENS_API_VERSION	"authentication.k8s.io/v1"
@@ -113,7 +115,7 @@ struct tokens {
 static struct tokens *
 state(const struct dc *dc)
 {
-	return dc->ext_tokens;
+	return plugin_state(dc, &tokens_plugin);
 }
 
 /*
@@ -1167,8 +1169,12 @@ out:
 	return r;
 }
 
-bool
-tokens_request(struct dc *dc, const struct dc_req *req, struct dc_resp *resp)
+/*
+ * The routes /.well-known/openid-configuration and /openid/v1/jwks (GET,
+ * HEAD; RBAC-checked): 0 after answering, DC_DECLINED for other methods.
+ */
+static int
+tokens_serve(struct dc *dc, const struct dc_req *req, struct dc_resp *resp)
 {
 	struct tokens *t = state(dc);
 	bool config;
@@ -1179,24 +1185,24 @@ tokens_request(struct dc *dc, const struct dc_req *req, struct dc_resp *resp)
 	int r;
 
 	if (t == NULL || req->path == NULL)
-		return false;
+		return DC_DECLINED;
 	config = strcmp(req->path, "/.well-known/openid-configuration") == 0;
 	if (!config && strcmp(req->path, "/openid/v1/jwks") != 0)
-		return false;
+		return DC_DECLINED;
 	if (req->method != DC_GET && req->method != DC_HEAD)
-		return false;
+		return DC_DECLINED;
 	if (!auth_authorize(dc, &attrs, reason, sizeof(reason))) {
 		errors_reply(resp, KC_EFORBIDDEN, "forbidden: User \"%s\" cannot get path "
 		    "\"%s\"%s%s", req->user.name, req->path, reason[0] != '\0' ? ": " : "",
 		    reason);
-		return true;
+		return 0;
 	}
 	r = config ? openid_configuration(dc, resp) : jwks(t, resp);
 	if (r == 0)
 		r = resp_header(resp, "Cache-Control", "public, max-age=3600");
 	if (r < 0)
 		errors_internal(resp, r);
-	return true;
+	return 0;
 }
 
 /*
@@ -1456,7 +1462,7 @@ tokens_init(struct dc *dc, const struct tokens_opts *opts, struct kc_status *st)
 	struct tokens *t;
 	int r;
 
-	if (dc->ext_tokens != NULL)
+	if (plugin_state(dc, &tokens_plugin) != NULL)
 		return 0;
 	if ((t = kc_calloc(1, sizeof(*t))) == NULL)
 		return -ENOMEM;
@@ -1474,10 +1480,10 @@ tokens_init(struct dc *dc, const struct tokens_opts *opts, struct kc_status *st)
 	if ((r = storage_subscribe(dc->store, on_event, t)) < 0)
 		goto fail;
 	t->subscribed = true;
-	dc->ext_tokens = t;
+	plugin_set_state(dc, &tokens_plugin, t);
 	if ((!dc->opts.no_bootstrap && (r = bootstrap_rbac(dc)) < 0) ||
 	    (r = scan_secrets(t)) < 0) {
-		dc->ext_tokens = NULL;
+		plugin_set_state(dc, &tokens_plugin, NULL);
 		goto fail;
 	}
 	auth_set_verifier(dc->auth, verifier, dc);
@@ -1503,5 +1509,26 @@ tokens_fini(struct dc *dc)
 	EVP_PKEY_free(t->key);
 	kc_free(t->ca_b64);
 	kc_free(t);
-	dc->ext_tokens = NULL;
+	plugin_set_state(dc, &tokens_plugin, NULL);
 }
+
+static int
+tokens_start(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
+{
+	return tokens_init(dc, cfg != NULL ? &cfg->tokens : NULL, st);
+}
+
+const struct dc_plugin tokens_plugin = {
+	.name = "tokens",
+	.init = tokens_start,
+	.fini = tokens_fini,
+	.routes = (const struct dc_plugin_route []){
+		{ "/.well-known/openid-configuration", tokens_serve },
+		{ "/openid/v1/jwks", tokens_serve },
+	},
+	.nroutes = 2,
+	.types = (const struct dc_plugin_type []){
+		{ "", "serviceaccounts", &ops_serviceaccount },
+	},
+	.ntypes = 1,
+};

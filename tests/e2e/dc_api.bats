@@ -5,8 +5,8 @@
 # with client-side validation left on (OpenAPI v3 for 1.29-1.33, the
 # protobuf v2 document for 1.27/1.28), protobuf request bodies from
 # kubectl 1.32/1.33, server-side apply with ownership conflicts,
-# managedFields, the built-in printers' columns, Table watch events and
-# kubectl diff.
+# managedFields, the built-in printers' columns, Table watch events,
+# boolean query parameters as kube-apiserver reads them, and kubectl diff.
 #
 # The main devcluster reports 1.33 (protobuf bodies); the version test
 # starts one devcluster per minor.
@@ -274,6 +274,24 @@ EOF
 	[ "$(grep -cE '^NAME +DATA +AGE$' "$out")" -eq 1 ]
 	grep -E '^tw0 +1 +[0-9]+s$' "$out"
 	grep -E '^tw1 +2 +[0-9]+s$' "$out"
+}
+
+@test "watch=True is a watch, as the official Python client sends it; watch=False a list" {
+	kubectl create configmap pywatch --from-literal=a=1
+	local q="/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dpywatch"
+	run kubectl get --raw "$q&watch=True&timeoutSeconds=1"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -F '{"type":"ADDED","object":{'
+	echo "$output" | grep -F '"name":"pywatch"'
+	! echo "$output" | grep -F '"kind":"ConfigMapList"'
+	run kubectl get --raw "$q&watch=TRUE&allowWatchBookmarks=True&timeoutSeconds=1"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -F '{"type":"ADDED"'
+	for v in False false 0; do
+		run kubectl get --raw "$q&watch=$v"
+		[ "$status" -eq 0 ]
+		echo "$output" | grep -F '"kind":"ConfigMapList"'
+	done
 }
 
 @test "kubectl diff sends a dry-run patch" {

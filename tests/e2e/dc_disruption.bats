@@ -6,8 +6,8 @@
 # tests/fixtures/devcluster/disruption-nodes.yaml. On node-dead and
 # node-spare the simulated kubelet is stopped: the Ready status a test
 # patches in stays, and graceful deletions there never finish (so drains
-# there use --grace-period=0). node-live has a running kubelet; the drain
-# there passes whatever the kubelet does with the pods' status.
+# there use --grace-period=0). node-live has a running kubelet, which
+# makes its pods Ready, so a budget there guards them.
 
 load devcluster
 
@@ -189,20 +189,35 @@ YAML
 	[ -z "$(kubectl -n dr get pods -o name)" ]
 }
 
-@test "drain of a node with a running kubelet" {
+@test "drain of a node with a running kubelet: the budget blocks it, then lets it through" {
 	kubectl create ns live
-	kubectl -n live create pdb web --selector=app=web --max-unavailable=2
+	kubectl -n live create pdb web --selector=app=web --min-available=2
 	mkpod live l1 web node-live
 	mkpod live l2 web node-live
 	mkpod live l3 other node-live
-	# With the simulated kubelet the pods turn Ready within a second or two
-	# (the budget then guards them); without it they stay Pending, which
-	# evictions do not check budgets for. The drain passes either way.
-	kubectl -n live wait pod/l1 pod/l2 --for=condition=Ready --timeout=5s || true
+	# The simulated kubelet starts the pods; with both Ready the budget
+	# allows no disruption at all.
+	kubectl -n live wait pod/l1 pod/l2 --for=condition=Ready --timeout=30s
+	kubectl -n live wait pdb/web --for=jsonpath='{.status.currentHealthy}'=2 --timeout=10s
+	run kubectl -n live get pdb web -o jsonpath='{.status.disruptionsAllowed}'
+	[ "$output" = "0" ]
+	run kubectl drain node-live --ignore-daemonsets --delete-emptydir-data --timeout=3s
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'node/node-live cordoned'* ]]
+	[[ "$output" == *'error when evicting pods/"l'[12]'" -n "live" (will retry after 5s): Cannot evict pod as it would violate the pod'"'"'s disruption budget.'* ]]
+	[[ "$output" == *'global timeout reached: 3s'* ]]
+	[[ "$output" != *'node/node-live drained'* ]]
+	# The budget's pods stay, untouched.
+	run kubectl -n live get pod l1 l2 -o jsonpath='{range .items[*]}{.metadata.name}:{.metadata.deletionTimestamp};{end}'
+	[ "$status" -eq 0 ]
+	[ "$output" = "l1:;l2:;" ]
+	# Once the budget allows it, the same drain goes through.
+	kubectl -n live patch pdb web --type=merge -p '{"spec":{"minAvailable":0}}'
+	kubectl -n live wait pdb/web --for=jsonpath='{.status.disruptionsAllowed}'=2 --timeout=10s
 	run kubectl drain node-live --ignore-daemonsets --delete-emptydir-data --timeout=60s
 	[ "$status" -eq 0 ]
-	[[ "$output" == *'node/node-live cordoned'* ]]
 	[[ "$output" == *'pod/l1 evicted'* ]]
+	[[ "$output" == *'pod/l2 evicted'* ]]
 	[[ "$output" == *'node/node-live drained'* ]]
 	[ -z "$(kubectl -n live get pods -o name)" ]
 	run kubectl get node node-live

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "../../devcluster/devcluster.h"
+#include "../../devcluster/plugins.h"
 
 /* One request for dct_raw() and dct_run(). */
 struct dct_call {

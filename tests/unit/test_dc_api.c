@@ -909,6 +909,37 @@ START_TEST(watch_request)
 }
 END_TEST
 
+/*
+ * watch and allowWatchBookmarks read as kube-apiserver reads booleans:
+ * the official Python client's watch=True is a watch, not a list.
+ */
+START_TEST(watch_param_values)
+{
+	static const char *const watches[] = { "True", "TRUE", "true", "1", "yes", "" };
+	static const char *const lists[] = { "False", "false", "FALSE", "0" };
+	struct json_object *o;
+	struct dc_resp resp;
+	char target[128];
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(watches); i++) {
+		(void)snprintf(target, sizeof(target), "/api/v1/namespaces/default/configmaps?"
+		    "watch=%s&allowWatchBookmarks=True&timeoutSeconds=5", watches[i]);
+		run(&(struct dct_call){ .method = DC_GET, .target = target }, 200, &resp);
+		ck_assert_msg(resp.stream != NULL, "watch=%s", watches[i]);
+		resp_clear(&resp);
+	}
+	for (size_t i = 0; i < KC_ARRAY_SIZE(lists); i++) {
+		(void)snprintf(target, sizeof(target), "/api/v1/namespaces/default/configmaps?"
+		    "watch=%s", lists[i]);
+		o = run(&(struct dct_call){ .method = DC_GET, .target = target }, 200, NULL);
+		ck_assert_msg(o != NULL, "watch=%s", lists[i]);
+		ck_assert_str_eq(kc_json_str(o, "kind"), "ConfigMapList");
+		json_object_put(o);
+	}
+	ck_assert_uint_eq(watchhub_count(dc->hub), 0);
+}
+END_TEST
+
 START_TEST(dry_run)
 {
 	struct json_object *o;
@@ -1001,20 +1032,60 @@ START_TEST(ages)
 }
 END_TEST
 
+/* Whether status.userInfo.groups of a review names 'group'. */
+static bool
+review_has_group(const struct json_object *review, const char *group)
+{
+	struct json_object *g = kc_json_get(review, "status", "userInfo", "groups");
+	size_t n = json_object_is_type(g, json_type_array) ? json_object_array_length(g) : 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(g, i)), group) == 0)
+			return true;
+	return false;
+}
+
 START_TEST(impersonate_and_authorize)
 {
+	static const char review[] = "{\"apiVersion\":\"authentication.k8s.io/v1\","
+	    "\"kind\":\"SelfSubjectReview\"}";
+	static const char *const cm = "/api/v1/namespaces/default/configmaps/i";
 	struct json_object *o;
 
-	/* system:masters impersonates; the reply is the impersonated identity's. */
 	expect(DC_POST, "/api/v1/namespaces/default/configmaps", "{\"metadata\":"
 	    "{\"name\":\"i\"}}", 201);
-	o = run(&(struct dct_call){ .method = DC_GET, .target = "/api/v1/namespaces/default/"
-	    "configmaps/i", .imp_user = "bob" }, 200, NULL);
-	json_object_put(o);
 	/* Without an authorizer, other users may do everything. */
-	o = run(&(struct dct_call){ .method = DC_GET, .target = "/api/v1/namespaces/default/"
-	    "configmaps/i", .token = "alice-token" }, 200, NULL);
+	o = run(&(struct dct_call){ .method = DC_GET, .target = cm, .token = "alice-token" },
+	    200, NULL);
 	json_object_put(o);
+
+	/* With RBAC (authz.c), and its whoami: SelfSubjectReview. */
+	ck_assert_int_eq(authz_init(dc), 0);
+	o = run(&(struct dct_call){ .method = DC_POST,
+	    .target = "/apis/authentication.k8s.io/v1/selfsubjectreviews", .body = review },
+	    201, NULL);
+	ck_assert_str_eq(kc_json_str(o, "status", "userInfo", "username"), "admin");
+	json_object_put(o);
+	/* system:masters impersonates bob: the server sees bob, not admin. */
+	o = run(&(struct dct_call){ .method = DC_POST,
+	    .target = "/apis/authentication.k8s.io/v1/selfsubjectreviews", .body = review,
+	    .imp_user = "bob" }, 201, NULL);
+	ck_assert_str_eq(kc_json_str(o, "status", "userInfo", "username"), "bob");
+	ck_assert(!review_has_group(o, "system:masters"));
+	json_object_put(o);
+	/* bob has no rights: as bob, admin's read is refused. */
+	o = run(&(struct dct_call){ .method = DC_GET, .target = cm }, 200, NULL);
+	json_object_put(o);
+	o = run(&(struct dct_call){ .method = DC_GET, .target = cm, .imp_user = "bob" },
+	    403, NULL);
+	dct_expect_message(o, "configmaps \"i\" is forbidden: User \"bob\" cannot get "
+	    "resource \"configmaps\" in API group \"\" in the namespace \"default\"");
+	/* And alice may not impersonate anyone. */
+	o = run(&(struct dct_call){ .method = DC_GET, .target = cm, .token = "alice-token",
+	    .imp_user = "bob" }, 403, NULL);
+	dct_expect_message(o, "users \"bob\" is forbidden: User \"alice\" cannot "
+	    "impersonate resource \"users\" in API group \"\" at the cluster scope");
+	authz_fini(dc);
 }
 END_TEST
 
@@ -1080,6 +1151,7 @@ dc_api_suite(void)
 	tcase_add_test(tc, tables);
 	tcase_add_test(tc, ages);
 	tcase_add_test(tc, impersonate_and_authorize);
+	tcase_add_test(tc, watch_param_values);
 	tcase_add_test(tc, authorizer_hook);
 	suite_add_tcase(s, tc);
 	return s;

@@ -275,7 +275,7 @@ START_TEST(init_alloc_failures)
 			break;
 		}
 		ck_assert_int_eq(r, -ENOMEM);
-		ck_assert_ptr_null(dc->ext_rbac);
+		ck_assert_ptr_null(plugin_state(dc, &authz_plugin));
 	}
 	ck_assert_int_eq(authz_init(dc), 0);
 }

@@ -950,7 +950,7 @@ START_TEST(init_alloc_failures)
 		if (r == 0)
 			break;
 		ck_assert_int_eq(r, -ENOMEM);
-		ck_assert_ptr_null(dc->ext_crd);
+		ck_assert_ptr_null(plugin_state(dc, &crd_plugin));
 		ck_assert_ptr_null(registry_find_any(dc, "trainyard.dev", "runs"));
 		ck_assert_ptr_eq(crt->ops, &ops_default);
 	}

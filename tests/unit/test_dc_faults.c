@@ -527,9 +527,9 @@ START_TEST(alloc_failures)
 		if (r == 0)
 			break;
 		ck_assert_int_eq(r, -ENOMEM);
-		ck_assert_ptr_null(dc->ext_faults);
+		ck_assert_ptr_null(plugin_state(dc, &faults_plugin));
 	}
-	ck_assert_ptr_nonnull(dc->ext_faults);
+	ck_assert_ptr_nonnull(plugin_state(dc, &faults_plugin));
 	(void)add("{\"verb\":\"get\",\"resource\":\"pods\",\"code\":500}");
 	ck_assert_int_eq(faults_list_json(dc, &o), 0);
 	json_object_put(o);

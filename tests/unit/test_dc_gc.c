@@ -629,7 +629,7 @@ START_TEST(init_alloc_failures)
 		if (r == 0)
 			break;
 		ck_assert_int_eq(r, -ENOMEM);
-		ck_assert_ptr_null(dc->ext_gc);
+		ck_assert_ptr_null(plugin_state(dc, &gc_plugin));
 		ck_assert_msg(i < 1000, "gc_init never succeeded");
 	}
 	for (size_t i = 0;; i++) {

@@ -868,7 +868,7 @@ START_TEST(test_init_oom)
 			break;
 		}
 		ck_assert_int_eq(r, -ENOMEM);
-		ck_assert_ptr_null(dc->ext_sim);
+		ck_assert_ptr_null(plugin_state(dc, &kubelet_plugin));
 	}
 	start(1000, false);
 	advance(100);

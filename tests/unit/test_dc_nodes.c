@@ -680,7 +680,7 @@ START_TEST(test_cidr_parse)
 	ck_assert_int_eq(nodes_parse_cidr(NULL, &base, &blocks), -EINVAL);
 	ck_assert_int_eq(nodes_init(dc, &(struct nodes_opts){ .cluster_cidr = "nope" }),
 	    -EINVAL);
-	ck_assert_ptr_null(dc->ext_nodes);
+	ck_assert_ptr_null(plugin_state(dc, &nodes_plugin));
 	start(NULL);
 	ck_assert_int_eq(nodes_init(dc, NULL), -EEXIST);
 }
@@ -698,7 +698,7 @@ START_TEST(test_init_alloc_failures)
 		r = nodes_init(dc, NULL);
 		fail_alloc_after(SIZE_MAX);
 		if (r == -ENOMEM)
-			ck_assert_ptr_null(dc->ext_nodes);
+			ck_assert_ptr_null(plugin_state(dc, &nodes_plugin));
 	}
 	ck_assert_int_eq(r, 0);
 	ck_assert_uint_eq(nodes_count(dc), 1);

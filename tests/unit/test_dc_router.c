@@ -234,6 +234,52 @@ START_TEST(targets)
 }
 END_TEST
 
+/*
+ * Boolean parameters as apimachinery's Convert_Slice_string_To_bool reads
+ * them: only absent, "0" and "false" (strings.EqualFold) are false. The
+ * official Python client sends watch=True.
+ */
+START_TEST(bool_params)
+{
+	static const struct { const char *target; bool want; } bools[] = {
+		{ "/x", false },
+		{ "/x?watch=true", true },
+		{ "/x?watch=True", true },
+		{ "/x?watch=TRUE", true },
+		{ "/x?watch=1", true },
+		{ "/x?watch=t", true },
+		{ "/x?watch=yes", true },
+		{ "/x?watch=2", true },
+		{ "/x?watch=", true },
+		{ "/x?watch", true },
+		{ "/x?watch=false", false },
+		{ "/x?watch=False", false },
+		{ "/x?watch=FALSE", false },
+		{ "/x?watch=fAlSe", false },
+		{ "/x?watch=0", false },
+		{ "/x?watch=fal%C5%BFe", false },	/* EqualFold: the long s is an s */
+		{ "/x?watch=00", true },
+		{ "/x?watch=+0", true },
+		{ "/x?watch=f", true },
+		{ "/x?watch=falsey", true },
+		{ "/x?watch=false%20", true },
+		{ "/x?watch=fals", true },
+		{ "/x?watch=0&watch=1", false },	/* the first value, as upstream */
+		{ "/x?watch=1&watch=0", true },
+		{ "/x?watchx=1", false },
+	};
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(bools); i++) {
+		struct dc_req req = { 0 };
+
+		ck_assert_int_eq(req_set_target(&req, bools[i].target), 0);
+		ck_assert_msg(req_param_bool(&req, "watch") == bools[i].want, "%s",
+		    bools[i].target);
+		req_clear(&req);
+	}
+}
+END_TEST
+
 START_TEST(bad_escapes)
 {
 	static const char *const bad_targets[] = {
@@ -309,6 +355,7 @@ dc_router_suite(void)
 	tcase_add_test(tc, huge_path);
 	tcase_add_test(tc, methods);
 	tcase_add_test(tc, targets);
+	tcase_add_test(tc, bool_params);
 	tcase_add_test(tc, bad_escapes);
 	tcase_add_test(tc, too_many_params);
 	tcase_add_test(tc, decode);

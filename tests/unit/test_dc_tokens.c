@@ -1013,7 +1013,7 @@ START_TEST(key_in_data_dir)
 			    &st), KC_ECONFIG);
 			ck_assert_ptr_nonnull(strstr(st.message, "must be an RSA key of at "
 			    "least 2048 bits"));
-			ck_assert_ptr_null(dc->ext_tokens);
+			ck_assert_ptr_null(plugin_state(dc, &tokens_plugin));
 			kc_free(k);
 		}
 	}
