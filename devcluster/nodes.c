@@ -292,19 +292,15 @@ timestamp(char buf[KC_TIME_MAX])
 		(void)kc_strlcpy(buf, "1970-01-01T00:00:00Z", KC_TIME_MAX);
 }
 
-/* metav1.MicroTime, as a lease's renewTime. */
+/*
+ * metav1.MicroTime, as a lease's renewTime: one wall-clock reading, so
+ * successive renewals never go backwards.
+ */
 static void
-micro_timestamp(char *buf, size_t size)
+micro_timestamp(char buf[KC_TIME_MAX])
 {
-	time_t now = kc_clock_wall();
-	struct tm tm;
-	char sec[32];
-
-	if (gmtime_r(&now, &tm) == NULL ||
-	    strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-		(void)kc_strlcpy(sec, "1970-01-01T00:00:00", sizeof(sec));
-	(void)snprintf(buf, size, "%s.%06" PRIu64 "Z", sec,
-	    (kc_clock_now_ms() % 1000) * 1000);
+	if (kc_time_format_us(kc_clock_wall_us(), KC_TIME_MICRO, buf, KC_TIME_MAX) < 0)
+		(void)kc_strlcpy(buf, "1970-01-01T00:00:00.000000Z", KC_TIME_MAX);
 }
 
 static const struct dc_rtype *
@@ -1189,12 +1185,12 @@ renew_lease(struct nodes *ns, const char *name)
 	const struct json_object *node = nt != NULL ? coll_get(nt->coll, "", name) : NULL;
 	const struct json_object *lease;
 	struct json_object *next, *spec, *meta, *refs, *ref;
-	char now[48];
+	char now[KC_TIME_MAX];
 	int r;
 
 	if (lt == NULL || node == NULL)
 		return 0;
-	micro_timestamp(now, sizeof(now));
+	micro_timestamp(now);
 	if ((lease = coll_get(lt->coll, NODES_LEASE_NS, name)) != NULL) {
 		if ((next = kc_json_copy(lease)) == NULL)
 			return -ENOMEM;
