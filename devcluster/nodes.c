@@ -56,6 +56,7 @@
 
 #include <kc/alloc.h>
 #include <kc/clock.h>
+#include <kc/hash.h>
 #include <kc/json.h>
 #include <kc/log.h>
 #include <kc/str.h>
@@ -64,7 +65,6 @@
 
 #define NODES_SYNC_DELAY_MS	20		/* coalescing delay after a change */
 #define NODES_PODGC_CHECK_MS	20000		/* pod GC's gcCheckPeriod */
-#define NODES_BUCKETS_MIN	64
 #define NODES_LEASE_NS		"kube-node-lease"
 #define NODES_LEASE_SECONDS	40		/* nodeLeaseDurationSeconds */
 #define NODES_KUBELET_PORT	10250
@@ -76,24 +76,11 @@
 #define TAINT_UNREACHABLE	"node.kubernetes.io/unreachable"
 #define TAINT_UNSCHEDULABLE	"node.kubernetes.io/unschedulable"
 
-/* Intrusive string-keyed hash entries. */
-struct hent {
-	struct hent	*next;
-	uint32_t	 hash;
-	char		*key;
-};
-
-struct htab {
-	struct hent	**b;
-	size_t		 nb;
-	size_t		 n;
-};
-
 struct nent;
 
 /* A pod bound to a node (hent.key is "ns/name"). */
 struct npod {
-	struct hent	 h;
+	struct kc_hmap_node	 h;
 	TAILQ_ENTRY(npod) link;
 	struct nent	*node;
 };
@@ -105,7 +92,7 @@ TAILQ_HEAD(npod_list, npod);
  * while it does not (a ghost, for pod GC). Freed when neither.
  */
 struct nent {
-	struct hent	 h;
+	struct kc_hmap_node	 h;
 	struct npod_list pods;
 	size_t		 npods;
 	TAILQ_ENTRY(nent) all;		/* present nodes */
@@ -133,8 +120,8 @@ struct nodes {
 	struct nodes_opts opts;
 	int		(*prev_admit)(struct dc_write_ctx *, struct json_object *,
 			    struct kc_status *);
-	struct htab	 names;		/* struct nent */
-	struct htab	 pods;		/* struct npod */
+	struct kc_hmap	 names;		/* struct nent */
+	struct kc_hmap	 pods;		/* struct npod */
 	struct nent_list all;
 	struct nent_list dirty;
 	struct nent_list ghosts;
@@ -181,75 +168,6 @@ static const struct {
 	{ "PIDPressure", "True", "node.kubernetes.io/pid-pressure" },
 	{ "NetworkUnavailable", "True", "node.kubernetes.io/network-unavailable" },
 };
-
-/*
- * Hash tables
- */
-
-static uint32_t
-str_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s != '\0'; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
-static struct hent *
-ht_find(const struct htab *t, const char *key)
-{
-	uint32_t h;
-	struct hent *e;
-
-	if (t->nb == 0)
-		return NULL;
-	h = str_hash(key);
-	for (e = t->b[h % t->nb]; e != NULL; e = e->next)
-		if (e->hash == h && strcmp(e->key, key) == 0)
-			return e;
-	return NULL;
-}
-
-static int
-ht_insert(struct htab *t, struct hent *e)
-{
-	if (t->n + 1 > t->nb * 2) {
-		size_t nb = t->nb != 0 ? t->nb * 2 : NODES_BUCKETS_MIN;
-		struct hent **b = kc_calloc(nb, sizeof(*b));
-
-		if (b == NULL)
-			return -ENOMEM;
-		for (size_t i = 0; i < t->nb; i++) {
-			struct hent *x, *nx;
-
-			for (x = t->b[i]; x != NULL; x = nx) {
-				nx = x->next;
-				x->next = b[x->hash % nb];
-				b[x->hash % nb] = x;
-			}
-		}
-		kc_free(t->b);
-		t->b = b;
-		t->nb = nb;
-	}
-	e->hash = str_hash(e->key);
-	e->next = t->b[e->hash % t->nb];
-	t->b[e->hash % t->nb] = e;
-	t->n++;
-	return 0;
-}
-
-static void
-ht_remove(struct htab *t, struct hent *e)
-{
-	struct hent **pp = &t->b[e->hash % t->nb];
-
-	while (*pp != e)
-		pp = &(*pp)->next;
-	*pp = e->next;
-	t->n--;
-}
 
 /*
  * Small helpers
@@ -589,7 +507,7 @@ nodes_parse_cidr(const char *cidr, uint32_t *ret_base, uint32_t *ret_blocks)
 static struct nent *
 nent_find(const struct nodes *ns, const char *name)
 {
-	return (struct nent *)(void *)ht_find(&ns->names, name);
+	return (struct nent *)(void *)kc_hmap_get(&ns->names, name);
 }
 
 static struct nent *
@@ -601,7 +519,7 @@ nent_get(struct nodes *ns, const char *name)
 		return n;
 	if ((n = kc_calloc(1, sizeof(*n))) == NULL)
 		return NULL;
-	if ((n->h.key = kc_strdup(name)) == NULL || ht_insert(&ns->names, &n->h) < 0) {
+	if ((n->h.key = kc_strdup(name)) == NULL || kc_hmap_put(&ns->names, &n->h) < 0) {
 		kc_free(n->h.key);
 		kc_free(n);
 		return NULL;
@@ -619,7 +537,7 @@ nent_free(struct nodes *ns, struct nent *n)
 		TAILQ_REMOVE(&ns->ghosts, n, ghost_link);
 	if (n->present)
 		TAILQ_REMOVE(&ns->all, n, all);
-	ht_remove(&ns->names, &n->h);
+	kc_hmap_del(&ns->names, &n->h);
 	kc_free(n->renew);
 	kc_free(n->heartbeat);
 	kc_free(n->h.key);
@@ -787,13 +705,13 @@ feed_pod(struct nodes *ns, const struct dc_event *ev, const struct json_object *
 	if (pns == NULL || name == NULL)
 		return 0;
 	(void)snprintf(key, sizeof(key), "%s/%s", pns, name);
-	p = (struct npod *)(void *)ht_find(&ns->pods, key);
+	p = (struct npod *)(void *)kc_hmap_get(&ns->pods, key);
 	if (p != NULL && (node == NULL || node[0] == '\0' ||
 	    strcmp(p->node->h.key, node) != 0)) {
 		old = p->node;
 		TAILQ_REMOVE(&old->pods, p, link);
 		old->npods--;
-		ht_remove(&ns->pods, &p->h);
+		kc_hmap_del(&ns->pods, &p->h);
 		kc_free(p->h.key);
 		kc_free(p);
 		p = NULL;
@@ -805,7 +723,7 @@ feed_pod(struct nodes *ns, const struct dc_event *ev, const struct json_object *
 		return -ENOMEM;
 	if (p == NULL) {
 		if ((p = kc_calloc(1, sizeof(*p))) == NULL ||
-		    (p->h.key = kc_strdup(key)) == NULL || ht_insert(&ns->pods, &p->h) < 0) {
+		    (p->h.key = kc_strdup(key)) == NULL || kc_hmap_put(&ns->pods, &p->h) < 0) {
 			if (p != NULL)
 				kc_free(p->h.key);
 			kc_free(p);
@@ -981,11 +899,11 @@ static void
 name_hex(const char *name, const char *salt, char buf[33])
 {
 	static const char hex[] = "0123456789abcdef";
-	uint32_t h = str_hash(salt);
+	uint32_t h = kc_fnv1a32_str(KC_FNV1A32_INIT, salt);
 
 	for (size_t i = 0; i < 32; i++) {
 		if (i % 8 == 0)
-			h = str_hash(name) ^ (h * 16777619u) ^ (uint32_t)i;
+			h = kc_fnv1a32_str(KC_FNV1A32_INIT, name) ^ (h * 16777619u) ^ (uint32_t)i;
 		buf[i] = hex[(h >> (4 * (i % 8))) & 15u];
 	}
 	buf[32] = '\0';
@@ -2009,6 +1927,8 @@ void
 nodes_fini(struct dc *dc)
 {
 	struct nodes *ns = dc->ext_nodes;
+	struct kc_hmap_node *e, *ne;
+	size_t i;
 
 	if (ns == NULL)
 		return;
@@ -2018,30 +1938,20 @@ nodes_fini(struct dc *dc)
 	storage_unsubscribe(dc->store, on_event, ns);
 	if (dc->hooks.admit == nodes_admit)
 		dc->hooks.admit = ns->prev_admit;
-	for (size_t i = 0; i < ns->pods.nb; i++) {
-		struct hent *e, *ne;
-
-		for (e = ns->pods.b[i]; e != NULL; e = ne) {
-			ne = e->next;
-			kc_free(e->key);
-			kc_free(e);
-		}
+	KC_HMAP_FOREACH_SAFE(e, ne, i, &ns->pods) {
+		kc_free(e->key);
+		kc_free(e);
 	}
-	kc_free(ns->pods.b);
-	for (size_t i = 0; i < ns->names.nb; i++) {
-		struct hent *e, *ne;
+	kc_hmap_free(&ns->pods);
+	KC_HMAP_FOREACH_SAFE(e, ne, i, &ns->names) {
+		struct nent *n = (struct nent *)(void *)e;
 
-		for (e = ns->names.b[i]; e != NULL; e = ne) {
-			struct nent *n = (struct nent *)(void *)e;
-
-			ne = e->next;
-			kc_free(n->renew);
-			kc_free(n->heartbeat);
-			kc_free(e->key);
-			kc_free(n);
-		}
+		kc_free(n->renew);
+		kc_free(n->heartbeat);
+		kc_free(e->key);
+		kc_free(n);
 	}
-	kc_free(ns->names.b);
+	kc_hmap_free(&ns->names);
 	kc_free(ns->cidr_used);
 	kc_free(ns);
 	dc->ext_nodes = NULL;

@@ -45,6 +45,7 @@
 
 #include <kc/alloc.h>
 #include <kc/clock.h>
+#include <kc/hash.h>
 #include <kc/macro.h>
 #include <kc/ratelimit.h>
 #include <kc/workqueue.h>
@@ -96,12 +97,8 @@ struct kc_workqueue {
 static uint32_t
 key_hash(uint32_t seed, const char *key)
 {
-	uint32_t h = 2166136261u ^ seed;
+	uint32_t h = kc_fnv1a32_str(KC_FNV1A32_INIT ^ seed, key);
 
-	for (const unsigned char *p = (const unsigned char *)key; *p != '\0'; p++) {
-		h ^= *p;
-		h *= 16777619u;
-	}
 	return h ^ (h >> 15);
 }
 

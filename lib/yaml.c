@@ -93,6 +93,7 @@
 
 #include <kc/alloc.h>
 #include <kc/buf.h>
+#include <kc/hash.h>
 #include <kc/json.h>
 #include <kc/str.h>
 #include <kc/yaml.h>
@@ -547,11 +548,7 @@ struct anchors {
 static size_t
 anchor_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s != '\0'; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return (size_t)h;
+	return (size_t)kc_fnv1a64_str(KC_FNV1A64_INIT, s);
 }
 
 static struct anchor *
