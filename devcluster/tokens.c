@@ -82,6 +82,7 @@
 #include <kc/clock.h>
 #include <kc/json.h>
 #include <kc/log.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 #include <kc/yaml.h>
 
@@ -924,10 +925,10 @@ check_meta(const struct json_object *in, const char *ns, const char *name,
 	char q[DC_SEGMENT_MAX + 8];
 
 	if (bname != NULL && bname[0] != '\0' && strcmp(bname, name) != 0)
-		errs_invalid(&errs, "metadata.name", errors_quote(bname, q, sizeof(q)),
+		errs_invalid(&errs, "metadata.name", kc_sbuf_quoted(q, sizeof(q), bname),
 		    "must match the service account name if specified");
 	else if (bns != NULL && bns[0] != '\0' && strcmp(bns, ns) != 0)
-		errs_invalid(&errs, "metadata.namespace", errors_quote(bns, q, sizeof(q)),
+		errs_invalid(&errs, "metadata.namespace", kc_sbuf_quoted(q, sizeof(q), bns),
 		    "must match the service account namespace if specified");
 	if (errs.n == 0)
 		return 0;

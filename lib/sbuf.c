@@ -224,11 +224,17 @@ kc_sbuf_end(const struct kc_sbuf *b)
 }
 
 const char *
-kc_sbuf_quoted(char *buf, size_t size, const char *s)
+kc_sbuf_quoted_len(char *buf, size_t size, const char *s, size_t n)
 {
 	struct kc_sbuf b;
 
 	kc_sbuf_init(&b, buf, size);
-	kc_sbuf_quote(&b, s != NULL ? s : "", s != NULL ? strlen(s) : 0);
+	kc_sbuf_quote(&b, s, n);
 	return buf;
+}
+
+const char *
+kc_sbuf_quoted(char *buf, size_t size, const char *s)
+{
+	return kc_sbuf_quoted_len(buf, size, s != NULL ? s : "", s != NULL ? strlen(s) : 0);
 }

@@ -69,9 +69,10 @@ bool	kc_sbuf_truncated(const struct kc_sbuf *);
 size_t	kc_sbuf_end(const struct kc_sbuf *);
 
 /*
- * Go's strconv.Quote of the NUL-terminated 's' (NULL as "") into
- * buf[0..size), cut as above; returns buf.
+ * Go's strconv.Quote of the NUL-terminated 's' (NULL as ""), or of
+ * s[0..n), into buf[0..size), cut as above; returns buf.
  */
 const char	*kc_sbuf_quoted(char *buf, size_t size, const char *s);
+const char	*kc_sbuf_quoted_len(char *buf, size_t size, const char *s, size_t n);
 
 #endif
