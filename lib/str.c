@@ -16,6 +16,7 @@
 #include <kc/alloc.h>
 #include <kc/macro.h>
 #include <kc/str.h>
+#include <kc/validation.h>
 
 #include "uniprint.h"
 
@@ -170,35 +171,16 @@ kc_str_cut(struct kc_str *s, char sep, struct kc_str *head)
 	return true;
 }
 
-static bool
-dns1123_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
 bool
 kc_str_is_dns1123_label(struct kc_str s)
 {
-	if (s.len == 0 || !dns1123_char(s.p[0]) || !dns1123_char(s.p[s.len - 1]))
-		return false;
-	for (size_t i = 1; i + 1 < s.len; i++)
-		if (!dns1123_char(s.p[i]) && s.p[i] != '-')
-			return false;
-	return true;
+	return kc_valid_is_dns1123_label(s);
 }
 
 bool
 kc_str_is_dns1123_subdomain(struct kc_str s)
 {
-	struct kc_str label;
-	bool more;
-
-	do {
-		more = kc_str_cut(&s, '.', &label);
-		if (!kc_str_is_dns1123_label(label))
-			return false;
-	} while (more);
-	return true;
+	return kc_valid_is_dns1123_subdomain(s);
 }
 
 char *

@@ -47,6 +47,8 @@ bool		 kc_str_cut(struct kc_str *s, char sep, struct kc_str *head);
  * a DNS-1123 subdomain, such labels joined by '.' (most object names).
  * The pattern only: callers check the length (63 and 253 bytes), which
  * Kubernetes reports as a separate error. The empty string matches neither.
+ * The same as kc_valid_is_dns1123_label() and _subdomain() (kc/validation.h),
+ * which new code should call, and which have upstream's messages too.
  */
 bool		 kc_str_is_dns1123_label(struct kc_str);
 bool		 kc_str_is_dns1123_subdomain(struct kc_str);
