@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include <kc/alloc.h>
+#include <kc/base64.h>
 #include <kc/clock.h>
 #include <kc/json.h>
 #include <kc/sbuf.h>
@@ -1000,8 +1001,8 @@ secret_defaults(struct dc_write_ctx *wc, struct json_object *obj)
 
 		if (s == NULL)
 			continue;
-		if ((b64 = api_b64_encode(s, strlen(s))) == NULL)
-			return -ENOMEM;
+		if ((r = kc_base64_encode(s, strlen(s), 0, &b64, NULL)) < 0)
+			return r;
 		r = kc_json_set_str(data, k, b64);
 		kc_free(b64);
 		if (r < 0)
@@ -1027,7 +1028,8 @@ secret_validate(struct dc_write_ctx *wc, const struct json_object *obj,
 			char *dec = NULL, f[300];
 
 			if (json_object_is_type(v, json_type_string) &&
-			    api_b64_decode(json_object_get_string(v), &dec, NULL) == 0) {
+			    kc_base64_decode(json_object_get_string(v),
+			    (size_t)json_object_get_string_len(v), 0, &dec, NULL, NULL, 0) == 0) {
 				kc_free(dec);
 				continue;
 			}

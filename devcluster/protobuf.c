@@ -51,9 +51,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/evp.h>
-
 #include <kc/alloc.h>
+#include <kc/base64.h>
 #include <kc/buf.h>
 #include <kc/json.h>
 #include <kc/str.h>
@@ -1242,13 +1241,13 @@ json_string(struct kc_str s, struct json_object **ret)
 static int
 json_base64(struct kc_str s, struct json_object **ret)
 {
-	size_t n = 4 * ((s.len + 2) / 3);
-	unsigned char *b;
+	char *b;
+	size_t n;
+	int r;
 
-	if ((b = kc_malloc(n + 1)) == NULL)
-		return -ENOMEM;
-	(void)EVP_EncodeBlock(b, (const unsigned char *)s.p, (int)s.len);
-	*ret = json_object_new_string_len((const char *)b, (int)n);
+	if ((r = kc_base64_encode(s.p, s.len, 0, &b, &n)) < 0)
+		return r;
+	*ret = json_object_new_string_len(b, (int)n);
 	kc_free(b);
 	return *ret != NULL ? 0 : -ENOMEM;
 }
