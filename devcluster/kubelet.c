@@ -326,14 +326,8 @@ fmt_time(struct kubelet *k, uint64_t mono, char buf[KC_TIME_MAX])
 static void
 fmt_nano(struct kubelet *k, uint64_t mono, char buf[40])
 {
-	uint64_t w = wall_ms(k, mono);
-	time_t t = (time_t)(w / 1000);
-	struct tm tm;
-
-	if (gmtime_r(&t, &tm) == NULL || strftime(buf, 40, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-		kc_strlcpy(buf, "1970-01-01T00:00:00", 40);
-	(void)snprintf(buf + strlen(buf), 40 - strlen(buf), ".%03u000000Z",
-	    (unsigned)(w % 1000));
+	if (kc_time_format_us((int64_t)wall_ms(k, mono) * 1000, KC_TIME_NANO, buf, 40) < 0)
+		(void)kc_strlcpy(buf, "1970-01-01T00:00:00.000000000Z", 40);
 }
 
 static void

@@ -1256,19 +1256,15 @@ json_base64(struct kc_str s, struct json_object **ret)
 static int
 json_time(const struct pb_slot *slot, struct json_object **ret)
 {
-	char buf[80];
-	time_t t = (time_t)(int64_t)slot->u;
-	struct tm tm;
+	char buf[KC_TIME_MAX];
+	int r;
 
 	if (!slot->present || slot->zero_time) {
 		*ret = NULL;
 		return 0;
 	}
-	if (gmtime_r(&t, &tm) == NULL)
-		return -EOVERFLOW;
-	(void)snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02dZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-	    tm.tm_sec);
+	if ((r = kc_time_format((time_t)(int64_t)slot->u, buf, sizeof(buf))) < 0)
+		return r;
 	*ret = json_object_new_string(buf);
 	return *ret != NULL ? 0 : -ENOMEM;
 }
