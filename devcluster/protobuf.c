@@ -1143,42 +1143,13 @@ decode_msg(struct pb_ctx *c, struct pb_obj *o, struct pb_rd *r, unsigned depth)
  * Writing JSON as Go's encoding/json does
  */
 
-/*
- * The length of the valid UTF-8 sequence at 'p' (RFC 3629: no overlong
- * forms, no surrogates, at most U+10FFFF), or 0, as Go's
- * utf8.DecodeRune() decides.
- */
+/* The length of the valid UTF-8 sequence at 'p', or 0 (Go's utf8.DecodeRune). */
 static size_t
 utf8_seq(const unsigned char *p, size_t n)
 {
-	unsigned char b = p[0], lo = 0x80, hi = 0xbf;
-	size_t need;
+	uint32_t c;
 
-	if (b < 0x80)
-		return 1;
-	if (b >= 0xc2 && b <= 0xdf) {
-		need = 1;
-	} else if (b >= 0xe0 && b <= 0xef) {
-		need = 2;
-		if (b == 0xe0)
-			lo = 0xa0;
-		else if (b == 0xed)
-			hi = 0x9f;
-	} else if (b >= 0xf0 && b <= 0xf4) {
-		need = 3;
-		if (b == 0xf0)
-			lo = 0x90;
-		else if (b == 0xf4)
-			hi = 0x8f;
-	} else {
-		return 0;
-	}
-	if (n <= need || p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i <= need; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return need + 1;
+	return kc_utf8_decode((const char *)p, n, &c);
 }
 
 static bool
