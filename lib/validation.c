@@ -7,6 +7,7 @@
  * its two spaces before each "or").
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,25 +52,23 @@ add(struct kc_valid *v, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* RegexError(msg, fmt, examples...) behind 'prefix'; NULL ends the examples. */
+/* RegexError(msg, fmt, examples...) behind 'prefix'; NULL ends 'ex'. */
 static void
-regex_error(struct kc_valid *v, const char *prefix, const char *msg, const char *fmt, ...)
+regex_error(struct kc_valid *v, const char *prefix, const char *msg, const char *fmt,
+    const char *const *ex)
 {
-	char ex[160] = "";
+	char buf[160] = "";
 	size_t off = 0;
-	const char *e;
-	va_list ap;
 
-	va_start(ap, fmt);
-	for (int i = 0; (e = va_arg(ap, const char *)) != NULL; i++) {
-		int w = snprintf(ex + off, sizeof(ex) - off, "%s'%s', ", i > 0 ? " or " : "", e);
+	for (size_t i = 0; ex[i] != NULL; i++) {
+		int w = snprintf(buf + off, sizeof(buf) - off, "%s'%s', ", i > 0 ? " or " : "",
+		    ex[i]);
 
 		if (w > 0)
-			off = KC_MIN(off + (size_t)w, sizeof(ex) - 1);
+			off = KC_MIN(off + (size_t)w, sizeof(buf) - 1);
 	}
-	va_end(ap);
 	add(v, "%s%s (%s%sregex used for validation is '%s')", prefix, msg,
-	    off > 0 ? "e.g. " : "", ex, fmt);
+	    off > 0 ? "e.g. " : "", buf, fmt);
 }
 
 static bool
@@ -136,7 +135,7 @@ dns1123_subdomain(struct kc_str s, const char *prefix, struct kc_valid *v)
 		    KC_DNS1123_SUBDOMAIN_MAX);
 	if (!kc_valid_is_dns1123_subdomain(s))
 		regex_error(v, prefix, DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT,
-		    "example.com", NULL);
+		    (const char *const []){ "example.com", NULL });
 	return v->n - n;
 }
 
@@ -147,8 +146,8 @@ kc_valid_dns1123_label(struct kc_str s, struct kc_valid *v)
 	if (s.len > KC_DNS1123_LABEL_MAX)
 		add(v, "must be no more than %d characters", KC_DNS1123_LABEL_MAX);
 	if (!kc_valid_is_dns1123_label(s))
-		regex_error(v, "", DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc",
-		    NULL);
+		regex_error(v, "", DNS1123_LABEL_MSG, DNS1123_LABEL_FMT,
+		    (const char *const []){ "my-name", "123-abc", NULL });
 	return v->n;
 }
 
@@ -166,8 +165,8 @@ kc_valid_dns1035_label(struct kc_str s, struct kc_valid *v)
 	if (s.len > KC_DNS1035_LABEL_MAX)
 		add(v, "must be no more than %d characters", KC_DNS1035_LABEL_MAX);
 	if (!kc_valid_is_dns1035_label(s))
-		regex_error(v, "", DNS1035_LABEL_MSG, DNS1035_LABEL_FMT, "my-name", "abc-123",
-		    NULL);
+		regex_error(v, "", DNS1035_LABEL_MSG, DNS1035_LABEL_FMT,
+		    (const char *const []){ "my-name", "abc-123", NULL });
 	return v->n;
 }
 
@@ -181,8 +180,8 @@ kc_valid_qualified_name(struct kc_str s, struct kc_valid *v)
 	for (size_t i = 0; i < s.len; i++)
 		slashes += s.p[i] == '/';
 	if (slashes > 1) {
-		regex_error(v, "a qualified name ", QNAME_MSG, QNAME_FMT, "MyName", "my.name",
-		    "123-abc", NULL);
+		regex_error(v, "a qualified name ", QNAME_MSG, QNAME_FMT,
+		    (const char *const []){ "MyName", "my.name", "123-abc", NULL });
 		(void)kc_strlcat(v->msg[0], " with an optional DNS subdomain prefix and '/' "
 		    "(e.g. 'example.com/MyName')", KC_VALID_MSG_MAX);
 		return v->n;
@@ -199,8 +198,8 @@ kc_valid_qualified_name(struct kc_str s, struct kc_valid *v)
 	else if (name.len > KC_QUALIFIED_NAME_MAX)
 		add(v, "name part must be no more than %d characters", KC_QUALIFIED_NAME_MAX);
 	if (!kc_valid_is_qualified_part(name))
-		regex_error(v, "name part ", QNAME_MSG, QNAME_FMT, "MyName", "my.name",
-		    "123-abc", NULL);
+		regex_error(v, "name part ", QNAME_MSG, QNAME_FMT,
+		    (const char *const []){ "MyName", "my.name", "123-abc", NULL });
 	return v->n;
 }
 
@@ -211,8 +210,8 @@ kc_valid_label_value(struct kc_str s, struct kc_valid *v)
 	if (s.len > KC_LABEL_VALUE_MAX)
 		add(v, "must be no more than %d characters", KC_LABEL_VALUE_MAX);
 	if (s.len > 0 && !kc_valid_is_qualified_part(s))
-		regex_error(v, "", LABEL_VALUE_MSG, LABEL_VALUE_FMT, "MyValue", "my_value",
-		    "12345", NULL);
+		regex_error(v, "", LABEL_VALUE_MSG, LABEL_VALUE_FMT,
+		    (const char *const []){ "MyValue", "my_value", "12345", NULL });
 	return v->n;
 }
 
@@ -228,8 +227,8 @@ kc_valid_config_map_key(struct kc_str s, struct kc_valid *v)
 	if (s.len > KC_DNS1123_SUBDOMAIN_MAX)
 		add(v, "must be no more than %d characters", KC_DNS1123_SUBDOMAIN_MAX);
 	if (!ok)
-		regex_error(v, "", CONFIG_KEY_MSG, CONFIG_KEY_FMT, "key.name", "KEY_NAME",
-		    "key-name", NULL);
+		regex_error(v, "", CONFIG_KEY_MSG, CONFIG_KEY_FMT,
+		    (const char *const []){ "key.name", "KEY_NAME", "key-name", NULL });
 	if (kc_str_eq_cstr(s, "."))
 		add(v, "must not be '.'");
 	else if (kc_str_eq_cstr(s, ".."))
