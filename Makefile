@@ -51,6 +51,8 @@ SAN_FLAGS	 = -fsanitize=address,undefined -fno-sanitize-recover=all \
 # client side.
 LIB_CORE_SRCS	 = lib/err.c lib/alloc.c lib/buf.c lib/str.c lib/json.c lib/jsonstream.c \
 		   lib/clock.c lib/log.c
+# Data structures and formats every layer shares (no threads, no network).
+LIB_CORE_SRCS	+= lib/hash.c lib/heap.c lib/sbuf.c lib/base64.c lib/validation.c
 LIB_DATA_SRCS	 = $(LIB_CORE_SRCS) lib/yaml.c lib/selector.c lib/patch.c \
 		   lib/cert.c
 LIB_SRCS	 = $(LIB_DATA_SRCS) lib/kubeconfig.c lib/transport.c \
@@ -88,6 +90,7 @@ UNIT_SUITES	+= quantity ctl_config ctl_model ctl_session
 UNIT_SUITES	+= ratelimit workqueue informer
 UNIT_SUITES	+= dc_exec
 UNIT_SUITES	+= leader
+UNIT_SUITES	+= hash heap sbuf base64 validation
 UNIT_SUITES	+= ctl_metrics
 UNIT_SUITES	+= deflate ctl_expect alloc
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
@@ -173,6 +176,11 @@ SUITE_DEPS_leader	= $(SUITE_DEPS_client) lib/leader.c
 SUITE_DEPS_ctl_metrics	= $(SUITE_DEPS_client) controller/metrics.c
 SUITE_DEPS_deflate	= lib/deflate.c
 SUITE_DEPS_alloc	=
+SUITE_DEPS_hash		=
+SUITE_DEPS_heap		=
+SUITE_DEPS_sbuf		=
+SUITE_DEPS_base64	=
+SUITE_DEPS_validation	=
 SUITE_DEPS_ctl_expect	= $(SUITE_DEPS_informer) lib/selector.c lib/yaml.c lib/quantity.c \
 			  $(CTL_PURE_SRCS) controller/expect.c
 

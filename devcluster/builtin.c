@@ -31,35 +31,15 @@
 #include <string.h>
 
 #include <kc/alloc.h>
+#include <kc/base64.h>
 #include <kc/clock.h>
 #include <kc/json.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
+#include <kc/validation.h>
 
 #include "devcluster.h"
 
-#define SUBDOMAIN_MSG	"a lowercase RFC 1123 subdomain must consist of lower case " \
-	"alphanumeric characters, '-' or '.', and must start and end with an alphanumeric " \
-	"character (e.g. 'example.com', regex used for validation is " \
-	"'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-#define LABEL_MSG	"a lowercase RFC 1123 label must consist of lower case " \
-	"alphanumeric characters or '-', and must start and end with an alphanumeric " \
-	"character (e.g. 'my-name',  or '123-abc', regex used for validation is " \
-	"'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-#define DNS1035_MSG	"a DNS-1035 label must consist of lower case alphanumeric " \
-	"characters or '-', start with an alphabetic character, and end with an " \
-	"alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for " \
-	"validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
-#define QNAME_MSG	"must consist of alphanumeric characters, '-', '_' or '.', and " \
-	"must start and end with an alphanumeric character (e.g. 'MyName',  or " \
-	"'my.name',  or '123-abc', regex used for validation is " \
-	"'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-#define LVALUE_MSG	"a valid label must be an empty string or consist of " \
-	"alphanumeric characters, '-', '_' or '.', and must start and end with an " \
-	"alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex " \
-	"used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-#define KEY_MSG		"a valid config key must consist of alphanumeric characters, " \
-	"'-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used " \
-	"for validation is '[-._a-zA-Z0-9]+')"
 #define POD_UPDATE_MSG	"pod updates may not change fields other than " \
 	"`spec.containers[*].image`,`spec.initContainers[*].image`," \
 	"`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing " \
@@ -75,65 +55,27 @@
  * Names, labels and metadata
  */
 
-static bool
-is_lower_alnum(char c)
+/* Each message of a pkg/util/validation check as an Invalid field error. */
+static size_t
+check(size_t (*valid)(struct kc_str, struct kc_valid *), const char *value,
+    const char *field, const char *quoted, struct dc_errs *errs)
 {
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
+	struct kc_valid v;
+	size_t n = valid(kc_str_from(value), &v);
 
-static bool
-is_alnum(char c)
-{
-	return is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
-}
-
-/* [a-z0-9]([-a-z0-9]*[a-z0-9])? over s[0..n) */
-static bool
-dns_label(const char *s, size_t n)
-{
-	if (n == 0 || !is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
-		return false;
 	for (size_t i = 0; i < n; i++)
-		if (!is_lower_alnum(s[i]) && s[i] != '-')
-			return false;
-	return true;
+		errs_invalid(errs, field, quoted, v.msg[i]);
+	return n;
 }
 
-static bool
-dns_subdomain(const char *s)
+/* IsQualifiedName(key) as Invalid errors on 'shown' (the value quoted). */
+static void
+qualified_name(const char *field, const char *key, const char *shown, struct dc_errs *errs)
 {
-	const char *p = s;
+	char q[512];
 
-	for (;;) {
-		const char *dot = strchr(p, '.');
-		size_t n = dot != NULL ? (size_t)(dot - p) : strlen(p);
-
-		if (!dns_label(p, n))
-			return false;
-		if (dot == NULL)
-			return true;
-		p = dot + 1;
-	}
-}
-
-static bool
-dns1035(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n > 0 && s[0] >= 'a' && s[0] <= 'z' && dns_label(s, n);
-}
-
-/* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] */
-static bool
-qualified_part(const char *s, size_t n)
-{
-	if (n == 0 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-			return false;
-	return true;
+	(void)check(kc_valid_qualified_name, key, field, kc_sbuf_quoted(q, sizeof(q), shown),
+	    errs);
 }
 
 void
@@ -141,27 +83,17 @@ builtin_validate_name(enum dc_name_rule rule, const char *field, const char *nam
     struct dc_errs *errs)
 {
 	char q[DC_NAME_MAX * 4 + 64];
-	size_t n = strlen(name);
 
-	errors_quote(name, q, sizeof(q));
+	(void)kc_sbuf_quoted(q, sizeof(q), name);
 	switch (rule) {
 	case DC_NAME_SUBDOMAIN:
-		if (n > 253)
-			errs_invalid(errs, field, q, "must be no more than 253 characters");
-		if (!dns_subdomain(name))
-			errs_invalid(errs, field, q, SUBDOMAIN_MSG);
+		(void)check(kc_valid_dns1123_subdomain, name, field, q, errs);
 		break;
 	case DC_NAME_LABEL:
-		if (n > 63)
-			errs_invalid(errs, field, q, "must be no more than 63 characters");
-		if (!dns_label(name, n))
-			errs_invalid(errs, field, q, LABEL_MSG);
+		(void)check(kc_valid_dns1123_label, name, field, q, errs);
 		break;
 	case DC_NAME_DNS1035:
-		if (n > 63)
-			errs_invalid(errs, field, q, "must be no more than 63 characters");
-		if (!dns1035(name))
-			errs_invalid(errs, field, q, DNS1035_MSG);
+		(void)check(kc_valid_dns1035_label, name, field, q, errs);
 		break;
 	case DC_NAME_PATH:
 		if (strcmp(name, ".") == 0)
@@ -175,47 +107,6 @@ builtin_validate_name(enum dc_name_rule rule, const char *field, const char *nam
 				errs_invalid(errs, field, q, "may not contain '%'");
 		}
 		break;
-	}
-}
-
-/* IsQualifiedName(): "[prefix/]name". */
-static void
-qualified_name(const char *field, const char *key, struct dc_errs *errs)
-{
-	const char *slash = strchr(key, '/'), *name = key;
-	char q[512], msg[700];
-
-	errors_quote(key, q, sizeof(q));
-	if (slash != NULL) {
-		char prefix[300];
-		size_t pl = (size_t)(slash - key);
-
-		if (strchr(slash + 1, '/') != NULL) {
-			errs_invalid(errs, field, q, "a qualified name " QNAME_MSG
-			    " with an optional DNS subdomain prefix and '/' (e.g. "
-			    "'example.com/MyName')");
-			return;
-		}
-		name = slash + 1;
-		if (pl == 0)
-			errs_invalid(errs, field, q, "prefix part must be non-empty");
-		else if (pl >= sizeof(prefix) || pl > 253)
-			errs_invalid(errs, field, q,
-			    "prefix part must be no more than 253 characters");
-		else {
-			memcpy(prefix, key, pl);
-			prefix[pl] = '\0';
-			if (!dns_subdomain(prefix))
-				errs_invalid(errs, field, q, "prefix part " SUBDOMAIN_MSG);
-		}
-	}
-	if (name[0] == '\0')
-		errs_invalid(errs, field, q, "name part must be non-empty");
-	else if (strlen(name) > 63)
-		errs_invalid(errs, field, q, "name part must be no more than 63 characters");
-	if (!qualified_part(name, strlen(name))) {
-		(void)snprintf(msg, sizeof(msg), "name part %s", QNAME_MSG);
-		errs_invalid(errs, field, q, msg);
 	}
 }
 
@@ -233,17 +124,13 @@ validate_labels(const struct json_object *labels, struct dc_errs *errs)
 		const char *s = json_object_get_string(v);
 		char q[512];
 
-		qualified_name("metadata.labels", k, errs);
+		qualified_name("metadata.labels", k, k, errs);
 		if (!json_object_is_type(v, json_type_string)) {
 			errs_invalid(errs, "metadata.labels", "null", "must be a string");
 			continue;
 		}
-		errors_quote(s, q, sizeof(q));
-		if (strlen(s) > 63)
-			errs_invalid(errs, "metadata.labels", q,
-			    "must be no more than 63 characters");
-		if (s[0] != '\0' && !qualified_part(s, strlen(s)))
-			errs_invalid(errs, "metadata.labels", q, LVALUE_MSG);
+		(void)check(kc_valid_label_value, s, "metadata.labels",
+		    kc_sbuf_quoted(q, sizeof(q), s), errs);
 	}
 }
 
@@ -266,7 +153,7 @@ validate_annotations(const struct json_object *ann, struct dc_errs *errs)
 		for (i = 0; k[i] != '\0' && i + 1 < sizeof(lower); i++)
 			lower[i] = (char)(k[i] >= 'A' && k[i] <= 'Z' ? k[i] + 32 : k[i]);
 		lower[i] = '\0';
-		qualified_name("metadata.annotations", lower, errs);
+		qualified_name("metadata.annotations", lower, k, errs);
 		total += strlen(k);
 		if (json_object_is_type(v, json_type_string))
 			total += (size_t)json_object_get_string_len(v);
@@ -337,7 +224,7 @@ builtin_validate_meta(const struct json_object *obj, struct dc_errs *errs)
 		    json_type_string))
 			errs_invalid(errs, "metadata.finalizers", "null", "must be a string");
 		else
-			qualified_name("metadata.finalizers", f, errs);
+			qualified_name("metadata.finalizers", f, f, errs);
 	}
 }
 
@@ -668,7 +555,7 @@ validate_containers(const struct json_object *spec, const char *list, bool requi
 				    "name");
 
 				if (other != NULL && strcmp(other, name) == 0) {
-					errs_duplicate(errs, f, errors_quote(name, q, sizeof(q)));
+					errs_duplicate(errs, f, kc_sbuf_quoted(q, sizeof(q), name));
 					break;
 				}
 			}
@@ -1044,7 +931,7 @@ svc_validate(struct dc_write_ctx *wc, const struct json_object *obj,
 		}
 	}
 	if (old != NULL && !str_empty(oip) && ip != NULL && strcmp(ip, oip) != 0)
-		errs_invalid(errs, "spec.clusterIPs[0]", errors_quote(ip, q, sizeof(q)),
+		errs_invalid(errs, "spec.clusterIPs[0]", kc_sbuf_quoted(q, sizeof(q), ip),
 		    "may not change once set");
 	return 0;
 }
@@ -1060,17 +947,6 @@ const struct dc_type_ops ops_service = {
  * Secrets and ConfigMaps
  */
 
-static bool
-valid_key(const char *k)
-{
-	if (k[0] == '\0')
-		return false;
-	for (const char *p = k; *p != '\0'; p++)
-		if (!is_alnum(*p) && *p != '-' && *p != '_' && *p != '.')
-			return false;
-	return true;
-}
-
 static void
 validate_keys(const struct json_object *map, const char *field, struct dc_errs *errs)
 {
@@ -1078,12 +954,15 @@ validate_keys(const struct json_object *map, const char *field, struct dc_errs *
 		return;
 	json_object_object_foreach((struct json_object *)(uintptr_t)map, k, v) {
 		char f[300], q[300];
+		struct kc_valid msgs;
 
 		(void)v;
-		if (valid_key(k) && strcmp(k, ".") != 0 && strcmp(k, "..") != 0)
+		if (kc_valid_config_map_key(kc_str_from(k), &msgs) == 0)
 			continue;
 		(void)snprintf(f, sizeof(f), "%s[%s]", field, k);
-		errs_invalid(errs, f, errors_quote(k, q, sizeof(q)), KEY_MSG);
+		(void)kc_sbuf_quoted(q, sizeof(q), k);
+		for (size_t i = 0; i < msgs.n; i++)
+			errs_invalid(errs, f, q, msgs.msg[i]);
 	}
 }
 
@@ -1122,8 +1001,8 @@ secret_defaults(struct dc_write_ctx *wc, struct json_object *obj)
 
 		if (s == NULL)
 			continue;
-		if ((b64 = api_b64_encode(s, strlen(s))) == NULL)
-			return -ENOMEM;
+		if ((r = kc_base64_encode(s, strlen(s), 0, &b64, NULL)) < 0)
+			return r;
 		r = kc_json_set_str(data, k, b64);
 		kc_free(b64);
 		if (r < 0)
@@ -1149,7 +1028,8 @@ secret_validate(struct dc_write_ctx *wc, const struct json_object *obj,
 			char *dec = NULL, f[300];
 
 			if (json_object_is_type(v, json_type_string) &&
-			    api_b64_decode(json_object_get_string(v), &dec, NULL) == 0) {
+			    kc_base64_decode(json_object_get_string(v),
+			    (size_t)json_object_get_string_len(v), 0, &dec, NULL, NULL, 0) == 0) {
 				kc_free(dec);
 				continue;
 			}
@@ -1159,7 +1039,8 @@ secret_validate(struct dc_write_ctx *wc, const struct json_object *obj,
 		}
 	}
 	if (old != NULL && otype != NULL && type != NULL && strcmp(type, otype) != 0)
-		errs_invalid(errs, "type", errors_quote(type, q, sizeof(q)), "field is immutable");
+		errs_invalid(errs, "type", kc_sbuf_quoted(q, sizeof(q), type),
+		    "field is immutable");
 	validate_immutable(obj, old, errs);
 	return 0;
 }

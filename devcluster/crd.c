@@ -67,6 +67,7 @@
 #include <kc/json.h>
 #include <kc/log.h>
 #include <kc/patch.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 #include <kc/yaml.h>
 
@@ -377,7 +378,7 @@ name_err(struct name_errs *e, const char *name)
 {
 	char q[DC_SEGMENT_MAX + 8], m[sizeof(e->msg[0])];
 
-	(void)snprintf(m, sizeof(m), "%s is already in use", errors_quote(name, q, sizeof(q)));
+	(void)snprintf(m, sizeof(m), "%s is already in use", kc_sbuf_quoted(q, sizeof(q), name));
 	for (size_t i = 0; i < e->n; i++)
 		if (strcmp(e->msg[i], m) == 0)
 			return;

@@ -50,6 +50,7 @@
 #include <kc/clock.h>
 #include <kc/json.h>
 #include <kc/log.h>
+#include <kc/sbuf.h>
 #include <kc/selector.h>
 #include <kc/str.h>
 #include <kc/yaml.h>
@@ -219,8 +220,8 @@ intstr_repr(const struct json_object *v, char *buf, size_t size)
 
 	if (json_object_is_type(v, json_type_string))
 		(void)snprintf(buf, size, "intstr.IntOrString{Type:1, IntVal:0, StrVal:%s}",
-		    errors_quote(json_object_get_string((struct json_object *)(uintptr_t)v), q,
-		    sizeof(q)));
+		    kc_sbuf_quoted(q, sizeof(q),
+		    json_object_get_string((struct json_object *)(uintptr_t)v)));
 	else
 		(void)snprintf(buf, size, "intstr.IntOrString{Type:0, IntVal:%" PRId64
 		    ", StrVal:\"\"}", json_object_get_int64(v));
@@ -317,7 +318,7 @@ validate_selector(const struct json_object *sel, const char *field, struct dc_er
 			char q[300];
 
 			(void)snprintf(f, sizeof(f), "%s.matchExpressions[%zu].operator", field, i);
-			errs_invalid(errs, f, errors_quote(op != NULL ? op : "", q, sizeof(q)),
+			errs_invalid(errs, f, kc_sbuf_quoted(q, sizeof(q), op != NULL ? op : ""),
 			    "not a valid selector operator");
 		}
 		(void)snprintf(f, sizeof(f), "%s.matchExpressions[%zu].key", field, i);
@@ -1009,7 +1010,7 @@ eviction_options(struct evict *e, const struct json_object *ev)
 		struct dc_errs errs = { 0 };
 		char qb[256], val[300];
 
-		(void)snprintf(val, sizeof(val), "[]string{%s}", errors_quote(q, qb, sizeof(qb)));
+		(void)snprintf(val, sizeof(val), "[]string{%s}", kc_sbuf_quoted(qb, sizeof(qb), q));
 		errs_add(&errs, "NotSupported", "dryRun",
 		    "Unsupported value: %s: supported values: \"All\"", val);
 		errors_invalid(e->resp, "CreateOptions.meta.k8s.io", "meta.k8s.io", "", &errs);
@@ -1023,7 +1024,7 @@ eviction_options(struct evict *e, const struct json_object *ev)
 			char qb[256], val[300];
 
 			(void)snprintf(val, sizeof(val), "[]string{%s}",
-			    errors_quote(s != NULL ? s : "", qb, sizeof(qb)));
+			    kc_sbuf_quoted(qb, sizeof(qb), s != NULL ? s : ""));
 			errs_add(&errs, "NotSupported", "dryRun",
 			    "Unsupported value: %s: supported values: \"All\"", val);
 			errors_invalid(e->resp, "DeleteOptions.meta.k8s.io", "meta.k8s.io", "",

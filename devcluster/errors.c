@@ -22,6 +22,7 @@
 
 #include <kc/alloc.h>
 #include <kc/json.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 
 #include "devcluster.h"
@@ -289,12 +290,12 @@ errs_unsupported(struct dc_errs *errs, const char *field, const char *value,
 		int n;
 
 		n = snprintf(list + off, sizeof(list) - off, "%s%s", i > 0 ? ", " : "",
-		    errors_quote(supported[i], one, sizeof(one)));
+		    kc_sbuf_quoted(one, sizeof(one), supported[i]));
 		if (n < 0 || (size_t)n >= sizeof(list) - off)
 			break;
 		off += (size_t)n;
 	}
-	errors_quote(value, q, sizeof(q));
+	kc_sbuf_quoted(q, sizeof(q), value);
 	if (list[0] != '\0')
 		errs_add(errs, "NotSupported", field,
 		    "Unsupported value: %s: supported values: %s", q, list);
@@ -308,43 +309,9 @@ errs_duplicate(struct dc_errs *errs, const char *field, const char *value_repr)
 	errs_add(errs, "Duplicate", field, "Duplicate value: %s", value_repr);
 }
 
+/* Kept for the callers not yet on kc_sbuf_quoted() (api.c, scheduler.c). */
 const char *
 errors_quote(const char *s, char *buf, size_t size)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t o = 0;
-
-	if (size < 3) {
-		if (size > 0)
-			buf[0] = '\0';
-		return buf;
-	}
-	buf[o++] = '"';
-	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
-		char esc[5];
-		size_t n = 0;
-
-		switch (*p) {
-		case '"':  esc[n++] = '\\'; esc[n++] = '"'; break;
-		case '\\': esc[n++] = '\\'; esc[n++] = '\\'; break;
-		case '\n': esc[n++] = '\\'; esc[n++] = 'n'; break;
-		case '\r': esc[n++] = '\\'; esc[n++] = 'r'; break;
-		case '\t': esc[n++] = '\\'; esc[n++] = 't'; break;
-		default:
-			if (*p < 0x20 || *p == 0x7f) {
-				esc[n++] = '\\';
-				esc[n++] = 'x';
-				esc[n++] = hex[*p >> 4];
-				esc[n++] = hex[*p & 15];
-			} else
-				esc[n++] = (char)*p;
-		}
-		if (o + n + 2 > size)
-			break;
-		memcpy(buf + o, esc, n);
-		o += n;
-	}
-	buf[o++] = '"';
-	buf[o] = '\0';
-	return buf;
+	return kc_sbuf_quoted(buf, size, s);
 }

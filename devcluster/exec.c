@@ -59,6 +59,7 @@
 #include <libwebsockets.h>
 
 #include <kc/alloc.h>
+#include <kc/base64.h>
 #include <kc/buf.h>
 #include <kc/clock.h>
 #include <kc/json.h>
@@ -728,7 +729,7 @@ ref_value(const struct exec_lookup *lk, const char *resource, const char *ns,
 		size_t dlen;
 		int r;
 
-		if (api_b64_decode(v, &dec, &dlen) < 0)
+		if (kc_base64_decode(v, strlen(v), 0, &dec, &dlen, NULL, 0) < 0)
 			return 1;
 		r = kc_buf_append(out, dec, dlen);
 		kc_free(dec);
@@ -781,7 +782,9 @@ env_from(const struct exec_lookup *lk, const char *ns, const struct json_object 
 			char *dec = NULL;
 			size_t dlen;
 
-			if (api_b64_decode(json_object_get_string(val), &dec, &dlen) < 0)
+			if (kc_base64_decode(json_object_get_string(val),
+			    (size_t)json_object_get_string_len(val), 0, &dec, &dlen, NULL,
+			    0) < 0)
 				continue;
 			r = kc_buf_append(&b, dec, dlen);
 			kc_free(dec);

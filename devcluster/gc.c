@@ -53,6 +53,7 @@
 
 #include <kc/alloc.h>
 #include <kc/clock.h>
+#include <kc/hash.h>
 #include <kc/json.h>
 #include <kc/log.h>
 #include <kc/str.h>
@@ -64,24 +65,10 @@
 #define GC_DANGLING_MS		1000	/* before an absent owner counts as gone */
 #define GC_RETRY_MS		250	/* first retry of a failed item */
 #define GC_RETRY_MAX_MS		30000
-#define GC_BUCKETS_MIN		64
 
 #define GC_MANAGER		"kube-controller-manager"	/* managedFields */
 #define FIN_ORPHAN		"orphan"
 #define FIN_FOREGROUND		"foregroundDeletion"
-
-/* Intrusive string-keyed hash entries. */
-struct hent {
-	struct hent	*next;
-	uint32_t	 hash;
-	char		*key;
-};
-
-struct htab {
-	struct hent	**b;
-	size_t		 nb;
-	size_t		 n;
-};
 
 /* A dependent of an owner uid. */
 struct dep {
@@ -93,7 +80,7 @@ struct dep {
 
 /* Owner uid -> its dependents (hent.key is the uid). */
 struct owner {
-	struct hent	 h;
+	struct kc_hmap_node	 h;
 	struct dep	*deps;
 	size_t		 ndeps;
 	size_t		 cap;
@@ -101,7 +88,7 @@ struct owner {
 
 /* A queued object (hent.key is "<coll>\x1f<ns>\x1f<name>"). */
 struct item {
-	struct hent	 h;
+	struct kc_hmap_node	 h;
 	TAILQ_ENTRY(item) link;
 	struct dc_coll	*coll;
 	char		*ns;
@@ -116,8 +103,8 @@ TAILQ_HEAD(item_list, item);
 struct gc {
 	struct dc	*dc;
 	struct dc_timer	 timer;
-	struct htab	 owners;
-	struct htab	 items;
+	struct kc_hmap	 owners;
+	struct kc_hmap	 items;
 	struct item_list queue;
 	uint64_t	 round;
 	bool		 in_tick;
@@ -131,75 +118,6 @@ enum ref_state {
 	REF_UNKNOWN,	/* its kind is not served (yet) */
 	REF_INVALID,	/* a namespaced owner of a cluster-scoped object */
 };
-
-/*
- * Hash tables
- */
-
-static uint32_t
-str_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s != '\0'; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
-static struct hent *
-ht_find(const struct htab *t, const char *key)
-{
-	uint32_t h;
-	struct hent *e;
-
-	if (t->nb == 0)
-		return NULL;
-	h = str_hash(key);
-	for (e = t->b[h % t->nb]; e != NULL; e = e->next)
-		if (e->hash == h && strcmp(e->key, key) == 0)
-			return e;
-	return NULL;
-}
-
-static int
-ht_insert(struct htab *t, struct hent *e)
-{
-	if (t->n + 1 > t->nb * 2) {
-		size_t nb = t->nb != 0 ? t->nb * 2 : GC_BUCKETS_MIN;
-		struct hent **b = kc_calloc(nb, sizeof(*b));
-
-		if (b == NULL)
-			return -ENOMEM;
-		for (size_t i = 0; i < t->nb; i++) {
-			struct hent *x, *nx;
-
-			for (x = t->b[i]; x != NULL; x = nx) {
-				nx = x->next;
-				x->next = b[x->hash % nb];
-				b[x->hash % nb] = x;
-			}
-		}
-		kc_free(t->b);
-		t->b = b;
-		t->nb = nb;
-	}
-	e->hash = str_hash(e->key);
-	e->next = t->b[e->hash % t->nb];
-	t->b[e->hash % t->nb] = e;
-	t->n++;
-	return 0;
-}
-
-static void
-ht_remove(struct htab *t, struct hent *e)
-{
-	struct hent **pp = &t->b[e->hash % t->nb];
-
-	while (*pp != e)
-		pp = &(*pp)->next;
-	*pp = e->next;
-	t->n--;
-}
 
 /*
  * Object helpers
@@ -402,7 +320,7 @@ enqueue(struct gc *g, struct dc_coll *coll, const char *ns, const char *name,
 
 	if (name == NULL || item_key(coll, ns, name, key, sizeof(key)) < 0)
 		return 0;
-	if ((it = (struct item *)ht_find(&g->items, key)) != NULL) {
+	if ((it = (struct item *)kc_hmap_get(&g->items, key)) != NULL) {
 		if (due < it->due_ms)
 			it->due_ms = due;
 		kick(g, delay_ms);
@@ -414,7 +332,7 @@ enqueue(struct gc *g, struct dc_coll *coll, const char *ns, const char *name,
 	it->due_ms = due;
 	it->round = g->round;
 	if ((it->h.key = kc_strdup(key)) == NULL || (it->ns = kc_strdup(ns)) == NULL ||
-	    (it->name = kc_strdup(name)) == NULL || (r = ht_insert(&g->items, &it->h)) < 0) {
+	    (it->name = kc_strdup(name)) == NULL || (r = kc_hmap_put(&g->items, &it->h)) < 0) {
 		item_free(it);
 		return -ENOMEM;
 	}
@@ -442,7 +360,7 @@ enqueue_obj(struct gc *g, struct dc_coll *coll, const struct json_object *obj,
 static struct owner *
 owner_find(const struct gc *g, const char *uid)
 {
-	return (struct owner *)ht_find(&g->owners, uid);
+	return (struct owner *)kc_hmap_get(&g->owners, uid);
 }
 
 static void
@@ -469,7 +387,7 @@ owner_drop_dep(struct gc *g, struct owner *o, size_t i)
 	dep_clear(&o->deps[i]);
 	o->deps[i] = o->deps[--o->ndeps];
 	if (o->ndeps == 0) {
-		ht_remove(&g->owners, &o->h);
+		kc_hmap_del(&g->owners, &o->h);
 		owner_free(o);
 	}
 }
@@ -485,7 +403,7 @@ index_add(struct gc *g, const char *owner_uid, struct dc_coll *coll, const char 
 		if ((o = kc_calloc(1, sizeof(*o))) == NULL)
 			return -ENOMEM;
 		if ((o->h.key = kc_strdup(owner_uid)) == NULL ||
-		    ht_insert(&g->owners, &o->h) < 0) {
+		    kc_hmap_put(&g->owners, &o->h) < 0) {
 			owner_free(o);
 			return -ENOMEM;
 		}
@@ -516,7 +434,7 @@ index_add(struct gc *g, const char *owner_uid, struct dc_coll *coll, const char 
 	    (d->uid = kc_strdup(uid)) == NULL) {
 		dep_clear(d);
 		if (o->ndeps == 0) {
-			ht_remove(&g->owners, &o->h);
+			kc_hmap_del(&g->owners, &o->h);
 			owner_free(o);
 		}
 		return -ENOMEM;
@@ -953,15 +871,15 @@ gc_tick(void *arg)
 		}
 		budget--;
 		TAILQ_REMOVE(&g->queue, it, link);
-		ht_remove(&g->items, &it->h);
+		kc_hmap_del(&g->items, &it->h);
 		d = process(g, it);
-		if (d != 0 && ht_find(&g->items, it->h.key) == NULL) {
+		if (d != 0 && kc_hmap_get(&g->items, it->h.key) == NULL) {
 			/* Again later: errors back off, up to GC_RETRY_MAX_MS. */
 			if (d < 0)
 				d = backoff(it);
 			it->due_ms = now + (uint64_t)d;
 			it->round = g->round;
-			if (ht_insert(&g->items, &it->h) == 0) {
+			if (kc_hmap_put(&g->items, &it->h) == 0) {
 				TAILQ_INSERT_TAIL(&g->queue, it, link);
 				if (next < 0 || d < next)
 					next = d;
@@ -1162,7 +1080,9 @@ void
 gc_fini(struct dc *dc)
 {
 	struct gc *g = plugin_state(dc, &gc_plugin);
+	struct kc_hmap_node *e, *nx;
 	struct item *it;
+	size_t i;
 
 	if (g == NULL)
 		return;
@@ -1174,16 +1094,10 @@ gc_fini(struct dc *dc)
 		TAILQ_REMOVE(&g->queue, it, link);
 		item_free(it);
 	}
-	for (size_t i = 0; i < g->owners.nb; i++) {
-		struct hent *e, *nx;
-
-		for (e = g->owners.b[i]; e != NULL; e = nx) {
-			nx = e->next;
-			owner_free((struct owner *)e);
-		}
-	}
-	kc_free(g->owners.b);
-	kc_free(g->items.b);
+	KC_HMAP_FOREACH_SAFE(e, nx, i, &g->owners)
+		owner_free((struct owner *)e);
+	kc_hmap_free(&g->owners);
+	kc_hmap_free(&g->items);
 	kc_free(g);
 	plugin_set_state(dc, &gc_plugin, NULL);
 }

@@ -54,6 +54,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -61,6 +62,8 @@
 
 #include <kc/alloc.h>
 #include <kc/clock.h>
+#include <kc/hash.h>
+#include <kc/heap.h>
 #include <kc/json.h>
 #include <kc/log.h>
 #include <kc/str.h>
@@ -75,7 +78,6 @@
 #define KUBELET_DELAY_MS	10	/* coalescing delay after a change */
 #define KUBELET_BATCH		512	/* pods synced per timer pass */
 #define KUBELET_CONTAINERS_MAX	128	/* init + regular containers tracked */
-#define KUBELET_BUCKETS_MIN	64
 #define BACKOFF_INITIAL_S	10	/* kubelet's crash loop backoff */
 #define BACKOFF_MAX_S		300
 #define BACKOFF_RESET_MS	600000	/* 2 x the maximum: the entry expires */
@@ -137,25 +139,13 @@ struct kcont {
 	uint8_t		 flags;
 };
 
-struct hent {
-	struct hent	*next;
-	uint32_t	 hash;
-	const char	*key;
-};
-
-struct htab {
-	struct hent	**b;
-	size_t		 nb;
-	size_t		 n;
-};
-
 struct knode;
 
 struct kpod {
-	struct hent	 h;		/* key: "ns/name" */
+	struct kc_hmap_node	 h;		/* key: "ns/name" */
 	TAILQ_ENTRY(kpod) nlink;	/* on its node's list */
 	struct knode	*node;
-	size_t		 hidx;		/* heap index; SIZE_MAX: not queued */
+	struct kc_heap_node hn;		/* on the due-time heap */
 	uint64_t	 due_ms;
 	uint64_t	 seen_ms;	/* the start delay counts from here */
 	uint64_t	 kill_ms;	/* graceful deadline; 0: not deleting */
@@ -179,7 +169,7 @@ struct cidr {
 };
 
 struct knode {
-	struct hent	 h;
+	struct kc_hmap_node	 h;
 	struct kpod_list pods;
 	size_t		 npods;
 	bool		 exists;
@@ -216,11 +206,9 @@ struct kubelet {
 	struct dc		*dc;
 	struct kubelet_opts	 opts;
 	struct dc_timer		 timer;
-	struct htab		 pods;
-	struct htab		 nodes;
-	struct kpod		**heap;
-	size_t			 nheap;
-	size_t			 cheap;
+	struct kc_hmap		 pods;
+	struct kc_hmap		 nodes;
+	struct kc_heap		 due;		/* pods by due_ms */
 	struct kstream_list	 streams;
 	struct kpod		*syncing;
 	int64_t			 wall_off;	/* wall ms - monotonic ms */
@@ -265,70 +253,9 @@ arr_len(const struct json_object *a)
 	return json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
 }
 
-static uint32_t
-str_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
 
-	for (; *s != '\0'; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
 
-static struct hent *
-ht_find(const struct htab *t, const char *key)
-{
-	uint32_t h;
-	struct hent *e;
 
-	if (t->nb == 0)
-		return NULL;
-	h = str_hash(key);
-	for (e = t->b[h % t->nb]; e != NULL; e = e->next)
-		if (e->hash == h && strcmp(e->key, key) == 0)
-			return e;
-	return NULL;
-}
-
-static int
-ht_insert(struct htab *t, struct hent *e)
-{
-	if (t->n + 1 > t->nb * 2) {
-		size_t nb = t->nb != 0 ? t->nb * 2 : KUBELET_BUCKETS_MIN;
-		struct hent **b = kc_calloc(nb, sizeof(*b));
-
-		if (b == NULL)
-			return -ENOMEM;
-		for (size_t i = 0; i < t->nb; i++) {
-			struct hent *x, *nx;
-
-			for (x = t->b[i]; x != NULL; x = nx) {
-				nx = x->next;
-				x->next = b[x->hash % nb];
-				b[x->hash % nb] = x;
-			}
-		}
-		kc_free(t->b);
-		t->b = b;
-		t->nb = nb;
-	}
-	e->hash = str_hash(e->key);
-	e->next = t->b[e->hash % t->nb];
-	t->b[e->hash % t->nb] = e;
-	t->n++;
-	return 0;
-}
-
-static void
-ht_remove(struct htab *t, struct hent *e)
-{
-	struct hent **pp = &t->b[e->hash % t->nb];
-
-	while (*pp != e)
-		pp = &(*pp)->next;
-	*pp = e->next;
-	t->n--;
-}
 
 /* 64-bit mix (splitmix64's finalizer). */
 static uint64_t
@@ -342,9 +269,7 @@ mix64(uint64_t x)
 static uint64_t
 hash64(uint64_t h, const char *s)
 {
-	for (; s != NULL && *s != '\0'; s++)
-		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-	return mix64(h);
+	return mix64(kc_fnv1a64_str(h, s));
 }
 
 /* 64 hex digits derived from 'seed' (simulated IDs and digests). */
@@ -399,14 +324,8 @@ fmt_time(struct kubelet *k, uint64_t mono, char buf[KC_TIME_MAX])
 static void
 fmt_nano(struct kubelet *k, uint64_t mono, char buf[40])
 {
-	uint64_t w = wall_ms(k, mono);
-	time_t t = (time_t)(w / 1000);
-	struct tm tm;
-
-	if (gmtime_r(&t, &tm) == NULL || strftime(buf, 40, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-		kc_strlcpy(buf, "1970-01-01T00:00:00", 40);
-	(void)snprintf(buf + strlen(buf), 40 - strlen(buf), ".%03u000000Z",
-	    (unsigned)(w % 1000));
+	if (kc_time_format_us((int64_t)wall_ms(k, mono) * 1000, KC_TIME_NANO, buf, 40) < 0)
+		(void)kc_strlcpy(buf, "1970-01-01T00:00:00.000000000Z", 40);
 }
 
 static void
@@ -821,7 +740,7 @@ cidr_index(const struct cidr *c, const char *ip)
 static struct knode *
 node_find(const struct kubelet *k, const char *name)
 {
-	struct hent *e = ht_find(&k->nodes, name);
+	struct kc_hmap_node *e = kc_hmap_get(&k->nodes, name);
 
 	return e != NULL ? (struct knode *)e : NULL;
 }
@@ -839,7 +758,7 @@ node_ensure(struct kubelet *k, const char *name)
 	memcpy(n->name, name, len + 1);
 	n->h.key = n->name;
 	TAILQ_INIT(&n->pods);
-	if (ht_insert(&k->nodes, &n->h) < 0) {
+	if (kc_hmap_put(&k->nodes, &n->h) < 0) {
 		kc_free(n);
 		return NULL;
 	}
@@ -851,7 +770,7 @@ node_maybe_free(struct kubelet *k, struct knode *n)
 {
 	if (n == NULL || n->exists || n->npods > 0)
 		return;
-	ht_remove(&k->nodes, &n->h);
+	kc_hmap_del(&k->nodes, &n->h);
 	kc_free(n->bits);
 	kc_free(n);
 }
@@ -968,91 +887,39 @@ node_update(struct kubelet *k, struct knode *n, const struct json_object *obj)
  * The due-time heap
  */
 
+static const struct kpod *
+due_cpod(const struct kc_heap_node *n)
+{
+	return (const struct kpod *)(const void *)((const char *)n - offsetof(struct kpod, hn));
+}
+
 static bool
-heap_less(const struct kubelet *k, size_t a, size_t b)
+due_less(const struct kc_heap_node *a, const struct kc_heap_node *b)
 {
-	return k->heap[a]->due_ms < k->heap[b]->due_ms;
+	return due_cpod(a)->due_ms < due_cpod(b)->due_ms;
 }
 
-static void
-heap_swap(struct kubelet *k, size_t a, size_t b)
+/* The pod of a heap node, or NULL for none. */
+static struct kpod *
+due_pod(struct kc_heap_node *n)
 {
-	struct kpod *t = k->heap[a];
-
-	k->heap[a] = k->heap[b];
-	k->heap[b] = t;
-	k->heap[a]->hidx = a;
-	k->heap[b]->hidx = b;
-}
-
-static void
-heap_up(struct kubelet *k, size_t i)
-{
-	while (i > 0 && heap_less(k, i, (i - 1) / 2)) {
-		heap_swap(k, i, (i - 1) / 2);
-		i = (i - 1) / 2;
-	}
-}
-
-static void
-heap_down(struct kubelet *k, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-
-		if (l < k->nheap && heap_less(k, l, m))
-			m = l;
-		if (r < k->nheap && heap_less(k, r, m))
-			m = r;
-		if (m == i)
-			return;
-		heap_swap(k, i, m);
-		i = m;
-	}
-}
-
-static void
-heap_remove(struct kubelet *k, struct kpod *kp)
-{
-	size_t i = kp->hidx;
-
-	if (i == SIZE_MAX)
-		return;
-	k->nheap--;
-	if (i != k->nheap) {
-		k->heap[i] = k->heap[k->nheap];
-		k->heap[i]->hidx = i;
-		heap_down(k, i);
-		heap_up(k, i);
-	}
-	kp->hidx = SIZE_MAX;
+	return n != NULL ? (struct kpod *)(void *)((char *)n - offsetof(struct kpod, hn)) :
+	    NULL;
 }
 
 /* Queues 'kp' at 'due' (an earlier due time wins). -ENOMEM. */
 static int
 heap_put(struct kubelet *k, struct kpod *kp, uint64_t due)
 {
-	if (kp->hidx != SIZE_MAX) {
+	if (kc_heap_node_queued(&kp->hn)) {
 		if (due >= kp->due_ms)
 			return 0;
 		kp->due_ms = due;
-		heap_up(k, kp->hidx);
+		kc_heap_fix(&k->due, &kp->hn);
 		return 0;
 	}
-	if (k->nheap == k->cheap) {
-		size_t n = k->cheap != 0 ? k->cheap * 2 : 256;
-		struct kpod **h = kc_reallocarray(k->heap, n, sizeof(*h));
-
-		if (h == NULL)
-			return -ENOMEM;
-		k->heap = h;
-		k->cheap = n;
-	}
 	kp->due_ms = due;
-	kp->hidx = k->nheap;
-	k->heap[k->nheap++] = kp;
-	heap_up(k, kp->hidx);
-	return 0;
+	return kc_heap_push(&k->due, &kp->hn);
 }
 
 /* Arms the timer for the earliest work, unless a pass is running. */
@@ -1088,7 +955,7 @@ kick_pod(struct kubelet *k, struct kpod *kp, uint64_t delay_ms)
 static struct kpod *
 pod_find(const struct kubelet *k, const char *key)
 {
-	struct hent *e = ht_find(&k->pods, key);
+	struct kc_hmap_node *e = kc_hmap_get(&k->pods, key);
 
 	return e != NULL ? (struct kpod *)e : NULL;
 }
@@ -1107,8 +974,8 @@ pod_free(struct kubelet *k, struct kpod *kp)
 	struct knode *n = kp->node;
 	bool had_ip = kp->ip_idx != 0;
 
-	heap_remove(k, kp);
-	ht_remove(&k->pods, &kp->h);
+	kc_heap_remove(&k->due, &kp->hn);
+	kc_hmap_del(&k->pods, &kp->h);
 	pod_release_ip(kp);
 	if (n != NULL) {
 		TAILQ_REMOVE(&n->pods, kp, nlink);
@@ -1148,7 +1015,7 @@ pod_new(struct kubelet *k, const struct json_object *pod, struct kpod **ret)
 		return -ENOMEM;
 	(void)snprintf(kp->key, (size_t)len + 1, "%s/%s", ns, name);
 	kp->h.key = kp->key;
-	kp->hidx = SIZE_MAX;
+	kc_heap_node_init(&kp->hn);
 	kp->ninit = (uint8_t)ni;
 	kp->ncont = (uint8_t)(ni + nc);
 	kc_strlcpy(kp->uid, uid != NULL ? uid : "", sizeof(kp->uid));
@@ -1160,7 +1027,7 @@ pod_new(struct kubelet *k, const struct json_object *pod, struct kpod **ret)
 		kc_free(kp);
 		return -ENOMEM;
 	}
-	if (ht_insert(&k->pods, &kp->h) < 0) {
+	if (kc_hmap_put(&k->pods, &kp->h) < 0) {
 		node_maybe_free(k, n);
 		kc_free(kp->c);
 		kc_free(kp);
@@ -1525,7 +1392,7 @@ container_id(const struct kpod *kp, const char *name, uint32_t run, char out[80]
 {
 	char hex[65];
 
-	hex64(hash64(hash64(UINT64_C(14695981039346656037), kp->uid), name) + run, hex);
+	hex64(hash64(hash64(KC_FNV1A64_INIT, kp->uid), name) + run, hex);
 	(void)snprintf(out, 80, "containerd://%s", hex);
 }
 
@@ -2325,17 +2192,18 @@ tick(void *arg)
 {
 	struct kubelet *k = arg;
 	uint64_t now, due = UINT64_MAX;
+	struct kpod *kp;
 	size_t n = 0;
 
 	if (k->dc->stopping)
 		return DC_TIMER_STOP;
 	k->in_tick = true;
 	now = now_ms();
-	while (k->nheap > 0 && k->heap[0]->due_ms <= now && n < KUBELET_BATCH) {
-		struct kpod *kp = k->heap[0];
+	while ((kp = due_pod(kc_heap_top(&k->due))) != NULL && kp->due_ms <= now &&
+	    n < KUBELET_BATCH) {
 		int r;
 
-		heap_remove(k, kp);
+		kc_heap_remove(&k->due, &kp->hn);
 		k->syncing = kp;
 		r = sync_pod(k, kp);
 		k->syncing = NULL;
@@ -2348,8 +2216,8 @@ tick(void *arg)
 	}
 	streams_poll(k, &due);
 	k->in_tick = false;
-	if (k->nheap > 0)
-		due = KC_MIN(due, k->heap[0]->due_ms);
+	if ((kp = due_pod(kc_heap_top(&k->due))) != NULL)
+		due = KC_MIN(due, kp->due_ms);
 	if (due == UINT64_MAX)
 		return DC_TIMER_STOP;
 	now = now_ms();
@@ -2935,6 +2803,7 @@ kubelet_init(struct dc *dc, const struct kubelet_opts *opts)
 	else
 		k->opts.start_delay_ms = KUBELET_START_DELAY_MS;
 	TAILQ_INIT(&k->streams);
+	kc_heap_init(&k->due, due_less);
 	timer_init(&k->timer, dc, tick, k);
 	(void)wall_ms(k, 0);
 	if ((r = storage_subscribe(dc->store, on_event, k)) < 0) {
@@ -2955,7 +2824,9 @@ void
 kubelet_fini(struct dc *dc)
 {
 	struct kubelet *k = plugin_state(dc, &kubelet_plugin);
+	struct kc_hmap_node *e, *ne;
 	struct kstream *s;
+	size_t i;
 
 	if (k == NULL)
 		return;
@@ -2973,31 +2844,21 @@ kubelet_fini(struct dc *dc)
 		if (s->s.wake != NULL)
 			s->s.wake(s->s.wake_arg);
 	}
-	for (size_t i = 0; i < k->pods.nb; i++) {
-		struct hent *e, *ne;
+	KC_HMAP_FOREACH_SAFE(e, ne, i, &k->pods) {
+		struct kpod *kp = (struct kpod *)e;
 
-		for (e = k->pods.b[i]; e != NULL; e = ne) {
-			struct kpod *kp = (struct kpod *)e;
-
-			ne = e->next;
-			kc_free(kp->c);
-			kc_free(kp);
-		}
+		kc_free(kp->c);
+		kc_free(kp);
 	}
-	for (size_t i = 0; i < k->nodes.nb; i++) {
-		struct hent *e, *ne;
+	KC_HMAP_FOREACH_SAFE(e, ne, i, &k->nodes) {
+		struct knode *n = (struct knode *)e;
 
-		for (e = k->nodes.b[i]; e != NULL; e = ne) {
-			struct knode *n = (struct knode *)e;
-
-			ne = e->next;
-			kc_free(n->bits);
-			kc_free(n);
-		}
+		kc_free(n->bits);
+		kc_free(n);
 	}
-	kc_free(k->nodes.b);
-	kc_free(k->pods.b);
-	kc_free(k->heap);
+	kc_hmap_free(&k->nodes);
+	kc_hmap_free(&k->pods);
+	kc_heap_free(&k->due);
 	kc_free(k);
 	plugin_set_state(dc, &kubelet_plugin, NULL);
 }

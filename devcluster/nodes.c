@@ -56,6 +56,7 @@
 
 #include <kc/alloc.h>
 #include <kc/clock.h>
+#include <kc/hash.h>
 #include <kc/json.h>
 #include <kc/log.h>
 #include <kc/str.h>
@@ -66,7 +67,6 @@
 
 #define NODES_SYNC_DELAY_MS	20		/* coalescing delay after a change */
 #define NODES_PODGC_CHECK_MS	20000		/* pod GC's gcCheckPeriod */
-#define NODES_BUCKETS_MIN	64
 #define NODES_LEASE_NS		"kube-node-lease"
 #define NODES_LEASE_SECONDS	40		/* nodeLeaseDurationSeconds */
 #define NODES_KUBELET_PORT	10250
@@ -78,24 +78,11 @@
 #define TAINT_UNREACHABLE	"node.kubernetes.io/unreachable"
 #define TAINT_UNSCHEDULABLE	"node.kubernetes.io/unschedulable"
 
-/* Intrusive string-keyed hash entries. */
-struct hent {
-	struct hent	*next;
-	uint32_t	 hash;
-	char		*key;
-};
-
-struct htab {
-	struct hent	**b;
-	size_t		 nb;
-	size_t		 n;
-};
-
 struct nent;
 
 /* A pod bound to a node (hent.key is "ns/name"). */
 struct npod {
-	struct hent	 h;
+	struct kc_hmap_node	 h;
 	TAILQ_ENTRY(npod) link;
 	struct nent	*node;
 };
@@ -107,7 +94,7 @@ TAILQ_HEAD(npod_list, npod);
  * while it does not (a ghost, for pod GC). Freed when neither.
  */
 struct nent {
-	struct hent	 h;
+	struct kc_hmap_node	 h;
 	struct npod_list pods;
 	size_t		 npods;
 	TAILQ_ENTRY(nent) all;		/* present nodes */
@@ -133,8 +120,8 @@ TAILQ_HEAD(nent_list, nent);
 struct nodes {
 	struct dc	*dc;
 	struct nodes_opts opts;
-	struct htab	 names;		/* struct nent */
-	struct htab	 pods;		/* struct npod */
+	struct kc_hmap	 names;		/* struct nent */
+	struct kc_hmap	 pods;		/* struct npod */
 	struct nent_list all;
 	struct nent_list dirty;
 	struct nent_list ghosts;
@@ -183,75 +170,6 @@ static const struct {
 };
 
 /*
- * Hash tables
- */
-
-static uint32_t
-str_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s != '\0'; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
-static struct hent *
-ht_find(const struct htab *t, const char *key)
-{
-	uint32_t h;
-	struct hent *e;
-
-	if (t->nb == 0)
-		return NULL;
-	h = str_hash(key);
-	for (e = t->b[h % t->nb]; e != NULL; e = e->next)
-		if (e->hash == h && strcmp(e->key, key) == 0)
-			return e;
-	return NULL;
-}
-
-static int
-ht_insert(struct htab *t, struct hent *e)
-{
-	if (t->n + 1 > t->nb * 2) {
-		size_t nb = t->nb != 0 ? t->nb * 2 : NODES_BUCKETS_MIN;
-		struct hent **b = kc_calloc(nb, sizeof(*b));
-
-		if (b == NULL)
-			return -ENOMEM;
-		for (size_t i = 0; i < t->nb; i++) {
-			struct hent *x, *nx;
-
-			for (x = t->b[i]; x != NULL; x = nx) {
-				nx = x->next;
-				x->next = b[x->hash % nb];
-				b[x->hash % nb] = x;
-			}
-		}
-		kc_free(t->b);
-		t->b = b;
-		t->nb = nb;
-	}
-	e->hash = str_hash(e->key);
-	e->next = t->b[e->hash % t->nb];
-	t->b[e->hash % t->nb] = e;
-	t->n++;
-	return 0;
-}
-
-static void
-ht_remove(struct htab *t, struct hent *e)
-{
-	struct hent **pp = &t->b[e->hash % t->nb];
-
-	while (*pp != e)
-		pp = &(*pp)->next;
-	*pp = e->next;
-	t->n--;
-}
-
-/*
  * Small helpers
  */
 
@@ -292,19 +210,15 @@ timestamp(char buf[KC_TIME_MAX])
 		(void)kc_strlcpy(buf, "1970-01-01T00:00:00Z", KC_TIME_MAX);
 }
 
-/* metav1.MicroTime, as a lease's renewTime. */
+/*
+ * metav1.MicroTime, as a lease's renewTime: one wall-clock reading, so
+ * successive renewals never go backwards.
+ */
 static void
-micro_timestamp(char *buf, size_t size)
+micro_timestamp(char buf[KC_TIME_MAX])
 {
-	time_t now = kc_clock_wall();
-	struct tm tm;
-	char sec[32];
-
-	if (gmtime_r(&now, &tm) == NULL ||
-	    strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-		(void)kc_strlcpy(sec, "1970-01-01T00:00:00", sizeof(sec));
-	(void)snprintf(buf, size, "%s.%06" PRIu64 "Z", sec,
-	    (kc_clock_now_ms() % 1000) * 1000);
+	if (kc_time_format_us(kc_clock_wall_us(), KC_TIME_MICRO, buf, KC_TIME_MAX) < 0)
+		(void)kc_strlcpy(buf, "1970-01-01T00:00:00.000000Z", KC_TIME_MAX);
 }
 
 static const struct dc_rtype *
@@ -593,7 +507,7 @@ nodes_parse_cidr(const char *cidr, uint32_t *ret_base, uint32_t *ret_blocks)
 static struct nent *
 nent_find(const struct nodes *ns, const char *name)
 {
-	return (struct nent *)(void *)ht_find(&ns->names, name);
+	return (struct nent *)(void *)kc_hmap_get(&ns->names, name);
 }
 
 static struct nent *
@@ -605,7 +519,7 @@ nent_get(struct nodes *ns, const char *name)
 		return n;
 	if ((n = kc_calloc(1, sizeof(*n))) == NULL)
 		return NULL;
-	if ((n->h.key = kc_strdup(name)) == NULL || ht_insert(&ns->names, &n->h) < 0) {
+	if ((n->h.key = kc_strdup(name)) == NULL || kc_hmap_put(&ns->names, &n->h) < 0) {
 		kc_free(n->h.key);
 		kc_free(n);
 		return NULL;
@@ -623,7 +537,7 @@ nent_free(struct nodes *ns, struct nent *n)
 		TAILQ_REMOVE(&ns->ghosts, n, ghost_link);
 	if (n->present)
 		TAILQ_REMOVE(&ns->all, n, all);
-	ht_remove(&ns->names, &n->h);
+	kc_hmap_del(&ns->names, &n->h);
 	kc_free(n->renew);
 	kc_free(n->heartbeat);
 	kc_free(n->h.key);
@@ -791,13 +705,13 @@ feed_pod(struct nodes *ns, const struct dc_event *ev, const struct json_object *
 	if (pns == NULL || name == NULL)
 		return 0;
 	(void)snprintf(key, sizeof(key), "%s/%s", pns, name);
-	p = (struct npod *)(void *)ht_find(&ns->pods, key);
+	p = (struct npod *)(void *)kc_hmap_get(&ns->pods, key);
 	if (p != NULL && (node == NULL || node[0] == '\0' ||
 	    strcmp(p->node->h.key, node) != 0)) {
 		old = p->node;
 		TAILQ_REMOVE(&old->pods, p, link);
 		old->npods--;
-		ht_remove(&ns->pods, &p->h);
+		kc_hmap_del(&ns->pods, &p->h);
 		kc_free(p->h.key);
 		kc_free(p);
 		p = NULL;
@@ -809,7 +723,7 @@ feed_pod(struct nodes *ns, const struct dc_event *ev, const struct json_object *
 		return -ENOMEM;
 	if (p == NULL) {
 		if ((p = kc_calloc(1, sizeof(*p))) == NULL ||
-		    (p->h.key = kc_strdup(key)) == NULL || ht_insert(&ns->pods, &p->h) < 0) {
+		    (p->h.key = kc_strdup(key)) == NULL || kc_hmap_put(&ns->pods, &p->h) < 0) {
 			if (p != NULL)
 				kc_free(p->h.key);
 			kc_free(p);
@@ -985,11 +899,11 @@ static void
 name_hex(const char *name, const char *salt, char buf[33])
 {
 	static const char hex[] = "0123456789abcdef";
-	uint32_t h = str_hash(salt);
+	uint32_t h = kc_fnv1a32_str(KC_FNV1A32_INIT, salt);
 
 	for (size_t i = 0; i < 32; i++) {
 		if (i % 8 == 0)
-			h = str_hash(name) ^ (h * 16777619u) ^ (uint32_t)i;
+			h = kc_fnv1a32_str(KC_FNV1A32_INIT, name) ^ (h * 16777619u) ^ (uint32_t)i;
 		buf[i] = hex[(h >> (4 * (i % 8))) & 15u];
 	}
 	buf[32] = '\0';
@@ -1189,12 +1103,12 @@ renew_lease(struct nodes *ns, const char *name)
 	const struct json_object *node = nt != NULL ? coll_get(nt->coll, "", name) : NULL;
 	const struct json_object *lease;
 	struct json_object *next, *spec, *meta, *refs, *ref;
-	char now[48];
+	char now[KC_TIME_MAX];
 	int r;
 
 	if (lt == NULL || node == NULL)
 		return 0;
-	micro_timestamp(now, sizeof(now));
+	micro_timestamp(now);
 	if ((lease = coll_get(lt->coll, NODES_LEASE_NS, name)) != NULL) {
 		if ((next = kc_json_copy(lease)) == NULL)
 			return -ENOMEM;
@@ -2009,6 +1923,8 @@ void
 nodes_fini(struct dc *dc)
 {
 	struct nodes *ns = plugin_state(dc, &nodes_plugin);
+	struct kc_hmap_node *e, *ne;
+	size_t i;
 
 	if (ns == NULL)
 		return;
@@ -2016,30 +1932,20 @@ nodes_fini(struct dc *dc)
 	timer_cancel(&ns->hb_timer);
 	timer_cancel(&ns->monitor_timer);
 	storage_unsubscribe(dc->store, on_event, ns);
-	for (size_t i = 0; i < ns->pods.nb; i++) {
-		struct hent *e, *ne;
-
-		for (e = ns->pods.b[i]; e != NULL; e = ne) {
-			ne = e->next;
-			kc_free(e->key);
-			kc_free(e);
-		}
+	KC_HMAP_FOREACH_SAFE(e, ne, i, &ns->pods) {
+		kc_free(e->key);
+		kc_free(e);
 	}
-	kc_free(ns->pods.b);
-	for (size_t i = 0; i < ns->names.nb; i++) {
-		struct hent *e, *ne;
+	kc_hmap_free(&ns->pods);
+	KC_HMAP_FOREACH_SAFE(e, ne, i, &ns->names) {
+		struct nent *n = (struct nent *)(void *)e;
 
-		for (e = ns->names.b[i]; e != NULL; e = ne) {
-			struct nent *n = (struct nent *)(void *)e;
-
-			ne = e->next;
-			kc_free(n->renew);
-			kc_free(n->heartbeat);
-			kc_free(e->key);
-			kc_free(n);
-		}
+		kc_free(n->renew);
+		kc_free(n->heartbeat);
+		kc_free(e->key);
+		kc_free(n);
 	}
-	kc_free(ns->names.b);
+	kc_hmap_free(&ns->names);
 	kc_free(ns->cidr_used);
 	kc_free(ns);
 	plugin_set_state(dc, &nodes_plugin, NULL);

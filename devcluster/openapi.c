@@ -51,6 +51,7 @@
 
 #include <kc/alloc.h>
 #include <kc/buf.h>
+#include <kc/hash.h>
 #include <kc/json.h>
 #include <kc/str.h>
 
@@ -99,12 +100,8 @@ struct oa {
 static void
 content_hash(const char *data, size_t len, char buf[HASH_LEN + 1])
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = kc_fnv1a64(KC_FNV1A64_INIT, data, len);
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)data[i];
-		h *= 0x100000001b3ULL;
-	}
 	(void)snprintf(buf, HASH_LEN + 1, "%016" PRIX64, h);
 }
 

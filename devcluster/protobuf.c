@@ -51,9 +51,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/evp.h>
-
 #include <kc/alloc.h>
+#include <kc/base64.h>
 #include <kc/buf.h>
 #include <kc/json.h>
 #include <kc/str.h>
@@ -1144,42 +1143,13 @@ decode_msg(struct pb_ctx *c, struct pb_obj *o, struct pb_rd *r, unsigned depth)
  * Writing JSON as Go's encoding/json does
  */
 
-/*
- * The length of the valid UTF-8 sequence at 'p' (RFC 3629: no overlong
- * forms, no surrogates, at most U+10FFFF), or 0, as Go's
- * utf8.DecodeRune() decides.
- */
+/* The length of the valid UTF-8 sequence at 'p', or 0 (Go's utf8.DecodeRune). */
 static size_t
 utf8_seq(const unsigned char *p, size_t n)
 {
-	unsigned char b = p[0], lo = 0x80, hi = 0xbf;
-	size_t need;
+	uint32_t c;
 
-	if (b < 0x80)
-		return 1;
-	if (b >= 0xc2 && b <= 0xdf) {
-		need = 1;
-	} else if (b >= 0xe0 && b <= 0xef) {
-		need = 2;
-		if (b == 0xe0)
-			lo = 0xa0;
-		else if (b == 0xed)
-			hi = 0x9f;
-	} else if (b >= 0xf0 && b <= 0xf4) {
-		need = 3;
-		if (b == 0xf0)
-			lo = 0x90;
-		else if (b == 0xf4)
-			hi = 0x8f;
-	} else {
-		return 0;
-	}
-	if (n <= need || p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i <= need; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return need + 1;
+	return kc_utf8_decode((const char *)p, n, &c);
 }
 
 static bool
@@ -1242,13 +1212,13 @@ json_string(struct kc_str s, struct json_object **ret)
 static int
 json_base64(struct kc_str s, struct json_object **ret)
 {
-	size_t n = 4 * ((s.len + 2) / 3);
-	unsigned char *b;
+	char *b;
+	size_t n;
+	int r;
 
-	if ((b = kc_malloc(n + 1)) == NULL)
-		return -ENOMEM;
-	(void)EVP_EncodeBlock(b, (const unsigned char *)s.p, (int)s.len);
-	*ret = json_object_new_string_len((const char *)b, (int)n);
+	if ((r = kc_base64_encode(s.p, s.len, 0, &b, &n)) < 0)
+		return r;
+	*ret = json_object_new_string_len(b, (int)n);
 	kc_free(b);
 	return *ret != NULL ? 0 : -ENOMEM;
 }
@@ -1257,19 +1227,15 @@ json_base64(struct kc_str s, struct json_object **ret)
 static int
 json_time(const struct pb_slot *slot, struct json_object **ret)
 {
-	char buf[80];
-	time_t t = (time_t)(int64_t)slot->u;
-	struct tm tm;
+	char buf[KC_TIME_MAX];
+	int r;
 
 	if (!slot->present || slot->zero_time) {
 		*ret = NULL;
 		return 0;
 	}
-	if (gmtime_r(&t, &tm) == NULL)
-		return -EOVERFLOW;
-	(void)snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02dZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-	    tm.tm_sec);
+	if ((r = kc_time_format((time_t)(int64_t)slot->u, buf, sizeof(buf))) < 0)
+		return r;
 	*ret = json_object_new_string(buf);
 	return *ret != NULL ? 0 : -ENOMEM;
 }

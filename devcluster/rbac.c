@@ -50,8 +50,10 @@
 #include <kc/alloc.h>
 #include <kc/err.h>
 #include <kc/json.h>
+#include <kc/sbuf.h>
 #include <kc/selector.h>
 #include <kc/str.h>
+#include <kc/validation.h>
 
 #include "rbac.h"
 
@@ -130,182 +132,22 @@ struct rbac_index {
 	struct vec	vecs[K_NKINDS];
 };
 
-/*
- * Bounded string building that never fails: bytes past the buffer are
- * counted, not written. With 'html' set, &, < and > are written as
- * entities (upstream's responsewriters sanitizer).
- */
-struct sb {
-	char	*buf;
-	size_t	 size;
-	size_t	 len;
-	bool	 html;
-};
-
+/* Go's %q of 's' (NULL as ""). */
 static void
-sb_raw(struct sb *b, char c)
+sb_quote(struct kc_sbuf *b, const char *s)
 {
-	if (b->len + 1 < b->size)
-		b->buf[b->len] = c;
-	b->len++;
-}
-
-static void
-sb_rawstr(struct sb *b, const char *s)
-{
-	while (*s != '\0')
-		sb_raw(b, *s++);
-}
-
-static void
-sb_putc(struct sb *b, char c)
-{
-	if (!b->html)
-		sb_raw(b, c);
-	else if (c == '&')
-		sb_rawstr(b, "&amp;");
-	else if (c == '<')
-		sb_rawstr(b, "&lt;");
-	else if (c == '>')
-		sb_rawstr(b, "&gt;");
-	else
-		sb_raw(b, c);
-}
-
-static void
-sb_puts(struct sb *b, const char *s)
-{
-	for (s = S(s); *s != '\0'; s++)
-		sb_putc(b, *s);
-}
-
-static void
-sb_hex(struct sb *b, char kind, uint32_t v, int digits)
-{
-	static const char hex[] = "0123456789abcdef";
-
-	sb_putc(b, '\\');
-	sb_putc(b, kind);
-	while (digits-- > 0)
-		sb_putc(b, hex[(v >> (4 * digits)) & 0xf]);
-}
-
-/* Terminates the string; returns the length it wanted. */
-static size_t
-sb_end(struct sb *b)
-{
-	if (b->size > 0)
-		b->buf[KC_MIN(b->len, b->size - 1)] = '\0';
-	return b->len;
-}
-
-/* One UTF-8 sequence at 's' (n > 0 bytes): its width, or 0 if invalid. */
-static size_t
-utf8_decode(const unsigned char *s, size_t n, uint32_t *ret)
-{
-	size_t w, i;
-	uint32_t r;
-
-	if (s[0] < 0x80) {
-		*ret = s[0];
-		return 1;
-	}
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 0;
-	w = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
-	if (n < w)
-		return 0;
-	r = s[0] & (0xff >> (w + 1));
-	for (i = 1; i < w; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		r = (r << 6) | (s[i] & 0x3f);
-	}
-	if ((w == 3 && r < 0x800) || (w == 4 && (r < 0x10000 || r > 0x10ffff)) ||
-	    (r >= 0xd800 && r <= 0xdfff))
-		return 0;
-	*ret = r;
-	return w;
-}
-
-/* unicode.IsPrint, closely enough for names and paths. */
-static bool
-rune_printable(uint32_t r)
-{
-	if (r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0xa0) || r == 0xad)
-		return false;
-	if ((r >= 0x2000 && r <= 0x200f) || (r >= 0x2028 && r <= 0x202f) ||
-	    (r >= 0x205f && r <= 0x206f) || r == 0x3000 ||
-	    (r >= 0xe000 && r <= 0xf8ff) || r == 0xfeff ||
-	    (r >= 0xfff9 && r <= 0xfffb) || r == 0xfffe || r == 0xffff ||
-	    r >= 0xf0000)
-		return false;
-	return true;
-}
-
-/* The inside of Go's %q (strconv.Quote) of 's', without the quotes. */
-static void
-sb_quote_body(struct sb *b, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)S(s);
-	size_t n = strlen((const char *)p), w;
-	uint32_t r;
-
-	while (n > 0) {
-		if ((w = utf8_decode(p, n, &r)) == 0) {
-			sb_hex(b, 'x', p[0], 2);
-			p++;
-			n--;
-			continue;
-		}
-		if (r == '"' || r == '\\') {
-			sb_putc(b, '\\');
-			sb_putc(b, (char)r);
-		} else if (rune_printable(r)) {
-			for (size_t i = 0; i < w; i++)
-				sb_putc(b, (char)p[i]);
-		} else if (r == '\a')
-			sb_puts(b, "\\a");
-		else if (r == '\b')
-			sb_puts(b, "\\b");
-		else if (r == '\f')
-			sb_puts(b, "\\f");
-		else if (r == '\n')
-			sb_puts(b, "\\n");
-		else if (r == '\r')
-			sb_puts(b, "\\r");
-		else if (r == '\t')
-			sb_puts(b, "\\t");
-		else if (r == '\v')
-			sb_puts(b, "\\v");
-		else if (r < 0x80)
-			sb_hex(b, 'x', r, 2);
-		else if (r < 0x10000)
-			sb_hex(b, 'u', r, 4);
-		else
-			sb_hex(b, 'U', r, 8);
-		p += w;
-		n -= w;
-	}
-}
-
-static void
-sb_quote(struct sb *b, const char *s)
-{
-	sb_putc(b, '"');
-	sb_quote_body(b, s);
-	sb_putc(b, '"');
+	kc_sbuf_quote(b, S(s), strlen(S(s)));
 }
 
 /* %q of a + "/" + c. */
 static void
-sb_quote_pair(struct sb *b, const char *a, const char *c)
+sb_quote_pair(struct kc_sbuf *b, const char *a, const char *c)
 {
-	sb_putc(b, '"');
-	sb_quote_body(b, a);
-	sb_putc(b, '/');
-	sb_quote_body(b, c);
-	sb_putc(b, '"');
+	kc_sbuf_putc(b, '"');
+	kc_sbuf_quote_inner(b, S(a), strlen(S(a)));
+	kc_sbuf_putc(b, '/');
+	kc_sbuf_quote_inner(b, S(c), strlen(S(c)));
+	kc_sbuf_putc(b, '"');
 }
 
 /* The user of a NULL struct rbac_user: no name, no groups. */
@@ -1029,33 +871,33 @@ errset_add(struct errset *e, const struct binding *b)
 }
 
 static void
-sb_binding_error(struct sb *sb, const struct binding *b)
+sb_binding_error(struct kc_sbuf *sb, const struct binding *b)
 {
 	if (strcmp(b->role_kind, "Role") == 0)
-		sb_puts(sb, "role." RBAC_GROUP " ");
+		kc_sbuf_puts(sb, "role." RBAC_GROUP " ");
 	else if (strcmp(b->role_kind, "ClusterRole") == 0)
-		sb_puts(sb, "clusterrole." RBAC_GROUP " ");
+		kc_sbuf_puts(sb, "clusterrole." RBAC_GROUP " ");
 	else {
-		sb_puts(sb, "unsupported role reference kind: ");
+		kc_sbuf_puts(sb, "unsupported role reference kind: ");
 		sb_quote(sb, b->role_kind);
 		return;
 	}
 	sb_quote(sb, b->role_name);
-	sb_puts(sb, " not found");
+	kc_sbuf_puts(sb, " not found");
 }
 
 static void
-sb_errset(struct sb *sb, const struct errset *e)
+sb_errset(struct kc_sbuf *sb, const struct errset *e)
 {
 	if (e->n > 1)
-		sb_putc(sb, '[');
+		kc_sbuf_putc(sb, '[');
 	for (size_t i = 0; i < e->n; i++) {
 		if (i > 0)
-			sb_puts(sb, ", ");
+			kc_sbuf_puts(sb, ", ");
 		sb_binding_error(sb, e->v[i]);
 	}
 	if (e->n > 1)
-		sb_putc(sb, ']');
+		kc_sbuf_putc(sb, ']');
 }
 
 struct authz {
@@ -1084,22 +926,22 @@ authz_visit(void *arg, const struct binding *b, const struct subject *s,
 
 /* The clusterRoleBindingDescriber and roleBindingDescriber strings. */
 static void
-sb_describe(struct sb *sb, const struct binding *b, const struct subject *s)
+sb_describe(struct kc_sbuf *sb, const struct binding *b, const struct subject *s)
 {
 	if (is_cluster_binding(b)) {
-		sb_puts(sb, "ClusterRoleBinding ");
+		kc_sbuf_puts(sb, "ClusterRoleBinding ");
 		sb_quote(sb, b->key.name);
 	} else {
-		sb_puts(sb, "RoleBinding ");
+		kc_sbuf_puts(sb, "RoleBinding ");
 		sb_quote_pair(sb, b->key.name, b->key.ns);
 	}
-	sb_puts(sb, " of ");
-	sb_puts(sb, b->role_kind);
-	sb_putc(sb, ' ');
+	kc_sbuf_puts(sb, " of ");
+	kc_sbuf_puts(sb, b->role_kind);
+	kc_sbuf_putc(sb, ' ');
 	sb_quote(sb, b->role_name);
-	sb_puts(sb, " to ");
-	sb_puts(sb, s->kind);
-	sb_putc(sb, ' ');
+	kc_sbuf_puts(sb, " to ");
+	kc_sbuf_puts(sb, s->kind);
+	kc_sbuf_putc(sb, ' ');
 	if (strcmp(s->kind, "ServiceAccount") == 0)
 		sb_quote_pair(sb, s->name, s->ns[0] != '\0' ? s->ns : b->key.ns);
 	else
@@ -1110,20 +952,20 @@ bool
 rbac_authorize(const struct rbac_index *idx, const struct rbac_user *user,
     const struct rbac_attrs *a, char *reason, size_t size)
 {
-	struct sb sb = { reason, size, 0, false };
+	struct kc_sbuf sb;
 	struct authz z;
 
+	kc_sbuf_init(&sb, reason, size);
 	memset(&z, 0, sizeof(z));
 	z.a = a;
 	visit_rules_for(idx, user != NULL ? user : &nobody, S(a->ns), authz_visit, &z);
 	if (z.b != NULL) {
-		sb_puts(&sb, "RBAC: allowed by ");
+		kc_sbuf_puts(&sb, "RBAC: allowed by ");
 		sb_describe(&sb, z.b, z.s);
 	} else if (z.errs.n > 0) {
-		sb_puts(&sb, "RBAC: ");
+		kc_sbuf_puts(&sb, "RBAC: ");
 		sb_errset(&sb, &z.errs);
 	}
-	(void)sb_end(&sb);
 	return z.b != NULL;
 }
 
@@ -1237,8 +1079,9 @@ rbac_rules_review(const struct rbac_index *idx, const struct rbac_user *user,
 	struct json_object *out = NULL, *status;
 	struct review rv;
 	char msg[RBAC_REASON_MAX];
-	struct sb sb = { msg, sizeof(msg), 0, false };
+	struct kc_sbuf sb;
 
+	kc_sbuf_init(&sb, msg, sizeof(msg));
 	if (ns == NULL || ns[0] == '\0')
 		return kc_status_set(st, KC_EBADREQUEST, "no namespace on request");
 	memset(&rv, 0, sizeof(rv));
@@ -1271,7 +1114,6 @@ rbac_rules_review(const struct rbac_index *idx, const struct rbac_user *user,
 		goto nomem;
 	if (rv.errs.n > 0) {
 		sb_errset(&sb, &rv.errs);
-		(void)sb_end(&sb);
 		if (kc_json_set_str(status, "evaluationError", msg) < 0)
 			goto nomem;
 	}
@@ -1771,8 +1613,8 @@ split_sa(const char *user, struct rbac_imp_plan *p)
 		return false;
 	ns = (struct kc_str){ rest, (size_t)(colon - rest) };
 	name = kc_str_from(colon + 1);
-	if (ns.len > 63 || !kc_str_is_dns1123_label(ns) || name.len > 253 ||
-	    !kc_str_is_dns1123_subdomain(name))
+	if (ns.len > 63 || !kc_valid_is_dns1123_label(ns) || name.len > 253 ||
+	    !kc_valid_is_dns1123_subdomain(name))
 		return false;
 	memcpy(p->sa_ns, ns.p, ns.len);
 	p->sa_ns[ns.len] = '\0';
@@ -1782,46 +1624,46 @@ split_sa(const char *user, struct rbac_imp_plan *p)
 
 /* %v of one v1.ObjectReference: {Kind Namespace Name UID APIVersion RV FieldPath}. */
 static void
-sb_objref(struct sb *sb, const char *kind, const char *name, const char *api,
+sb_objref(struct kc_sbuf *sb, const char *kind, const char *name, const char *api,
     const char *field)
 {
-	sb_putc(sb, '{');
-	sb_puts(sb, kind);
-	sb_puts(sb, "  ");
-	sb_puts(sb, name);
-	sb_puts(sb, "  ");
-	sb_puts(sb, api);
-	sb_puts(sb, "  ");
-	sb_puts(sb, field);
-	sb_putc(sb, '}');
+	kc_sbuf_putc(sb, '{');
+	kc_sbuf_puts(sb, kind);
+	kc_sbuf_puts(sb, "  ");
+	kc_sbuf_puts(sb, name);
+	kc_sbuf_puts(sb, "  ");
+	kc_sbuf_puts(sb, api);
+	kc_sbuf_puts(sb, "  ");
+	kc_sbuf_puts(sb, field);
+	kc_sbuf_putc(sb, '}');
 }
 
 static int
 without_user(const struct rbac_impersonation *imp, struct kc_status *st)
 {
 	char msg[KC_STATUS_MESSAGE_MAX];
-	struct sb sb = { msg, sizeof(msg), 0, false };
+	struct kc_sbuf sb;
 	bool first = true;
 
-	sb_puts(&sb, "requested [");
+	kc_sbuf_init(&sb, msg, sizeof(msg));
+	kc_sbuf_puts(&sb, "requested [");
 	for (size_t i = 0; i < imp->ngroups; i++, first = false) {
 		if (!first)
-			sb_putc(&sb, ' ');
+			kc_sbuf_putc(&sb, ' ');
 		sb_objref(&sb, "Group", imp->groups[i], "", "");
 	}
 	for (size_t i = 0; i < imp->nextras; i++, first = false) {
 		if (!first)
-			sb_putc(&sb, ' ');
+			kc_sbuf_putc(&sb, ' ');
 		sb_objref(&sb, "UserExtra", imp->extras[i].value, AUTHN_GROUP "/v1",
 		    imp->extras[i].key);
 	}
 	if (imp->uid != NULL && imp->uid[0] != '\0') {
 		if (!first)
-			sb_putc(&sb, ' ');
+			kc_sbuf_putc(&sb, ' ');
 		sb_objref(&sb, "UID", imp->uid, AUTHN_GROUP "/v1", "");
 	}
-	sb_puts(&sb, "] without impersonating a user");
-	(void)sb_end(&sb);
+	kc_sbuf_puts(&sb, "] without impersonating a user");
 	return kc_status_set(st, KC_EINTERNAL, "%s", msg);
 }
 
@@ -1962,50 +1804,51 @@ size_t
 rbac_forbidden_message(const char *user, const struct rbac_attrs *a, const char *reason,
     char *buf, size_t size)
 {
-	struct sb sb = { buf, size, 0, false };
+	struct kc_sbuf sb;
 	const char *group = a->resource_request ? S(a->group) : "";
 	const char *resource = a->resource_request ? S(a->resource) : "";
 
+	kc_sbuf_init(&sb, buf, size);
 	if (group[0] == '\0' && resource[0] == '\0')
-		sb_puts(&sb, "forbidden: ");
+		kc_sbuf_puts(&sb, "forbidden: ");
 	else {
-		sb_puts(&sb, resource);
+		kc_sbuf_puts(&sb, resource);
 		if (group[0] != '\0') {
-			sb_putc(&sb, '.');
-			sb_puts(&sb, group);
+			kc_sbuf_putc(&sb, '.');
+			kc_sbuf_puts(&sb, group);
 		}
 		if (S(a->name)[0] != '\0') {
-			sb_putc(&sb, ' ');
+			kc_sbuf_putc(&sb, ' ');
 			sb_quote(&sb, a->name);
 		}
-		sb_puts(&sb, " is forbidden: ");
+		kc_sbuf_puts(&sb, " is forbidden: ");
 	}
-	sb.html = true;
-	sb_puts(&sb, "User ");
+	sb.flags |= KC_SBUF_HTML;
+	kc_sbuf_puts(&sb, "User ");
 	sb_quote(&sb, user);
-	sb_puts(&sb, " cannot ");
-	sb_puts(&sb, a->verb);
+	kc_sbuf_puts(&sb, " cannot ");
+	kc_sbuf_puts(&sb, a->verb);
 	if (!a->resource_request) {
-		sb_puts(&sb, " path ");
+		kc_sbuf_puts(&sb, " path ");
 		sb_quote(&sb, a->path);
 	} else {
-		sb_puts(&sb, " resource ");
+		kc_sbuf_puts(&sb, " resource ");
 		if (S(a->subresource)[0] != '\0')
 			sb_quote_pair(&sb, a->resource, a->subresource);
 		else
 			sb_quote(&sb, a->resource);
-		sb_puts(&sb, " in API group ");
+		kc_sbuf_puts(&sb, " in API group ");
 		sb_quote(&sb, a->group);
 		if (S(a->ns)[0] != '\0') {
-			sb_puts(&sb, " in the namespace ");
+			kc_sbuf_puts(&sb, " in the namespace ");
 			sb_quote(&sb, a->ns);
 		} else
-			sb_puts(&sb, " at the cluster scope");
+			kc_sbuf_puts(&sb, " at the cluster scope");
 	}
-	sb.html = false;
+	sb.flags &= ~(unsigned)KC_SBUF_HTML;
 	if (S(reason)[0] != '\0') {
-		sb_puts(&sb, ": ");
-		sb_puts(&sb, reason);
+		kc_sbuf_puts(&sb, ": ");
+		kc_sbuf_puts(&sb, reason);
 	}
-	return sb_end(&sb);
+	return kc_sbuf_end(&sb);
 }

@@ -46,6 +46,7 @@
 
 #include <kc/alloc.h>
 #include <kc/clock.h>
+#include <kc/hash.h>
 #include <kc/json.h>
 #include <kc/str.h>
 
@@ -105,14 +106,10 @@ struct dc_store {
 static uint32_t
 key_hash(const char *ns, const char *name)
 {
-	uint32_t h = 2166136261u;
+	uint32_t h = kc_fnv1a32_str(KC_FNV1A32_INIT, ns);
 
-	for (const char *p = ns; *p != '\0'; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	h = (h ^ 0) * 16777619u;
-	for (const char *p = name; *p != '\0'; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	return h;
+	h = kc_fnv1a32(h, "", 1);	/* the NUL between the two */
+	return kc_fnv1a32_str(h, name);
 }
 
 static int

@@ -67,23 +67,6 @@ days_from_civil(int64_t y, int64_t m, int64_t d)
 	return era * 146097 + doe - 719468;
 }
 
-static void
-civil_from_days(int64_t z, int64_t *ry, int *rm, int *rd)
-{
-	int64_t era, doe, yoe, y, doy, mp;
-
-	z += 719468;
-	era = (z >= 0 ? z : z - 146096) / 146097;
-	doe = z - era * 146097;
-	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	y = yoe + era * 400;
-	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	*rd = (int)(doy - (153 * mp + 2) / 5 + 1);
-	*rm = (int)(mp < 10 ? mp + 3 : mp - 9);
-	*ry = y + (*rm <= 2);
-}
-
 static int
 days_in(int m, int64_t y)
 {
@@ -1996,18 +1979,15 @@ default_row(const struct json_object *o, struct row *rw)
 {
 	const char *ts = kc_json_str(o, "metadata", "creationTimestamp");
 	struct ts t = ts_of(ts);
-	int64_t sec = t.state == TS_SET ? t.sec : ZERO_TIME_SEC, y;
-	int64_t days = (sec >= 0 ? sec : sec - 86399) / 86400, rem = sec - days * 86400;
-	char buf[64];
-	int m, d, r;
+	int64_t sec = t.state == TS_SET ? t.sec : ZERO_TIME_SEC;
+	char buf[KC_TIME_MAX];
+	int r;
 
 	if ((r = cell_str(rw, kc_json_str(o, "metadata", "name"))) < 0)
 		return r;
-	if (t.state == TS_INVALID)
+	if (t.state == TS_INVALID || kc_time_format_us(sec * 1000000, KC_TIME_SEC, buf,
+	    sizeof(buf)) < 0)
 		return cell_str(rw, ts);
-	civil_from_days(days, &y, &m, &d);
-	(void)snprintf(buf, sizeof(buf), "%04" PRId64 "-%02d-%02dT%02d:%02d:%02dZ", y, m,
-	    d, (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60));
 	return cell_str(rw, buf);
 }
 

@@ -78,10 +78,12 @@
 #include <openssl/x509.h>
 
 #include <kc/alloc.h>
+#include <kc/base64.h>
 #include <kc/buf.h>
 #include <kc/clock.h>
 #include <kc/json.h>
 #include <kc/log.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 #include <kc/yaml.h>
 
@@ -119,54 +121,24 @@ state(const struct dc *dc)
 }
 
 /*
- * base64url without padding (RFC 7515), through OpenSSL's base64
+ * base64url without padding (RFC 7515)
  */
 
 static char *
 b64url_encode(const void *data, size_t len)
 {
-	char *s = api_b64_encode(data, len);
-	size_t n;
+	char *s;
 
-	if (s == NULL)
-		return NULL;
-	for (n = 0; s[n] != '\0' && s[n] != '='; n++) {
-		if (s[n] == '+')
-			s[n] = '-';
-		else if (s[n] == '/')
-			s[n] = '_';
-	}
-	s[n] = '\0';
-	return s;
+	return kc_base64_encode(data, len, KC_BASE64_URL, &s, NULL) == 0 ? s : NULL;
 }
 
 /* Decodes 'len' bytes of unpadded base64url: -EINVAL for anything else. */
 static int
 b64url_decode(const char *text, size_t len, char **ret, size_t *ret_len)
 {
-	_cleanup_(kc_freep) char *std = NULL;
-	size_t n = 0;
-
-	if (len == 0 || len % 4 == 1 || len > TOKENS_JWT_MAX)
+	if (len == 0 || len > TOKENS_JWT_MAX)
 		return -EINVAL;
-	if ((std = kc_malloc(len + 4)) == NULL)
-		return -ENOMEM;
-	for (size_t i = 0; i < len; i++) {
-		char c = text[i];
-
-		if (c == '-')
-			c = '+';
-		else if (c == '_')
-			c = '/';
-		else if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		    (c >= '0' && c <= '9')))
-			return -EINVAL;
-		std[n++] = c;
-	}
-	while (n % 4 != 0)
-		std[n++] = '=';
-	std[n] = '\0';
-	return api_b64_decode(std, ret, ret_len);
+	return kc_base64_decode(text, len, KC_BASE64_URL, ret, ret_len, NULL, 0);
 }
 
 /*
@@ -726,7 +698,7 @@ check_legacy(struct tokens *t, const struct json_object *cl, const char *token,
 	    (so = coll_get(rt->coll, ns, secret)) == NULL ||
 	    (data = kc_json_str(so, "data", "token")) == NULL)
 		return KC_EUNAUTHORIZED;
-	if ((r = api_b64_decode(data, &raw, &rawlen)) < 0)
+	if ((r = kc_base64_decode(data, strlen(data), 0, &raw, &rawlen, NULL, 0)) < 0)
 		return r == -ENOMEM ? r : KC_EUNAUTHORIZED;
 	same = rawlen == strlen(token) && memcmp(raw, token, rawlen) == 0;
 	kc_free_secret(raw);
@@ -926,10 +898,10 @@ check_meta(const struct json_object *in, const char *ns, const char *name,
 	char q[DC_SEGMENT_MAX + 8];
 
 	if (bname != NULL && bname[0] != '\0' && strcmp(bname, name) != 0)
-		errs_invalid(&errs, "metadata.name", errors_quote(bname, q, sizeof(q)),
+		errs_invalid(&errs, "metadata.name", kc_sbuf_quoted(q, sizeof(q), bname),
 		    "must match the service account name if specified");
 	else if (bns != NULL && bns[0] != '\0' && strcmp(bns, ns) != 0)
-		errs_invalid(&errs, "metadata.namespace", errors_quote(bns, q, sizeof(q)),
+		errs_invalid(&errs, "metadata.namespace", kc_sbuf_quoted(q, sizeof(q), bns),
 		    "must match the service account namespace if specified");
 	if (errs.n == 0)
 		return 0;
@@ -1263,8 +1235,8 @@ put_data(struct json_object *data, const char *key, const char *value, bool repl
 
 	if (!replace && cur != NULL && cur[0] != '\0')
 		return 0;
-	if ((b64 = api_b64_encode(value, strlen(value))) == NULL)
-		return -ENOMEM;
+	if ((r = kc_base64_encode(value, strlen(value), 0, &b64, NULL)) < 0)
+		return r;
 	r = kc_json_set_str(data, key, b64);
 	kc_free(b64);
 	return r;
@@ -1473,10 +1445,9 @@ tokens_init(struct dc *dc, const struct tokens_opts *opts, struct kc_status *st)
 	if ((r = key_id(t->key, t->kid, sizeof(t->kid))) < 0)
 		goto fail;
 	if (opts != NULL && opts->ca_pem != NULL &&
-	    (t->ca_b64 = api_b64_encode(opts->ca_pem, strlen(opts->ca_pem))) == NULL) {
-		r = -ENOMEM;
+	    (r = kc_base64_encode(opts->ca_pem, strlen(opts->ca_pem), 0, &t->ca_b64,
+	    NULL)) < 0)
 		goto fail;
-	}
 	if ((r = storage_subscribe(dc->store, on_event, t)) < 0)
 		goto fail;
 	t->subscribed = true;

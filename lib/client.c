@@ -42,6 +42,7 @@
 #include <kc/ratelimit.h>
 #include <kc/str.h>
 #include <kc/transport.h>
+#include <kc/validation.h>
 
 #include "internal.h"
 
@@ -157,7 +158,7 @@ kc_client_check_namespace(const char *ns, struct kc_status *st)
 	if (len > KC_NAMESPACE_MAX)
 		return kc_status_set(st, -EINVAL, "namespace is longer than %d bytes",
 		    KC_NAMESPACE_MAX);
-	if (!kc_str_is_dns1123_label((struct kc_str){ ns, len }))
+	if (!kc_valid_is_dns1123_label((struct kc_str){ ns, len }))
 		return kc_status_set(st, -EINVAL, "namespace \"%.*s\" is not a DNS-1123 "
 		    "label (lower-case letters, digits and inner '-')", (int)len, ns);
 	return 0;

@@ -25,6 +25,16 @@ sys_wall(void *arg)
 	return time(NULL);
 }
 
+static int64_t
+sys_wall_us(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 static int
 sys_sleep_ms(void *arg, uint64_t ms)
 {
@@ -43,6 +53,7 @@ sys_sleep_ms(void *arg, uint64_t ms)
 static const struct kc_clock sys_clock = {
 	.now_ms = sys_now_ms,
 	.wall = sys_wall,
+	.wall_us = sys_wall_us,
 	.sleep_ms = sys_sleep_ms,
 };
 
@@ -64,6 +75,14 @@ time_t
 kc_clock_wall(void)
 {
 	return clock_hook->wall(clock_hook->arg);
+}
+
+int64_t
+kc_clock_wall_us(void)
+{
+	if (clock_hook->wall_us != NULL)
+		return clock_hook->wall_us(clock_hook->arg);
+	return (int64_t)clock_hook->wall(clock_hook->arg) * 1000000;
 }
 
 int

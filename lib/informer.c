@@ -57,6 +57,7 @@
 #include <kc/client.h>
 #include <kc/clock.h>
 #include <kc/err.h>
+#include <kc/hash.h>
 #include <kc/informer.h>
 #include <kc/json.h>
 #include <kc/jsonstream.h>
@@ -222,12 +223,8 @@ kc_rv_compare(const char *a, const char *b)
 static uint32_t
 str_hash(uint32_t seed, const char *s)
 {
-	uint32_t h = 2166136261u ^ seed;
+	uint32_t h = kc_fnv1a32_str(KC_FNV1A32_INIT ^ seed, s);
 
-	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
-		h ^= *p;
-		h *= 16777619u;
-	}
 	return h ^ (h >> 15);
 }
 

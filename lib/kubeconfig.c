@@ -40,9 +40,8 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
-#include <openssl/evp.h>
-
 #include <kc/alloc.h>
+#include <kc/base64.h>
 #include <kc/err.h>
 #include <kc/json.h>
 #include <kc/kubeconfig.h>
@@ -505,76 +504,6 @@ entry_read(const struct entry *e, const char *key, const char *rel, char **ret,
 	return r;
 }
 
-static bool
-b64_char(char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	    (c >= '0' && c <= '9') || c == '+' || c == '/';
-}
-
-static bool
-b64_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-/*
- * Standard base64 with padding, line breaks allowed (Go's encoding, which
- * kubectl writes). -EINVAL with a reason for bad input.
- */
-static int
-b64_decode(const char *in, char **ret, size_t *ret_len, char *why, size_t why_size)
-{
-	size_t n = 0, pad = 0, len = strlen(in), outlen;
-	unsigned char *clean, *out;
-	int d;
-
-	for (size_t i = 0; i < len; i++) {
-		if (b64_space(in[i]))
-			continue;
-		if (in[i] == '=') {
-			pad++;
-		} else if (!b64_char(in[i]) || pad > 0) {
-			(void)snprintf(why, why_size, "invalid base64 at offset %zu", i);
-			return -EINVAL;
-		}
-		n++;
-	}
-	if (pad > 2) {
-		(void)snprintf(why, why_size, "invalid base64: more than two '=' of padding");
-		return -EINVAL;
-	}
-	if (n % 4 != 0) {
-		(void)snprintf(why, why_size, "invalid base64: %zu characters is not a "
-		    "whole number of 4-character groups (bad padding?)", n);
-		return -EINVAL;
-	}
-	if (n > INT_MAX)
-		return -E2BIG;
-	if ((clean = kc_malloc(n + 1)) == NULL)
-		return -ENOMEM;
-	for (size_t i = 0, j = 0; i < len; i++)
-		if (!b64_space(in[i]))
-			clean[j++] = (unsigned char)in[i];
-	if ((out = kc_malloc(n / 4 * 3 + 1)) == NULL) {
-		free_secret_len((char *)clean, n);
-		return -ENOMEM;
-	}
-	d = EVP_DecodeBlock(out, clean, (int)n);
-	free_secret_len((char *)clean, n);
-	if (d < 0 || (size_t)d != n / 4 * 3) {
-		free_secret_len((char *)out, n / 4 * 3);
-		(void)snprintf(why, why_size, "invalid base64");
-		return -EINVAL;
-	}
-	/* EVP_DecodeBlock() counts the padding as zero bytes. */
-	outlen = (size_t)d - pad;
-	out[outlen] = '\0';
-	*ret = (char *)out;
-	*ret_len = outlen;
-	return 0;
-}
-
 /*
  * A PEM field in its two forms: 'key' (a file) or 'key'-data (base64).
  * *ret stays NULL when neither is set.
@@ -598,7 +527,8 @@ entry_pem(const struct entry *e, const char *key, char **ret, size_t *ret_len,
 		return entry_read(e, key, file, ret, ret_len, st);
 	if (data == NULL)
 		return 0;
-	if ((r = b64_decode(data, ret, ret_len, why, sizeof(why))) == -EINVAL)
+	if ((r = kc_base64_decode(data, strlen(data), KC_BASE64_SPACE, ret, ret_len, why,
+	    sizeof(why))) == -EINVAL)
 		return kc_status_set(st, KC_ECONFIG, "%s: %s.%s: %s", e->file->path,
 		    e->where, data_key, why);
 	if (r == -E2BIG)

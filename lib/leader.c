@@ -214,11 +214,8 @@ kc_leader_holder(struct kc_leader *le, char *buf, size_t size)
 static void
 microtime_now(char buf[MICROTIME_MAX])
 {
-	time_t now = kc_clock_wall();
-	struct tm tm;
-
-	if (gmtime_r(&now, &tm) == NULL ||
-	    strftime(buf, MICROTIME_MAX, "%Y-%m-%dT%H:%M:%S.000000Z", &tm) == 0)
+	if (kc_time_format_us((int64_t)kc_clock_wall() * 1000000, KC_TIME_MICRO, buf,
+	    MICROTIME_MAX) < 0)
 		(void)kc_strlcpy(buf, "1970-01-01T00:00:00.000000Z", MICROTIME_MAX);
 }
 

@@ -97,15 +97,11 @@ static void
 log_timestamp(char *buf, size_t size)
 {
 	struct timespec ts;
-	struct tm tm;
 
 	(void)clock_gettime(CLOCK_REALTIME, &ts);
-	if (gmtime_r(&ts.tv_sec, &tm) == NULL ||
-	    strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
-		kc_strlcpy(buf, "1970-01-01T00:00:00", size);
-	}
-	size_t n = strlen(buf);
-	(void)snprintf(buf + n, size - n, ".%03ldZ", ts.tv_nsec / 1000000);
+	if (kc_time_format_us((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000, KC_TIME_MILLI,
+	    buf, size) < 0)
+		(void)kc_strlcpy(buf, "1970-01-01T00:00:00.000Z", size);
 }
 
 /* Appends to a fixed line buffer, silently truncating at its end. */

@@ -53,28 +53,10 @@
 #include <kc/alloc.h>
 #include <kc/buf.h>
 #include <kc/json.h>
+#include <kc/sbuf.h>
 #include <kc/selector.h>
 #include <kc/str.h>
-
-/* Upstream's validation messages (pkg/util/validation/validation.go). */
-#define QNAME_FMT	"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-#define QNAME_MSG	"must consist of alphanumeric characters, '-', '_' or '.', " \
-			"and must start and end with an alphanumeric character"
-#define QNAME_REGEX_ERR	QNAME_MSG " (e.g. 'MyName',  or 'my.name',  or '123-abc', " \
-			"regex used for validation is '" QNAME_FMT "')"
-#define DNS1123_FMT	"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-#define DNS1123_ERR	"a lowercase RFC 1123 subdomain must consist of lower case " \
-			"alphanumeric characters, '-' or '.', and must start and end " \
-			"with an alphanumeric character (e.g. 'example.com', regex " \
-			"used for validation is '" DNS1123_FMT "')"
-#define LABEL_VALUE_ERR	"a valid label must be an empty string or consist of " \
-			"alphanumeric characters, '-', '_' or '.', and must start " \
-			"and end with an alphanumeric character (e.g. 'MyValue',  or " \
-			"'my_value',  or '12345', regex used for validation is '(" \
-			QNAME_FMT ")?')"
-#define QNAME_MAX	63
-#define DNS1123_MAX	253
-#define LABEL_VALUE_MAX	63
+#include <kc/validation.h>
 
 /* Room for one formatted message: the size of kc_status.message. */
 #define MSG_MAX		sizeof(((struct kc_status *)NULL)->message)
@@ -113,212 +95,44 @@ msg_add(struct msg *m, const char *sep, const char *fmt, ...)
 		m->len = KC_MIN(m->len + (size_t)w, sizeof(m->buf) - 1);
 }
 
-/*
- * Decodes one UTF-8 sequence of s[0..n) as Go does: returns its length
- * and code point, or length 1 and U+FFFD for an invalid byte.
- */
-static size_t
-utf8_decode(const unsigned char *s, size_t n, uint32_t *ret_cp)
-{
-	uint32_t cp, min;
-	size_t len;
-
-	if (s[0] < 0x80) {
-		*ret_cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		cp = s[0] & 0x1f;
-		min = 0x80;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		cp = s[0] & 0x0f;
-		min = 0x800;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		cp = s[0] & 0x07;
-		min = 0x10000;
-	} else
-		goto bad;
-	if (len > n)
-		goto bad;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			goto bad;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		goto bad;
-	*ret_cp = cp;
-	return len;
-bad:
-	*ret_cp = 0xfffd;
-	return 1;
-}
-
-/* Appends s[0..n) to dst (NUL-terminated) if it fits; false if not. */
-static bool
-put(char *dst, size_t size, size_t *len, const char *s, size_t n)
-{
-	if (*len + n >= size)
-		return false;
-	memcpy(dst + *len, s, n);
-	*len += n;
-	dst[*len] = '\0';
-	return true;
-}
-
-/*
- * Quotes s[0..n) like Go's %q (strconv.Quote) into 'dst', truncating
- * (never mid-escape) when it does not fit.
- */
-static void
-go_quote(char *dst, size_t size, const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t len = 0;
-	char esc[16];
-
-	dst[0] = '\0';
-	if (!put(dst, size, &len, "\"", 1))
-		return;
-	for (size_t i = 0; i < n;) {
-		uint32_t cp;
-		size_t l = utf8_decode(u + i, n - i, &cp);
-		const char *out = esc;
-		size_t outlen;
-
-		if (cp == 0xfffd && l == 1) {
-			outlen = (size_t)snprintf(esc, sizeof(esc), "\\x%02x", u[i]);
-		} else if (cp == '"' || cp == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)cp;
-			outlen = 2;
-		} else if (cp >= 0x20 && cp < 0x7f) {
-			out = s + i;
-			outlen = 1;
-		} else if (cp < 0x20 || cp == 0x7f) {
-			static const char named[] = "abtnvfr";
-
-			if (cp >= 7 && cp <= 13) {
-				esc[0] = '\\';
-				esc[1] = named[cp - 7];
-				outlen = 2;
-			} else
-				outlen = (size_t)snprintf(esc, sizeof(esc), "\\x%02x",
-				    (unsigned)cp);
-		} else if (cp >= 0x80 && cp <= 0x9f) {
-			outlen = (size_t)snprintf(esc, sizeof(esc), "\\u%04x",
-			    (unsigned)cp);
-		} else {
-			out = s + i;
-			outlen = l;
-		}
-		if (len + outlen + 1 >= size)
-			break;
-		(void)put(dst, size, &len, out, outlen);
-		i += l;
-	}
-	(void)put(dst, size, &len, "\"", 1);
-}
-
 /* Go's %#v of a []string: []string{"a", "b"}, or []string(nil) when empty. */
 static void
 go_string_slice(char *dst, size_t size, const struct kc_str *v, size_t n)
 {
-	char q[MSG_MAX];
-	size_t len = 0;
+	struct kc_sbuf b;
 
-	dst[0] = '\0';
+	kc_sbuf_init(&b, dst, size);
 	if (n == 0) {
-		(void)put(dst, size, &len, "[]string(nil)", 13);
+		kc_sbuf_puts(&b, "[]string(nil)");
 		return;
 	}
-	(void)put(dst, size, &len, "[]string{", 9);
+	kc_sbuf_puts(&b, "[]string{");
 	for (size_t i = 0; i < n; i++) {
-		go_quote(q, sizeof(q), v[i].p, v[i].len);
-		if ((i > 0 && !put(dst, size, &len, ", ", 2)) ||
-		    !put(dst, size, &len, q, strlen(q)))
-			return;
+		if (i > 0)
+			kc_sbuf_puts(&b, ", ");
+		kc_sbuf_quote(&b, v[i].p, v[i].len);
 	}
-	(void)put(dst, size, &len, "}", 1);
+	kc_sbuf_putc(&b, '}');
 }
 
 /*
  * Validation (pkg/util/validation)
  */
 
-static bool
-is_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9');
-}
-
-/* ^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$ */
-static bool
-is_qname(struct kc_str s)
-{
-	if (s.len == 0 || !is_alnum(s.p[0]) || !is_alnum(s.p[s.len - 1]))
-		return false;
-	for (size_t i = 1; i + 1 < s.len; i++)
-		if (!is_alnum(s.p[i]) && s.p[i] != '-' && s.p[i] != '_' &&
-		    s.p[i] != '.')
-			return false;
-	return true;
-}
-
 /*
- * validation.IsQualifiedName(): the reasons 'k' is not a label key,
- * joined with "; " into 'm'. True when it is valid.
+ * The messages of a pkg/util/validation check, joined with "; " into
+ * 'm' as upstream's field.Invalid(..., strings.Join(errs, "; ")). True
+ * when the value is valid.
  */
 static bool
-check_qualified_name(struct kc_str k, struct msg *m)
+check(size_t (*valid)(struct kc_str, struct kc_valid *), struct kc_str s, struct msg *m)
 {
-	struct kc_str name = k, prefix;
-	size_t slashes = 0;
+	struct kc_valid v;
+	size_t n = valid(s, &v);
 
-	for (size_t i = 0; i < k.len; i++)
-		slashes += k.p[i] == '/';
-	if (slashes > 1) {
-		msg_add(m, "; ", "a qualified name " QNAME_REGEX_ERR
-		    " with an optional DNS subdomain prefix and '/' "
-		    "(e.g. 'example.com/MyName')");
-		return false;
-	}
-	if (slashes == 1) {
-		(void)kc_str_cut(&name, '/', &prefix);
-		if (prefix.len == 0)
-			msg_add(m, "; ", "prefix part must be non-empty");
-		else {
-			if (prefix.len > DNS1123_MAX)
-				msg_add(m, "; ", "prefix part must be no more than "
-				    "%d characters", DNS1123_MAX);
-			if (!kc_str_is_dns1123_subdomain(prefix))
-				msg_add(m, "; ", "prefix part " DNS1123_ERR);
-		}
-	}
-	if (name.len == 0)
-		msg_add(m, "; ", "name part must be non-empty");
-	else if (name.len > QNAME_MAX)
-		msg_add(m, "; ", "name part must be no more than %d characters",
-		    QNAME_MAX);
-	if (!is_qname(name))
-		msg_add(m, "; ", "name part " QNAME_REGEX_ERR);
-	return m->n == 0;
-}
-
-/* validation.IsValidLabelValue(). */
-static bool
-check_label_value(struct kc_str v, struct msg *m)
-{
-	if (v.len > LABEL_VALUE_MAX)
-		msg_add(m, "; ", "must be no more than %d characters",
-		    LABEL_VALUE_MAX);
-	if (v.len > 0 && !is_qname(v))
-		msg_add(m, "; ", LABEL_VALUE_ERR);
-	return m->n == 0;
+	for (size_t i = 0; i < n; i++)
+		msg_add(m, "; ", "%s", v.msg[i]);
+	return n == 0;
 }
 
 /*
@@ -413,8 +227,8 @@ req_validate(struct kc_str key, enum label_op op, const struct kc_str *vals,
 	struct msg m = { 0 };
 	int64_t num;
 
-	if (!check_qualified_name(key, &m)) {
-		go_quote(q, sizeof(q), key.p, key.len);
+	if (!check(kc_valid_qualified_name, key, &m)) {
+		(void)kc_sbuf_quoted_len(q, sizeof(q), key.p, key.len);
 		msg_add(el, ", ", "key: Invalid value: %s: %s", q, m.buf);
 	}
 	switch (op) {
@@ -453,7 +267,7 @@ req_validate(struct kc_str key, enum label_op op, const struct kc_str *vals,
 		for (size_t i = 0; i < n; i++) {
 			if (kc_str_to_i64(vals[i], &num) == 0)
 				continue;
-			go_quote(q, sizeof(q), vals[i].p, vals[i].len);
+			(void)kc_sbuf_quoted_len(q, sizeof(q), vals[i].p, vals[i].len);
 			msg_add(el, ", ", "values[%zu]: Invalid value: %s: for "
 			    "'Gt', 'Lt' operators, the value must be an integer",
 			    i, q);
@@ -463,11 +277,11 @@ req_validate(struct kc_str key, enum label_op op, const struct kc_str *vals,
 	for (size_t i = 0; i < n; i++) {
 		struct msg vm = { 0 };
 
-		if (check_label_value(vals[i], &vm))
+		if (check(kc_valid_label_value, vals[i], &vm))
 			continue;
-		go_quote(q, sizeof(q), vals[i].p, vals[i].len);
+		(void)kc_sbuf_quoted_len(q, sizeof(q), vals[i].p, vals[i].len);
 		msg_add(el, ", ", "values[%zu][%.*s]: Invalid value: %s: %s", i,
-		    (int)KC_MIN(key.len, (size_t)QNAME_MAX * 5), key.p, q, vm.buf);
+		    (int)KC_MIN(key.len, (size_t)KC_QUALIFIED_NAME_MAX * 5), key.p, q, vm.buf);
 	}
 	return el->n == 0;
 }
@@ -716,8 +530,8 @@ parse_key(struct parser *p, struct kc_str *ret_key, int *ret_op)
 	}
 	if (t.type != T_ID)
 		return perr(p, "found '%.*s', expected: identifier", LIT(t));
-	if (!check_qualified_name(t.lit, &m)) {
-		go_quote(q, sizeof(q), t.lit.p, t.lit.len);
+	if (!check(kc_valid_qualified_name, t.lit, &m)) {
+		(void)kc_sbuf_quoted_len(q, sizeof(q), t.lit.p, t.lit.len);
 		return perr(p, "<nil>: Invalid value: %s: %s", q, m.buf);
 	}
 	la = lookahead(p, VALUES);
@@ -1053,7 +867,7 @@ add_expression(struct kc_label_selector *sel, const struct json_object *e,
 		if (kc_str_eq_cstr(opname, ops[j].name))
 			break;
 	if (j == KC_ARRAY_SIZE(ops)) {
-		go_quote(q, sizeof(q), opname.p, opname.len);
+		(void)kc_sbuf_quoted_len(q, sizeof(q), opname.p, opname.len);
 		return kc_status_set(st, KC_EINVALID, "%s is not a valid label "
 		    "selector operator", q);
 	}
@@ -1390,7 +1204,6 @@ static int
 unescape_value(struct kc_str v, char **ret, struct kc_status *st)
 {
 	static const char replacement[] = "\xef\xbf\xbd";
-	const unsigned char *u = (const unsigned char *)v.p;
 	struct kc_buf b;
 	bool slash = false;
 	char *out;
@@ -1406,7 +1219,12 @@ unescape_value(struct kc_str v, char **ret, struct kc_status *st)
 	kc_buf_init(&b, 3 * v.len + 1);
 	for (size_t i = 0; i < v.len && r == 0;) {
 		uint32_t cp;
-		size_t l = utf8_decode(u + i, v.len - i, &cp);
+		size_t l = kc_utf8_decode(v.p + i, v.len - i, &cp);
+
+		if (l == 0) {
+			l = 1;
+			cp = 0xfffd;
+		}
 		const char *bytes = cp == 0xfffd && l == 1 ? replacement : v.p + i;
 		size_t blen = cp == 0xfffd && l == 1 ? 3 : l;
 

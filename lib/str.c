@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +16,9 @@
 #include <kc/alloc.h>
 #include <kc/macro.h>
 #include <kc/str.h>
+#include <kc/validation.h>
+
+#include "uniprint.h"
 
 struct kc_str
 kc_str_from(const char *s)
@@ -117,6 +121,26 @@ kc_utf8_encode(uint32_t c, char out[4])
 	return 4;
 }
 
+bool
+kc_rune_is_print(uint32_t c)
+{
+	size_t lo = 0, hi = KC_ARRAY_SIZE(uniprint);
+
+	if (c < 0x80)
+		return c >= 0x20 && c < 0x7f;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c < uniprint[mid][0])
+			hi = mid;
+		else if (c > uniprint[mid][1])
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
 struct kc_str
 kc_str_trim(struct kc_str s)
 {
@@ -147,35 +171,16 @@ kc_str_cut(struct kc_str *s, char sep, struct kc_str *head)
 	return true;
 }
 
-static bool
-dns1123_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
 bool
 kc_str_is_dns1123_label(struct kc_str s)
 {
-	if (s.len == 0 || !dns1123_char(s.p[0]) || !dns1123_char(s.p[s.len - 1]))
-		return false;
-	for (size_t i = 1; i + 1 < s.len; i++)
-		if (!dns1123_char(s.p[i]) && s.p[i] != '-')
-			return false;
-	return true;
+	return kc_valid_is_dns1123_label(s);
 }
 
 bool
 kc_str_is_dns1123_subdomain(struct kc_str s)
 {
-	struct kc_str label;
-	bool more;
-
-	do {
-		more = kc_str_cut(&s, '.', &label);
-		if (!kc_str_is_dns1123_label(label))
-			return false;
-	} while (more);
-	return true;
+	return kc_valid_is_dns1123_subdomain(s);
 }
 
 char *
@@ -507,15 +512,46 @@ fail:
 }
 
 int
+kc_time_format_us(int64_t us, enum kc_time_prec prec, char *buf, size_t size)
+{
+	static const int digits[] = { 0, 3, 6, 9 };
+	int64_t sec = us / 1000000, frac = us % 1000000;
+	time_t t;
+	struct tm tm;
+	int n;
+
+	if (frac < 0) {
+		frac += 1000000;
+		sec--;
+	}
+	t = (time_t)sec;
+	if (gmtime_r(&t, &tm) == NULL || tm.tm_year < -1900 || tm.tm_year > 9999 - 1900)
+		return -EOVERFLOW;
+	if (prec == KC_TIME_MILLI)
+		frac /= 1000;
+	else if (prec == KC_TIME_NANO)
+		frac *= 1000;
+	if (prec == KC_TIME_SEC)
+		n = snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+		    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	else
+		n = snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%0*" PRId64 "Z",
+		    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		    tm.tm_sec, digits[prec], frac);
+	if (n < 0 || (size_t)n >= size) {
+		if (size > 0)
+			buf[0] = '\0';
+		return -ENOBUFS;
+	}
+	return 0;
+}
+
+int
 kc_time_format(time_t t, char *buf, size_t size)
 {
-	struct tm tm;
-
-	if (gmtime_r(&t, &tm) == NULL)
+	if (t > INT64_MAX / 1000000 || t < INT64_MIN / 1000000)
 		return -EOVERFLOW;
-	if (strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		return -ENOBUFS;
-	return 0;
+	return kc_time_format_us((int64_t)t * 1000000, KC_TIME_SEC, buf, size);
 }
 
 static int

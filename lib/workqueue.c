@@ -16,7 +16,7 @@
  * two workers, and an add during processing is not lost. get() takes the
  * head of the ready list, clears dirty, sets processing.
  *
- * Delays are a binary min-heap of items (array of pointers, the item
+ * Delays are a kc/heap.h min-heap of items (array of pointers, the item
  * remembers its index), ordered by due time and then by a sequence
  * number, so equal deadlines fire in the order they were set. A key is in
  * the heap at most once (the earlier deadline wins), so the heap never
@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/queue.h>
@@ -45,11 +46,12 @@
 
 #include <kc/alloc.h>
 #include <kc/clock.h>
+#include <kc/hash.h>
+#include <kc/heap.h>
 #include <kc/macro.h>
 #include <kc/ratelimit.h>
 #include <kc/workqueue.h>
 
-#define NOT_IN_HEAP	UINT32_MAX
 #define BUCKETS_MIN	64
 #define WAIT_MAX_MS	1000	/* longest real sleep before looking at the clock again */
 
@@ -61,7 +63,7 @@ struct wq_item {
 	uint64_t		 added_ms;	/* dirty: when it was added */
 	uint64_t		 started_ms;	/* processing: when get() returned it */
 	uint32_t		 hash;
-	uint32_t		 heap_idx;	/* NOT_IN_HEAP or its index */
+	struct kc_heap_node	 delay;		/* on the delay heap */
 	uint32_t		 failures;
 	unsigned		 dirty:1, queued:1, processing:1;
 	char			 key[];
@@ -82,8 +84,7 @@ struct kc_workqueue {
 
 	struct wq_list		 ready;
 	struct wq_list		 processing;
-	struct wq_item		**heap;
-	size_t			 heap_len, heap_cap;
+	struct kc_heap		 delays;	/* items by due_ms, then seq */
 	uint64_t		 seq;
 
 	bool			 shutting_down;
@@ -96,12 +97,8 @@ struct kc_workqueue {
 static uint32_t
 key_hash(uint32_t seed, const char *key)
 {
-	uint32_t h = 2166136261u ^ seed;
+	uint32_t h = kc_fnv1a32_str(KC_FNV1A32_INIT ^ seed, key);
 
-	for (const unsigned char *p = (const unsigned char *)key; *p != '\0'; p++) {
-		h ^= *p;
-		h *= 16777619u;
-	}
 	return h ^ (h >> 15);
 }
 
@@ -158,22 +155,15 @@ get_item(struct kc_workqueue *q, const char *key)
 
 	if ((it = find(q, key, h)) != NULL)
 		return it;
-	if (q->nitems == q->heap_cap) {
-		size_t cap = q->heap_cap != 0 ? q->heap_cap * 2 : BUCKETS_MIN;
-		struct wq_item **heap = kc_reallocarray(q->heap, cap, sizeof(*heap));
-
-		if (heap == NULL)
-			return NULL;
-		q->heap = heap;
-		q->heap_cap = cap;
-	}
+	if (kc_heap_reserve(&q->delays, q->nitems + 1) < 0)
+		return NULL;
 	len = strlen(key);
 	if ((it = kc_keep_malloc(sizeof(*it) + len + 1)) == NULL)
 		return NULL;
 	memset(it, 0, sizeof(*it));
 	memcpy(it->key, key, len + 1);
 	it->hash = h;
-	it->heap_idx = NOT_IN_HEAP;
+	kc_heap_node_init(&it->delay);
 	it->hnext = q->buckets[h & (q->nbuckets - 1)];
 	q->buckets[h & (q->nbuckets - 1)] = it;
 	if (++q->nitems > q->nbuckets)
@@ -187,7 +177,8 @@ release(struct kc_workqueue *q, struct wq_item *it)
 {
 	struct wq_item **pp;
 
-	if (it->dirty || it->processing || it->heap_idx != NOT_IN_HEAP || it->failures != 0)
+	if (it->dirty || it->processing || kc_heap_node_queued(&it->delay) ||
+	    it->failures != 0)
 		return;
 	for (pp = &q->buckets[it->hash & (q->nbuckets - 1)]; *pp != it; pp = &(*pp)->hnext)
 		;
@@ -198,65 +189,27 @@ release(struct kc_workqueue *q, struct wq_item *it)
 
 /* ---- the timer heap ------------------------------------------------------ */
 
+static const struct wq_item *
+delay_citem(const struct kc_heap_node *n)
+{
+	return (const struct wq_item *)(const void *)((const char *)n -
+	    offsetof(struct wq_item, delay));
+}
+
+/* The item of a heap node, or NULL for none. */
+static struct wq_item *
+delay_item(struct kc_heap_node *n)
+{
+	return n != NULL ? (struct wq_item *)(void *)((char *)n -
+	    offsetof(struct wq_item, delay)) : NULL;
+}
+
 static bool
-earlier(const struct wq_item *a, const struct wq_item *b)
+earlier(const struct kc_heap_node *na, const struct kc_heap_node *nb)
 {
+	const struct wq_item *a = delay_citem(na), *b = delay_citem(nb);
+
 	return a->due_ms < b->due_ms || (a->due_ms == b->due_ms && a->seq < b->seq);
-}
-
-static void
-heap_set(struct kc_workqueue *q, size_t i, struct wq_item *it)
-{
-	q->heap[i] = it;
-	it->heap_idx = (uint32_t)i;
-}
-
-static void
-sift_up(struct kc_workqueue *q, size_t i)
-{
-	struct wq_item *it = q->heap[i];
-
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-
-		if (!earlier(it, q->heap[parent]))
-			break;
-		heap_set(q, i, q->heap[parent]);
-		i = parent;
-	}
-	heap_set(q, i, it);
-}
-
-static void
-sift_down(struct kc_workqueue *q, size_t i)
-{
-	struct wq_item *it = q->heap[i];
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= q->heap_len)
-			break;
-		if (c + 1 < q->heap_len && earlier(q->heap[c + 1], q->heap[c]))
-			c++;
-		if (!earlier(q->heap[c], it))
-			break;
-		heap_set(q, i, q->heap[c]);
-		i = c;
-	}
-	heap_set(q, i, it);
-}
-
-static void
-heap_remove_top(struct kc_workqueue *q)
-{
-	struct wq_item *top = q->heap[0];
-
-	top->heap_idx = NOT_IN_HEAP;
-	if (--q->heap_len > 0) {
-		heap_set(q, 0, q->heap[q->heap_len]);
-		sift_down(q, 0);
-	}
 }
 
 /* ---- queueing ------------------------------------------------------------ */
@@ -287,10 +240,10 @@ add_item(struct kc_workqueue *q, struct wq_item *it, uint64_t now)
 static void
 fire_timers(struct kc_workqueue *q, uint64_t now)
 {
-	while (q->heap_len > 0 && q->heap[0]->due_ms <= now) {
-		struct wq_item *it = q->heap[0];
+	struct wq_item *it;
 
-		heap_remove_top(q);
+	while ((it = delay_item(kc_heap_top(&q->delays))) != NULL && it->due_ms <= now) {
+		kc_heap_remove(&q->delays, &it->delay);
 		add_item(q, it, now);
 	}
 }
@@ -321,6 +274,7 @@ kc_workqueue_new(const struct kc_workqueue_opts *opts, struct kc_workqueue **ret
 	}
 	q->seed = (uint32_t)kc_random_u64();
 	TAILQ_INIT(&q->ready);
+	kc_heap_init(&q->delays, earlier);
 	TAILQ_INIT(&q->processing);
 	if (pthread_condattr_init(&ca) != 0)
 		goto fail;
@@ -358,7 +312,7 @@ kc_workqueue_free(struct kc_workqueue *q)
 		}
 	}
 	kc_free(q->buckets);
-	kc_free(q->heap);
+	kc_heap_free(&q->delays);
 	(void)pthread_cond_destroy(&q->cv);
 	(void)pthread_cond_destroy(&q->drained);
 	(void)pthread_mutex_destroy(&q->mu);
@@ -395,19 +349,22 @@ add_after_locked(struct kc_workqueue *q, struct wq_item *it, uint64_t delay_ms)
 		add_item(q, it, now);
 		return 0;
 	}
-	if (it->heap_idx != NOT_IN_HEAP) {
+	if (kc_heap_node_queued(&it->delay)) {
 		if (due >= it->due_ms)
 			return 0;
 		it->due_ms = due;
-		sift_up(q, it->heap_idx);
+		kc_heap_fix(&q->delays, &it->delay);
 	} else {
+		int r;
+
 		it->due_ms = due;
 		it->seq = q->seq++;
-		heap_set(q, q->heap_len++, it);
-		sift_up(q, it->heap_idx);
+		/* Never allocates: get_item() made room for every key. */
+		if ((r = kc_heap_push(&q->delays, &it->delay)) < 0)
+			return r;
 	}
 	/* A new earliest deadline: sleeping getters must wake sooner. */
-	if (it->heap_idx == 0)
+	if (kc_heap_top(&q->delays) == &it->delay)
 		(void)pthread_cond_broadcast(&q->cv);
 	return 0;
 }
@@ -526,7 +483,7 @@ timed_wait(struct kc_workqueue *q, pthread_cond_t *cv, uint64_t ms)
 static int
 get_common(struct kc_workqueue *q, char *buf, size_t size, uint64_t timeout_ms)
 {
-	struct wq_item *it;
+	struct wq_item *it, *first;
 	uint64_t now, start, latency = 0;
 	int r = 0;
 
@@ -557,8 +514,8 @@ get_common(struct kc_workqueue *q, char *buf, size_t size, uint64_t timeout_ms)
 			}
 			left = timeout_ms - (now - start);
 		}
-		if (q->heap_len > 0)
-			left = KC_MIN(left, q->heap[0]->due_ms - now);
+		if ((first = delay_item(kc_heap_top(&q->delays))) != NULL)
+			left = KC_MIN(left, first->due_ms - now);
 		if (left != WAIT_FOREVER)
 			timed_wait(q, &q->cv, left);
 		else
@@ -646,15 +603,13 @@ out:
 static void
 shut_down_locked(struct kc_workqueue *q)
 {
+	struct kc_heap_node *n;
+
 	if (q->shutting_down)
 		return;
 	q->shutting_down = true;
-	while (q->heap_len > 0) {
-		struct wq_item *it = q->heap[--q->heap_len];
-
-		it->heap_idx = NOT_IN_HEAP;
-		release(q, it);
-	}
+	while ((n = kc_heap_pop(&q->delays)) != NULL)
+		release(q, delay_item(n));
 	(void)pthread_cond_broadcast(&q->cv);
 	(void)pthread_cond_broadcast(&q->drained);
 }
@@ -729,7 +684,7 @@ kc_workqueue_stats(struct kc_workqueue *q, struct kc_workqueue_stats *ret)
 	now = kc_clock_now_ms();
 	*ret = q->stats;
 	ret->keys = q->nitems;
-	ret->delayed = q->heap_len;
+	ret->delayed = q->delays.n;
 	ret->unfinished_work_ms = q->stats.processing * now > q->started_sum ?
 	    q->stats.processing * now - q->started_sum : 0;
 	oldest = TAILQ_FIRST(&q->processing);

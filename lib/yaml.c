@@ -93,6 +93,7 @@
 
 #include <kc/alloc.h>
 #include <kc/buf.h>
+#include <kc/hash.h>
 #include <kc/json.h>
 #include <kc/str.h>
 #include <kc/yaml.h>
@@ -547,11 +548,7 @@ struct anchors {
 static size_t
 anchor_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s != '\0'; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return (size_t)h;
+	return (size_t)kc_fnv1a64_str(KC_FNV1A64_INIT, s);
 }
 
 static struct anchor *
@@ -1532,31 +1529,9 @@ needs_quotes(const char *s, size_t len, bool *ret)
 static size_t
 utf8_len(const unsigned char *s, size_t len)
 {
-	uint32_t v;
-	size_t n;
+	uint32_t c;
 
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (n > len)
-		return 0;
-	v = s[0] & (0x7f >> n);
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		v = (v << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 3 && v < 0x800) || (n == 4 && v < 0x10000) || v > 0x10ffff ||
-	    (v >= 0xd800 && v <= 0xdfff))
-		return 0;
-	return n;
+	return kc_utf8_decode((const char *)s, len, &c);
 }
 
 /*

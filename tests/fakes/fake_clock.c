@@ -10,6 +10,7 @@
 #include "../unit/testutil.h"
 
 static uint64_t	now;
+static uint64_t	wall_skew;	/* wall-clock ms ahead of the monotonic one */
 static uint64_t	slept;
 static unsigned	sleeps;
 
@@ -24,7 +25,14 @@ static time_t
 fc_wall(void *arg)
 {
 	(void)arg;
-	return (time_t)(1700000000 + now / 1000);
+	return (time_t)(1700000000 + (now + wall_skew) / 1000);
+}
+
+static int64_t
+fc_wall_us(void *arg)
+{
+	(void)arg;
+	return INT64_C(1700000000000000) + (int64_t)(now + wall_skew) * 1000;
 }
 
 static int
@@ -40,6 +48,7 @@ fc_sleep_ms(void *arg, uint64_t ms)
 static const struct kc_clock fake_clock = {
 	.now_ms = fc_now_ms,
 	.wall = fc_wall,
+	.wall_us = fc_wall_us,
 	.sleep_ms = fc_sleep_ms,
 };
 
@@ -47,6 +56,7 @@ void
 fake_clock_install(uint64_t start_ms)
 {
 	now = start_ms;
+	wall_skew = 0;
 	slept = 0;
 	sleeps = 0;
 	kc_clock_set(&fake_clock);
@@ -56,6 +66,12 @@ void
 fake_clock_uninstall(void)
 {
 	kc_clock_set(NULL);
+}
+
+void
+fake_clock_skew_wall(uint64_t ms)
+{
+	wall_skew = ms;
 }
 
 void

@@ -259,6 +259,10 @@ START_TEST(names)
 	dct_expect_message(do_call(DC_POST, "/api/v1/namespaces/default/configmaps",
 	    "{\"metadata\":{}}", 422), "ConfigMap \"\" is invalid: metadata.name: Required "
 	    "value: name or generateName is required");
+	/* Keys as IsConfigMapKey() reports them. */
+	dct_expect_message(do_call(DC_POST, "/api/v1/namespaces/default/configmaps",
+	    "{\"metadata\":{\"name\":\"k\"},\"data\":{\"..\":\"x\"}}", 422),
+	    "ConfigMap \"k\" is invalid: data[..]: Invalid value: \"..\": must not be '..'");
 	expect(DC_POST, "/api/v1/namespaces/default/services",
 	    "{\"metadata\":{\"name\":\"1svc\"},\"spec\":{\"ports\":[{\"port\":80}]}}", 422);
 	expect(DC_POST, "/apis/rbac.authorization.k8s.io/v1/clusterroles",

@@ -229,6 +229,11 @@ START_TEST(quoting)
 	/* Truncation still closes the quote. */
 	ck_assert_str_eq(errors_quote("abcdefghij", buf, 6), "\"abc\"");
 	ck_assert_str_eq(errors_quote("x", buf, 2), "");
+	/* As strconv.Quote: named escapes, non-printable runes, invalid UTF-8. */
+	ck_assert_str_eq(errors_quote("\a\b\f\v\x7f", buf, sizeof(buf)),
+	    "\"\\a\\b\\f\\v\\x7f\"");
+	ck_assert_str_eq(errors_quote("soft\xc2\xadhyphen \xff", buf, sizeof(buf)),
+	    "\"soft\\u00adhyphen \\xff\"");
 }
 END_TEST
 

@@ -336,6 +336,37 @@ START_TEST(test_heartbeats)
 }
 END_TEST
 
+/*
+ * renewTime is one wall-clock reading at microsecond precision. Seconds
+ * from the wall clock glued to milliseconds from the monotonic one (which
+ * do not turn over together) went backwards: at monotonic x.900 with the
+ * wall clock 500 ms ahead, "s+1.900", then 200 ms later "s+1.100".
+ */
+START_TEST(test_lease_renew_time)
+{
+	char want[KC_TIME_MAX], prev[KC_TIME_MAX];
+
+	start(NULL);
+	create_node("n1", "");
+	advance(100);
+	fake_clock_skew_wall(500);
+	for (int i = 0; i < 4; i++) {
+		const char *got;
+
+		(void)kc_strlcpy(prev, kc_json_str(lease("n1"), "spec", "renewTime"),
+		    sizeof(prev));
+		/* Late, at a phase of its own: the renewal runs now. */
+		fake_clock_advance(10000 + 300 * (uint64_t)i + 137);
+		(void)timers_run(dc);
+		ck_assert_int_eq(kc_time_format_us(kc_clock_wall_us(), KC_TIME_MICRO, want,
+		    sizeof(want)), 0);
+		got = kc_json_str(lease("n1"), "spec", "renewTime");
+		ck_assert_str_eq(got, want);
+		ck_assert_int_gt(strcmp(got, prev), 0);
+	}
+}
+END_TEST
+
 START_TEST(test_stopped_kubelet)
 {
 	struct json_object *t;
@@ -723,6 +754,7 @@ dc_nodes_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_register);
 	tcase_add_test(tc, test_heartbeats);
+	tcase_add_test(tc, test_lease_renew_time);
 	tcase_add_test(tc, test_stopped_kubelet);
 	tcase_add_test(tc, test_never_posted);
 	tcase_add_test(tc, test_not_ready_taints);

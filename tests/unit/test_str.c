@@ -221,6 +221,38 @@ START_TEST(times)
 }
 END_TEST
 
+/* RFC 3339 at each precision: metav1.Time, log lines, MicroTime, NanoFixed. */
+START_TEST(time_precisions)
+{
+	const int64_t us = INT64_C(1795290554) * 1000000 + 123456;
+	char buf[KC_TIME_MAX];
+
+	ck_assert_int_eq(kc_time_format_us(us, KC_TIME_SEC, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "2026-11-21T19:49:14Z");
+	ck_assert_int_eq(kc_time_format_us(us, KC_TIME_MILLI, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "2026-11-21T19:49:14.123Z");
+	ck_assert_int_eq(kc_time_format_us(us, KC_TIME_MICRO, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "2026-11-21T19:49:14.123456Z");
+	ck_assert_int_eq(kc_time_format_us(us, KC_TIME_NANO, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "2026-11-21T19:49:14.123456000Z");
+	/* Fixed width, truncated, never rounded up into the next second. */
+	ck_assert_int_eq(kc_time_format_us(INT64_C(999999), KC_TIME_MILLI, buf, sizeof(buf)),
+	    0);
+	ck_assert_str_eq(buf, "1970-01-01T00:00:00.999Z");
+	ck_assert_int_eq(kc_time_format_us(INT64_C(5), KC_TIME_MICRO, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "1970-01-01T00:00:00.000005Z");
+	/* Before the epoch: the fraction counts forward from the second before. */
+	ck_assert_int_eq(kc_time_format_us(INT64_C(-1), KC_TIME_MICRO, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "1969-12-31T23:59:59.999999Z");
+	/* Years RFC 3339 cannot write, and buffers too small. */
+	ck_assert_int_eq(kc_time_format_us(INT64_C(253402300800) * 1000000, KC_TIME_SEC, buf,
+	    sizeof(buf)), -EOVERFLOW);
+	ck_assert_int_eq(kc_time_format_us(us, KC_TIME_MICRO, buf, 27), -ENOBUFS);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(kc_time_format_us(us, KC_TIME_MICRO, buf, 28), 0);
+}
+END_TEST
+
 START_TEST(asprintf_alloc_failure)
 {
 	char *s;
@@ -346,6 +378,7 @@ str_suite(void)
 	tcase_add_test(tc, strlcpy_truncation);
 	tcase_add_test(tc, files);
 	tcase_add_test(tc, times);
+	tcase_add_test(tc, time_precisions);
 	tcase_add_test(tc, asprintf_alloc_failure);
 	tcase_add_test(tc, hex_digits);
 	tcase_add_test(tc, utf8);

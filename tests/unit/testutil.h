@@ -52,6 +52,12 @@ void	 count_alloc_stop(void);
 void	 fake_clock_install(uint64_t start_ms);
 void	 fake_clock_uninstall(void);
 void	 fake_clock_advance(uint64_t ms);
+/*
+ * Puts the wall clock 'ms' ahead of the monotonic one, so its seconds no
+ * longer turn over together with the monotonic thousands, as on a real
+ * machine. Reset by fake_clock_install().
+ */
+void	 fake_clock_skew_wall(uint64_t ms);
 uint64_t fake_clock_slept_ms(void);	/* total slept since install */
 unsigned fake_clock_sleeps(void);	/* number of sleeps since install */
 

@@ -13,6 +13,8 @@
 struct kc_clock {
 	uint64_t (*now_ms)(void *arg);		/* monotonic milliseconds */
 	time_t	 (*wall)(void *arg);		/* seconds since the epoch */
+	/* Microseconds since the epoch; NULL: wall() seconds, whole. */
+	int64_t	 (*wall_us)(void *arg);
 	/* Waits 'ms'; returns early, with -EINTR, only if the hook chooses. */
 	int	 (*sleep_ms)(void *arg, uint64_t ms);
 	void	*arg;
@@ -31,6 +33,12 @@ void		kc_clock_set(const struct kc_clock *c);
  */
 uint64_t	kc_clock_now_ms(void);
 time_t		kc_clock_wall(void);
+/*
+ * The wall clock in microseconds since the epoch, one reading: format a
+ * sub-second timestamp (metav1.MicroTime) from it, never from wall()
+ * seconds and monotonic milliseconds glued together, which do not agree.
+ */
+int64_t		kc_clock_wall_us(void);
 int		kc_clock_sleep_ms(uint64_t ms);
 
 /*

@@ -47,6 +47,8 @@ bool		 kc_str_cut(struct kc_str *s, char sep, struct kc_str *head);
  * a DNS-1123 subdomain, such labels joined by '.' (most object names).
  * The pattern only: callers check the length (63 and 253 bytes), which
  * Kubernetes reports as a separate error. The empty string matches neither.
+ * The same as kc_valid_is_dns1123_label() and _subdomain() (kc/validation.h),
+ * which new code should call, and which have upstream's messages too.
  */
 bool		 kc_str_is_dns1123_label(struct kc_str);
 bool		 kc_str_is_dns1123_subdomain(struct kc_str);
@@ -67,6 +69,14 @@ int		 kc_hex_digit(int c);
  */
 size_t		 kc_utf8_decode(const char *s, size_t n, uint32_t *ret);
 size_t		 kc_utf8_encode(uint32_t c, char out[4]);
+
+/*
+ * Go's unicode.IsPrint (and strconv.IsPrint): letters, marks, numbers,
+ * punctuation, symbols and the ASCII space. The tables are Unicode 14
+ * (scripts/gen-uniprint); Go 1.21 and later know Unicode 15, so the few
+ * code points first assigned in 15 count as not printable here.
+ */
+bool		 kc_rune_is_print(uint32_t c);
 
 /*
  * Decimal number parsing. 0 on success; -EINVAL for an empty string, a
@@ -114,9 +124,30 @@ int	kc_read_file(const char *path, size_t max, char **ret, size_t *ret_len)
 int	kc_write_file_atomic(const char *path, const void *data, size_t len,
 	    unsigned mode) _must_check_;
 
-/* RFC 3339 UTC with whole seconds, "2026-11-21T19:49:14Z". */
+/*
+ * RFC 3339 in UTC, as Kubernetes writes its times. kc_time_format_us()
+ * formats 'us', microseconds since the epoch, at a precision:
+ *
+ *	KC_TIME_SEC	"2026-11-21T19:49:14Z"		metav1.Time
+ *	KC_TIME_MILLI	"2026-11-21T19:49:14.123Z"	log lines
+ *	KC_TIME_MICRO	"2026-11-21T19:49:14.123456Z"	metav1.MicroTime
+ *	KC_TIME_NANO	"2026-11-21T19:49:14.123456000Z" RFC3339NanoFixed
+ *
+ * Fractions are fixed width and truncated, never rounded. 0, -EOVERFLOW
+ * for a year outside 0-9999, -ENOBUFS when 'size' is too small (at most
+ * KC_TIME_MAX is needed). kc_time_format(t) is KC_TIME_SEC of 't' seconds.
+ */
 #define KC_TIME_MAX	32
+
+enum kc_time_prec {
+	KC_TIME_SEC,
+	KC_TIME_MILLI,
+	KC_TIME_MICRO,
+	KC_TIME_NANO,
+};
+
 int	kc_time_format(time_t t, char *buf, size_t size);
+int	kc_time_format_us(int64_t us, enum kc_time_prec, char *buf, size_t size);
 
 /* Parses RFC 3339 ("Z" or a numeric offset; fractional seconds ignored). */
 int	kc_time_parse(const char *, time_t *ret) _must_check_;
