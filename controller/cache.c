@@ -2,23 +2,24 @@
  * cache.c: every cached form of the controller, and the caches' table.
  *
  * An informer keeps one item per object, made by a transform here: never
- * a json-c tree (15-20 KB for a Run, most of a KB per pod), but one
+ * a json-c tree, but one
  * allocation from the pool of long-lived blocks (kc_keep_malloc()), so
  * items pack together instead of pinning the pages a burst used. An item
  * is a fixed head and, after it, its strings, packed uids and bytes,
  * placed by one helper (pack()) and found by 16-bit offsets (1 + the
  * offset, 0 when absent; ty_cache_str()):
  *
- *	pods      struct ty_pod: what the session rules read (about 110
- *	          bytes for a running pod: uids in 16 bytes, messages only
- *	          of pods that failed or wait)
+ *	pods      struct ty_pod: what the session rules read (uids in 16
+ *	          bytes, messages only of pods that failed or wait)
  *	children  struct ty_child_item: uid, owner uid, session label, Run
  *	          name, deleting
  *	Runs and  struct ty_obj_item: the JSON text without managedFields
  *	profiles  and kubectl's last-applied-configuration, deflated with a
- *	          preset dictionary that looks like a Run (kc/deflate.h: a
- *	          running Run of 1.7 KB takes about 150 bytes), plus the
- *	          profile name and phase that handlers and metrics read
+ *	          preset dictionary that looks like a Run (kc/deflate.h),
+ *	          plus the profile name and phase that handlers and metrics
+ *	          read
+ *
+ * What they measure is in docs/operations.md ("Sizing"), and only there.
  *
  * Decoding builds only the members a transform reads (cache_kinds[]'s
  * keep paths): a pod's managedFields, spec and annotations, most of its

@@ -7,7 +7,7 @@
  * helper (1 + the offset in strs[], 0 when absent; ty_cache_str()).
  * Informer caches share the items between threads without locks.
  *
- *	struct ty_pod        a pod Trainyard manages (about 110 bytes)
+ *	struct ty_pod        a pod Trainyard manages
  *	struct ty_child_item a PodGroup, Service or NetworkPolicy
  *	struct ty_obj_item   a Run or ResourceProfile: its JSON text deflated
  *	                     with a dictionary that looks like a Run
@@ -173,9 +173,8 @@ int	cache_child_from_json(const struct json_object *obj, struct ty_child_item **
 
 /*
  * Their compact JSON text without managedFields and kubectl's
- * last-applied-configuration (a few KB, where a json-c tree takes 15-20
- * KB), deflated with a dictionary (a tenth of that), inflated and parsed
- * again for each reconcile (cache_obj_json()), plus the two fields
+ * last-applied-configuration, deflated with a dictionary, inflated and
+ * parsed again for each reconcile (cache_obj_json()), plus the two fields
  * handlers read. The deflated bytes come last, so the offsets of the
  * strings before them stay small.
  */

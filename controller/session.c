@@ -1,10 +1,6 @@
 /*
- * session.c: the compact pod view and the session rules.
- *
- * The pod view (struct ty_pod) is what the informer cache keeps of a pod:
- * a few hundred bytes in one allocation, strings packed after the struct,
- * long messages cut at a UTF-8 boundary and the termination message kept
- * only when the container failed.
+ * session.c: the session rules, the reasons table and the status-write
+ * policy (session.h).
  *
  * session_decide() is a pure function of the Run (spec and status), what
  * the caches show, and the clock. The Run's status is the controller's
@@ -26,10 +22,15 @@
  *			(CleanedUp), start the next session if the user asked
  *			for one or the restart policy allows it after backoff.
  *
- * When several pods failed, the root cause is reported: a preemption,
- * a lost node, an eviction or a deletion comes before an exit code (the
- * other nodes usually exit because a peer disappeared), and a lower
- * index before a higher one.
+ * When several pods failed, the root cause is reported: the reasons
+ * table's order (a preemption, a lost node, an eviction or a deletion
+ * before an exit code: the other nodes usually exit because a peer
+ * disappeared), and a lower index before a higher one.
+ *
+ * Every reason's name, phase, Event and restart class is a row of
+ * ty_reasons[]; no other place spells them. The write policy runs last
+ * (write_policy()): it turns "the status changed" into "write it now",
+ * "hold everything" or "look again after T".
  *
  * Conditions follow metav1.Condition and meta.SetStatusCondition():
  * lastTransitionTime changes only when the status does.
