@@ -11,11 +11,12 @@
  * not deleted twice. Pods of the current session that left the cache are
  * kept as last seen (a reference to the cached item, for the same TTL or
  * until the session changes): a pod the pod GC fails and deletes at once
- * may be gone before a reconcile looks, and its last view says why. And a
- * progress-only status change that waits to be written (reconcile_run.c)
- * is remembered by a fingerprint and the time it first looked that way,
- * so the reconciler can tell a session start that keeps moving from one
- * that stalled.
+ * may be gone before a reconcile looks, and its last view says why. A
+ * status change the write policy keeps waiting (session.h) is remembered
+ * by a fingerprint and the time it first looked that way, so the decision
+ * can tell a session start that keeps moving from one that stalled. And
+ * the last create the API server refused, per session, so the decision
+ * can say why nothing starts and back the creates off.
  *
  * One mutex guards a small hash table of Runs; the entries of one Run are
  * plain arrays (a Run has at most 10,000 pods, and only the unseen ones
