@@ -56,7 +56,7 @@ struct manager;
 struct recorder;
 struct workers;
 
-/* Counters read by the metrics endpoint (#6) and the benchmarks. */
+/* Counters read by the metrics endpoint and the benchmarks. */
 struct ty_counters {
 	atomic_uint_fast64_t	 reconciles, reconcile_errors;
 	atomic_uint_fast64_t	 pods_created, pods_deleted;
