@@ -61,7 +61,8 @@ LIB_DATA_SRCS	+= lib/quantity.c
 
 # trainyard-controller's pure modules: json-c in, json-c or structs out, no
 # threads and no network (the unit test binary links them).
-CTL_PURE_SRCS	 = controller/config.c controller/model.c controller/session.c
+CTL_PURE_SRCS	 = controller/config.c controller/model.c controller/session.c \
+		   controller/cache.c
 
 # The client side's concurrency: shared rate limit, work queue, informers.
 LIB_SRCS	+= lib/ratelimit.c lib/workqueue.c lib/informer.c
@@ -93,6 +94,7 @@ UNIT_SUITES	+= leader
 UNIT_SUITES	+= hash heap sbuf base64 validation
 UNIT_SUITES	+= ctl_metrics
 UNIT_SUITES	+= deflate ctl_expect alloc
+UNIT_SUITES	+= ctl_cache
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c
@@ -165,9 +167,13 @@ SUITE_DEPS_dc_disruption = $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/
 SUITE_DEPS_dc_exec	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_quantity	= lib/quantity.c
-SUITE_DEPS_ctl_config	= lib/yaml.c lib/selector.c lib/quantity.c $(CTL_PURE_SRCS)
-SUITE_DEPS_ctl_model	= lib/yaml.c lib/selector.c lib/quantity.c $(CTL_PURE_SRCS)
-SUITE_DEPS_ctl_session	= lib/yaml.c lib/selector.c lib/quantity.c $(CTL_PURE_SRCS)
+# cache.c's transforms read informer items and deflate Runs.
+CTL_PURE_DEPS	 = lib/yaml.c lib/selector.c lib/quantity.c lib/deflate.c \
+		   $(SUITE_DEPS_informer) $(CTL_PURE_SRCS)
+SUITE_DEPS_ctl_config	= $(CTL_PURE_DEPS)
+SUITE_DEPS_ctl_model	= $(CTL_PURE_DEPS)
+SUITE_DEPS_ctl_session	= $(CTL_PURE_DEPS)
+SUITE_DEPS_ctl_cache	= $(CTL_PURE_DEPS)
 SUITE_DEPS_client	+= lib/ratelimit.c
 SUITE_DEPS_ratelimit	= $(SUITE_DEPS_client)
 SUITE_DEPS_workqueue	= lib/ratelimit.c lib/workqueue.c
@@ -181,8 +187,7 @@ SUITE_DEPS_heap		=
 SUITE_DEPS_sbuf		=
 SUITE_DEPS_base64	=
 SUITE_DEPS_validation	=
-SUITE_DEPS_ctl_expect	= $(SUITE_DEPS_informer) lib/selector.c lib/yaml.c lib/quantity.c \
-			  $(CTL_PURE_SRCS) controller/expect.c
+SUITE_DEPS_ctl_expect	= $(CTL_PURE_DEPS) controller/expect.c
 
 # trainyard-devcluster: main.c plus DC_SRCS, which the unit suites link too.
 # It links only libkc's data modules (ARCHITECTURE.md).
@@ -216,8 +221,8 @@ DEVCLUSTER_SRCS	 = devcluster/main.c $(DC_SRCS)
 
 # trainyard-controller: main.c plus CTL_SRCS (the pure ones are unit tested
 # in check_main); it links the whole of libkc.
-CTL_SRCS	 = $(CTL_PURE_SRCS) controller/manager.c controller/reconcile_run.c \
-		   controller/expect.c controller/events.c
+CTL_SRCS	 = $(CTL_PURE_SRCS) controller/manager.c controller/workers.c \
+		   controller/reconcile_run.c controller/expect.c controller/events.c
 # metrics.c: threads and a server, yet unit tested (ctl_metrics), so check_main
 # links it too (the rule below adds it), as it does expect.c (ctl_expect).
 CTL_SRCS	+= controller/metrics.c

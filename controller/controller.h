@@ -2,21 +2,24 @@
  * controller.h: trainyard-controller's internal index.
  *
  *	main.c        flags, configuration, signals, startup and shutdown order
- *	manager.c     the caches (informers), the work queue, the workers, the
- *	              PodGroup API discovery; the only file with threads
- *	reconcile_run.c  one Run: read the caches, session_decide(), execute
+ *	manager.c     the caches (informers), the work queue, the reconciler
+ *	              table, the PodGroup API discovery
+ *	workers.c     the worker pool and the memory trimmer
+ *	reconcile_run.c  the Run reconciler: gather, session_decide(), execute
  *	expect.c      what this process created or deleted that the caches do
  *	              not show yet ("expectations": no duplicate pods)
  *	events.c      the Event recorder
- *	config.c model.c session.c   pure: configuration, the Run API and the
- *	              desired objects, the session rules (their own headers)
+ *	config.c model.c session.c cache.c   pure: configuration, the Run API
+ *	              and the desired objects, the session rules and the
+ *	              status-write policy, the cached forms (their own headers)
  *
- * Data flow: informer threads keep compact caches of Runs, ResourceProfiles
- * and the objects Trainyard manages (filtered by the managed-by label) and
- * enqueue the owning Run's "ns/name" key on every change; worker threads
- * take keys from the queue, and reconcile_run() does the rest with the
- * worker's own client. Nothing but the caches, the queue and the
- * expectations is shared between threads.
+ * Data flow: informer threads keep compact caches (cache.c) of Runs,
+ * ResourceProfiles and the objects Trainyard manages (filtered by the
+ * managed-by label) and hand every change to the reconcilers that watch
+ * that cache, which enqueue their keys; worker threads take keys from the
+ * queue and call the key's reconciler with the worker's own client.
+ * Nothing but the caches, the queue, the expectations and the recorder is
+ * shared between threads.
  */
 #ifndef TY_CONTROLLER_H
 #define TY_CONTROLLER_H
@@ -38,6 +41,7 @@
 #include <kc/ratelimit.h>
 #include <kc/workqueue.h>
 
+#include "cache.h"
 #include "config.h"
 #include "metrics.h"
 #include "model.h"
@@ -46,61 +50,13 @@
 #define TY_COMPONENT		"trainyard-controller"
 #define TY_FIELD_MANAGER	"trainyard-controller"
 
-/* The kinds the controller follows, beside the built-ins of libkc. */
-extern const struct kc_resource ty_res_runs;
-extern const struct kc_resource ty_res_profiles;
-extern const struct kc_resource ty_res_podgroups_x;	/* scheduling.x-k8s.io */
-extern const struct kc_resource ty_res_podgroups_sigs;	/* scheduling.sigs.k8s.io */
-
-/*
- * The cached items (manager.c's transforms). Each is one allocation,
- * its variable string last and sized to fit: a cache holds one per
- * object, so every byte counts thousands of times. Longer uids and
- * names are cut (uids are 36 bytes, label values at most 63).
- */
-
-/*
- * The cached form of a Service, NetworkPolicy or PodGroup: its strings
- * after the struct, the uids packed (session_uid_pack()), found by 8-bit
- * offsets (1 + offset in strs[], 0 when absent).
- */
-struct ty_child_item {
-	int32_t		 session;	/* trainyard.dev/session; -1 when absent */
-	bool		 deleting;
-	uint8_t		 uid;		/* packed */
-	uint8_t		 owner_uid;	/* the controller ownerReference's, packed */
-	uint8_t		 run;		/* trainyard.dev/run */
-	char		 strs[];
-};
-
-/* A string of a child item ('at' one of its offsets), or NULL. */
-static inline const char *
-ty_child_str(const struct ty_child_item *ci, uint8_t at)
-{
-	return at != 0 ? ci->strs + at - 1 : NULL;
-}
-
-/*
- * The cached form of a Run or ResourceProfile: its compact JSON text
- * without managedFields and kubectl's last-applied-configuration (a few
- * KB, where a json-c tree takes 15-20 KB), deflated with a dictionary
- * (a tenth of that), inflated and parsed again for each reconcile
- * (manager_obj_json()), plus the two fields handlers read.
- */
-struct ty_obj_item {
-	const unsigned char *z;		/* the text, deflated (manager.c) */
-	uint32_t	 zlen;		/* bytes of z */
-	uint32_t	 len;		/* bytes of the text */
-	const char	*profile;	/* a Run's spec.profile, or "" */
-	char		 phase[16];	/* a Run's status.phase, or "" */
-	char		 strs[];
-};
-
+struct ctl;
 struct expect;
 struct manager;
 struct recorder;
+struct workers;
 
-/* Counters read by the metrics endpoint (#6) and the benchmarks. */
+/* Counters read by the metrics endpoint and the benchmarks. */
 struct ty_counters {
 	atomic_uint_fast64_t	 reconciles, reconcile_errors;
 	atomic_uint_fast64_t	 pods_created, pods_deleted;
@@ -114,8 +70,7 @@ struct ctl {
 	struct kc_rest_config	*rc;
 	struct kc_ratelimit	*limiter;	/* every client's QPS/burst */
 	struct kc_workqueue	*queue;
-	struct kc_informer	*runs, *profiles, *pods, *services, *netpols;
-	struct kc_informer	*podgroups;	/* NULL without a PodGroup API */
+	struct kc_informer	*caches[TY_CACHE_N];	/* podgroups: NULL without API */
 	enum ty_podgroup_api	 pg_api;	/* resolved: X_K8S, SIGS_K8S, NONE */
 	struct expect		*expect;
 	struct recorder		*rec;
@@ -153,22 +108,68 @@ void	 manager_free(struct ctl *);
 /* A new client for one thread, sharing the rate limiter. */
 int	 manager_client(struct ctl *, struct kc_client **ret, struct kc_status *st)
 	    _must_check_;
-/*
- * A new tree (json_object_put()) of a cached Run or ResourceProfile: 0,
- * -ENOMEM, KC_EPARSE (not a text this process cached). Thread-safe.
- */
-int	 manager_obj_json(const struct ty_obj_item *, struct json_object **ret)
-	    _must_check_;
 
-/* reconcile_run.c */
+/*
+ * The reconcilers (STYLE.md, "Static dispatch tables"). The manager owns
+ * the caches, the work queue (one for every reconciler: a key is the
+ * reconciler's tag and its object's "ns/name"), the shared rate limiter,
+ * the expectations and the Event recorder; a reconciler says which caches
+ * it watches, maps their changes to its keys, and reconciles one key.
+ * A new kind is a reconcile_<kind>.c, a row in manager.c's table and a
+ * Makefile line.
+ */
+enum ty_change { TY_ADDED, TY_UPDATED, TY_DELETED };
+
+/* Queues 'key' ("ns/name", or "name" for a cluster-scoped kind). */
+typedef void	ty_enqueue_fn(void *arg, const char *key);
+
+struct reconciler {
+	const char	*kind;		/* "Run": logs */
+	char		 tag;		/* first byte of its queue keys */
+	uint32_t	 watches;	/* 1u << enum ty_cache_id, each cache */
+	/*
+	 * An item of cache 'id' changed (the informer's thread; 'it' is
+	 * borrowed): enqueue() each key it concerns. Reads caches and notes
+	 * expectations, nothing else.
+	 */
+	void		(*changed)(struct ctl *, enum ty_cache_id id, enum ty_change,
+			    struct kc_item *it, ty_enqueue_fn *enqueue, void *arg);
+	/*
+	 * Reconciles 'key' with the worker's client: RECONCILE_DONE,
+	 * RECONCILE_AFTER(ms) to look again, or a negative code (retried
+	 * with the queue's per-key backoff).
+	 */
+	int64_t		(*reconcile)(struct ctl *, struct kc_client *, const char *key);
+};
+
 #define RECONCILE_DONE		0
 #define RECONCILE_AFTER(ms)	((int64_t)(ms))
-/*
- * Reconciles the Run of 'key' ("ns/name") with the worker's client:
- * RECONCILE_DONE, RECONCILE_AFTER(ms) to look again, or a negative code
- * (retried with backoff by the caller).
- */
-int64_t	 reconcile_run(struct ctl *, struct kc_client *cl, const char *key);
+
+/* workers.c */
+struct workers_opts {
+	unsigned		 max;		/* threads at most */
+	struct kc_workqueue	*queue;
+	/* A new client for a worker thread. */
+	int	(*client)(void *arg, struct kc_client **ret, struct kc_status *st);
+	/* One key, with the worker's client; the pool calls done() after. */
+	void	(*work)(void *arg, struct kc_client *cl, const char *key);
+	void			*arg;
+};
+/* The pool (no worker yet) and the trimmer thread. */
+int	 workers_new(const struct workers_opts *, struct workers **ret) _must_check_;
+/* Starts the resident worker, and more while keys wait (once). */
+int	 workers_start(struct workers *) _must_check_;
+/* A key was queued: a worker starts if none waits (any thread). */
+void	 workers_kick(struct workers *);
+/* Work happened (for the trimmer). */
+void	 workers_note(struct workers *);
+/* Shuts the queue down, drains it for up to 'drain_ms', joins the workers. */
+void	 workers_stop(struct workers *, uint64_t drain_ms);
+/* Stops the trimmer and frees (after the informers stopped). */
+struct workers *workers_free(struct workers *);
+
+/* reconcile_run.c */
+extern const struct reconciler run_reconciler;
 
 /* expect.c */
 int	 expect_new(struct expect **ret) _must_check_;
@@ -215,13 +216,25 @@ void	 expect_status_written(struct expect *, const char *key, const char *rv);
 bool	 expect_status_stale(struct expect *, const char *key, const char *rv);
 uint64_t expect_status_age_ms(struct expect *, const char *key);
 /*
- * A progress-only status change of run 'key', fingerprint 'hash', waits
- * to be written. Returns for how many ms the waiting change has had this
- * fingerprint: 0 when it is new or changed since the last call, when
- * 'hash' is 0 (which starts the clock again) or on -ENOMEM.
- * expect_status_written() forgets the waiting change.
+ * The status-write policy's memory of run 'key' (session.h): the time of
+ * the last status write and the change waiting, into *ret (now_ms is the
+ * caller's). expect_write_wait() keeps what the decision left waiting;
+ * expect_status_written() forgets it.
  */
-uint64_t expect_progress(struct expect *, const char *key, uint64_t hash);
+void	 expect_write_state(struct expect *, const char *key, struct ty_write_state *ret);
+void	 expect_write_wait(struct expect *, const char *key, uint64_t hash,
+	    uint64_t since_ms);
+/*
+ * A create for session 'session' of run 'key' was refused with 'message':
+ * the refusals in a row (1, 2, ...), or -ENOMEM. expect_refusal() copies
+ * the last refusal of 'session' into *ret (false: none);
+ * expect_refusal_clear() forgets it once a create went through.
+ */
+int	 expect_refused(struct expect *, const char *key, int64_t session,
+	    const char *message) _must_check_;
+bool	 expect_refusal(struct expect *, const char *key, int64_t session,
+	    struct ty_refusal *ret);
+void	 expect_refusal_clear(struct expect *, const char *key);
 /*
  * A PodGroup, Service or NetworkPolicy of run 'key' was created for
  * 'session'. expect_child(): whether one created for 'session' is not

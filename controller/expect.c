@@ -11,11 +11,12 @@
  * not deleted twice. Pods of the current session that left the cache are
  * kept as last seen (a reference to the cached item, for the same TTL or
  * until the session changes): a pod the pod GC fails and deletes at once
- * may be gone before a reconcile looks, and its last view says why. And a
- * progress-only status change that waits to be written (reconcile_run.c)
- * is remembered by a fingerprint and the time it first looked that way,
- * so the reconciler can tell a session start that keeps moving from one
- * that stalled.
+ * may be gone before a reconcile looks, and its last view says why. A
+ * status change the write policy keeps waiting (session.h) is remembered
+ * by a fingerprint and the time it first looked that way, so the decision
+ * can tell a session start that keeps moving from one that stalled. And
+ * the last create the API server refused, per session, so the decision
+ * can say why nothing starts and back the creates off.
  *
  * One mutex guards a small hash table of Runs; the entries of one Run are
  * plain arrays (a Run has at most 10,000 pods, and only the unseen ones
@@ -85,8 +86,9 @@ struct run_exp {
 	struct run_objs	*o;		/* NULL when nothing is expected */
 	char		*status_rv;	/* our last status write, until cached */
 	uint64_t	 status_at_ms;
-	uint64_t	 progress_hash;		/* a progress-only status waiting; 0 */
+	uint64_t	 progress_hash;		/* a status change waiting; 0 */
 	uint64_t	 progress_since_ms;	/* since when it looks the same */
+	struct ty_refusal *refused;		/* the last refused create; NULL */
 	char		 key[];
 };
 
@@ -130,6 +132,7 @@ run_exp_free(struct run_exp *e)
 {
 	run_objs_free(e->o);
 	kc_free(e->status_rv);
+	kc_free(e->refused);
 	kc_free(e);
 }
 
@@ -236,6 +239,7 @@ tidy(struct expect *x, struct run_exp *e, uint64_t now)
 			e->o = run_objs_free(o);
 	}
 	if (e->o == NULL && e->status_rv == NULL && e->progress_hash == 0 &&
+	    e->refused == NULL &&
 	    (e->status_at_ms == 0 || now - e->status_at_ms >= EXPECT_TTL_MS)) {
 		unlink_entry(x, e);
 		return false;
@@ -540,23 +544,87 @@ expect_status_age_ms(struct expect *x, const char *key)
 	return age;
 }
 
-uint64_t
-expect_progress(struct expect *x, const char *key, uint64_t hash)
+void
+expect_write_state(struct expect *x, const char *key, struct ty_write_state *ret)
 {
 	struct run_exp *e;
-	uint64_t now = kc_clock_now_ms(), still = 0;
+
+	ret->last_write_ms = ret->wait_hash = ret->wait_since_ms = 0;
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, false)) != NULL) {
+		ret->last_write_ms = e->status_at_ms;
+		ret->wait_hash = e->progress_hash;
+		ret->wait_since_ms = e->progress_since_ms;
+	}
+	pthread_mutex_unlock(&x->lock);
+}
+
+void
+expect_write_wait(struct expect *x, const char *key, uint64_t hash, uint64_t since_ms)
+{
+	struct run_exp *e;
 
 	pthread_mutex_lock(&x->lock);
-	if ((e = find(x, key, true)) != NULL) {
-		if (e->progress_hash == hash && hash != 0)
-			still = now - e->progress_since_ms;
-		else {
-			e->progress_hash = hash;
-			e->progress_since_ms = now;
+	if ((e = find(x, key, hash != 0)) != NULL) {
+		e->progress_hash = hash;
+		e->progress_since_ms = since_ms;
+		(void)tidy(x, e, kc_clock_now_ms());
+	}
+	pthread_mutex_unlock(&x->lock);
+}
+
+int
+expect_refused(struct expect *x, const char *key, int64_t session, const char *message)
+{
+	struct run_exp *e;
+	int r = -ENOMEM;
+
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, true)) != NULL && (e->refused != NULL ||
+	    (e->refused = kc_calloc(1, sizeof(*e->refused))) != NULL)) {
+		if (e->refused->session != session)
+			e->refused->failures = 0;
+		e->refused->session = session;
+		e->refused->failures++;
+		e->refused->at_ms = (uint64_t)kc_clock_wall() * 1000;
+		kc_strlcpy(e->refused->message, message, sizeof(e->refused->message));
+		r = (int)KC_MIN(e->refused->failures, INT32_MAX);
+	}
+	pthread_mutex_unlock(&x->lock);
+	return r;
+}
+
+bool
+expect_refusal(struct expect *x, const char *key, int64_t session, struct ty_refusal *ret)
+{
+	struct run_exp *e;
+	bool found = false;
+
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, false)) != NULL && e->refused != NULL) {
+		if (e->refused->session == session) {
+			*ret = *e->refused;
+			found = true;
+		} else {
+			e->refused = kc_free(e->refused);	/* another session's */
+			(void)tidy(x, e, kc_clock_now_ms());
 		}
 	}
 	pthread_mutex_unlock(&x->lock);
-	return still;
+	return found;
+}
+
+void
+expect_refusal_clear(struct expect *x, const char *key)
+{
+	struct run_exp *e;
+
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, false)) != NULL && e->refused != NULL) {
+		e->refused = kc_free(e->refused);
+		(void)tidy(x, e, kc_clock_now_ms());
+	}
+	pthread_mutex_unlock(&x->lock);
 }
 
 void

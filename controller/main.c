@@ -364,7 +364,7 @@ signal_main(void *arg)
  * small blocks come from each thread's tcache without the arena lock. A
  * fixed mmap threshold keeps big blocks (list pages, large requests)
  * out of the heaps, so freeing one returns it at once instead of raising
- * glibc's threshold and fragmenting a heap. manager.c's trimmer gives the
+ * glibc's threshold and fragmenting a heap. workers.c's trimmer gives the
  * rest back after each burst. MALLOC_ARENA_MAX in the environment wins.
  */
 #define TY_MALLOC_ARENAS	2

@@ -1,31 +1,29 @@
 /*
- * reconcile_run.c: one Run, from the caches to the API.
+ * reconcile_run.c: the Run reconciler (run_reconciler, a row of
+ * manager.c's table): what a cache change maps to, and one Run from the
+ * caches to the API in three steps, as session.h's reconcile contract
+ * (the one copy of it) asks:
  *
- * The rules live in session.c (session_decide(), pure); this file gathers
- * its input from the caches and carries its decision out, in the order
- * session.h's contract asks:
- *
- *	1. the Run and its ResourceProfile (copies: cached trees are shared
- *	   between threads and never handed to code that might serialize or
- *	   reference them), model_control(), model_validate();
- *	2. the Run's children and pods from the caches, keeping only those
- *	   whose controller ownerReference is this Run's uid (a Run deleted
- *	   and created again under the same name must not adopt the old one's
- *	   pods), and the pods this process created that the cache does not
- *	   show yet (expect.c);
- *	3. the status, written first and only when it changed, with the Run's
- *	   resourceVersion (a conflict stops the reconcile: the newer Run is
- *	   on its way through the informer);
- *	4. deletes (uid preconditions; NotFound is success), then creates
- *	   (AlreadyExists is success), then Events;
- *	5. the time of the next timed check (deadline, schedule timeout,
- *	   restart backoff) as RECONCILE_AFTER, so it fires with no other
- *	   event.
+ *	gather    copies of the Run and its ResourceProfile (cached texts are
+ *	          inflated into private trees), model_control() and
+ *	          model_validate(); the Run's children and pods from the
+ *	          caches, only those whose controller ownerReference is this
+ *	          Run's uid (a Run deleted and created again under the same
+ *	          name must not adopt the old one's pods); from expect.c the
+ *	          pods created and not cached yet, pods that left the cache,
+ *	          the last refused create and the write policy's memory;
+ *	decide    session_decide(), pure: the session rules and the
+ *	          status-write policy;
+ *	execute   nothing when held; else the status when the policy says so
+ *	          (a conflict stops the reconcile: the newer Run is on its way
+ *	          through the informer), deletes, creates, Events, and the
+ *	          next look as RECONCILE_AFTER.
  *
  * Pods are created in "slow start" batches of 1, 2, 4, ... as the
  * Kubernetes workload controllers do: when the first pod is refused (quota
- * exceeded, an admission webhook, a bad image reference) the reconcile
- * stops after one failed request instead of sending ten thousand.
+ * exceeded, an admission webhook, a missing PriorityClass) the reconcile
+ * stops after one failed request, remembers why, and the decision backs
+ * the next creates off.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -40,16 +38,6 @@
 
 #include "controller.h"
 
-/*
- * A progress-only status change is written once it has stood still this
- * long: longer than kube-scheduler's longest pod backoff
- * (podMaxBackoffSeconds, 10 s), so pods the scheduler retries on its
- * normal schedule do not count as stalled. While it keeps moving, it is
- * written at most every PROGRESS_MAX_MS. See progress_write_now().
- */
-#define PROGRESS_QUIET_MS	15000
-#define PROGRESS_MAX_MS		60000
-
 struct rctx {
 	struct ctl		*c;
 	struct kc_client	*cl;
@@ -62,23 +50,7 @@ struct rctx {
 	struct ty_spec		*spec;
 	struct kc_item		**pod_items;
 	size_t			 npods, cappods;
-};
-
-const struct kc_resource ty_res_runs = {
-	.group = "trainyard.dev", .version = "v1alpha1", .resource = "runs",
-	.kind = "Run", .namespaced = true,
-};
-const struct kc_resource ty_res_profiles = {
-	.group = "trainyard.dev", .version = "v1alpha1",
-	.resource = "resourceprofiles", .kind = "ResourceProfile", .namespaced = false,
-};
-const struct kc_resource ty_res_podgroups_x = {
-	.group = "scheduling.x-k8s.io", .version = "v1alpha1",
-	.resource = "podgroups", .kind = "PodGroup", .namespaced = true,
-};
-const struct kc_resource ty_res_podgroups_sigs = {
-	.group = "scheduling.sigs.k8s.io", .version = "v1alpha1",
-	.resource = "podgroups", .kind = "PodGroup", .namespaced = true,
+	uint32_t		 refusals;	/* this reconcile's create was refused */
 };
 
 static const struct kc_resource *
@@ -103,7 +75,7 @@ cached_copy(struct kc_informer *inf, const char *ns, const char *name, int *r)
 	*r = 0;
 	if (it == NULL)
 		return NULL;
-	if ((*r = manager_obj_json(kc_item_data(it), &copy)) < 0)
+	if ((*r = cache_obj_json(kc_item_data(it), &copy)) < 0)
 		copy = NULL;
 	kc_item_unref(it);
 	return copy;
@@ -120,13 +92,13 @@ child_of(struct rctx *rc, struct kc_informer *inf, struct ty_child *ret)
 		return;
 	ci = kc_item_data(it);
 	/* Someone else's object of the same name is not ours to manage. */
-	if (ci->owner_uid != 0 && session_uid_eq(ty_child_str(ci, ci->owner_uid), rc->uid)) {
+	if (ci->owner_uid != 0 && cache_uid_eq(ty_cache_str(ci->strs, ci->owner_uid), rc->uid)) {
 		char buf[TY_UID_TEXT_MAX];
 
 		ret->exists = true;
 		ret->deleting = ci->deleting;
 		ret->session = ci->session;
-		kc_strlcpy(ret->uid, ci->uid != 0 ? session_uid_text(ty_child_str(ci,
+		kc_strlcpy(ret->uid, ci->uid != 0 ? cache_uid_text(ty_cache_str(ci->strs,
 		    ci->uid), buf, sizeof(buf)) : "", sizeof(ret->uid));
 	}
 	kc_item_unref(it);
@@ -182,167 +154,6 @@ write_status(struct rctx *rc, struct json_object *status)
 	json_object_put(written);
 	atomic_fetch_add(&rc->c->n.status_updates, 1);
 	return 0;
-}
-
-/*
- * Whether 'cur' differs from 'old' only in progress: node counts,
- * readyNodes, allPodsCreated (until it is written, a pod missing from the
- * cache is created again rather than taken as deleted: safe either way),
- * and the messages and times of conditions whose status and reason
- * stay, or the Scheduled condition (pods getting bound one by one is
- * progress too). Such a change may wait (progress_write_now()); a change
- * of phase, session, reason, history or failures is written at once.
- */
-static bool
-progress_only(const struct json_object *old, const struct json_object *cur)
-{
-	static const char *const progress[] = {
-		"nodes", "readyNodes", "conditions", "message", "allPodsCreated",
-	};
-	struct json_object *oc, *cc;
-	size_t n;
-
-	if (old == NULL || cur == NULL)
-		return false;
-	json_object_object_foreach((struct json_object *)(uintptr_t)cur, key, val) {
-		bool skip = false;
-
-		for (size_t i = 0; i < sizeof(progress) / sizeof(progress[0]); i++)
-			skip = skip || strcmp(key, progress[i]) == 0;
-		if (!skip && !kc_json_equal(val, kc_json_get(old, key)))
-			return false;
-	}
-	json_object_object_foreach((struct json_object *)(uintptr_t)old, okey, oval) {
-		(void)oval;
-		if (kc_json_get(cur, okey) == NULL)
-			return false;
-	}
-	oc = kc_json_get(old, "conditions");
-	cc = kc_json_get(cur, "conditions");
-	if (oc == NULL || cc == NULL || !json_object_is_type(oc, json_type_array) ||
-	    !json_object_is_type(cc, json_type_array) ||
-	    (n = json_object_array_length(cc)) != json_object_array_length(oc))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *a = json_object_array_get_idx(oc, i);
-		struct json_object *b = json_object_array_get_idx(cc, i);
-		const char *type = kc_json_str(b, "type");
-
-		if (!kc_json_equal(kc_json_get(a, "type"), kc_json_get(b, "type")))
-			return false;
-		if (type != NULL && strcmp(type, "Scheduled") == 0)
-			continue;
-		if (!kc_json_equal(kc_json_get(a, "status"), kc_json_get(b, "status")) ||
-		    !kc_json_equal(kc_json_get(a, "reason"), kc_json_get(b, "reason")))
-			return false;
-	}
-	return true;
-}
-
-#define FNV64_OFFSET	14695981039346656037u
-
-static uint64_t
-fnv64(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211u;
-	return h;
-}
-
-/*
- * A fingerprint of what a status shows a user, that is without its
- * lastTransitionTimes (a condition whose status flips in a change that
- * waits gets "now" again at each reconcile, which is no news) and without
- * allPodsCreated (the controller's own bookkeeping). Keys hash in order; a
- * tree built the same way from the same cached status keeps its order.
- */
-static uint64_t
-progress_hash(uint64_t h, const struct json_object *o)
-{
-	struct json_object *v = (struct json_object *)(uintptr_t)o;
-	int64_t i;
-
-	h = fnv64(h, &(uint8_t){ (uint8_t)json_object_get_type(v) }, 1);
-	switch (json_object_get_type(v)) {
-	case json_type_object:
-		json_object_object_foreach(v, key, val) {
-			if (strcmp(key, "lastTransitionTime") == 0 ||
-			    strcmp(key, "allPodsCreated") == 0)
-				continue;
-			h = progress_hash(fnv64(h, key, strlen(key) + 1), val);
-		}
-		break;
-	case json_type_array:
-		for (size_t k = 0; k < json_object_array_length(v); k++)
-			h = progress_hash(h, json_object_array_get_idx(v, k));
-		break;
-	case json_type_string:
-		h = fnv64(h, json_object_get_string(v),
-		    (size_t)json_object_get_string_len(v) + 1);
-		break;
-	case json_type_int:
-	case json_type_boolean:
-		i = json_object_get_int64(v);
-		h = fnv64(h, &i, sizeof(i));
-		break;
-	case json_type_double:
-		h = fnv64(h, json_object_get_string(v), strlen(json_object_get_string(v)));
-		break;
-	case json_type_null:
-	default:
-		break;
-	}
-	return h;
-}
-
-/*
- * Whether a progress-only status change (progress_only()) from 'old' is
- * written now; if not, *ret_after is when to look again (0: no need).
- * The rule:
- *
- *	- a change a user cannot see (allPodsCreated alone) waits for the
- *	  next write of anything else;
- *	- while pods or children of the session are being created (some
- *	  left to create, or created and not in the cache yet), it waits:
- *	  the creates' own events bring the next reconcile;
- *	- after that, it is written once it has looked the same for
- *	  PROGRESS_QUIET_MS: the session stalled (a gang that does not fit,
- *	  a slow image pull, a quota), and the status says where and why;
- *	- a start that keeps moving writes nothing until its next real
- *	  change (Running, or an end), but at most PROGRESS_MAX_MS after the
- *	  last status write its counts are written anyway, so a start that
- *	  takes minutes still shows them.
- *
- * So a session start costs two status writes (the start, all running)
- * however slow the API server is, as long as its pods keep moving; what
- * a user would have seen in between is at most PROGRESS_QUIET_MS old
- * whenever it stops moving.
- */
-static bool
-progress_write_now(struct rctx *rc, const struct json_object *old,
-    const struct ty_decision *d, size_t nexpected, uint64_t *ret_after)
-{
-	uint64_t age = expect_status_age_ms(rc->c->expect, rc->key);
-	uint64_t h = progress_hash(FNV64_OFFSET, d->status);
-	bool creating = d->ncreate_pods > 0 || nexpected > 0 || d->create_podgroup ||
-	    d->create_service || d->create_netpol;
-	uint64_t still, wait;
-
-	*ret_after = 0;
-	if (h == progress_hash(FNV64_OFFSET, old))
-		return false;
-	/* Creates are movement too: the clock starts once they are done. */
-	still = expect_progress(rc->c->expect, rc->key, creating ? 0 : h != 0 ? h : 1);
-	if (age >= PROGRESS_MAX_MS || (!creating && still >= PROGRESS_QUIET_MS)) {
-		kc_log_debug(&rc->log, "progress unchanged for %" PRIu64 " ms, last "
-		    "status write %" PRIu64 " ms ago: written", still, age);
-		return true;
-	}
-	wait = PROGRESS_QUIET_MS - still;	/* still is 0 while creating */
-	*ret_after = KC_MIN(wait, PROGRESS_MAX_MS - age);
-	return false;
 }
 
 /*
@@ -460,17 +271,28 @@ create(struct rctx *rc, const struct kc_resource *res, struct json_object *obj,
 	return 0;
 }
 
+/*
+ * The API server refused a create (quota, admission, a missing
+ * PriorityClass, RBAC): remembered for the decision (the Scheduled
+ * condition says why, the next creates wait for the backoff), one
+ * FailedCreate Event (the recorder counts repeats). Not an error: the
+ * decision's requeue retries it. Returns 1 (stop creating), or -ENOMEM.
+ */
 static int
-create_refused(struct rctx *rc, const char *kind, const char *name, const char *why,
-    int r)
+create_refused(struct rctx *rc, int64_t session, const char *kind, const char *name,
+    const char *why)
 {
-	char msg[768];
+	char msg[640];
+	int r;
 
 	/* A message cut short is still worth recording. */
-	if (snprintf(msg, sizeof(msg), "Error creating %s %s: %s", kind, name, why) < 0)
+	(void)snprintf(msg, sizeof(msg), "Error creating %s %s: %s", kind, name, why);
+	if ((r = expect_refused(rc->c->expect, rc->key, session, msg)) < 0)
 		return r;
+	rc->refusals = (uint32_t)r;
+	kc_log_debug(&rc->log, "%s", msg);
 	recorder_emit(rc->c->rec, rc->cl, rc->run, true, "FailedCreate", msg);
-	return r;
+	return 1;		/* refused: create nothing more now */
 }
 
 static int
@@ -486,7 +308,8 @@ create_children(struct rctx *rc, const struct ty_decision *d)
 			return r;
 		if ((r = create(rc, podgroup_res(rc->c->pg_api), obj, &refused, why,
 		    sizeof(why))) < 0)
-			return refused ? create_refused(rc, "PodGroup", rc->name, why, r) : r;
+			return refused ? create_refused(rc, d->session, "PodGroup", rc->name,
+			    why) : r;
 		if (r == 0) {
 			atomic_fetch_add(&rc->c->n.objects_created, 1);
 			expect_child_created(rc->c->expect, rc->key, TY_KIND_PODGROUP, d->session);
@@ -496,7 +319,8 @@ create_children(struct rctx *rc, const struct ty_decision *d)
 		if ((r = model_service(rc->spec, d->session, &obj)) < 0)
 			return r;
 		if ((r = create(rc, &kc_res_services, obj, &refused, why, sizeof(why))) < 0)
-			return refused ? create_refused(rc, "Service", rc->name, why, r) : r;
+			return refused ? create_refused(rc, d->session, "Service", rc->name,
+			    why) : r;
 		if (r == 0) {
 			atomic_fetch_add(&rc->c->n.objects_created, 1);
 			expect_child_created(rc->c->expect, rc->key, TY_KIND_SERVICE, d->session);
@@ -507,8 +331,8 @@ create_children(struct rctx *rc, const struct ty_decision *d)
 			return r;
 		if ((r = create(rc, &kc_res_networkpolicies, obj, &refused, why,
 		    sizeof(why))) < 0)
-			return refused ? create_refused(rc, "NetworkPolicy", rc->name, why, r) :
-			    r;
+			return refused ? create_refused(rc, d->session, "NetworkPolicy",
+			    rc->name, why) : r;
 		if (r == 0) {
 			atomic_fetch_add(&rc->c->n.objects_created, 1);
 			expect_child_created(rc->c->expect, rc->key, TY_KIND_NETPOL, d->session);
@@ -521,7 +345,7 @@ create_children(struct rctx *rc, const struct ty_decision *d)
 static bool
 run_cached(struct rctx *rc)
 {
-	struct kc_item *it = kc_informer_get(rc->c->runs, rc->ns, rc->name);
+	struct kc_item *it = kc_informer_get(rc->c->caches[TY_CACHE_RUNS], rc->ns, rc->name);
 	bool found = it != NULL;
 
 	kc_item_unref(it);
@@ -551,7 +375,8 @@ create_pods(struct rctx *rc, const struct ty_decision *d)
 				name[0] = '\0';
 			if ((r = create(rc, &kc_res_pods, obj, &refused, why,
 			    sizeof(why))) < 0)
-				return refused ? create_refused(rc, "Pod", name, why, r) : r;
+				return refused ? create_refused(rc, d->session, "Pod", name,
+				    why) : r;
 			if (r == 0)
 			{
 				atomic_fetch_add(&rc->c->n.pods_created, 1);
@@ -660,26 +485,39 @@ observe_transition(struct rctx *rc, const struct json_object *old,
 	}
 }
 
+/* The decision's events: one log line and one Event each. */
+static void
+emit(struct rctx *rc, const struct ty_decision *d)
+{
+	char session[24];
+	const struct kc_log_field f[] = { { "session", session } };
+
+	(void)snprintf(session, sizeof(session), "%" PRId64, d->session);
+	if (d->ncreate_pods > 0 && rc->refusals == 0)
+		kc_log_kv(KC_LOG_INFO, &rc->log, f, 1, "created %zu pods", d->ncreate_pods);
+	for (size_t i = 0; i < d->nevents; i++) {
+		kc_log_kv(d->events[i].warning ? KC_LOG_WARN : KC_LOG_INFO, &rc->log, f, 1,
+		    "%s: %s", d->events[i].reason, d->events[i].message);
+		recorder_emit(rc->c->rec, rc->cl, rc->run, d->events[i].warning,
+		    d->events[i].reason, d->events[i].message);
+	}
+}
+
 /*
- * Executes the decision ('nexpected' pods of it created and not cached
- * yet); 0 or the first failure.
+ * Carries the decision out, in the order of session.h's contract: 0 or
+ * the first failure. A hold executes nothing.
  */
 static int
-execute(struct rctx *rc, const struct ty_decision *d, size_t nexpected,
-    uint64_t *ret_after)
+execute(struct rctx *rc, const struct ty_decision *d)
 {
 	bool written = false;
 	int r;
 
-	*ret_after = 0;
-	if (d->status_changed) {
+	if (d->hold)
+		return 0;
+	if (d->write_status) {
 		struct json_object *old = json_object_get(kc_json_get(rc->run, "status"));
 
-		if (progress_only(old, d->status) &&
-		    !progress_write_now(rc, old, d, nexpected, ret_after)) {
-			json_object_put(old);
-			goto rest;
-		}
 		r = write_status(rc, d->status);
 		if (r == 0)
 			observe_transition(rc, old, d->status);
@@ -688,62 +526,191 @@ execute(struct rctx *rc, const struct ty_decision *d, size_t nexpected,
 			return r;
 		written = true;
 	}
-rest:
 	for (size_t i = 0; i < d->ndeletes; i++)
 		if ((r = do_delete(rc, &d->deletes[i])) < 0)
 			return r;
 	if (rc->spec != NULL) {
+		bool children = d->create_service || d->create_netpol ||
+		    (d->create_podgroup && rc->c->pg_api != TY_PODGROUP_NONE);
+
 		/*
 		 * A status write just now proved the Run alive; else a child
-		 * to create again may be the garbage collector's doing.
+		 * to create again may be the garbage collector's doing (the
+		 * decision held it for TY_HOLD_MS first).
 		 */
-		if (!written && (d->create_service || d->create_netpol ||
-		    (d->create_podgroup && rc->c->pg_api != TY_PODGROUP_NONE)) &&
-		    (r = run_alive(rc)) <= 0) {
+		if (!written && children && (r = run_alive(rc)) <= 0) {
 			if (r == 0)
 				kc_log_debug(&rc->log, "gone or being deleted: creates nothing");
 			return r;
 		}
 		if ((r = create_children(rc, d)) < 0)
 			return r;
-		if (d->ncreate_pods > 0 && (r = create_pods(rc, d)) < 0)
+		if (r == 0 && d->ncreate_pods > 0 && (r = create_pods(rc, d)) < 0)
 			return r;
+		if (rc->refusals == 0 && (children || d->ncreate_pods > 0))
+			expect_refusal_clear(rc->c->expect, rc->key);
 	}
-	{
-		char session[24];
-		const struct kc_log_field f[] = { { "session", session } };
-
-		(void)snprintf(session, sizeof(session), "%" PRId64, d->session);
-		if (d->ncreate_pods > 0)
-			kc_log_kv(KC_LOG_INFO, &rc->log, f, 1, "created %zu pods",
-			    d->ncreate_pods);
-		for (size_t i = 0; i < d->nevents; i++) {
-			/* Every lifecycle step: one log line and one Event. */
-			kc_log_kv(d->events[i].warning ? KC_LOG_WARN : KC_LOG_INFO, &rc->log,
-			    f, 1, "%s: %s", d->events[i].reason, d->events[i].message);
-			recorder_emit(rc->c->rec, rc->cl, rc->run, d->events[i].warning,
-			    d->events[i].reason, d->events[i].message);
-		}
-	}
+	emit(rc, d);
 	return 0;
 }
 
-int64_t
+/*
+ * Gathers the decision's input from the caches and the expectations
+ * into 'in' (pointing into 'g'). 1: decide; 0: nothing to do (the Run is
+ * gone, being deleted, or the cache does not show our last write yet);
+ * or a negative code.
+ */
+struct gathered {
+	struct ty_control	 ctl;
+	struct ty_problems	 probs;
+	struct json_object	*profile;
+	const struct ty_pod	**pods, **gone;
+	struct kc_item		**gone_items;
+	int32_t			*seen, *expected;
+	size_t			 nexpected, nseen, ngone;
+	struct ty_refusal	 refusal;
+	struct ty_write_state	 write;
+};
+
+static void
+gathered_release(struct gathered *g)
+{
+	json_object_put(g->profile);
+	for (size_t i = 0; i < g->ngone; i++)
+		kc_item_unref(g->gone_items[i]);
+	kc_free(g->gone_items);
+	kc_free(g->gone);
+	kc_free(g->expected);
+	kc_free(g->seen);
+	kc_free(g->pods);
+}
+
+static int
+gather(struct rctx *rc, struct gathered *g, struct ty_session_in *in)
+{
+	struct ctl *c = rc->c;
+	struct ty_child podgroup, service, netpol;
+	const char *pname;
+	char index_key[KC_INFORMER_INDEX_MAX];
+	int64_t cur;
+	int r;
+
+	if ((rc->run = cached_copy(c->caches[TY_CACHE_RUNS], rc->ns, rc->name, &r)) == NULL) {
+		if (r == 0)
+			expect_forget(c->expect, rc->key);	/* the Run is gone */
+		return r;
+	}
+	if ((rc->uid = kc_json_str(rc->run, "metadata", "uid")) == NULL)
+		return 0;
+	/*
+	 * Being deleted: the garbage collector deletes what the Run owns,
+	 * and nothing is written to a Run on its way out.
+	 */
+	if (kc_json_get(rc->run, "metadata", "deletionTimestamp") != NULL) {
+		expect_forget(c->expect, rc->key);
+		return 0;
+	}
+	/*
+	 * The cache does not show our last status write yet: deciding from
+	 * it would redo that write and meet a conflict. The write's own
+	 * event queues this key again.
+	 */
+	if (expect_status_stale(c->expect, rc->key,
+	    kc_json_str(rc->run, "metadata", "resourceVersion")))
+		return 0;
+	model_control(rc->run, &g->ctl);
+	if ((pname = kc_json_str(rc->run, "spec", "profile")) != NULL && *pname != '\0' &&
+	    (g->profile = cached_copy(c->caches[TY_CACHE_PROFILES], NULL, pname, &r)) ==
+	    NULL && r < 0)
+		return r;
+	r = model_validate(rc->run, g->profile, &c->cfg, &rc->spec, &g->probs);
+	if (r < 0 && r != KC_EINVALID)
+		return r;
+
+	cur = kc_json_int(rc->run, -1, "status", "session");
+	child_of(rc, c->caches[TY_CACHE_PODGROUPS], &podgroup);
+	child_of(rc, c->caches[TY_CACHE_SERVICES], &service);
+	child_of(rc, c->caches[TY_CACHE_NETPOLS], &netpol);
+	{
+		/* Created for this session, not in the cache yet: present. */
+		struct ty_child *ch[] = { &podgroup, &service, &netpol };
+		const enum ty_kind kinds[] = { TY_KIND_PODGROUP, TY_KIND_SERVICE,
+		    TY_KIND_NETPOL };
+
+		for (size_t i = 0; i < 3; i++)
+			if (cur >= 1 && expect_child(c->expect, rc->key, kinds[i], cur,
+			    ch[i]->exists && ch[i]->session == cur) && !ch[i]->exists)
+				*ch[i] = (struct ty_child){ .exists = true, .session = cur };
+	}
+	(void)snprintf(index_key, sizeof(index_key), "%s/%s", rc->ns, rc->name);
+	if ((r = kc_informer_by_index(c->caches[TY_CACHE_PODS], index_key, collect_pod,
+	    rc)) < 0)
+		return r;
+	if (rc->npods > 0 && ((g->pods = kc_calloc(rc->npods, sizeof(*g->pods))) == NULL ||
+	    (g->seen = kc_calloc(rc->npods, sizeof(*g->seen))) == NULL))
+		return -ENOMEM;
+	for (size_t i = 0; i < rc->npods; i++) {
+		const struct ty_pod *p = kc_item_data(rc->pod_items[i]);
+
+		g->pods[i] = p;
+		if (p->session == cur && p->index >= 0)
+			g->seen[g->nseen++] = p->index;
+	}
+	if ((r = expect_pods(c->expect, rc->key, rc->uid, cur, g->seen, g->nseen,
+	    &g->expected, &g->nexpected)) < 0 ||
+	    (r = expect_gone(c->expect, rc->key, rc->uid, cur, &g->gone_items,
+	    &g->ngone)) < 0)
+		return r;
+	if (g->ngone > 0 && (g->gone = kc_calloc(g->ngone, sizeof(*g->gone))) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < g->ngone; i++)
+		g->gone[i] = kc_item_data(g->gone_items[i]);
+	expect_write_state(c->expect, rc->key, &g->write);
+	g->write.now_ms = kc_clock_now_ms();
+
+	*in = (struct ty_session_in){
+		.run = rc->run, .ctl = &g->ctl, .spec = rc->spec,
+		.problems = rc->spec == NULL ? &g->probs : NULL, .cfg = &c->cfg,
+		.podgroup = podgroup, .service = service, .netpol = netpol,
+		.pods = g->pods, .npods = rc->npods, .expected = g->expected,
+		.nexpected = g->nexpected, .gone = g->gone, .ngone = g->ngone,
+		.api = c->pg_api, .now_ms = (uint64_t)kc_clock_wall() * 1000,
+		.refused = expect_refusal(c->expect, rc->key, cur, &g->refusal) ?
+		    &g->refusal : NULL,
+		.write = &g->write,
+	};
+	return 1;
+}
+
+/* When to look again: the decision's timed check, its policy's, a refusal's. */
+static int64_t
+requeue(const struct rctx *rc, const struct ty_decision *d)
+{
+	uint64_t after = d->after_ms, now;
+
+	if (d->next_check_ms != 0) {
+		now = (uint64_t)kc_clock_wall() * 1000;
+		/* Wall-clock seconds: add a second so the check is not early. */
+		after = KC_MIN(after != 0 ? after : UINT64_MAX,
+		    d->next_check_ms > now ? d->next_check_ms - now + 1000 : 1000);
+	}
+	/* Refused just now: the next reconcile writes why, the backoff waits. */
+	if (rc->refusals > 0)
+		after = 100;
+	return after != 0 ? RECONCILE_AFTER(after) : RECONCILE_DONE;
+}
+
+/*
+ * The Run of 'key': gather (caches, expectations), decide (session.c,
+ * pure: the session rules and the status-write policy), execute.
+ */
+static int64_t
 reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 {
 	struct rctx rc = { .c = c, .cl = cl, .key = key };
-	struct ty_control ctl;
-	struct ty_problems probs = { 0 };
-	struct ty_session_in in = { 0 };
+	struct gathered g = { 0 };
+	struct ty_session_in in;
 	struct ty_decision d = { 0 };
-	struct json_object *profile = NULL;
-	const struct ty_pod **pods = NULL, **gone = NULL;
-	struct kc_item **gone_items = NULL;
-	int32_t *seen = NULL, *expected = NULL;
-	size_t nexpected = 0, nseen = 0, ngone = 0;
-	const char *pname;
-	char index_key[KC_INFORMER_INDEX_MAX];
-	uint64_t after = 0;
 	int64_t ret;
 	int r;
 
@@ -752,124 +719,107 @@ reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 	rc.log = (struct kc_log_ctx){ .action = "reconcile", .kind = "Run", .ns = rc.ns,
 	    .name = rc.name };
 	rc.log.rid = atomic_fetch_add(&c->n.reconciles, 1) + 1;
-	if ((rc.run = cached_copy(c->runs, rc.ns, rc.name, &r)) == NULL) {
-		if (r == 0)
-			expect_forget(c->expect, key);	/* the Run is gone */
-		return r;
-	}
-	if ((rc.uid = kc_json_str(rc.run, "metadata", "uid")) == NULL) {
-		ret = RECONCILE_DONE;
-		goto out;
-	}
-	/*
-	 * The cache does not show our last status write yet: deciding from
-	 * it would redo that write and meet a conflict. The write's own
-	 * event queues this key again.
-	 */
-	if (expect_status_stale(c->expect, key,
-	    kc_json_str(rc.run, "metadata", "resourceVersion"))) {
-		ret = RECONCILE_DONE;
-		goto out;
-	}
-	model_control(rc.run, &ctl);
-	if ((pname = kc_json_str(rc.run, "spec", "profile")) != NULL && *pname != '\0' &&
-	    (profile = cached_copy(c->profiles, NULL, pname, &r)) == NULL && r < 0) {
+	if ((r = gather(&rc, &g, &in)) <= 0)
 		ret = r;
-		goto out;
-	}
-	r = model_validate(rc.run, profile, &c->cfg, &rc.spec, &probs);
-	if (r < 0 && r != KC_EINVALID) {
+	else if ((r = session_decide(&in, &d)) < 0)
 		ret = r;
-		goto out;
+	else {
+		if (!d.write_status)
+			expect_write_wait(c->expect, key, d.write.wait_hash, d.write.wait_since_ms);
+		if (d.hold)
+			kc_log_debug(&rc.log, "held for %" PRIu64 " ms: the Run may be on its "
+			    "way out", d.after_ms);
+		ret = (r = execute(&rc, &d)) < 0 ? r : requeue(&rc, &d);
 	}
-
-	child_of(&rc, c->podgroups, &in.podgroup);
-	child_of(&rc, c->services, &in.service);
-	child_of(&rc, c->netpols, &in.netpol);
-	{
-		/* Created for this session, not in the cache yet: present. */
-		int64_t cur = kc_json_int(rc.run, -1, "status", "session");
-		struct ty_child *ch[] = { &in.podgroup, &in.service, &in.netpol };
-		const enum ty_kind kinds[] = { TY_KIND_PODGROUP, TY_KIND_SERVICE,
-		    TY_KIND_NETPOL };
-
-		for (size_t i = 0; i < 3; i++)
-			if (cur >= 1 && expect_child(c->expect, key, kinds[i], cur,
-			    ch[i]->exists && ch[i]->session == cur) && !ch[i]->exists)
-				*ch[i] = (struct ty_child){ .exists = true, .session = cur };
-	}
-	(void)snprintf(index_key, sizeof(index_key), "%s/%s", rc.ns, rc.name);
-	if ((r = kc_informer_by_index(c->pods, index_key, collect_pod, &rc)) < 0) {
-		ret = r;
-		goto out;
-	}
-	if (rc.npods > 0 && ((pods = kc_calloc(rc.npods, sizeof(*pods))) == NULL ||
-	    (seen = kc_calloc(rc.npods, sizeof(*seen))) == NULL)) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	{
-		int64_t cur = kc_json_int(rc.run, -1, "status", "session");
-
-		for (size_t i = 0; i < rc.npods; i++) {
-			const struct ty_pod *p = kc_item_data(rc.pod_items[i]);
-
-			pods[i] = p;
-			if (p->session == cur && p->index >= 0)
-				seen[nseen++] = p->index;
-		}
-		if ((r = expect_pods(c->expect, key, rc.uid, cur, seen, nseen, &expected,
-		    &nexpected)) < 0 ||
-		    (r = expect_gone(c->expect, key, rc.uid, cur, &gone_items, &ngone)) < 0) {
-			ret = r;
-			goto out;
-		}
-		if (ngone > 0 && (gone = kc_calloc(ngone, sizeof(*gone))) == NULL) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		for (size_t i = 0; i < ngone; i++)
-			gone[i] = kc_item_data(gone_items[i]);
-	}
-
-	in = (struct ty_session_in){
-		.run = rc.run, .ctl = &ctl, .spec = rc.spec,
-		.problems = rc.spec == NULL ? &probs : NULL, .cfg = &c->cfg,
-		.podgroup = in.podgroup, .service = in.service, .netpol = in.netpol,
-		.pods = pods, .npods = rc.npods, .expected = expected,
-		.nexpected = nexpected, .gone = gone, .ngone = ngone, .api = c->pg_api,
-		.now_ms = (uint64_t)kc_clock_wall() * 1000,
-	};
-	if ((r = session_decide(&in, &d)) < 0) {
-		ret = r;
-		goto out;
-	}
-	if ((r = execute(&rc, &d, nexpected, &after)) < 0) {
-		ret = r;
-		goto out;
-	}
-	ret = RECONCILE_DONE;
-	if (d.next_check_ms != 0) {
-		uint64_t now = (uint64_t)kc_clock_wall() * 1000;
-
-		/* Wall-clock seconds: add a second so the check is not early. */
-		ret = RECONCILE_AFTER(d.next_check_ms > now ? d.next_check_ms - now + 1000 :
-		    1000);
-	}
-	if (after != 0 && (ret == RECONCILE_DONE || (uint64_t)ret > after))
-		ret = RECONCILE_AFTER(after);
-out:
 	if (ret < 0)
 		atomic_fetch_add(&c->n.reconcile_errors, 1);
 	session_decision_release(&d);
-	json_object_put(profile);
-	for (size_t i = 0; i < ngone; i++)
-		kc_item_unref(gone_items[i]);
-	kc_free(gone_items);
-	kc_free(gone);
-	kc_free(expected);
-	kc_free(seen);
-	kc_free(pods);
+	gathered_release(&g);
 	rctx_release(&rc);
 	return ret;
 }
+
+/* ---- what a change maps to ------------------------------------------------ */
+
+struct profile_walk {
+	const char	*name;
+	ty_enqueue_fn	*enqueue;
+	void		*arg;
+};
+
+static int
+enqueue_if_uses(void *arg, struct kc_item *it)
+{
+	struct profile_walk *w = arg;
+
+	if (strcmp(ty_obj_profile(kc_item_data(it)), w->name) == 0)
+		w->enqueue(w->arg, kc_item_key(it));
+	return 0;
+}
+
+/*
+ * A pod left the cache. Unless this process deleted it, keep its last
+ * view for the session rules (expect_pod_gone()): the pod GC fails and
+ * deletes a pod of a lost node at once, and a reconcile may only see it
+ * missing.
+ */
+static void
+pod_gone(struct ctl *c, struct kc_item *it, const char *key)
+{
+	const struct ty_pod *p = kc_item_data(it);
+	char ubuf[TY_UID_TEXT_MAX], obuf[TY_UID_TEXT_MAX];
+	const char *owner = ty_pod_uid(p, TY_POD_OWNER_UID, obuf, sizeof(obuf));
+	const char *uid = ty_pod_uid(p, TY_POD_UID, ubuf, sizeof(ubuf));
+
+	if (owner != NULL && uid != NULL && p->session >= 0 &&
+	    !expect_deleted(c->expect, key, uid) &&
+	    expect_pod_gone(c->expect, key, owner, p->session, it) < 0)
+		kc_log_warn(&(struct kc_log_ctx){ .action = "watch" }, "pod %s: out of memory",
+		    kc_item_name(it));
+}
+
+/*
+ * The Run's own key for a Run; the Run named by the trainyard.dev/run
+ * label of a pod or child; the Runs naming a changed ResourceProfile.
+ */
+static void
+run_changed(struct ctl *c, enum ty_cache_id id, enum ty_change change, struct kc_item *it,
+    ty_enqueue_fn *enqueue, void *arg)
+{
+	char ns[KC_NAMESPACE_MAX + 1], key[KC_WORKQUEUE_KEY_MAX];
+	const char *run;
+
+	switch (id) {
+	case TY_CACHE_RUNS:
+		enqueue(arg, kc_item_key(it));
+		return;
+	case TY_CACHE_PROFILES:
+		(void)kc_informer_foreach(c->caches[TY_CACHE_RUNS], enqueue_if_uses,
+		    &(struct profile_walk){ kc_item_name(it), enqueue, arg });
+		return;
+	case TY_CACHE_PODS:
+	case TY_CACHE_SERVICES:
+	case TY_CACHE_NETPOLS:
+	case TY_CACHE_PODGROUPS:
+	case TY_CACHE_N:
+	default:
+		break;
+	}
+	if ((run = cache_run_of(id, it)) == NULL || run[0] == '\0')
+		return;
+	kc_item_ns(it, ns, sizeof(ns));
+	if ((size_t)snprintf(key, sizeof(key), "%s/%s", ns, run) >= sizeof(key))
+		return;
+	if (id == TY_CACHE_PODS && change == TY_DELETED)
+		pod_gone(c, it, key);
+	enqueue(arg, key);
+}
+
+const struct reconciler run_reconciler = {
+	.kind = "Run",
+	.tag = 'R',
+	.watches = 1u << TY_CACHE_RUNS | 1u << TY_CACHE_PROFILES | 1u << TY_CACHE_PODS |
+	    1u << TY_CACHE_SERVICES | 1u << TY_CACHE_NETPOLS | 1u << TY_CACHE_PODGROUPS,
+	.changed = run_changed,
+	.reconcile = reconcile_run,
+};

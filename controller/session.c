@@ -1,10 +1,6 @@
 /*
- * session.c: the compact pod view and the session rules.
- *
- * The pod view (struct ty_pod) is what the informer cache keeps of a pod:
- * a few hundred bytes in one allocation, strings packed after the struct,
- * long messages cut at a UTF-8 boundary and the termination message kept
- * only when the container failed.
+ * session.c: the session rules, the reasons table and the status-write
+ * policy (session.h).
  *
  * session_decide() is a pure function of the Run (spec and status), what
  * the caches show, and the clock. The Run's status is the controller's
@@ -26,10 +22,15 @@
  *			(CleanedUp), start the next session if the user asked
  *			for one or the restart policy allows it after backoff.
  *
- * When several pods failed, the root cause is reported: a preemption,
- * a lost node, an eviction or a deletion comes before an exit code (the
- * other nodes usually exit because a peer disappeared), and a lower
- * index before a higher one.
+ * When several pods failed, the root cause is reported: the reasons
+ * table's order (a preemption, a lost node, an eviction or a deletion
+ * before an exit code: the other nodes usually exit because a peer
+ * disappeared), and a lower index before a higher one.
+ *
+ * Every reason's name, phase, Event and restart class is a row of
+ * ty_reasons[]; no other place spells them. The write policy runs last
+ * (write_policy()): it turns "the status changed" into "write it now",
+ * "hold everything" or "look again after T".
  *
  * Conditions follow metav1.Condition and meta.SetStatusCondition():
  * lastTransitionTime changes only when the status does.
@@ -62,147 +63,6 @@
 #define MSG_MAX		1024	/* status.message and condition messages */
 #define NAME_FIELD_MAX	253
 
-/* ------------------------------------------------------------------ */
-/* The pod view */
-
-#define UID_MAX		(TY_UID_TEXT_MAX - 1)	/* Kubernetes uids are 36 bytes */
-#define UUID_LEN	36
-#define UUID_BYTES	16
-#define REASON_MAX	64
-#define LABEL_VALUE_MAX	63	/* Kubernetes label values */
-
-struct podstrs {
-	const char	*s[TY_POD_NSTRS];
-	size_t		 len[TY_POD_NSTRS];
-	const char	*uid[TY_POD_NUIDS];	/* not NULL: not "" either */
-};
-
-/* Whether 's' is a UUID in canonical form; its 16 bytes into 'out'. */
-static bool
-uuid_parse(const char *s, uint8_t *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned nibbles = 0;
-
-	if (strnlen(s, UUID_LEN + 1) != UUID_LEN)
-		return false;		/* so no NUL below */
-	for (size_t i = 0; i < UUID_LEN; i++) {
-		const char *h;
-
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (s[i] != '-')
-				return false;
-			continue;
-		}
-		if ((h = strchr(hex, s[i])) == NULL)
-			return false;
-		if (nibbles % 2 == 0)
-			out[nibbles / 2] = (uint8_t)((h - hex) << 4);
-		else
-			out[nibbles / 2] |= (uint8_t)(h - hex);
-		nibbles++;
-	}
-	return true;
-}
-
-size_t
-session_uid_size(const char *uid)
-{
-	uint8_t b[UUID_BYTES];
-
-	return uuid_parse(uid, b) ? 1 + UUID_BYTES : strnlen(uid, UID_MAX) + 1;
-}
-
-char *
-session_uid_pack(const char *uid, char *dst)
-{
-	uint8_t b[UUID_BYTES];
-	size_t n;
-
-	if (uuid_parse(uid, b)) {
-		dst[0] = '\0';
-		memcpy(dst + 1, b, UUID_BYTES);
-		return dst + 1 + UUID_BYTES;
-	}
-	n = strnlen(uid, UID_MAX);
-	memcpy(dst, uid, n);
-	dst[n] = '\0';
-	return dst + n + 1;
-}
-
-const char *
-session_uid_text(const char *packed, char *buf, size_t size)
-{
-	const uint8_t *b = (const uint8_t *)packed + 1;
-
-	if (packed[0] != '\0')
-		return packed;
-	(void)snprintf(buf, size, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-	    "%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
-	    b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-	return buf;
-}
-
-bool
-session_uid_eq(const char *packed, const char *uid)
-{
-	uint8_t b[UUID_BYTES];
-
-	if (uid == NULL || uid[0] == '\0')
-		return false;
-	if (packed[0] != '\0')
-		return strcmp(packed, uid) == 0;
-	return uuid_parse(uid, b) && memcmp(packed + 1, b, UUID_BYTES) == 0;
-}
-
-/* The length of 's' cut to at most 'max' bytes, not inside a UTF-8 sequence. */
-static size_t
-cut_utf8(const char *s, size_t max)
-{
-	size_t n = strlen(s);
-
-	if (n <= max)
-		return n;
-	n = max;
-	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-		n--;
-	return n;
-}
-
-static void
-str_set(struct podstrs *ps, int i, const char *s, size_t max)
-{
-	if (s == NULL)
-		return;
-	ps->s[i] = s;
-	ps->len[i] = cut_utf8(s, max);
-}
-
-static enum ty_pod_phase
-phase_of(const char *s)
-{
-	static const char *const names[] = {
-		[TY_POD_PENDING] = "Pending", [TY_POD_RUNNING] = "Running",
-		[TY_POD_SUCCEEDED] = "Succeeded", [TY_POD_FAILED] = "Failed",
-	};
-
-	for (size_t i = 0; s != NULL && i < KC_ARRAY_SIZE(names); i++)
-		if (strcmp(s, names[i]) == 0)
-			return (enum ty_pod_phase)i;
-	return TY_POD_UNKNOWN;
-}
-
-static int64_t
-label_int(const struct json_object *pod, const char *label)
-{
-	const char *v = kc_json_str(pod, "metadata", "labels", label);
-	int64_t n;
-
-	if (v == NULL || kc_parse_i64(v, &n) < 0 || n < 0)
-		return -1;
-	return n;
-}
-
 static int64_t
 time_of(const char *s)
 {
@@ -213,166 +73,47 @@ time_of(const char *s)
 	return (int64_t)t;
 }
 
-static void
-pod_conditions(const struct json_object *pod, struct ty_pod *p, struct podstrs *ps)
-{
-	struct json_object *conds = kc_json_arr_of(kc_json_get(pod, "status"),
-	    "conditions");
-
-	for (size_t i = 0; conds != NULL && i < json_object_array_length(conds); i++) {
-		struct json_object *c = json_object_array_get_idx(conds, i);
-		const char *type = kc_json_str(c, "type"), *status = kc_json_str(c, "status");
-		bool yes = status != NULL && strcmp(status, "True") == 0;
-
-		if (type == NULL)
-			continue;
-		if (strcmp(type, "Ready") == 0)
-			p->ready = yes;
-		else if (strcmp(type, "PodScheduled") == 0) {
-			p->scheduled = yes;
-			if (!yes) {
-				str_set(ps, TY_POD_SCHED_REASON, kc_json_str(c, "reason"),
-				    REASON_MAX);
-				str_set(ps, TY_POD_SCHED_MESSAGE, kc_json_str(c, "message"),
-				    TY_POD_MESSAGE_MAX);
-			}
-		} else if (strcmp(type, "DisruptionTarget") == 0 && yes)
-			str_set(ps, TY_POD_DISRUPTION, kc_json_str(c, "reason"), REASON_MAX);
-	}
-}
-
-static struct json_object *
-main_container(const struct json_object *pod)
-{
-	struct json_object *cs = kc_json_arr_of(kc_json_get(pod, "status"),
-	    "containerStatuses");
-
-	for (size_t i = 0; cs != NULL && i < json_object_array_length(cs); i++) {
-		const char *name = kc_json_str(json_object_array_get_idx(cs, i), "name");
-
-		if (name != NULL && strcmp(name, "main") == 0)
-			return json_object_array_get_idx(cs, i);
-	}
-	return cs != NULL && json_object_array_length(cs) > 0 ?
-	    json_object_array_get_idx(cs, 0) : NULL;
-}
-
-static void
-pod_container(const struct json_object *pod, struct ty_pod *p, struct podstrs *ps)
-{
-	struct json_object *term = kc_json_get(main_container(pod), "state", "terminated");
-
-	if (term == NULL)
-		return;
-	p->exit_code = (int32_t)kc_json_int(term, -1, "exitCode");
-	p->finish_time = time_of(kc_json_str(term, "finishedAt"));
-	if (p->exit_code == 0)
-		return;
-	str_set(ps, TY_POD_TERM_REASON, kc_json_str(term, "reason"), REASON_MAX);
-	str_set(ps, TY_POD_TERM_MESSAGE, kc_json_str(term, "message"), TY_TERM_MESSAGE_MAX);
-}
-
-static void
-pod_pack(struct ty_pod *p, const struct podstrs *ps)
-{
-	size_t at = 0;
-
-	for (int i = 0; i < TY_POD_NSTRS; i++) {
-		if (ps->s[i] == NULL)
-			continue;
-		memcpy(p->strs + at, ps->s[i], ps->len[i]);
-		p->strs[at + ps->len[i]] = '\0';
-		p->str[i] = (uint16_t)(at + 1);
-		at += ps->len[i] + 1;
-	}
-	for (int i = 0; i < TY_POD_NUIDS; i++) {
-		if (ps->uid[i] == NULL)
-			continue;
-		p->uid[i] = (uint16_t)(at + 1);
-		at = (size_t)(session_uid_pack(ps->uid[i], p->strs + at) - p->strs);
-	}
-}
-
-/* Keeps uid 'i' unless it is NULL or "". */
-static void
-uid_set(struct podstrs *ps, int i, const char *uid)
-{
-	ps->uid[i] = uid != NULL && uid[0] != '\0' ? uid : NULL;
-}
-
-const char *
-session_owner_uid(const struct json_object *obj)
-{
-	struct json_object *refs = kc_json_arr_of(kc_json_get(obj, "metadata"),
-	    "ownerReferences");
-
-	for (size_t i = 0; refs != NULL && i < json_object_array_length(refs); i++) {
-		struct json_object *ref = json_object_array_get_idx(refs, i);
-		const char *kind = kc_json_str(ref, "kind"), *uid = kc_json_str(ref, "uid");
-
-		if (kc_json_bool(ref, false, "controller") && kind != NULL &&
-		    strcmp(kind, "Run") == 0 && uid != NULL)
-			return uid;
-	}
-	return NULL;
-}
-
-int
-session_pod_from_json(const struct json_object *pod, struct ty_pod **ret)
-{
-	struct ty_pod tmp = { .exit_code = -1 }, *p;
-	struct podstrs ps = { .s = { NULL } };
-	struct json_object *status = kc_json_get(pod, "status");
-	size_t size = offsetof(struct ty_pod, strs);
-
-	str_set(&ps, TY_POD_NAME, kc_json_str(pod, "metadata", "name"), NAME_FIELD_MAX);
-	if (ps.s[TY_POD_NAME] == NULL || ps.len[TY_POD_NAME] == 0)
-		return KC_EINVALID;
-	uid_set(&ps, TY_POD_UID, kc_json_str(pod, "metadata", "uid"));
-	uid_set(&ps, TY_POD_OWNER_UID, session_owner_uid(pod));
-	str_set(&ps, TY_POD_NODE, kc_json_str(pod, "spec", "nodeName"), NAME_FIELD_MAX);
-	str_set(&ps, TY_POD_RUN, kc_json_str(pod, "metadata", "labels", TY_LABEL_RUN),
-	    LABEL_VALUE_MAX);
-	tmp.session = (int32_t)KC_MIN(label_int(pod, TY_LABEL_SESSION), INT32_MAX);
-	tmp.index = (int32_t)KC_MIN(label_int(pod, TY_LABEL_INDEX), INT32_MAX);
-	tmp.deleting = kc_json_get(pod, "metadata", "deletionTimestamp") != NULL;
-	tmp.phase = (uint8_t)phase_of(kc_json_str(status, "phase"));
-	tmp.start_time = time_of(kc_json_str(status, "startTime"));
-	if (tmp.phase == TY_POD_FAILED || kc_json_str(status, "reason") != NULL) {
-		str_set(&ps, TY_POD_REASON, kc_json_str(status, "reason"), REASON_MAX);
-		str_set(&ps, TY_POD_MESSAGE, kc_json_str(status, "message"),
-		    TY_POD_MESSAGE_MAX);
-	}
-	pod_conditions(pod, &tmp, &ps);
-	pod_container(pod, &tmp, &ps);
-	for (int i = 0; i < TY_POD_NSTRS; i++)
-		size += ps.s[i] != NULL ? ps.len[i] + 1 : 0;
-	for (int i = 0; i < TY_POD_NUIDS; i++)
-		size += ps.uid[i] != NULL ? session_uid_size(ps.uid[i]) : 0;
-	/* The strings are bounded (< 3 KB): 16-bit offsets reach them. */
-	if ((p = kc_keep_calloc(KC_MAX(size, sizeof(*p)))) == NULL)
-		return -ENOMEM;
-	*p = tmp;
-	pod_pack(p, &ps);
-	*ret = p;
-	return 0;
-}
-
-struct ty_pod *
-session_pod_free(struct ty_pod *p)
-{
-	return kc_free(p);
-}
-
 /* ------------------------------------------------------------------ */
 /* Decision state */
 
-enum fail_class { F_NONE, F_PREEMPTED, F_NODELOST, F_EVICTED, F_DELETED, F_FAILED };
-
-static const char *const fail_reason[] = {
-	[F_NONE] = "", [F_PREEMPTED] = "Preempted", [F_NODELOST] = "NodeLost",
-	[F_EVICTED] = "Evicted", [F_DELETED] = "PodDeleted", [F_FAILED] = "PodFailed",
+/* The lifecycle's reasons (session.h); every string of them is here. */
+const struct ty_reason_row ty_reasons[TY_REASON_N] = {
+	[TY_REASON_NONE] = { "", "", false, "", TY_RESTARTS_NEVER, false },
+	[TY_REASON_PREEMPTED] = { "Preempted", "Failed", true, "Preempted",
+	    TY_RESTARTS_ON_PREEMPTION, false },
+	[TY_REASON_NODE_LOST] = { "NodeLost", "Failed", true, "NodeLost",
+	    TY_RESTARTS_ON_PREEMPTION, false },
+	[TY_REASON_EVICTED] = { "Evicted", "Failed", true, "Evicted",
+	    TY_RESTARTS_ON_PREEMPTION, false },
+	[TY_REASON_POD_DELETED] = { "PodDeleted", "Failed", true, "PodDeleted",
+	    TY_RESTARTS_ON_FAILURE, true },
+	[TY_REASON_POD_FAILED] = { "PodFailed", "Failed", true, "PodFailed",
+	    TY_RESTARTS_ON_FAILURE, false },
+	[TY_REASON_DEADLINE] = { "DeadlineExceeded", "Failed", true, "DeadlineExceeded",
+	    TY_RESTARTS_NEVER, false },
+	[TY_REASON_UNSCHEDULABLE] = { "Unschedulable", "Failed", true, "Unschedulable",
+	    TY_RESTARTS_NEVER, false },
+	[TY_REASON_SUCCEEDED] = { "Succeeded", "Succeeded", false, "SessionSucceeded",
+	    TY_RESTARTS_NEVER, false },
+	[TY_REASON_SUSPENDED] = { "Suspended", "Stopped", false, "SessionStopped",
+	    TY_RESTARTS_NEVER, false },
+	[TY_REASON_NEW_SESSION] = { "NewSession", "Stopped", false, "SessionStopped",
+	    TY_RESTARTS_NEVER, false },
+	[TY_REASON_INVALID_SPEC] = { "InvalidSpec", "Failed", true, "InvalidSpec",
+	    TY_RESTARTS_NEVER, false },
 };
+
+const struct ty_reason_row *
+session_reason(const char *name)
+{
+	for (int i = 1; name != NULL && i < TY_REASON_N; i++)
+		if (strcmp(ty_reasons[i].name, name) == 0)
+			return &ty_reasons[i];
+	return NULL;
+}
+
+/* A row's name. */
+#define R(x)	(ty_reasons[TY_REASON_##x].name)
 
 struct old {
 	const char	*phase, *reason;
@@ -395,6 +136,8 @@ struct dctx {
 	struct counts		 n;
 	int64_t			 now;		/* epoch s */
 	size_t			 maxdel;
+	enum ty_reason		 ended;		/* the session ended now, why */
+	bool			 vanished;	/* a child of a started session is gone */
 };
 
 static bool
@@ -527,7 +270,7 @@ conditions_always(struct dctx *c)
 			model_problems_text(in->problems, text, sizeof(text));
 		else
 			kc_strlcpy(text, "the spec is invalid", sizeof(text));
-		r = set_condition(c, "Valid", false, "InvalidSpec", "%s", text);
+		r = set_condition(c, "Valid", false, R(INVALID_SPEC), "%s", text);
 	}
 	if (r < 0)
 		return r;
@@ -673,7 +416,7 @@ node_of(const struct ty_pod *p)
 	return node != NULL ? node : "an unknown machine";
 }
 
-static enum fail_class
+static enum ty_reason
 classify_disruption(const struct ty_pod *p, char *msg, size_t size)
 {
 	const char *d = ty_pod_str(p, TY_POD_DISRUPTION), *pmsg = ty_pod_str(p, TY_POD_MESSAGE);
@@ -682,12 +425,12 @@ classify_disruption(const struct ty_pod *p, char *msg, size_t size)
 		snprintf(msg, size, "node %d (pod %s on %s) was preempted by a "
 		    "higher-priority workload", p->index, ty_pod_str(p, TY_POD_NAME),
 		    node_of(p));
-		return F_PREEMPTED;
+		return TY_REASON_PREEMPTED;
 	}
 	if (eq(d, "DeletionByPodGC")) {
 		snprintf(msg, size, "node %d lost its machine %s (the node is gone)",
 		    p->index, node_of(p));
-		return F_NODELOST;
+		return TY_REASON_NODE_LOST;
 	}
 	if (eq(d, "DeletionByTaintManager"))
 		snprintf(msg, size, "node %d was evicted from %s, which is not ready or "
@@ -698,10 +441,10 @@ classify_disruption(const struct ty_pod *p, char *msg, size_t size)
 	else
 		snprintf(msg, size, "node %d was stopped on %s (%s)%s%s", p->index,
 		    node_of(p), d, pmsg != NULL ? ": " : "", pmsg != NULL ? pmsg : "");
-	return F_EVICTED;
+	return TY_REASON_EVICTED;
 }
 
-static enum fail_class
+static enum ty_reason
 classify(const struct ty_pod *p, char *msg, size_t size)
 {
 	const char *name = ty_pod_str(p, TY_POD_NAME), *reason = ty_pod_str(p, TY_POD_REASON);
@@ -712,13 +455,13 @@ classify(const struct ty_pod *p, char *msg, size_t size)
 		return classify_disruption(p, msg, size);
 	if (p->phase == TY_POD_FAILED && eq(reason, "NodeLost")) {
 		snprintf(msg, size, "node %d lost its machine %s", p->index, node_of(p));
-		return F_NODELOST;
+		return TY_REASON_NODE_LOST;
 	}
 	if (p->phase == TY_POD_FAILED && (eq(reason, "Evicted") ||
 	    eq(reason, "Shutdown") || eq(reason, "Terminated"))) {
 		snprintf(msg, size, "node %d was evicted from %s: %s", p->index, node_of(p),
 		    pmsg != NULL ? pmsg : reason);
-		return F_EVICTED;
+		return TY_REASON_EVICTED;
 	}
 	/*
 	 * Deleted by someone (no DisruptionTarget): the kubelet's 143 or 137
@@ -727,27 +470,27 @@ classify(const struct ty_pod *p, char *msg, size_t size)
 	if (p->deleting && (p->phase != TY_POD_FAILED || p->exit_code == 143 ||
 	    p->exit_code == 137 || p->exit_code < 0)) {
 		snprintf(msg, size, "the pod of node %d (%s) was deleted", p->index, name);
-		return F_DELETED;
+		return TY_REASON_POD_DELETED;
 	}
 	if (p->phase == TY_POD_FAILED && p->exit_code >= 0) {
 		snprintf(msg, size, "node %d exited with code %d (%s)", p->index,
 		    p->exit_code, treason != NULL ? treason : "Error");
-		return F_FAILED;
+		return TY_REASON_POD_FAILED;
 	}
 	if (p->phase == TY_POD_FAILED) {
 		snprintf(msg, size, "node %d failed on %s: %s", p->index, node_of(p),
 		    pmsg != NULL ? pmsg : reason != NULL ? reason : "no reason given");
-		return F_FAILED;
+		return TY_REASON_POD_FAILED;
 	}
 	if (p->deleting) {
 		snprintf(msg, size, "the pod of node %d (%s) was deleted", p->index, name);
-		return F_DELETED;
+		return TY_REASON_POD_DELETED;
 	}
-	return F_NONE;
+	return TY_REASON_NONE;
 }
 
 struct failure {
-	enum fail_class	 cls;
+	enum ty_reason	 cls;
 	int32_t		 index;
 	int32_t		 count;
 	char		 msg[MSG_MAX];
@@ -774,21 +517,21 @@ gone_pod(const struct dctx *c, int32_t i)
 
 /*
  * Why node i's pod is missing: what its last view says (preempted, node
- * lost, evicted, exited), else deleted. F_NONE when it may just not be
+ * lost, evicted, exited), else deleted. TY_REASON_NONE when it may just not be
  * created or seen yet.
  */
-static enum fail_class
+static enum ty_reason
 classify_missing(const struct dctx *c, int32_t i, char *msg, size_t size)
 {
 	const struct ty_pod *p = gone_pod(c, i);
-	enum fail_class cls;
+	enum ty_reason cls;
 
-	if (p != NULL && (cls = classify(p, msg, size)) != F_NONE)
+	if (p != NULL && (cls = classify(p, msg, size)) != TY_REASON_NONE)
 		return cls;
 	if (p == NULL && (!c->old.all_created || is_expected(c, i)))
-		return F_NONE;
+		return TY_REASON_NONE;
 	missing_failure(c, i, msg, size);
-	return F_DELETED;
+	return TY_REASON_POD_DELETED;
 }
 
 /* The root-cause failure of the session, if any. */
@@ -796,7 +539,7 @@ static void
 find_failure(const struct dctx *c, struct failure *f)
 {
 	char msg[MSG_MAX];
-	enum fail_class cls;
+	enum ty_reason cls;
 
 	memset(f, 0, sizeof(*f));
 	for (int32_t i = 0; i < c->n.total; i++) {
@@ -806,10 +549,10 @@ find_failure(const struct dctx *c, struct failure *f)
 			cls = classify(p, msg, sizeof(msg));
 		else
 			cls = classify_missing(c, i, msg, sizeof(msg));
-		if (cls == F_NONE)
+		if (cls == TY_REASON_NONE)
 			continue;
 		f->count++;
-		if (f->cls == F_NONE || cls < f->cls) {
+		if (f->cls == TY_REASON_NONE || cls < f->cls) {
 			f->cls = cls;
 			f->index = i;
 			kc_strlcpy(f->msg, msg, sizeof(f->msg));
@@ -824,7 +567,7 @@ failed_node(struct dctx *c, struct json_object *list, int32_t i)
 	struct json_object *e = json_object_new_object();
 	const char *node, *treason, *tmsg;
 	char msg[MSG_MAX], name[80];
-	enum fail_class cls;
+	enum ty_reason cls;
 	int r;
 
 	if (e == NULL)
@@ -832,7 +575,7 @@ failed_node(struct dctx *c, struct json_object *list, int32_t i)
 	if ((r = kc_json_append(list, e)) < 0 || (r = kc_json_set_int(e, "index", i)) < 0)
 		return r;
 	if (p == NULL && (p = gone_pod(c, i)) != NULL &&
-	    classify(p, msg, sizeof(msg)) == F_NONE)
+	    classify(p, msg, sizeof(msg)) == TY_REASON_NONE)
 		p = NULL;	/* its last view shows no failure: deleted */
 	if (p == NULL) {
 		missing_failure(c, i, msg, sizeof(msg));
@@ -849,10 +592,10 @@ failed_node(struct dctx *c, struct json_object *list, int32_t i)
 	if ((r = kc_json_set_str(e, "pod", ty_pod_str(p, TY_POD_NAME))) < 0 ||
 	    (node != NULL && (r = kc_json_set_str(e, "node", node)) < 0) ||
 	    (p->exit_code >= 0 && (r = kc_json_set_int(e, "exitCode", p->exit_code)) < 0) ||
-	    (r = kc_json_set_str(e, "reason", cls == F_FAILED && treason != NULL ?
-	    treason : fail_reason[cls])) < 0)
+	    (r = kc_json_set_str(e, "reason", cls == TY_REASON_POD_FAILED && treason != NULL ?
+	    treason : ty_reasons[cls].name)) < 0)
 		return r;
-	return kc_json_set_str(e, "message", cls == F_FAILED && tmsg != NULL ? tmsg : msg);
+	return kc_json_set_str(e, "message", cls == TY_REASON_POD_FAILED && tmsg != NULL ? tmsg : msg);
 }
 
 static int
@@ -866,8 +609,8 @@ failed_nodes(struct dctx *c)
 		return r;
 	for (int32_t i = 0; i < c->n.total; i++) {
 		const struct ty_pod *p = c->byindex[i];
-		bool failed = p != NULL ? classify(p, msg, sizeof(msg)) != F_NONE :
-		    classify_missing(c, i, msg, sizeof(msg)) != F_NONE;
+		bool failed = p != NULL ? classify(p, msg, sizeof(msg)) != TY_REASON_NONE :
+		    classify_missing(c, i, msg, sizeof(msg)) != TY_REASON_NONE;
 
 		if (!failed)
 			continue;
@@ -931,12 +674,12 @@ fail:
 static bool
 restart_class(enum ty_restart_policy policy, const char *reason)
 {
-	if (policy == TY_RESTART_NEVER || reason == NULL)
+	const struct ty_reason_row *row = session_reason(reason);
+
+	if (policy == TY_RESTART_NEVER || row == NULL)
 		return false;
-	if (eq(reason, "Preempted") || eq(reason, "Evicted") || eq(reason, "NodeLost"))
-		return true;
-	return policy == TY_RESTART_ON_FAILURE &&
-	    (eq(reason, "PodFailed") || eq(reason, "PodDeleted"));
+	return row->restarts == TY_RESTARTS_ON_PREEMPTION ||
+	    (row->restarts == TY_RESTARTS_ON_FAILURE && policy == TY_RESTART_ON_FAILURE);
 }
 
 static bool
@@ -962,17 +705,14 @@ backoff_s(const struct dctx *c)
 /* Ending a session */
 
 static int
-end_event(struct dctx *c, const char *phase, const char *reason, const char *msg)
+end_event(struct dctx *c, const struct ty_reason_row *row, const char *msg)
 {
-	if (eq(phase, "Succeeded"))
-		event(c, false, "SessionSucceeded", "session %" PRId64 " succeeded: %s",
-		    c->old.session, msg);
-	else if (eq(phase, "Stopped"))
-		event(c, false, "SessionStopped", "session %" PRId64 " stopped: %s",
-		    c->old.session, msg);
-	else
-		event(c, true, reason, "session %" PRId64 " failed: %s", c->old.session, msg);
-	if (restart_allowed(c, phase, reason))
+	static const char *const verb[] = { "succeeded", "stopped", "failed" };
+	int v = eq(row->phase, "Succeeded") ? 0 : eq(row->phase, "Stopped") ? 1 : 2;
+
+	event(c, row->warning, row->event, "session %" PRId64 " %s: %s", c->old.session,
+	    verb[v], msg);
+	if (restart_allowed(c, row->phase, row->name))
 		event(c, false, "RestartScheduled", "session %" PRId64 " starts in %" PRId64
 		    "s (restart %" PRId64 " of %" PRId64 ")", c->old.session + 1,
 		    backoff_s(c), c->old.restarts + 1, c->in->ctl->max_restarts);
@@ -980,22 +720,24 @@ end_event(struct dctx *c, const char *phase, const char *reason, const char *msg
 }
 
 static int
-end_session(struct dctx *c, const char *phase, const char *reason, const char *msg)
+end_session(struct dctx *c, enum ty_reason why, const char *msg)
 {
+	const struct ty_reason_row *row = &ty_reasons[why];
 	int r;
 
-	if ((r = kc_json_set_str(c->st, "phase", phase)) < 0 ||
-	    (r = kc_json_set_str(c->st, "reason", reason)) < 0 ||
+	if ((r = kc_json_set_str(c->st, "phase", row->phase)) < 0 ||
+	    (r = kc_json_set_str(c->st, "reason", row->name)) < 0 ||
 	    (r = kc_json_set_str(c->st, "message", msg)) < 0 ||
 	    (r = set_time(c->st, "sessionEndTime", c->now)) < 0 ||
 	    (r = put_counts(c)) < 0 || (r = failed_nodes(c)) < 0 ||
-	    (r = push_history(c, phase, reason)) < 0)
+	    (r = push_history(c, row->phase, row->name)) < 0)
 		return r;
 	if ((r = set_condition(c, "Running", false, "SessionEnded", "session %" PRId64
 	    " ended", c->old.session)) < 0 ||
-	    (r = set_condition(c, "Finished", true, reason, "%s", msg)) < 0)
+	    (r = set_condition(c, "Finished", true, row->name, "%s", msg)) < 0)
 		return r;
-	end_event(c, phase, reason, msg);
+	end_event(c, row, msg);
+	c->ended = why;
 	c->old.end = c->now;
 	c->old.phase = kc_json_str(c->st, "phase");
 	c->old.reason = kc_json_str(c->st, "reason");
@@ -1024,47 +766,45 @@ unschedulable_msg(const struct dctx *c, char *msg, size_t size)
 		    ty_pod_str(why, TY_POD_SCHED_MESSAGE));
 }
 
-/* Whether the active session ends now: fills phase, reason and message. */
-static bool
-session_ends(struct dctx *c, const char **phase, const char **reason, char *msg,
-    size_t size)
+/* Why the active session ends now (and the message), or TY_REASON_NONE. */
+static enum ty_reason
+session_ends(struct dctx *c, char *msg, size_t size)
 {
 	const struct ty_control *ctl = c->in->ctl;
 	struct failure f;
 
-	*phase = "Failed";
 	if (ctl->session > c->old.session) {
 		snprintf(msg, size, "spec.session asks for session %" PRId64, ctl->session);
-		return *phase = "Stopped", *reason = "NewSession", true;
+		return TY_REASON_NEW_SESSION;
 	}
 	if (ctl->suspend) {
 		snprintf(msg, size, "suspended (spec.suspend is true)");
-		return *phase = "Stopped", *reason = "Suspended", true;
+		return TY_REASON_SUSPENDED;
 	}
 	find_failure(c, &f);
-	if (f.cls != F_NONE) {
+	if (f.cls != TY_REASON_NONE) {
 		if (f.count > 1)
 			snprintf(msg, size, "%.900s; %d more node%s failed", f.msg, f.count - 1,
 			    f.count - 1 == 1 ? "" : "s");
 		else
 			snprintf(msg, size, "%s", f.msg);
-		return *reason = fail_reason[f.cls], true;
+		return f.cls;
 	}
 	if (c->n.succeeded == c->n.total && c->n.total > 0) {
 		snprintf(msg, size, "all %d nodes finished successfully", c->n.total);
-		return *phase = "Succeeded", *reason = "Succeeded", true;
+		return TY_REASON_SUCCEEDED;
 	}
 	if (ctl->active_deadline_s > 0 && c->now >= c->old.start + ctl->active_deadline_s) {
 		snprintf(msg, size, "the session ran longer than activeDeadlineSeconds "
 		    "(%" PRId64 "s)", ctl->active_deadline_s);
-		return *reason = "DeadlineExceeded", true;
+		return TY_REASON_DEADLINE;
 	}
 	if (!eq(c->old.phase, "Running") && c->n.running + c->n.succeeded < c->n.total &&
 	    ctl->schedule_timeout_s > 0 && c->now >= c->old.start + ctl->schedule_timeout_s) {
 		unschedulable_msg(c, msg, size);
-		return *reason = "Unschedulable", true;
+		return TY_REASON_UNSCHEDULABLE;
 	}
-	return false;
+	return TY_REASON_NONE;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1104,6 +844,59 @@ progress_conditions(struct dctx *c, bool running)
 	    " is active", c->old.session);
 }
 
+/*
+ * Whether a child of the session went missing after the pods were made
+ * (they are created once the children exist): the garbage collector's
+ * work when the Run is being deleted, or someone else's.
+ */
+static bool
+vanished(const struct dctx *c)
+{
+	const struct ty_child *ch[] = { &c->in->podgroup, &c->in->service, &c->in->netpol };
+
+	if (!c->old.all_created && c->n.present == 0)
+		return false;
+	for (size_t i = 0; i < KC_ARRAY_SIZE(ch); i++)
+		if (!(i == 0 && c->in->api == TY_PODGROUP_NONE) && !ch[i]->exists)
+			return true;
+	return false;
+}
+
+/*
+ * The API server refused a create of this session: the Scheduled
+ * condition says why, and nothing is created again before the backoff.
+ */
+static int
+refused(struct dctx *c)
+{
+	const struct ty_refusal *f = c->in->refused;
+	uint64_t due;
+	int r;
+
+	if (f == NULL || f->failures == 0 || f->session != c->old.session)
+		return 0;
+	if ((r = set_condition(c, "Scheduled", false, "FailedCreate", "%s", f->message)) < 0)
+		return r;
+	due = f->at_ms + session_create_backoff_ms(f->failures);
+	if (c->in->now_ms >= due)
+		return 0;
+	c->d->ncreate_pods = 0;
+	c->d->create_podgroup = c->d->create_service = c->d->create_netpol = false;
+	if (c->d->next_check_ms == 0 || due < c->d->next_check_ms)
+		c->d->next_check_ms = due;
+	return 0;
+}
+
+uint64_t
+session_create_backoff_ms(uint32_t failures)
+{
+	uint64_t ms = TY_CREATE_BACKOFF_BASE_MS;
+
+	for (uint32_t i = 1; i < failures && ms < TY_CREATE_BACKOFF_MAX_MS; i++)
+		ms *= 2;
+	return KC_MIN(ms, TY_CREATE_BACKOFF_MAX_MS);
+}
+
 static int
 continue_session(struct dctx *c)
 {
@@ -1127,6 +920,9 @@ continue_session(struct dctx *c)
 		return r;
 	c->d->session = c->old.session;
 	if (create_children(c) && remaining == 0 && (r = create_pods(c)) < 0)
+		return r;
+	c->vanished = vanished(c);
+	if ((r = refused(c)) < 0)
 		return r;
 	if (ctl->active_deadline_s > 0)
 		next_check(c, c->old.start + ctl->active_deadline_s);
@@ -1185,17 +981,20 @@ never_started(struct dctx *c)
 			model_problems_text(c->in->problems, text, sizeof(text));
 		else
 			kc_strlcpy(text, "the spec is invalid", sizeof(text));
-		if (!eq(c->old.reason, "InvalidSpec") || !eq(kc_json_str(c->st, "message"),
-		    text))
-			event(c, true, "InvalidSpec", "%s", text);
-		if ((r = kc_json_set_str(c->st, "phase", "Failed")) < 0 ||
-		    (r = kc_json_set_str(c->st, "reason", "InvalidSpec")) < 0)
+		if (!eq(c->old.reason, R(INVALID_SPEC)) ||
+		    !eq(kc_json_str(c->st, "message"), text))
+			event(c, ty_reasons[TY_REASON_INVALID_SPEC].warning,
+			    ty_reasons[TY_REASON_INVALID_SPEC].event, "%s", text);
+		if ((r = kc_json_set_str(c->st, "phase",
+		    ty_reasons[TY_REASON_INVALID_SPEC].phase)) < 0 ||
+		    (r = kc_json_set_str(c->st, "reason", R(INVALID_SPEC))) < 0)
 			return r;
 		return kc_json_set_str(c->st, "message", text);
 	}
 	if (c->in->ctl->suspend) {
-		if ((r = kc_json_set_str(c->st, "phase", "Stopped")) < 0 ||
-		    (r = kc_json_set_str(c->st, "reason", "Suspended")) < 0)
+		if ((r = kc_json_set_str(c->st, "phase",
+		    ty_reasons[TY_REASON_SUSPENDED].phase)) < 0 ||
+		    (r = kc_json_set_str(c->st, "reason", R(SUSPENDED))) < 0)
 			return r;
 		return kc_json_set_str(c->st, "message", "suspended (spec.suspend is true)");
 	}
@@ -1233,7 +1032,7 @@ idle(struct dctx *c)
 		return 0;
 	if (ctl->session > c->old.session)
 		return start_session(c, ctl->session, 0);
-	if (eq(c->old.phase, "Stopped") && eq(c->old.reason, "Suspended"))
+	if (eq(c->old.reason, R(SUSPENDED)))
 		return start_session(c, c->old.session + 1, 0);
 	if (!restart_allowed(c, c->old.phase, c->old.reason))
 		return 0;
@@ -1250,7 +1049,7 @@ idle(struct dctx *c)
 static int
 decide(struct dctx *c)
 {
-	const char *phase, *reason;
+	enum ty_reason why;
 	char msg[MSG_MAX];
 	int r;
 
@@ -1260,11 +1059,200 @@ decide(struct dctx *c)
 	if (c->old.session == 0 || c->old.end != 0)
 		return idle(c);
 	count_pods(c);
-	if (!session_ends(c, &phase, &reason, msg, sizeof(msg)))
+	if ((why = session_ends(c, msg, sizeof(msg))) == TY_REASON_NONE)
 		return continue_session(c);
-	if ((r = end_session(c, phase, reason, msg)) < 0)
+	if ((r = end_session(c, why, msg)) < 0)
 		return r;
 	return idle(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* The status-write policy (session.h) */
+
+/*
+ * Whether 'cur' differs from 'old' only in progress: node counts,
+ * readyNodes, allPodsCreated (until it is written, a pod missing from the
+ * cache is created again rather than taken as deleted: safe either way),
+ * and the messages and times of conditions whose status and reason
+ * stay, or the Scheduled condition (pods getting bound one by one is
+ * progress too). Such a change may wait (progress_write_now()); a change
+ * of phase, session, reason, history or failures is written at once.
+ */
+static bool
+progress_only(const struct json_object *old, const struct json_object *cur)
+{
+	static const char *const progress[] = {
+		"nodes", "readyNodes", "conditions", "message", "allPodsCreated",
+	};
+	struct json_object *oc, *cc;
+	size_t n;
+
+	if (old == NULL || cur == NULL)
+		return false;
+	json_object_object_foreach((struct json_object *)(uintptr_t)cur, key, val) {
+		bool skip = false;
+
+		for (size_t i = 0; i < sizeof(progress) / sizeof(progress[0]); i++)
+			skip = skip || strcmp(key, progress[i]) == 0;
+		if (!skip && !kc_json_equal(val, kc_json_get(old, key)))
+			return false;
+	}
+	json_object_object_foreach((struct json_object *)(uintptr_t)old, okey, oval) {
+		(void)oval;
+		if (kc_json_get(cur, okey) == NULL)
+			return false;
+	}
+	oc = kc_json_get(old, "conditions");
+	cc = kc_json_get(cur, "conditions");
+	if (oc == NULL || cc == NULL || !json_object_is_type(oc, json_type_array) ||
+	    !json_object_is_type(cc, json_type_array) ||
+	    (n = json_object_array_length(cc)) != json_object_array_length(oc))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *a = json_object_array_get_idx(oc, i);
+		struct json_object *b = json_object_array_get_idx(cc, i);
+		const char *type = kc_json_str(b, "type");
+
+		if (!kc_json_equal(kc_json_get(a, "type"), kc_json_get(b, "type")))
+			return false;
+		/* Scheduled's reason changes as pods get bound, unless refused. */
+		if (type != NULL && strcmp(type, "Scheduled") == 0 &&
+		    !eq(kc_json_str(a, "reason"), "FailedCreate") &&
+		    !eq(kc_json_str(b, "reason"), "FailedCreate"))
+			continue;
+		if (!kc_json_equal(kc_json_get(a, "status"), kc_json_get(b, "status")) ||
+		    !kc_json_equal(kc_json_get(a, "reason"), kc_json_get(b, "reason")))
+			return false;
+	}
+	return true;
+}
+
+#define FNV64_OFFSET	14695981039346656037u
+
+static uint64_t
+fnv64(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211u;
+	return h;
+}
+
+/*
+ * A fingerprint of what a status shows a user, that is without its
+ * lastTransitionTimes (a condition whose status flips in a change that
+ * waits gets "now" again at each reconcile, which is no news) and without
+ * allPodsCreated (the controller's own bookkeeping). Keys hash in order; a
+ * tree built the same way from the same cached status keeps its order.
+ */
+static uint64_t
+progress_hash(uint64_t h, const struct json_object *o)
+{
+	struct json_object *v = (struct json_object *)(uintptr_t)o;
+	int64_t i;
+
+	h = fnv64(h, &(uint8_t){ (uint8_t)json_object_get_type(v) }, 1);
+	switch (json_object_get_type(v)) {
+	case json_type_object:
+		json_object_object_foreach(v, key, val) {
+			if (strcmp(key, "lastTransitionTime") == 0 ||
+			    strcmp(key, "allPodsCreated") == 0)
+				continue;
+			h = progress_hash(fnv64(h, key, strlen(key) + 1), val);
+		}
+		break;
+	case json_type_array:
+		for (size_t k = 0; k < json_object_array_length(v); k++)
+			h = progress_hash(h, json_object_array_get_idx(v, k));
+		break;
+	case json_type_string:
+		h = fnv64(h, json_object_get_string(v),
+		    (size_t)json_object_get_string_len(v) + 1);
+		break;
+	case json_type_int:
+	case json_type_boolean:
+		i = json_object_get_int64(v);
+		h = fnv64(h, &i, sizeof(i));
+		break;
+	case json_type_double:
+		h = fnv64(h, json_object_get_string(v), strlen(json_object_get_string(v)));
+		break;
+	case json_type_null:
+	default:
+		break;
+	}
+	return h;
+}
+
+/*
+ * How long the waiting change has looked like 'hash' (0 when it is new or
+ * changed, and when 'hash' is 0, which starts the clock again).
+ */
+static uint64_t
+wait_still(struct ty_write_state *w, uint64_t hash, uint64_t now)
+{
+	if (w->wait_hash == hash && hash != 0 && now >= w->wait_since_ms)
+		return now - w->wait_since_ms;
+	w->wait_hash = hash;
+	w->wait_since_ms = now;
+	return 0;
+}
+
+/* A fingerprint of a held change: why, and what it says (no times). */
+static uint64_t
+held_hash(const struct dctx *c)
+{
+	const char *why = c->vanished ? "vanished" : ty_reasons[c->ended].name;
+	const char *msg = kc_json_str(c->st, "message");
+	uint64_t h = fnv64(FNV64_OFFSET, why, strlen(why) + 1);
+
+	h = fnv64(h, msg != NULL ? msg : "", msg != NULL ? strlen(msg) : 0);
+	return h != 0 ? h : 1;
+}
+
+static void
+write_policy(struct dctx *c)
+{
+	const struct ty_write_state *in = c->in->write;
+	const struct json_object *old = kc_json_get(c->in->run, "status");
+	struct ty_decision *d = c->d;
+	bool creating = d->ncreate_pods > 0 || c->in->nexpected > 0 ||
+	    d->create_podgroup || d->create_service || d->create_netpol;
+	uint64_t h, still, age, now;
+
+	if (in == NULL) {
+		d->write_status = d->status_changed;
+		return;
+	}
+	d->write = *in;
+	now = in->now_ms;
+	if (c->vanished || (c->ended != TY_REASON_NONE && ty_reasons[c->ended].held)) {
+		if ((still = wait_still(&d->write, held_hash(c), now)) < TY_HOLD_MS) {
+			d->hold = true;
+			d->after_ms = TY_HOLD_MS - still;
+			return;
+		}
+		d->write_status = d->status_changed;	/* it stood: not a deletion */
+		return;
+	}
+	if (!d->status_changed)
+		return;
+	if (!progress_only(old, d->status)) {
+		d->write_status = true;
+		return;
+	}
+	if ((h = progress_hash(FNV64_OFFSET, d->status)) == progress_hash(FNV64_OFFSET, old))
+		return;		/* nothing a user sees: rides along with the next write */
+	/* Creates are movement too: the clock starts once they are done. */
+	still = wait_still(&d->write, creating ? 0 : h != 0 ? h : 1, now);
+	age = in->last_write_ms != 0 && now >= in->last_write_ms ? now - in->last_write_ms :
+	    UINT64_MAX;
+	if (age >= TY_PROGRESS_MAX_MS || (!creating && still >= TY_PROGRESS_QUIET_MS)) {
+		d->write_status = true;
+		return;
+	}
+	d->after_ms = KC_MIN(TY_PROGRESS_QUIET_MS - still, TY_PROGRESS_MAX_MS - age);
 }
 
 static struct json_object *
@@ -1306,6 +1294,7 @@ session_decide(const struct ty_session_in *in, struct ty_decision *ret)
 	if ((r = decide(&c)) < 0)
 		goto out;
 	ret->status_changed = !kc_json_equal(ret->status, kc_json_get(in->run, "status"));
+	write_policy(&c);
 out:
 	kc_free(c.byindex);
 	if (r < 0)

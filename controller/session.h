@@ -1,5 +1,5 @@
 /*
- * session.h: the compact pod view and the session decision function.
+ * session.h: the session decision function.
  *
  * A Run lives as a sequence of sessions. A session starts (status.session
  * = n, sessionStartTime), its PodGroup, Service and NetworkPolicy are
@@ -10,26 +10,38 @@
  * of these rules; it is pure: it reads the Run, what the caches show and
  * the clock, and says what to write and what to create or delete.
  *
- * The reconciler's contract:
- *	1. Build the input from the caches: the Run, model_control(),
+ * The reconcile contract (this is its one copy; ARCHITECTURE.md,
+ * controller/README.md and docs/api.md point here):
+ *	1. Gather the input from the caches: the Run, model_control(),
  *	   model_validate() (spec or problems), the Run's children (PodGroup,
  *	   Service, NetworkPolicy: present, their session label, deleting),
  *	   its pods as struct ty_pod (every session, filtered by the
  *	   trainyard.dev/run label and the Run's uid as owner), the indices of
  *	   pods it created for status.session that the cache does not show yet
- *	   ("expected"), the PodGroup API in use and the wall-clock now.
- *	   A child it created that the cache does not show yet may be
- *	   reported as present (its own expectation), which saves a round.
- *	2. When status_changed, write 'status' through the status subresource
- *	   with the Run's resourceVersion. If that fails (conflict), stop:
- *	   execute nothing else and retry later. The end of a session is
- *	   recorded before its pods are deleted, so a deleted pod is never
- *	   mistaken for one someone else removed.
- *	3. Execute the deletes (uid preconditions), then the creates (session
+ *	   ("expected"), pods of the session that left the cache ("gone"), the
+ *	   last refused create of the session, the write policy's memory, the
+ *	   PodGroup API in use and the clocks. A child it created that the
+ *	   cache does not show yet may be reported as present (its own
+ *	   expectation), which saves a round. A Run with a deletionTimestamp,
+ *	   or one the cache no longer holds, is not decided at all: deleting a
+ *	   Run costs no write.
+ *	2. Decide (session_decide(), pure). When the decision holds, execute
+ *	   nothing and look again after after_ms.
+ *	3. When write_status, write 'status' through the status subresource
+ *	   with the Run's resourceVersion. If that fails (conflict, gone),
+ *	   stop: execute nothing else and retry later. The end of a session
+ *	   is recorded before its pods are deleted, so a deleted pod is never
+ *	   mistaken for one someone else removed. Otherwise keep the
+ *	   decision's 'write' memory for the next decision.
+ *	4. Execute the deletes (uid preconditions), then the creates (session
  *	   'session' of the decision, objects from model_*()). AlreadyExists
  *	   and NotFound are success. Remember created pod indices until the
- *	   cache shows them.
- *	4. Emit the events, and requeue at next_check_ms (wall clock) if set.
+ *	   cache shows them. A refused create (Forbidden, Invalid) stops the
+ *	   creates and is remembered for the next decision, which says why in
+ *	   the Scheduled condition and backs the creates off; a create that
+ *	   goes through forgets it.
+ *	5. Emit the events, and look again at the earlier of next_check_ms
+ *	   (wall clock) and after_ms.
  * Calling session_decide() again with the same input gives the same
  * decision, so any step may be repeated after a crash.
  */
@@ -45,127 +57,113 @@
 #include <kc/err.h>
 #include <kc/macro.h>
 
+#include "cache.h"
 #include "config.h"
 #include "model.h"
 
 #define TY_FAILED_NODES_MAX	16	/* status.failedNodes entries */
 #define TY_HISTORY_MAX		10	/* status.history entries */
-#define TY_TERM_MESSAGE_MAX	1024	/* bytes of a termination message kept */
-#define TY_POD_MESSAGE_MAX	256	/* bytes of a scheduler or pod message kept */
 #define TY_EVENTS_MAX		4
 
-enum ty_pod_phase {
-	TY_POD_PENDING,
-	TY_POD_RUNNING,
-	TY_POD_SUCCEEDED,
-	TY_POD_FAILED,
-	TY_POD_UNKNOWN,
+/*
+ * Why a session ended: status.reason, the Finished condition's reason,
+ * the history's reason, the Event. One row per reason; the failures come
+ * first in root-cause order (when several nodes fail, the lowest row
+ * wins: a preemption, a lost machine, an eviction or a deletion before an
+ * exit code, as the other nodes usually exit because a peer vanished).
+ */
+enum ty_reason {
+	TY_REASON_NONE,
+	TY_REASON_PREEMPTED,
+	TY_REASON_NODE_LOST,
+	TY_REASON_EVICTED,
+	TY_REASON_POD_DELETED,
+	TY_REASON_POD_FAILED,
+	TY_REASON_DEADLINE,
+	TY_REASON_UNSCHEDULABLE,
+	TY_REASON_SUCCEEDED,
+	TY_REASON_SUSPENDED,
+	TY_REASON_NEW_SESSION,
+	TY_REASON_INVALID_SPEC,
+	TY_REASON_N
+};
+
+/* Which spec.restartPolicy starts a new session after a reason. */
+enum ty_restart_class {
+	TY_RESTARTS_NEVER,		/* no policy */
+	TY_RESTARTS_ON_PREEMPTION,	/* OnPreemption and OnFailure */
+	TY_RESTARTS_ON_FAILURE,		/* OnFailure */
+};
+
+struct ty_reason_row {
+	const char		*name;		/* "Preempted" */
+	const char		*phase;		/* Failed, Succeeded, Stopped */
+	bool			 warning;	/* the Event's type */
+	const char		*event;		/* the Event's reason */
+	enum ty_restart_class	 restarts;
+	/*
+	 * What a Run's deletion looks like from its pods (the garbage
+	 * collector deletes them while the Run's delete is on its way to the
+	 * cache): written only once it stood still for TY_HOLD_MS.
+	 */
+	bool			 held;
+};
+
+extern const struct ty_reason_row ty_reasons[TY_REASON_N];
+
+/* The row of status reason 'name', or NULL. */
+const struct ty_reason_row *session_reason(const char *name);
+
+/*
+ * The status-write policy (session_decide() applies it when the input
+ * has a 'write' state): when a status change is written, and what waits.
+ *
+ *	- a change a user cannot see (allPodsCreated alone) waits for the
+ *	  next write of anything else;
+ *	- progress only (node counts, readyNodes, condition messages, the
+ *	  Scheduled condition): waits while the session's objects are being
+ *	  created, then is written once it stood still for TY_PROGRESS_QUIET_MS,
+ *	  and at most TY_PROGRESS_MAX_MS after the last status write while it
+ *	  keeps moving;
+ *	- an end that a Run's deletion also causes (a row with 'held': pods
+ *	  deleted without a disruption reason), and a child of a running
+ *	  session that vanished, wait TY_HOLD_MS with nothing executed: the
+ *	  Run's delete usually reaches the cache by then, and deleting a Run
+ *	  costs no write;
+ *	- everything else (a start, phase Running, an end, a refused create)
+ *	  is written at once.
+ */
+#define TY_PROGRESS_QUIET_MS	15000	/* beyond kube-scheduler's 10 s pod backoff */
+#define TY_PROGRESS_MAX_MS	60000
+#define TY_HOLD_MS		3000
+
+/* The policy's memory of one Run, kept by the caller between decisions. */
+struct ty_write_state {
+	uint64_t	 now_ms;	/* monotonic clock (kc_clock_now_ms()) */
+	uint64_t	 last_write_ms;	/* of the last status write; 0: none known */
+	uint64_t	 wait_hash;	/* the change waiting; 0: none */
+	uint64_t	 wait_since_ms;	/* since when it looked the same */
 };
 
 /*
- * Uids as the caches keep them: a UUID in its canonical form (36 bytes of
- * lowercase hex and dashes, what Kubernetes makes) in 17 bytes, a NUL and
- * the 16 bytes of the UUID; any other uid (at most TY_UID_TEXT_MAX - 1
- * bytes) as its text and NUL. An empty uid is kept as none.
+ * A create the API server refused (quota, admission, a missing
+ * PriorityClass), as the caller remembers it: the session's pods and
+ * children are not created again until session_create_backoff_ms() of
+ * 'failures' after the last, and the Scheduled condition says why
+ * (reason FailedCreate, the server's message).
  */
-#define TY_UID_TEXT_MAX		64	/* a uid's text and its NUL */
-
-/* The bytes session_uid_pack() writes for 'uid' (not NULL, not ""). */
-size_t	session_uid_size(const char *uid);
-/* Packs 'uid' at 'dst' (session_uid_size() bytes); returns the end. */
-char	*session_uid_pack(const char *uid, char *dst);
-/* The text of the packed uid 'packed': itself, or made in 'buf'. */
-const char *session_uid_text(const char *packed, char *buf, size_t size);
-/* Whether the packed uid 'packed' is 'uid' (false for NULL). */
-bool	session_uid_eq(const char *packed, const char *uid);
-
-/* The strings of a pod view (ty_pod_str()). */
-enum ty_pod_strs {
-	TY_POD_NAME,
-	TY_POD_NODE,		/* spec.nodeName */
-	TY_POD_SCHED_REASON,	/* PodScheduled=False */
-	TY_POD_SCHED_MESSAGE,
-	TY_POD_DISRUPTION,	/* DisruptionTarget=True reason */
-	TY_POD_REASON,		/* status.reason and message */
-	TY_POD_MESSAGE,
-	TY_POD_TERM_REASON,	/* "main" terminated, failed only */
-	TY_POD_TERM_MESSAGE,
-	TY_POD_RUN,		/* the trainyard.dev/run label */
-	TY_POD_NSTRS
+struct ty_refusal {
+	int64_t		 session;	/* the session the create was for */
+	uint32_t	 failures;	/* refusals in a row */
+	uint64_t	 at_ms;		/* wall clock of the last, ms */
+	char		 message[640];	/* "Error creating Pod r-0: ..." */
 };
 
-/* The uids of a pod view (ty_pod_uid(), ty_pod_uid_is()). */
-enum ty_pod_uids {
-	TY_POD_UID,
-	TY_POD_OWNER_UID,	/* the controller ownerReference's of kind Run */
-	TY_POD_NUIDS
-};
+#define TY_CREATE_BACKOFF_BASE_MS	1000
+#define TY_CREATE_BACKOFF_MAX_MS	(2 * 60 * 1000)
 
-/*
- * What the controller keeps of a pod, which the pod cache holds for every
- * pod Trainyard manages: one allocation, the strings and packed uids
- * after the struct, found by 16-bit offsets (no pointers: a running pod
- * of the bench takes 115 bytes), immutable once made, so the informer
- * cache shares it between threads without locks. Its resourceVersion is
- * the cache entry's (kc_item_rv()).
- */
-struct ty_pod {
-	int64_t			 start_time;	/* status.startTime, epoch s; 0 none */
-	int64_t			 finish_time;	/* main's terminated.finishedAt; 0 */
-	int32_t			 session;	/* label; -1 when absent or bad */
-	int32_t			 index;		/* label; -1 when absent or bad */
-	int32_t			 exit_code;	/* main's terminated.exitCode; -1 */
-	uint8_t			 phase;		/* enum ty_pod_phase */
-	bool			 deleting;	/* metadata.deletionTimestamp */
-	bool			 ready;		/* condition Ready=True */
-	bool			 scheduled;	/* condition PodScheduled=True */
-	uint16_t		 str[TY_POD_NSTRS];	/* 1 + offset in strs[]; 0 absent */
-	uint16_t		 uid[TY_POD_NUIDS];	/* the same, of packed uids */
-	char			 strs[];
-};
-
-/* String 'i' of the pod view, or NULL when the pod has none. */
-static inline const char *
-ty_pod_str(const struct ty_pod *p, enum ty_pod_strs i)
-{
-	return p->str[i] != 0 ? p->strs + p->str[i] - 1 : NULL;
-}
-
-/*
- * Uid 'i' of the pod view as text (made in 'buf' of 'size' bytes,
- * TY_UID_TEXT_MAX is enough), or NULL when the pod has none.
- */
-static inline const char *
-ty_pod_uid(const struct ty_pod *p, enum ty_pod_uids i, char *buf, size_t size)
-{
-	return p->uid[i] != 0 ? session_uid_text(p->strs + p->uid[i] - 1, buf, size) : NULL;
-}
-
-/* Whether uid 'i' of the pod view is 'uid' (false when the pod has none). */
-static inline bool
-ty_pod_uid_is(const struct ty_pod *p, enum ty_pod_uids i, const char *uid)
-{
-	return p->uid[i] != 0 && session_uid_eq(p->strs + p->uid[i] - 1, uid);
-}
-
-/*
- * The uid of the controller ownerReference of kind Run of 'obj' (any
- * object), or NULL. Borrowed from 'obj'.
- */
-const char *session_owner_uid(const struct json_object *obj);
-
-/*
- * Makes the compact view of 'pod' (a v1 Pod) in *ret (free with
- * session_pod_free()). Messages are truncated (TY_POD_MESSAGE_MAX,
- * TY_TERM_MESSAGE_MAX) at a UTF-8 boundary; the termination message is
- * kept only when the container exited non-zero; names and uids longer
- * than Kubernetes allows are cut. KC_EINVALID when the pod has no name,
- * -ENOMEM. Thread-safe; 'pod' is only read.
- */
-int	session_pod_from_json(const struct json_object *pod, struct ty_pod **ret)
-	    _must_check_;
-struct ty_pod *session_pod_free(struct ty_pod *);
-KC_DEFINE_CLEANUP(struct ty_pod, session_pod_free)
+/* How long creates wait after 'failures' refusals in a row (1 s doubling). */
+uint64_t session_create_backoff_ms(uint32_t failures);
 
 /* A PodGroup, Service or NetworkPolicy named after the Run, as cached. */
 struct ty_child {
@@ -204,6 +202,10 @@ struct ty_session_in {
 	size_t			 ngone;
 	enum ty_podgroup_api	 api;		/* in use: X_K8S, SIGS_K8S or NONE */
 	uint64_t		 now_ms;	/* wall clock, ms since the epoch */
+	/* The last refused create of status.session; NULL: none. */
+	const struct ty_refusal	*refused;
+	/* The status-write policy's memory; NULL: write every change at once. */
+	const struct ty_write_state *write;
 };
 
 struct ty_delete {
@@ -230,6 +232,11 @@ struct ty_decision {
 	struct ty_event		 events[TY_EVENTS_MAX];
 	size_t			 nevents;
 	uint64_t		 next_check_ms;	/* wall clock; 0: no timed check */
+	/* The write policy's verdict (all of them false/0 without 'write'). */
+	bool			 write_status;	/* status_changed, and written now */
+	bool			 hold;		/* execute nothing, look again */
+	uint64_t		 after_ms;	/* look again after this; 0: no need */
+	struct ty_write_state	 write;		/* the memory to keep for next time */
 };
 
 /*

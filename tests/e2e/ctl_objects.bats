@@ -4,8 +4,11 @@
 # kubectl: the objects of a session and their shapes (pods, PodGroup,
 # headless Service, NetworkPolicy), hostnames and the search domain through
 # kubectl exec, a session that succeeds and is cleaned up, the API write
-# budget of a session start (Events included) and of a start that stalls,
-# Run deletion (nothing created again) and invalid Runs.
+# budget of a session start (Events included), a create the API server
+# refuses (the status says why, retries back off), Run deletion (nothing
+# created again, nothing written) and invalid Runs. When progress is
+# written (once it stood still for 15 s) is the pure write policy's,
+# unit-tested in test_ctl_session.c with a fake clock.
 
 load devcluster
 load controller
@@ -179,39 +182,44 @@ EOF
 	kubectl delete rn budget -n "$NS" --wait=false
 }
 
-@test "a start that stands still writes its progress once, after 15 s" {
+@test "a pod create the API server refuses: the Run says why, and retries back off" {
+	kubectl apply -f - >/dev/null <<'EOF'
+apiVersion: trainyard.dev/v1alpha1
+kind: ResourceProfile
+metadata: {name: no-such-class}
+spec:
+  resources: {cpu: "1"}
+  priorityClassName: trainyard-missing
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+EOF
 	kubectl delete --raw /devcluster/stats >/dev/null
 	ctl_apply <<'EOF'
 apiVersion: trainyard.dev/v1alpha1
 kind: Run
-metadata: {name: stuck}
-spec:
-  nodes: 2
-  image: busybox
-  resources: {limits: {nvidia.com/gpu: 16}}
-  template:
-    spec:
-      tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+metadata: {name: refused}
+spec: {nodes: 2, profile: no-such-class, image: busybox}
 EOF
-	wait_rn stuck '{.status.session}' 1
 	t0="$(date +%s)"
-	# The scheduler's verdict comes within a second; the status shows it
-	# once nothing moved for 15 s, not before.
-	while [ "$(rn stuck '{.status.allPodsCreated}')" != true ]; do
-		[ $(($(date +%s) - t0)) -lt 40 ]
-		sleep 0.5
-	done
-	echo "progress written after $(($(date +%s) - t0)) s"
-	[ $(($(date +%s) - t0)) -ge 13 ]
-	[ "$(rn stuck '{.status.phase}')" = Pending ]
-	msg="$(rn stuck '{.status.conditions[?(@.type=="Scheduled")].message}')"
+	# Why nothing starts, at once (not after the 15 s of progress).
+	wait_rn refused '{.status.conditions[?(@.type=="Scheduled")].reason}' FailedCreate 10s
+	msg="$(rn refused '{.status.conditions[?(@.type=="Scheduled")].message}')"
 	echo "$msg"
-	[[ "$msg" == "0 of 2 nodes scheduled; "* ]]
-	[[ "$msg" == *"Insufficient nvidia.com/gpu"* || "$msg" == *"at plugin Coscheduling"* ]]
-	# Two status writes: the start and the stalled progress.
-	[ "$(kubectl get --raw /devcluster/stats | jq '[.requests[] | select(.verb == "update" and
-	    .resource == "runs.trainyard.dev/status") | .count] | add // 0')" = 2 ]
-	kubectl delete rn stuck -n "$NS" --wait=false
+	[[ "$msg" == "Error creating Pod refused-0: "*"no PriorityClass with name trainyard-missing was found"* ]]
+	[ "$(rn refused '{.status.phase}')" = Pending ]
+	# Retries back off (1 s, doubling): a handful of requests, not a storm.
+	sleep $((t0 + 7 - $(date +%s)))
+	stats="$(kubectl get --raw /devcluster/stats)"
+	creates="$(jq '[.requests[] | select(.verb == "create" and .resource == "pods") |
+	    .count] | add // 0' <<<"$stats")"
+	events="$(jq '[.requests[] | select(.resource == "events") | .count] | add // 0' <<<"$stats")"
+	echo "in 7 s: $creates pod creates, $events Event writes"
+	[ "$creates" -ge 2 ] && [ "$creates" -le 5 ]
+	[ "$events" -le 7 ]
+	# One FailedCreate Event, its count raised.
+	[ "$(events refused FailedCreate | wc -l)" = 1 ]
+	[ "$(kubectl get pods -n "$NS" -o name | wc -l)" = 0 ]
+	kubectl delete rn refused -n "$NS" --wait=false
+	kubectl delete resourceprofile no-such-class
 }
 
 @test "deleting a Run deletes everything it owns, and nothing comes back" {
@@ -291,4 +299,28 @@ EOF
 	wait_phase toobig Running
 	[ "$(rn toobig '{.status.session} {.status.readyNodes}')" = "1 2/2" ]
 	kubectl delete rn --all -n "$NS" --wait=false
+}
+
+@test "deleting running Runs costs the controller no writes and no 404s" {
+	for i in $(seq 20); do
+		printf -- '---\napiVersion: trainyard.dev/v1alpha1\nkind: Run\nmetadata: {name: del-%d}\nspec: {nodes: 1, profile: cpu-small, image: busybox}\n' "$i"
+	done | ctl_apply
+	for i in $(seq 20); do
+		wait_phase "del-$i" Running 60s
+	done
+	kubectl delete --raw /devcluster/stats >/dev/null
+	kubectl delete rn --all -n "$NS" --wait=false >/dev/null
+	kubectl wait -n "$NS" --for=delete pod -l trainyard.dev/run --timeout=30s >/dev/null
+	# Past the hold (3 s), after which an end would be written.
+	sleep 4
+	stats="$(kubectl get --raw /devcluster/stats)"
+	echo "$stats" | jq -c '.requests[]'
+	# kubectl's deletes of the Runs aside: no status write, create, delete or Event.
+	[ "$(jq '[.requests[] | select((.verb == "create" or .verb == "update" or
+	    .verb == "patch" or .verb == "delete") and .resource != "runs.trainyard.dev") |
+	    .count] | add // 0' <<<"$stats")" = 0 ]
+	[ "$(jq '[.requests[] | select(.resource == "runs.trainyard.dev/status") | .count] |
+	    add // 0' <<<"$stats")" = 0 ]
+	# No uncached GET of a Run already gone.
+	[ "$(jq '[.requests[] | select(.code == 404) | .count] | add // 0' <<<"$stats")" = 0 ]
 }

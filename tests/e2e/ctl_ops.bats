@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 #
-# ctl_ops.bats: trainyard-controller as a platform team runs it (issue #6),
+# ctl_ops.bats: trainyard-controller as a platform team runs it,
 # with the real kubectl against the devcluster and the sanitizer build:
 #
 # - least privilege: manifests/namespace.yaml and rbac.yaml applied, the

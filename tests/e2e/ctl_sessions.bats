@@ -97,7 +97,7 @@ spec:
   resources: {limits: {cpu: "1"}}
   template:
     metadata:
-      annotations: {devcluster.trainyard.dev/run-seconds: "3"}
+      annotations: {devcluster.trainyard.dev/run-seconds: "8"}
     spec:
       tolerations: [{key: nvidia.com/gpu, operator: Exists}]
 EOF

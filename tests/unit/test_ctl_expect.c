@@ -13,6 +13,7 @@
 #include <check.h>
 
 #include <kc/alloc.h>
+#include <kc/clock.h>
 
 #include "testutil.h"
 #include "../../controller/controller.h"
@@ -136,13 +137,41 @@ START_TEST(status_writes)
 	fake_clock_advance(1);
 	ck_assert(!expect_status_stale(x, KEY, "19"));
 
-	/* A waiting progress change: how long it looked the same. */
-	ck_assert_uint_eq(expect_progress(x, KEY, 7), 0);
-	fake_clock_advance(2000);
-	ck_assert_uint_eq(expect_progress(x, KEY, 7), 2000);
-	ck_assert_uint_eq(expect_progress(x, KEY, 8), 0);
-	expect_status_written(x, KEY, "30");
-	ck_assert_uint_eq(expect_progress(x, KEY, 8), 0);
+	/* The write policy's memory: a change waiting, forgotten on a write. */
+	{
+		struct ty_write_state ws;
+
+		expect_write_wait(x, KEY, 7, 1234);
+		expect_write_state(x, KEY, &ws);
+		ck_assert_uint_eq(ws.wait_hash, 7);
+		ck_assert_uint_eq(ws.wait_since_ms, 1234);
+		expect_status_written(x, KEY, "30");
+		expect_write_state(x, KEY, &ws);
+		ck_assert_uint_eq(ws.wait_hash, 0);
+		ck_assert_uint_eq(ws.last_write_ms, kc_clock_now_ms());
+	}
+	free_expect(x);
+}
+END_TEST
+
+/* A refused create: counted per session, copied out, forgotten. */
+START_TEST(refusals)
+{
+	struct expect *x = new_expect();
+	struct ty_refusal f;
+
+	ck_assert(!expect_refusal(x, KEY, 1, &f));
+	ck_assert_int_eq(expect_refused(x, KEY, 1, "Error creating Pod r-0: no"), 1);
+	ck_assert_int_eq(expect_refused(x, KEY, 1, "Error creating Pod r-0: no"), 2);
+	ck_assert(expect_refusal(x, KEY, 1, &f));
+	ck_assert_uint_eq(f.failures, 2);
+	ck_assert_int_eq(f.session, 1);
+	ck_assert_str_eq(f.message, "Error creating Pod r-0: no");
+	/* Another session starts counting again. */
+	ck_assert_int_eq(expect_refused(x, KEY, 2, "quota"), 1);
+	ck_assert(!expect_refusal(x, KEY, 1, &f));
+	expect_refusal_clear(x, KEY);
+	ck_assert(!expect_refusal(x, KEY, 2, &f));
 	free_expect(x);
 }
 END_TEST
@@ -170,7 +199,7 @@ START_TEST(settled_run_is_small)
 		ck_assert_int_eq(expect_pod_created(x, KEY, UID, 1, i), 0);
 		seen[i] = i;
 	}
-	(void)expect_progress(x, KEY, 0);
+	expect_write_wait(x, KEY, 0, 0);
 	ck_assert_uint_gt(count_alloc_held() - base, 256);
 	/* The next reconciles see everything in the caches. */
 	ck_assert(!expect_status_stale(x, KEY, "101"));
@@ -231,6 +260,7 @@ ctl_expect_suite(void)
 	tcase_add_test(tc, created_until_cached);
 	tcase_add_test(tc, deletes_and_children);
 	tcase_add_test(tc, status_writes);
+	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, settled_run_is_small);
 	tcase_add_test(tc, out_of_memory);
 	suite_add_tcase(s, tc);

@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include <kc/alloc.h>
+#include <kc/clock.h>
 #include <kc/err.h>
 #include <kc/buf.h>
 #include <kc/json.h>
@@ -56,6 +57,8 @@ struct world {
 	struct ty_pod		*pods[MAX_PODS];
 	int32_t			 expected[MAX_PODS];
 	struct ty_decision	 d;
+	struct ty_write_state	 ws;		/* the write policy's memory */
+	struct ty_refusal	 refusal;
 };
 
 static struct json_object *
@@ -105,7 +108,7 @@ world_free(struct world *w)
 {
 	session_decision_release(&w->d);
 	for (size_t i = 0; i < w->in.npods; i++)
-		session_pod_free(w->pods[i]);
+		cache_pod_free(w->pods[i]);
 	model_spec_free(w->spec);
 	config_release(&w->cfg);
 	json_object_put(w->run);
@@ -143,7 +146,7 @@ static void
 clear_pods(struct world *w)
 {
 	for (size_t i = 0; i < w->in.npods; i++)
-		w->pods[i] = session_pod_free(w->pods[i]);
+		w->pods[i] = cache_pod_free(w->pods[i]);
 	w->in.npods = 0;
 }
 
@@ -160,7 +163,7 @@ add_pod(struct world *w, int64_t session, int idx, const char *status, bool dele
 	    status);
 	o = yaml(text);
 	ck_assert_uint_lt(w->in.npods, MAX_PODS);
-	ck_assert_int_eq(session_pod_from_json(o, &w->pods[w->in.npods++]), 0);
+	ck_assert_int_eq(cache_pod_from_json(o, &w->pods[w->in.npods++]), 0);
 	json_object_put(o);
 }
 
@@ -560,7 +563,7 @@ START_TEST(test_gone_pod_last_view)
 	    "\"1\", trainyard.dev/node-index: \"1\"}}\nspec: {nodeName: gpu-1}\n"
 	    "status: {phase: Failed, conditions: [{type: DisruptionTarget, status: "
 	    "\"True\", reason: DeletionByPodGC}]}\n");
-	ck_assert_int_eq(session_pod_from_json(o, &gone[0]), 0);
+	ck_assert_int_eq(cache_pod_from_json(o, &gone[0]), 0);
 	json_object_put(o);
 	w.in.gone = (const struct ty_pod *const *)gone;
 	w.in.ngone = 1;
@@ -572,7 +575,7 @@ START_TEST(test_gone_pod_last_view)
 	    "failedNodes"), 0), "reason"), "NodeLost");
 	w.in.gone = NULL;
 	w.in.ngone = 0;
-	session_pod_free(gone[0]);
+	cache_pod_free(gone[0]);
 	world_free(&w);
 }
 END_TEST
@@ -963,6 +966,306 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* The pod view */
 
+/* ------------------------------------------------------------------ */
+/* The reasons table and the status-write policy (fake clock) */
+
+#define SCHEDULED	"{phase: Pending, conditions: [{type: PodScheduled, status: \"True\"}]}"
+
+START_TEST(test_reasons_table)
+{
+	static const char *const on_preemption[] = { "Preempted", "Evicted", "NodeLost" };
+	static const char *const on_failure[] = { "PodFailed", "PodDeleted" };
+
+	for (int i = 1; i < TY_REASON_N; i++) {
+		const struct ty_reason_row *row = &ty_reasons[i];
+
+		ck_assert_ptr_eq(session_reason(row->name), row);
+		ck_assert(strcmp(row->phase, "Failed") == 0 ||
+		    strcmp(row->phase, "Succeeded") == 0 || strcmp(row->phase, "Stopped") == 0);
+		ck_assert_int_eq(row->warning, strcmp(row->phase, "Failed") == 0);
+		ck_assert_uint_gt(strlen(row->event), 0);
+		if (row->restarts != TY_RESTARTS_NEVER)
+			ck_assert_str_eq(row->phase, "Failed");
+	}
+	ck_assert_ptr_null(session_reason("Completed"));
+	ck_assert_ptr_null(session_reason(""));
+	for (size_t i = 0; i < KC_ARRAY_SIZE(on_preemption); i++)
+		ck_assert_int_eq(session_reason(on_preemption[i])->restarts,
+		    TY_RESTARTS_ON_PREEMPTION);
+	for (size_t i = 0; i < KC_ARRAY_SIZE(on_failure); i++)
+		ck_assert_int_eq(session_reason(on_failure[i])->restarts, TY_RESTARTS_ON_FAILURE);
+	/* Only what a Run's deletion also looks like is held. */
+	for (int i = 1; i < TY_REASON_N; i++)
+		ck_assert_int_eq(ty_reasons[i].held, i == TY_REASON_POD_DELETED);
+	ck_assert_str_eq(ty_reasons[TY_REASON_SUCCEEDED].event, "SessionSucceeded");
+	ck_assert_str_eq(ty_reasons[TY_REASON_SUSPENDED].event, "SessionStopped");
+}
+END_TEST
+
+/* Both clocks move: the wall clock of the rules, the policy's monotonic one. */
+static void
+tick(struct world *w, uint64_t ms)
+{
+	fake_clock_advance(ms);
+	w->in.now_ms += ms;
+}
+
+/*
+ * A reconcile with the write policy, as reconcile_run.c carries it out:
+ * a status it writes becomes the Run's, and the policy's memory is kept.
+ */
+static void
+pol(struct world *w)
+{
+	w->ws.now_ms = kc_clock_now_ms();
+	w->in.write = &w->ws;
+	decide(w);
+	if (w->d.write_status) {
+		apply(w);
+		w->ws.last_write_ms = w->ws.now_ms;
+		w->ws.wait_hash = w->ws.wait_since_ms = 0;
+	} else {
+		w->ws.wait_hash = w->d.write.wait_hash;
+		w->ws.wait_since_ms = w->d.write.wait_since_ms;
+	}
+}
+
+START_TEST(test_policy_stalled_start)
+{
+	struct world w;
+
+	fake_clock_install(1000000);
+	world_init(&w, "nodes: 2");
+	pol(&w);
+	ck_assert(w.d.write_status);		/* a start: at once */
+	children(&w, 1);
+	tick(&w, 100);
+	pol(&w);
+	ck_assert_uint_eq(w.d.ncreate_pods, 2);
+	ck_assert(!w.d.status_changed);
+	/* The gang does not fit: progress (the scheduler's message) waits... */
+	all_pods(&w, 1, 2, PENDING);
+	tick(&w, 900);
+	pol(&w);
+	ck_assert(w.d.status_changed);
+	ck_assert(!w.d.write_status && !w.d.hold);
+	ck_assert_uint_eq(w.d.after_ms, TY_PROGRESS_QUIET_MS);
+	tick(&w, TY_PROGRESS_QUIET_MS - 1);
+	pol(&w);
+	ck_assert(!w.d.write_status);
+	ck_assert_uint_eq(w.d.after_ms, 1);
+	/* ... until it stood still for 15 s. */
+	tick(&w, 1);
+	pol(&w);
+	ck_assert(w.d.write_status);
+	ck_assert_str_eq(kc_json_str(cond(&w, "Scheduled"), "message"), "0 of 2 nodes "
+	    "scheduled; 0/8 nodes are available: 8 Insufficient nvidia.com/gpu.");
+	ck_assert_str_eq(st_str(&w, "phase"), "Pending");
+	tick(&w, 5000);
+	pol(&w);
+	ck_assert(!w.d.status_changed && !w.d.write_status);
+	ck_assert_uint_eq(w.d.after_ms, 0);
+	world_free(&w);
+	fake_clock_uninstall();
+}
+END_TEST
+
+START_TEST(test_policy_moving_start)
+{
+	struct world w;
+
+	fake_clock_install(1000000);
+	world_init(&w, "nodes: 4");
+	pol(&w);
+	children(&w, 1);
+	all_pods(&w, 1, 4, PENDING);
+	/* One more node scheduled every 10 s: written once a minute at most. */
+	for (int i = 0; i < 4; i++) {
+		tick(&w, 10000);
+		clear_pods(&w);
+		for (int k = 0; k < 4; k++)
+			add_pod(&w, 1, k, k <= i ? SCHEDULED : PENDING, false);
+		pol(&w);
+		ck_assert_msg(!w.d.write_status, "written after %d s", (i + 1) * 10);
+		ck_assert_uint_le(w.d.after_ms, TY_PROGRESS_QUIET_MS);
+	}
+	clear_pods(&w);
+	all_pods(&w, 1, 4, PENDING);
+	tick(&w, 10000);
+	pol(&w);
+	ck_assert(!w.d.write_status);
+	ck_assert_uint_eq(w.d.after_ms, 10000);	/* the minute is up then */
+	clear_pods(&w);
+	all_pods(&w, 1, 4, SCHEDULED);
+	tick(&w, 10000);
+	pol(&w);
+	ck_assert(w.d.write_status);
+	/* Running is news: at once. */
+	clear_pods(&w);
+	all_pods(&w, 1, 4, RUNNING);
+	tick(&w, 1000);
+	pol(&w);
+	ck_assert(w.d.write_status);
+	ck_assert_str_eq(st_str(&w, "phase"), "Running");
+	world_free(&w);
+	fake_clock_uninstall();
+}
+END_TEST
+
+START_TEST(test_policy_creating_waits)
+{
+	struct world w;
+
+	fake_clock_install(1000000);
+	world_init(&w, "nodes: 4");
+	pol(&w);
+	children(&w, 1);
+	/* Two pods in the cache, two created and not seen: the creates move. */
+	add_pod(&w, 1, 0, PENDING, false);
+	add_pod(&w, 1, 1, PENDING, false);
+	w.expected[0] = 2;
+	w.expected[1] = 3;
+	w.in.nexpected = 2;
+	for (int i = 0; i < 5; i++) {
+		tick(&w, 10000);
+		pol(&w);
+		ck_assert(!w.d.write_status);
+	}
+	/* ... but the counts are never older than a minute. */
+	tick(&w, 10000);
+	pol(&w);
+	ck_assert(w.d.write_status);
+	world_free(&w);
+	fake_clock_uninstall();
+}
+END_TEST
+
+START_TEST(test_policy_deleted_pods_held)
+{
+	struct world w;
+
+	fake_clock_install(1000000);
+	running_world(&w, "nodes: 2", RUNNING);
+	tick(&w, 5000);
+	pol(&w);
+	ck_assert(w.d.write_status);		/* Running */
+	/* The garbage collector deletes the pods of a Run being deleted. */
+	clear_pods(&w);
+	add_pod(&w, 1, 0, RUNNING, true);
+	add_pod(&w, 1, 1, RUNNING, true);
+	tick(&w, 100);
+	pol(&w);
+	ck_assert(w.d.hold);
+	ck_assert(!w.d.write_status);
+	ck_assert_uint_eq(w.d.after_ms, TY_HOLD_MS);
+	tick(&w, TY_HOLD_MS - 1);
+	pol(&w);
+	ck_assert(w.d.hold);
+	ck_assert_uint_eq(w.d.after_ms, 1);
+	/* Still there after TY_HOLD_MS: someone deleted the pods. */
+	tick(&w, 1);
+	pol(&w);
+	ck_assert(!w.d.hold);
+	ck_assert(w.d.write_status);
+	ck_assert_str_eq(st_str(&w, "reason"), "PodDeleted");
+	ck_assert(has_event(&w, "PodDeleted"));
+	world_free(&w);
+	fake_clock_uninstall();
+}
+END_TEST
+
+START_TEST(test_policy_vanished_child_held)
+{
+	struct world w;
+
+	fake_clock_install(1000000);
+	running_world(&w, "nodes: 2", RUNNING);
+	pol(&w);
+	memset(&w.in.service, 0, sizeof(w.in.service));
+	tick(&w, 100);
+	pol(&w);
+	ck_assert(w.d.hold);
+	ck_assert(w.d.create_service);		/* decided, not executed */
+	tick(&w, TY_HOLD_MS);
+	pol(&w);
+	ck_assert(!w.d.hold);
+	ck_assert(w.d.create_service);
+	world_free(&w);
+	fake_clock_uninstall();
+}
+END_TEST
+
+START_TEST(test_policy_failures_at_once)
+{
+	struct world w;
+
+	fake_clock_install(1000000);
+	running_world(&w, "nodes: 2", RUNNING);
+	pol(&w);
+	clear_pods(&w);
+	add_pod(&w, 1, 0, RUNNING, false);
+	add_pod(&w, 1, 1, DISRUPTED("PreemptionByScheduler"), false);
+	tick(&w, 100);
+	pol(&w);
+	ck_assert(!w.d.hold);
+	ck_assert(w.d.write_status);
+	ck_assert_str_eq(st_str(&w, "reason"), "Preempted");
+	ck_assert_uint_gt(w.d.ndeletes, 0);
+	world_free(&w);
+	fake_clock_uninstall();
+}
+END_TEST
+
+START_TEST(test_refused_create)
+{
+	struct world w;
+	uint64_t t;
+
+	fake_clock_install(1000000);
+	world_init(&w, "nodes: 2");
+	pol(&w);
+	children(&w, 1);
+	tick(&w, 100);
+	pol(&w);
+	ck_assert_uint_eq(w.d.ncreate_pods, 2);
+	/* The API server refused the first pod. */
+	t = w.in.now_ms;
+	w.refusal = (struct ty_refusal){ .session = 1, .failures = 1, .at_ms = t };
+	kc_strlcpy(w.refusal.message, "Error creating Pod r1-0: pods \"r1-0\" is forbidden: "
+	    "no PriorityClass with name nope was found", sizeof(w.refusal.message));
+	w.in.refused = &w.refusal;
+	tick(&w, 100);
+	pol(&w);
+	ck_assert(w.d.write_status);		/* why nothing starts: at once */
+	assert_cond(&w, "Scheduled", "False", "FailedCreate");
+	ck_assert_str_eq(kc_json_str(cond(&w, "Scheduled"), "message"),
+	    w.refusal.message);
+	ck_assert_uint_eq(w.d.ncreate_pods, 0);	/* backing off */
+	ck_assert_uint_eq(w.d.next_check_ms, t + 1000);
+	tick(&w, 900);
+	pol(&w);
+	ck_assert_uint_eq(w.d.ncreate_pods, 2);	/* retried */
+	ck_assert(!w.d.status_changed);
+	/* Each refusal in a row doubles the wait, up to the cap. */
+	w.refusal.failures = 3;
+	w.refusal.at_ms = w.in.now_ms;
+	pol(&w);
+	ck_assert_uint_eq(w.d.ncreate_pods, 0);
+	ck_assert_uint_eq(w.d.next_check_ms, w.in.now_ms + 4000);
+	ck_assert_uint_eq(session_create_backoff_ms(1), 1000);
+	ck_assert_uint_eq(session_create_backoff_ms(2), 2000);
+	ck_assert_uint_eq(session_create_backoff_ms(30), TY_CREATE_BACKOFF_MAX_MS);
+	ck_assert_uint_eq(session_create_backoff_ms(UINT32_MAX), TY_CREATE_BACKOFF_MAX_MS);
+	/* A refusal of another session says nothing about this one. */
+	w.refusal.session = 7;
+	pol(&w);
+	ck_assert_uint_eq(w.d.ncreate_pods, 2);
+	ck_assert_str_ne(kc_json_str(cond(&w, "Scheduled"), "reason"), "FailedCreate");
+	world_free(&w);
+	fake_clock_uninstall();
+}
+END_TEST
+
 START_TEST(test_pod_view)
 {
 	struct kc_buf b;
@@ -990,7 +1293,7 @@ START_TEST(test_pod_view)
 	o = yaml(kc_buf_str(&b));
 	kc_buf_free(&b);
 	count_alloc_start();
-	ck_assert_int_eq(session_pod_from_json(o, &p), 0);
+	ck_assert_int_eq(cache_pod_from_json(o, &p), 0);
 	size = count_alloc_held();
 	ck_assert_str_eq(ty_pod_str(p, TY_POD_NAME), "r1-3");
 	/* Uids that are not UUIDs are kept as text. */
@@ -1014,7 +1317,7 @@ START_TEST(test_pod_view)
 	ck_assert_ptr_null(ty_pod_str(p, TY_POD_SCHED_MESSAGE));
 	ck_assert_ptr_null(ty_pod_str(p, TY_POD_REASON));
 	ck_assert_uint_lt(size, sizeof(*p) + 1200);
-	session_pod_free(p);
+	cache_pod_free(p);
 	ck_assert_uint_eq(count_alloc_held(), 0);
 	count_alloc_stop();
 	json_object_put(o);
@@ -1040,7 +1343,7 @@ START_TEST(test_pod_view_small)
 	size_t size;
 
 	count_alloc_start();
-	ck_assert_int_eq(session_pod_from_json(o, &p), 0);
+	ck_assert_int_eq(cache_pod_from_json(o, &p), 0);
 	size = count_alloc_held();
 	/* A container that succeeded keeps no message. */
 	ck_assert_ptr_null(ty_pod_str(p, TY_POD_TERM_MESSAGE));
@@ -1062,11 +1365,11 @@ START_TEST(test_pod_view_small)
 	 * all (docs/operations.md, "Sizing", counts on it).
 	 */
 	ck_assert_uint_le(size, 112);
-	session_pod_free(p);
+	cache_pod_free(p);
 	count_alloc_stop();
-	ck_assert_int_eq(session_pod_from_json(bad, &keep), KC_EINVALID);
+	ck_assert_int_eq(cache_pod_from_json(bad, &keep), KC_EINVALID);
 	ck_assert_ptr_eq(keep, (struct ty_pod *)0x1);
-	ck_assert_int_eq(session_pod_from_json(odd, &p), 0);
+	ck_assert_int_eq(cache_pod_from_json(odd, &p), 0);
 	ck_assert_int_eq(p->session, -1);
 	ck_assert_int_eq(p->index, -1);
 	ck_assert_ptr_null(ty_pod_uid(p, TY_POD_UID, buf, sizeof(buf)));
@@ -1075,7 +1378,7 @@ START_TEST(test_pod_view_small)
 	ck_assert_ptr_null(ty_pod_str(p, TY_POD_RUN));
 	ck_assert_int_eq(p->phase, TY_POD_UNKNOWN);
 	ck_assert_int_eq(p->exit_code, -1);
-	session_pod_free(p);
+	cache_pod_free(p);
 	json_object_put(o);
 	json_object_put(bad);
 	json_object_put(odd);
@@ -1091,13 +1394,13 @@ START_TEST(test_oom)
 
 	for (size_t budget = 0;; budget++) {
 		fail_alloc_after(budget);
-		r = session_pod_from_json(o, &p);
+		r = cache_pod_from_json(o, &p);
 		fail_alloc_after(SIZE_MAX);
 		if (r == 0)
 			break;
 		ck_assert_int_eq(r, -ENOMEM);
 	}
-	session_pod_free(p);
+	cache_pod_free(p);
 	json_object_put(o);
 	running_world(&w, "nodes: 4", OOM);
 	for (size_t budget = 0;; budget++) {
@@ -1145,6 +1448,14 @@ ctl_session_suite(void)
 	tcase_add_test(tc, test_no_podgroup_api);
 	tcase_add_test(tc, test_bounded_status);
 	tcase_add_test(tc, test_large_run_status);
+	tcase_add_test(tc, test_reasons_table);
+	tcase_add_test(tc, test_policy_stalled_start);
+	tcase_add_test(tc, test_policy_moving_start);
+	tcase_add_test(tc, test_policy_creating_waits);
+	tcase_add_test(tc, test_policy_deleted_pods_held);
+	tcase_add_test(tc, test_policy_vanished_child_held);
+	tcase_add_test(tc, test_policy_failures_at_once);
+	tcase_add_test(tc, test_refused_create);
 	tcase_add_test(tc, test_pod_view);
 	tcase_add_test(tc, test_pod_view_small);
 	tcase_add_test(tc, test_oom);

@@ -1,0 +1,244 @@
+/*
+ * cache.h: what the controller's caches hold (cache.c).
+ *
+ * Every cached form is one immutable allocation from the pool of
+ * long-lived blocks (kc_keep_malloc()): a fixed head, then its strings,
+ * packed uids and bytes, found by 16-bit offsets made by one packing
+ * helper (1 + the offset in strs[], 0 when absent; ty_cache_str()).
+ * Informer caches share the items between threads without locks.
+ *
+ *	struct ty_pod        a pod Trainyard manages
+ *	struct ty_child_item a PodGroup, Service or NetworkPolicy
+ *	struct ty_obj_item   a Run or ResourceProfile: its JSON text deflated
+ *	                     with a dictionary that looks like a Run
+ *
+ * cache_kinds[] describes each cache: the resource, whether only objects
+ * labelled app.kubernetes.io/managed-by=trainyard are watched, the members
+ * decoding keeps, the transform and the index.
+ */
+#ifndef TY_CACHE_H
+#define TY_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include <kc/client.h>
+#include <kc/informer.h>
+#include <kc/macro.h>
+
+/* The kinds the controller follows, beside the built-ins of libkc. */
+extern const struct kc_resource ty_res_runs;
+extern const struct kc_resource ty_res_profiles;
+extern const struct kc_resource ty_res_podgroups_x;	/* scheduling.x-k8s.io */
+extern const struct kc_resource ty_res_podgroups_sigs;	/* scheduling.sigs.k8s.io */
+
+/* A string (or packed uid, or bytes) of a cached form at offset 'at', or NULL. */
+static inline const char *
+ty_cache_str(const char *strs, uint16_t at)
+{
+	return at != 0 ? strs + at - 1 : NULL;
+}
+
+/*
+ * Uids as the caches keep them: a UUID in its canonical form (36 bytes of
+ * lowercase hex and dashes, what Kubernetes makes) in 17 bytes, a NUL and
+ * the 16 bytes of the UUID; any other uid (at most TY_UID_TEXT_MAX - 1
+ * bytes) as its text and NUL. An empty uid is kept as none.
+ */
+#define TY_UID_TEXT_MAX		64	/* a uid's text and its NUL */
+
+/* The text of the packed uid 'packed': itself, or made in 'buf'. */
+const char *cache_uid_text(const char *packed, char *buf, size_t size);
+/* Whether the packed uid 'packed' is 'uid' (false for NULL). */
+bool	cache_uid_eq(const char *packed, const char *uid);
+
+/* ---- pods ---- */
+
+enum ty_pod_phase {
+	TY_POD_PENDING,
+	TY_POD_RUNNING,
+	TY_POD_SUCCEEDED,
+	TY_POD_FAILED,
+	TY_POD_UNKNOWN,
+};
+
+#define TY_TERM_MESSAGE_MAX	1024	/* bytes of a termination message kept */
+#define TY_POD_MESSAGE_MAX	256	/* bytes of a scheduler or pod message kept */
+
+/* The strings of a pod view (ty_pod_str()). */
+enum ty_pod_strs {
+	TY_POD_NAME,
+	TY_POD_NODE,		/* spec.nodeName */
+	TY_POD_SCHED_REASON,	/* PodScheduled=False */
+	TY_POD_SCHED_MESSAGE,
+	TY_POD_DISRUPTION,	/* DisruptionTarget=True reason */
+	TY_POD_REASON,		/* status.reason and message */
+	TY_POD_MESSAGE,
+	TY_POD_TERM_REASON,	/* "main" terminated, failed only */
+	TY_POD_TERM_MESSAGE,
+	TY_POD_RUN,		/* the trainyard.dev/run label */
+	TY_POD_NSTRS
+};
+
+/* The uids of a pod view (ty_pod_uid(), ty_pod_uid_is()). */
+enum ty_pod_uids {
+	TY_POD_UID,
+	TY_POD_OWNER_UID,	/* the controller ownerReference's of kind Run */
+	TY_POD_NUIDS
+};
+
+/*
+ * What the controller keeps of a pod, which the pod cache holds for every
+ * pod Trainyard manages. Its resourceVersion is the cache entry's
+ * (kc_item_rv()).
+ */
+struct ty_pod {
+	int64_t			 start_time;	/* status.startTime, epoch s; 0 none */
+	int64_t			 finish_time;	/* main's terminated.finishedAt; 0 */
+	int32_t			 session;	/* label; -1 when absent or bad */
+	int32_t			 index;		/* label; -1 when absent or bad */
+	int32_t			 exit_code;	/* main's terminated.exitCode; -1 */
+	uint8_t			 phase;		/* enum ty_pod_phase */
+	bool			 deleting;	/* metadata.deletionTimestamp */
+	bool			 ready;		/* condition Ready=True */
+	bool			 scheduled;	/* condition PodScheduled=True */
+	uint16_t		 str[TY_POD_NSTRS];	/* offsets (ty_cache_str()) */
+	uint16_t		 uid[TY_POD_NUIDS];	/* the same, of packed uids */
+	char			 strs[];
+};
+
+/* String 'i' of the pod view, or NULL when the pod has none. */
+static inline const char *
+ty_pod_str(const struct ty_pod *p, enum ty_pod_strs i)
+{
+	return ty_cache_str(p->strs, p->str[i]);
+}
+
+/*
+ * Uid 'i' of the pod view as text (made in 'buf' of 'size' bytes,
+ * TY_UID_TEXT_MAX is enough), or NULL when the pod has none.
+ */
+static inline const char *
+ty_pod_uid(const struct ty_pod *p, enum ty_pod_uids i, char *buf, size_t size)
+{
+	return p->uid[i] != 0 ? cache_uid_text(ty_cache_str(p->strs, p->uid[i]), buf, size) :
+	    NULL;
+}
+
+/* Whether uid 'i' of the pod view is 'uid' (false when the pod has none). */
+static inline bool
+ty_pod_uid_is(const struct ty_pod *p, enum ty_pod_uids i, const char *uid)
+{
+	return p->uid[i] != 0 && cache_uid_eq(ty_cache_str(p->strs, p->uid[i]), uid);
+}
+
+/*
+ * The uid of the controller ownerReference of kind Run of 'obj' (any
+ * object), or NULL. Borrowed from 'obj'.
+ */
+const char *cache_owner_uid(const struct json_object *obj);
+
+/*
+ * Makes the compact view of 'pod' (a v1 Pod) in *ret (free with
+ * cache_pod_free()). Messages are truncated (TY_POD_MESSAGE_MAX,
+ * TY_TERM_MESSAGE_MAX) at a UTF-8 boundary; the termination message is
+ * kept only when the container exited non-zero; names and uids longer
+ * than Kubernetes allows are cut. KC_EINVALID when the pod has no name,
+ * -ENOMEM. Thread-safe; 'pod' is only read.
+ */
+int	cache_pod_from_json(const struct json_object *pod, struct ty_pod **ret)
+	    _must_check_;
+struct ty_pod *cache_pod_free(struct ty_pod *);
+KC_DEFINE_CLEANUP(struct ty_pod, cache_pod_free)
+
+/* ---- children: PodGroup, Service, NetworkPolicy ---- */
+
+struct ty_child_item {
+	int32_t		 session;	/* trainyard.dev/session; -1 when absent */
+	bool		 deleting;
+	uint16_t	 uid;		/* packed */
+	uint16_t	 owner_uid;	/* the controller ownerReference's, packed */
+	uint16_t	 run;		/* trainyard.dev/run */
+	char		 strs[];
+};
+
+/* Makes the cached form of a child object; -ENOMEM. */
+int	cache_child_from_json(const struct json_object *obj, struct ty_child_item **ret)
+	    _must_check_;
+
+/* ---- Runs and ResourceProfiles ---- */
+
+/*
+ * Their compact JSON text without managedFields and kubectl's
+ * last-applied-configuration, deflated with a dictionary, inflated and
+ * parsed again for each reconcile (cache_obj_json()), plus the two fields
+ * handlers read. The deflated bytes come last, so the offsets of the
+ * strings before them stay small.
+ */
+struct ty_obj_item {
+	uint32_t	 zlen;		/* bytes of the deflated text */
+	uint32_t	 len;		/* bytes of the text */
+	uint16_t	 profile;	/* a Run's spec.profile, or "" */
+	uint16_t	 phase;		/* a Run's status.phase, or "" */
+	uint16_t	 z;		/* the deflated text */
+	char		 strs[];
+};
+
+static inline const char *
+ty_obj_profile(const struct ty_obj_item *it)
+{
+	return ty_cache_str(it->strs, it->profile);
+}
+
+static inline const char *
+ty_obj_phase(const struct ty_obj_item *it)
+{
+	return ty_cache_str(it->strs, it->phase);
+}
+
+/* Makes the cached form of a Run or profile; -ENOMEM, -E2BIG, a deflate error. */
+int	cache_obj_from_json(const struct json_object *obj, struct ty_obj_item **ret,
+	    struct kc_status *st) _must_check_;
+/*
+ * A new tree (json_object_put()) of a cached Run or ResourceProfile: 0,
+ * -ENOMEM, KC_EPARSE (not a text this process cached). Thread-safe.
+ */
+int	cache_obj_json(const struct ty_obj_item *, struct json_object **ret) _must_check_;
+/* The preset dictionary (for the tests: how well it still fits a Run). */
+const char *cache_obj_dict(size_t *ret_len);
+
+/* ---- the caches ---- */
+
+enum ty_cache_id {
+	TY_CACHE_RUNS,
+	TY_CACHE_PROFILES,
+	TY_CACHE_PODS,
+	TY_CACHE_SERVICES,
+	TY_CACHE_NETPOLS,
+	TY_CACHE_PODGROUPS,	/* only with a PodGroup API */
+	TY_CACHE_N
+};
+
+struct ty_cache_kind {
+	const char		*name;		/* "pods": metrics, logs */
+	const struct kc_resource *res;		/* NULL: the PodGroup API in use */
+	bool			 managed;	/* managed-by=trainyard only */
+	const char *const	*keep;
+	size_t			 nkeep;
+	kc_informer_transform_fn *transform;
+	kc_informer_free_fn	*free_item;	/* NULL: kc_free() */
+	kc_informer_index_fn	*index;		/* NULL: none */
+};
+
+extern const struct ty_cache_kind cache_kinds[TY_CACHE_N];
+
+/*
+ * The Run named by a cached managed object (its trainyard.dev/run label),
+ * or NULL: what a change of a pod or child maps to.
+ */
+const char *cache_run_of(enum ty_cache_id, const struct kc_item *);
+
+#endif
