@@ -36,7 +36,7 @@ spec:
   image: busybox
   template:
     metadata:
-      annotations: {devcluster.trainyard.dev/run-seconds: "2"}
+      annotations: {devcluster.trainyard.dev/run-seconds: "6"}
 EOF
 	wait_phase solo Running
 	wait_cond solo GangScheduling False
