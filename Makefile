@@ -123,41 +123,43 @@ SUITE_DEPS_dc_protobuf	= devcluster/protobuf.c
 SUITE_DEPS_dc_fieldmanager = devcluster/fieldset.c devcluster/fieldmanager.c lib/patch.c \
 			  lib/yaml.c
 SUITE_DEPS_dc_rbac	= devcluster/rbac.c lib/selector.c lib/yaml.c
-SUITE_DEPS_dc_sched	= devcluster/sched.c lib/selector.c lib/yaml.c
-SUITE_DEPS_dc_router	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_storage	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_watch	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_errors	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_auth	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_discovery	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c
-SUITE_DEPS_dc_api	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_sched	= devcluster/sched.c devcluster/sched_res.c devcluster/sched_plan.c \
+			  devcluster/sched_fit.c devcluster/sched_gang.c \
+			  devcluster/sched_pgstatus.c lib/quantity.c lib/selector.c lib/yaml.c
+SUITE_DEPS_dc_router	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_storage	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_watch	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_errors	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_auth	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_discovery	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_api	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_openapi	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_openapi	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_crd	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_crd	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_gc	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_gc	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_persist	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_persist	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_authz	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_authz	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_faults	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_faults	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_quota	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_quota	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_scheduler = $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_scheduler = $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_tokens	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_tokens	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_dc_protobuf2	= devcluster/protobuf.c
-SUITE_DEPS_dc_kubelet	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_kubelet	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_nodes	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_nodes	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_disruption = $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_disruption = $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_exec	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c \
+SUITE_DEPS_dc_exec	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_quantity	= lib/quantity.c
 SUITE_DEPS_ctl_config	= lib/yaml.c lib/selector.c lib/quantity.c $(CTL_PURE_SRCS)
@@ -184,7 +186,9 @@ DC_SRCS		 = devcluster/http.c devcluster/router.c devcluster/registry.c \
 DC_PURE_SRCS	 = devcluster/schema.c devcluster/schema_crd.c devcluster/regex.c \
 		   devcluster/jsonpath.c devcluster/table.c \
 		   devcluster/protobuf.c devcluster/fieldset.c devcluster/fieldmanager.c \
-		   devcluster/rbac.c devcluster/sched.c
+		   devcluster/rbac.c devcluster/sched.c devcluster/sched_res.c \
+		   devcluster/sched_plan.c devcluster/sched_fit.c devcluster/sched_gang.c \
+		   devcluster/sched_pgstatus.c
 DC_SRCS		+= $(DC_PURE_SRCS)
 DC_SRCS		+= devcluster/openapi.c devcluster/ssa.c
 DC_SRCS		+= devcluster/crd.c

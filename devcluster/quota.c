@@ -24,8 +24,9 @@
  * status stores nothing (DC_UNCHANGED), which ends the loop a status
  * write would otherwise start.
  *
- * Quantities are parsed by sched_quantity_parse() (milli-units) and
- * printed in upstream's canonical form: "500m", "2", "1k", "1536Mi".
+ * Quantities are parsed by lib/quantity.c through sched_quantity_parse()
+ * (milli-units, saturating, as the scheduler reads them) and printed in
+ * upstream's canonical form: "500m", "2", "1k", "1536Mi".
  *
  * Left out: scopes and scopeSelector (a quota with either still counts
  * every pod), requests.storage of claims, services.loadbalancers and

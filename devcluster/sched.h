@@ -292,9 +292,10 @@ KC_DEFINE_CLEANUP(struct sched_plan, sched_plan_free)
 
 /*
  * Parses a resource.Quantity string exactly as k8s.io/apimachinery's
- * ParseQuantity(): an optional sign, digits with an optional fraction,
- * then a decimal SI suffix (n u m k M G T P E), a binary one (Ki Mi Gi Ti
- * Pi Ei) or an exponent (e3, E-2). '*ret_milli' gets MilliValue() and
+ * ParseQuantity(), with lib/quantity.c (kc_quantity_parse_sat()): an
+ * optional sign, digits with an optional fraction, then a decimal SI
+ * suffix (n u m k M G T P E), a binary one (Ki Mi Gi Ti Pi Ei) or an
+ * exponent (e3, E-2). '*ret_milli' gets MilliValue() and
  * '*ret_value' Value(): rounded up (away from zero), saturating at
  * INT64_MAX (-INT64_MAX below zero) where upstream would wrap or cap.
  * Either may be NULL. Upstream quirks are kept: "-", "+" and "." are 0,
