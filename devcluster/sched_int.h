@@ -378,7 +378,7 @@ int smap_put(struct smap *m, const char *key, void *val);
 void smap_each(const struct smap *m, void (*fn)(void *, void *), void *arg);
 void smap_clear(struct smap *m);
 int smap_values(const struct smap *m, void ***ret, size_t *ret_n);
-void _printf_(2, 3) sb_printf(struct sb *b, const char *fmt, ...);
+void sb_printf(struct sb *b, const char *fmt, ...) _printf_(2, 3);
 int sb_take(struct sb *b, char **ret);
 char **strv_free(char **v, size_t n);
 const char *label(const struct json_object *labels, const char *key);
