@@ -21,6 +21,7 @@
 
 #include <kc/alloc.h>
 #include <kc/clock.h>
+#include <kc/hash.h>
 #include <kc/json.h>
 #include <kc/log.h>
 #include <kc/str.h>
@@ -71,12 +72,11 @@ recorder_free(struct recorder *rec)
 	return NULL;
 }
 
+/* FNV-1a of 's' and a 0xff field separator. */
 static uint64_t
 fnv64(uint64_t h, const char *s)
 {
-	for (; s != NULL && *s != '\0'; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211u;
-	return (h ^ 0xff) * 1099511628211u;	/* a field separator */
+	return kc_fnv1a64(kc_fnv1a64_str(h, s), "\xff", 1);
 }
 
 static struct json_object *
@@ -136,7 +136,7 @@ recorder_emit(struct recorder *rec, struct kc_client *cl, const struct json_obje
 
 	if (run_name == NULL || ns == NULL || kc_time_format(now, ts, sizeof(ts)) < 0)
 		return;
-	h = fnv64(fnv64(fnv64(fnv64(14695981039346656037u,
+	h = fnv64(fnv64(fnv64(fnv64(KC_FNV1A64_INIT,
 	    kc_json_str(run, "metadata", "uid")), warning ? "W" : "N"), reason), message);
 	if (h == 0)
 		h = 1;

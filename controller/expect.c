@@ -35,6 +35,7 @@
 
 #include <kc/alloc.h>
 #include <kc/clock.h>
+#include <kc/hash.h>
 #include <kc/str.h>
 #include <kc/watch.h>
 
@@ -100,11 +101,7 @@ struct expect {
 static uint32_t
 hash(const char *s)
 {
-	uint32_t h = 2166136261u;
-
-	for (; *s != '\0'; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h % EXPECT_BUCKETS;
+	return kc_fnv1a32_str(KC_FNV1A32_INIT, s) % EXPECT_BUCKETS;
 }
 
 static void

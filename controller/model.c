@@ -48,6 +48,7 @@
 #include <kc/quantity.h>
 #include <kc/selector.h>
 #include <kc/str.h>
+#include <kc/validation.h>
 
 #include "config.h"
 #include "model.h"
@@ -156,20 +157,17 @@ want(struct vctx *c, const struct json_object *v, enum json_type t, const char *
 	return false;
 }
 
-/* DNS-1035 label: [a-z]([-a-z0-9]*[a-z0-9])?, at most 63. */
 static bool
 is_dns1035_label(const char *s)
 {
-	size_t n = strlen(s);
-
-	return n > 0 && n <= 63 && s[0] >= 'a' && s[0] <= 'z' &&
-	    kc_str_is_dns1123_label(kc_str_from(s));
+	return strlen(s) <= KC_DNS1035_LABEL_MAX && kc_valid_is_dns1035_label(kc_str_from(s));
 }
 
 static bool
 is_subdomain(const char *s)
 {
-	return strlen(s) <= 253 && kc_str_is_dns1123_subdomain(kc_str_from(s));
+	return strlen(s) <= KC_DNS1123_SUBDOMAIN_MAX &&
+	    kc_valid_is_dns1123_subdomain(kc_str_from(s));
 }
 
 static unsigned

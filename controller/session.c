@@ -53,6 +53,7 @@
 
 #include <kc/alloc.h>
 #include <kc/err.h>
+#include <kc/hash.h>
 #include <kc/json.h>
 #include <kc/str.h>
 
@@ -1127,18 +1128,6 @@ progress_only(const struct json_object *old, const struct json_object *cur)
 	return true;
 }
 
-#define FNV64_OFFSET	14695981039346656037u
-
-static uint64_t
-fnv64(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211u;
-	return h;
-}
-
 /*
  * A fingerprint of what a status shows a user, that is without its
  * lastTransitionTimes (a condition whose status flips in a change that
@@ -1152,14 +1141,14 @@ progress_hash(uint64_t h, const struct json_object *o)
 	struct json_object *v = (struct json_object *)(uintptr_t)o;
 	int64_t i;
 
-	h = fnv64(h, &(uint8_t){ (uint8_t)json_object_get_type(v) }, 1);
+	h = kc_fnv1a64(h, &(uint8_t){ (uint8_t)json_object_get_type(v) }, 1);
 	switch (json_object_get_type(v)) {
 	case json_type_object:
 		json_object_object_foreach(v, key, val) {
 			if (strcmp(key, "lastTransitionTime") == 0 ||
 			    strcmp(key, "allPodsCreated") == 0)
 				continue;
-			h = progress_hash(fnv64(h, key, strlen(key) + 1), val);
+			h = progress_hash(kc_fnv1a64(h, key, strlen(key) + 1), val);
 		}
 		break;
 	case json_type_array:
@@ -1167,16 +1156,16 @@ progress_hash(uint64_t h, const struct json_object *o)
 			h = progress_hash(h, json_object_array_get_idx(v, k));
 		break;
 	case json_type_string:
-		h = fnv64(h, json_object_get_string(v),
+		h = kc_fnv1a64(h, json_object_get_string(v),
 		    (size_t)json_object_get_string_len(v) + 1);
 		break;
 	case json_type_int:
 	case json_type_boolean:
 		i = json_object_get_int64(v);
-		h = fnv64(h, &i, sizeof(i));
+		h = kc_fnv1a64(h, &i, sizeof(i));
 		break;
 	case json_type_double:
-		h = fnv64(h, json_object_get_string(v), strlen(json_object_get_string(v)));
+		h = kc_fnv1a64(h, json_object_get_string(v), strlen(json_object_get_string(v)));
 		break;
 	case json_type_null:
 	default:
@@ -1205,9 +1194,9 @@ held_hash(const struct dctx *c)
 {
 	const char *why = c->vanished ? "vanished" : ty_reasons[c->ended].name;
 	const char *msg = kc_json_str(c->st, "message");
-	uint64_t h = fnv64(FNV64_OFFSET, why, strlen(why) + 1);
+	uint64_t h = kc_fnv1a64(KC_FNV1A64_INIT, why, strlen(why) + 1);
 
-	h = fnv64(h, msg != NULL ? msg : "", msg != NULL ? strlen(msg) : 0);
+	h = kc_fnv1a64(h, msg != NULL ? msg : "", msg != NULL ? strlen(msg) : 0);
 	return h != 0 ? h : 1;
 }
 
@@ -1242,7 +1231,7 @@ write_policy(struct dctx *c)
 		d->write_status = true;
 		return;
 	}
-	if ((h = progress_hash(FNV64_OFFSET, d->status)) == progress_hash(FNV64_OFFSET, old))
+	if ((h = progress_hash(KC_FNV1A64_INIT, d->status)) == progress_hash(KC_FNV1A64_INIT, old))
 		return;		/* nothing a user sees: rides along with the next write */
 	/* Creates are movement too: the clock starts once they are done. */
 	still = wait_still(&d->write, creating ? 0 : h != 0 ? h : 1, now);
