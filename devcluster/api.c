@@ -18,8 +18,6 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include <openssl/evp.h>
-
 #include <kc/alloc.h>
 #include <kc/clock.h>
 #include <kc/json.h>
@@ -58,54 +56,6 @@ api_uuid(char buf[37])
 		buf[o++] = hex[b[i] & 15];
 	}
 	buf[o] = '\0';
-}
-
-char *
-api_b64_encode(const void *data, size_t len)
-{
-	char *out;
-
-	if (len > INT32_MAX / 2)
-		return NULL;
-	if ((out = kc_malloc(4 * ((len + 2) / 3) + 1)) == NULL)
-		return NULL;
-	(void)EVP_EncodeBlock((unsigned char *)out, data, (int)len);
-	return out;
-}
-
-int
-api_b64_decode(const char *text, char **ret, size_t *ret_len)
-{
-	size_t len = strlen(text), pad = 0;
-	char *out;
-	int n;
-
-	if (len % 4 != 0 || len > INT32_MAX / 2)
-		return -EINVAL;
-	for (size_t i = 0; i < len; i++) {
-		char c = text[i];
-
-		if (c == '=') {
-			if (i < len - 2)
-				return -EINVAL;
-			pad++;
-		} else if (pad > 0 || !((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		    (c >= '0' && c <= '9') || c == '+' || c == '/'))
-			return -EINVAL;
-	}
-	if ((out = kc_malloc(len / 4 * 3 + 1)) == NULL)
-		return -ENOMEM;
-	n = EVP_DecodeBlock((unsigned char *)out, (const unsigned char *)text, (int)len);
-	if (n < 0 || (size_t)n < pad) {
-		kc_free(out);
-		return -EINVAL;
-	}
-	n -= (int)pad;
-	out[n] = '\0';
-	*ret = out;
-	if (ret_len != NULL)
-		*ret_len = (size_t)n;
-	return 0;
 }
 
 int

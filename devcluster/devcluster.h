@@ -1114,9 +1114,6 @@ void	 api_age_of(const char *timestamp, time_t now, char *buf, size_t size);
 void	 api_uuid(char buf[37]);
 /* Appends compact JSON (never caching inside 'o'); -E2BIG, -ENOMEM. */
 int	 api_serialize(const struct json_object *o, struct kc_buf *b) _must_check_;
-/* Base64 (OpenSSL): a new string, or NULL; decode: -EINVAL for bad input. */
-char	*api_b64_encode(const void *data, size_t len);
-int	 api_b64_decode(const char *text, char **ret, size_t *ret_len) _must_check_;
 /*
  * Parses label and field selectors for 'rt' (NULL or "" selects
  * everything; field names checked against the type's). KC_EBADREQUEST

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include <kc/alloc.h>
+#include <kc/base64.h>
 #include <kc/clock.h>
 #include <kc/json.h>
 #include <kc/log.h>
@@ -255,7 +256,8 @@ continue_token(uint64_t rv, const struct json_object *last)
 	    kc_json_set_str(o, "start", key) < 0 ||
 	    (json = kc_json_dump(o, &len)) == NULL)
 		goto out;
-	tok = api_b64_encode(json, len);
+	if (kc_base64_encode(json, len, 0, &tok, NULL) < 0)
+		tok = NULL;
 out:
 	if (o != NULL)
 		json_object_put(o);
@@ -273,7 +275,7 @@ parse_continue(const char *tok, uint64_t *ret_rv, char **ret_start)
 	int64_t rv;
 	int r;
 
-	if ((r = api_b64_decode(tok, &json, &len)) < 0)
+	if ((r = kc_base64_decode(tok, strlen(tok), 0, &json, &len, NULL, 0)) < 0)
 		return r;
 	if (kc_json_parse(json, len, &o, NULL) < 0)
 		return -EINVAL;

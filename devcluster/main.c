@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include <kc/alloc.h>
+#include <kc/base64.h>
 #include <kc/cert.h>
 #include <kc/json.h>
 #include <kc/log.h>
@@ -389,7 +390,7 @@ write_kubeconfig(const struct config *cfg, const struct kc_cert_pair *ca,
 		(void)snprintf(server, sizeof(server), "https://[%s]:%d", host, port);
 	else
 		(void)snprintf(server, sizeof(server), "https://%s:%d", host, port);
-	if ((ca_b64 = api_b64_encode(ca->cert_pem, ca->cert_pem_len)) == NULL)
+	if (kc_base64_encode(ca->cert_pem, ca->cert_pem_len, 0, &ca_b64, NULL) < 0)
 		fatal("out of memory");
 	kc = json_object_new_object();
 	clusters = json_object_new_array();

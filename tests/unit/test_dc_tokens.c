@@ -25,6 +25,7 @@
 #include <openssl/pem.h>
 
 #include <kc/alloc.h>
+#include <kc/base64.h>
 #include <kc/clock.h>
 #include <kc/json.h>
 #include <kc/str.h>
@@ -100,7 +101,7 @@ segment(const char *token, int n)
 	while (len % 4 != 0)
 		std[len++] = '=';
 	std[len] = '\0';
-	ck_assert_int_eq(api_b64_decode(std, &raw, &rawlen), 0);
+	ck_assert_int_eq(kc_base64_decode(std, strlen(std), 0, &raw, &rawlen, NULL, 0), 0);
 	ck_assert_int_eq(kc_json_parse(raw, rawlen, &o, NULL), 0);
 	kc_free(raw);
 	return o;
@@ -665,12 +666,22 @@ START_TEST(audiences_checked)
 }
 END_TEST
 
+/* Standard base64 of data[0..len), which the callers turn into base64url. */
+static char *
+b64(const void *data, size_t len)
+{
+	char *s = NULL;
+
+	ck_assert_int_eq(kc_base64_encode(data, len, 0, &s, NULL), 0);
+	return s;
+}
+
 /* Signs header.claims with the fixture key, as a forger holding it could. */
 static char *
 forge(const char *header, const char *claims, const char *key_file)
 {
-	char *h = api_b64_encode(header, strlen(header));
-	char *c = api_b64_encode(claims, strlen(claims));
+	char *h = b64(header, strlen(header));
+	char *c = b64(claims, strlen(claims));
 	char *pem, *signing, *sig, *out;
 	unsigned char raw[1024];
 	size_t len, siglen = sizeof(raw);
@@ -693,7 +704,7 @@ forge(const char *header, const char *claims, const char *key_file)
 	ck_assert_int_eq(EVP_DigestSignInit(ctx, NULL, EVP_sha256(), NULL, k), 1);
 	ck_assert_int_eq(EVP_DigestSign(ctx, raw, &siglen, (unsigned char *)signing,
 	    strlen(signing)), 1);
-	sig = api_b64_encode(raw, siglen);
+	sig = b64(raw, siglen);
 	for (char *p = sig; *p != '\0'; p++)
 		*p = *p == '+' ? '-' : *p == '/' ? '_' : *p == '=' ? '\0' : *p;
 	out = kc_asprintf("%s.%s", signing, sig);
@@ -890,7 +901,7 @@ START_TEST(fuzz_parser)
 		for (; n < 1500; n++)
 			nest[n] = '[';
 		nest[n] = '\0';
-		hdr = api_b64_encode(nest, n);
+		hdr = b64(nest, n);
 		(void)snprintf(big, 200000, "%s.%s.AA", hdr, hdr);
 		for (char *p = big; *p != '\0'; p++)
 			*p = *p == '+' ? '-' : *p == '/' ? '_' : *p == '=' ? 'A' : *p;
@@ -1078,7 +1089,8 @@ secret_token(const struct json_object *secret)
 	char *raw = NULL;
 	size_t len;
 
-	ck_assert_int_eq(api_b64_decode(kc_json_str(secret, "data", "token"), &raw, &len), 0);
+	ck_assert_int_eq(kc_base64_decode(kc_json_str(secret, "data", "token"),
+	    strlen(kc_json_str(secret, "data", "token")), 0, &raw, &len, NULL, 0), 0);
 	return raw;
 }
 
