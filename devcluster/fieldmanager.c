@@ -120,18 +120,18 @@ static int
 wf(struct walk *w, int code, const char *fmt, ...)
 {
 	char msg[ERR_MAX];
-	struct sbuf b;
+	struct kc_sbuf b;
 	va_list ap;
 
 	va_start(ap, fmt);
 	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	sb_init(&b, w->err, sizeof(w->err));
+	kc_sbuf_init(&b, w->err, sizeof(w->err));
 	if (w->depth > 0) {
 		sb_path(&b, w->stack, w->depth);
-		sb_puts(&b, ": ");
+		kc_sbuf_puts(&b, ": ");
 	}
-	sb_puts(&b, msg);
+	kc_sbuf_puts(&b, msg);
 	return code;
 }
 
@@ -283,7 +283,7 @@ item_pe(struct walk *w, int kind, const struct fm_type *t, size_t idx,
 	struct json_object *key, *v = NULL;
 	const char *names[FM_KEYS_MAX];
 	char q[256];
-	struct sbuf b;
+	struct kc_sbuf b;
 	size_t n = t->nkeys;
 	int r;
 
@@ -332,8 +332,8 @@ item_pe(struct walk *w, int kind, const struct fm_type *t, size_t idx,
 				r = wf(w, KC_EINVALID, "element %zu: bad default for key "
 				    "field %s: %s", idx, names[i], st.message);
 		} else {
-			sb_init(&b, q, sizeof(q));
-			sb_quote(&b, names[i], strlen(names[i]));
+			kc_sbuf_init(&b, q, sizeof(q));
+			kc_sbuf_quote(&b, names[i], strlen(names[i]));
 			r = wf(w, KC_EINVALID, "element %zu: associative list with keys has "
 			    "an element that omits key field %s (and doesn't have default "
 			    "value)", idx, q);
@@ -411,7 +411,7 @@ index_items(struct walk *w, int kind, const struct fm_type *t,
     const struct json_object *list, bool strict, struct litems *L)
 {
 	char disp[DISPLAY_MAX];
-	struct sbuf b;
+	struct kc_sbuf b;
 	size_t n = json_object_is_type(list, json_type_array) ? jlen(list) : 0, k;
 	int r;
 
@@ -438,7 +438,7 @@ index_items(struct walk *w, int kind, const struct fm_type *t,
 		for (k = i + 1; k < n && pe_cmp(&L->sorted[k]->pe, &L->sorted[i]->pe) == 0; k++)
 			;
 		if (k - i > 1 && strict) {
-			sb_init(&b, disp, sizeof(disp));
+			kc_sbuf_init(&b, disp, sizeof(disp));
 			sb_pe(&b, &L->sorted[i]->pe);
 			r = wf(w, KC_EINVALID, "duplicate entries for key %s", disp);
 			litems_free(L);
@@ -2002,16 +2002,16 @@ update_last_applied(struct json_object *obj, const struct json_object *config)
 
 /* printManager: "\"m\"", with subresource, and "using <v>" for Update. */
 static void
-sb_manager(struct sbuf *b, const struct mentry *e)
+sb_manager(struct kc_sbuf *b, const struct mentry *e)
 {
-	sb_quote(b, e->manager, strlen(e->manager));
+	kc_sbuf_quote(b, e->manager, strlen(e->manager));
 	if (*e->subresource != '\0') {
-		sb_puts(b, " with subresource ");
-		sb_quote(b, e->subresource, strlen(e->subresource));
+		kc_sbuf_puts(b, " with subresource ");
+		kc_sbuf_quote(b, e->subresource, strlen(e->subresource));
 	}
 	if (e->op == OP_UPDATE) {
-		sb_puts(b, " using ");
-		sb_puts(b, e->api_version);
+		kc_sbuf_puts(b, " using ");
+		kc_sbuf_puts(b, e->api_version);
 	}
 }
 
@@ -2029,12 +2029,12 @@ conflict_path(void *arg, const struct pe *const *path, size_t n)
 	struct conflict_out *o = arg;
 	struct json_object *cause;
 	char field[DISPLAY_MAX], who[DISPLAY_MAX], message[DISPLAY_MAX + 16];
-	struct sbuf b;
+	struct kc_sbuf b;
 	int r;
 
-	sb_init(&b, field, sizeof(field));
+	kc_sbuf_init(&b, field, sizeof(field));
 	sb_path(&b, path, n);
-	sb_init(&b, who, sizeof(who));
+	kc_sbuf_init(&b, who, sizeof(who));
 	sb_manager(&b, o->e);
 	snprintf(message, sizeof(message), "conflict with %s", who);
 	if ((cause = json_object_new_object()) == NULL)
@@ -2070,7 +2070,7 @@ conflict_error(const struct managed *m, const struct conflicts *cf,
 	const struct conflict **order = NULL;
 	char who[DISPLAY_MAX];
 	struct kc_buf msg;
-	struct sbuf b;
+	struct kc_sbuf b;
 	char *text = NULL;
 	size_t i;
 	int r;
@@ -2103,7 +2103,7 @@ conflict_error(const struct managed *m, const struct conflicts *cf,
 	for (i = 0; i < cf->n && r >= 0; i++) {
 		o.e = &m->v[order[i]->entry];
 		if (o.total > 1) {
-			sb_init(&b, who, sizeof(who));
+			kc_sbuf_init(&b, who, sizeof(who));
 			sb_manager(&b, o.e);
 			if ((r = kc_buf_printf(&msg, "%sconflicts with %s:", i > 0 ? "\n" : "",
 			    who)) < 0)
@@ -2177,27 +2177,27 @@ fail(struct kc_status *st, int code, int http, const char *reason, const char *f
 
 /* GroupVersionKind.String(): "g/v, Kind=K", "/v1, Kind=Pod". */
 static void
-sb_gvk(struct sbuf *b, const char *api, const char *kind)
+sb_gvk(struct kc_sbuf *b, const char *api, const char *kind)
 {
 	if (strchr(api, '/') == NULL)
-		sb_puts(b, "/");
-	sb_puts(b, api);
-	sb_puts(b, ", Kind=");
-	sb_puts(b, kind);
+		kc_sbuf_puts(b, "/");
+	kc_sbuf_puts(b, api);
+	kc_sbuf_puts(b, ", Kind=");
+	kc_sbuf_puts(b, kind);
 }
 
 /* objectGVKNN: "ns/name; g/v, Kind=K". */
 static void
-sb_gvknn(struct sbuf *b, const struct json_object *o)
+sb_gvknn(struct kc_sbuf *b, const struct json_object *o)
 {
 	const char *ns = kc_json_str(o, "metadata", "namespace");
 	const char *name = kc_json_str(o, "metadata", "name");
 	const char *api = kc_json_str(o, "apiVersion"), *kind = kc_json_str(o, "kind");
 
-	sb_puts(b, ns != NULL ? ns : "");
-	sb_puts(b, "/");
-	sb_puts(b, name != NULL ? name : "");
-	sb_puts(b, "; ");
+	kc_sbuf_puts(b, ns != NULL ? ns : "");
+	kc_sbuf_puts(b, "/");
+	kc_sbuf_puts(b, name != NULL ? name : "");
+	kc_sbuf_puts(b, "; ");
 	sb_gvk(b, api != NULL ? api : "", kind != NULL ? kind : "");
 }
 
@@ -2205,7 +2205,6 @@ int
 fieldmanager_manager_name(const char *field_manager, const char *user_agent, char *buf,
     size_t size)
 {
-	const unsigned char *u = (const unsigned char *)user_agent;
 	size_t len = 0, end;
 
 	if (size == 0)
@@ -2219,13 +2218,13 @@ fieldmanager_manager_name(const char *field_manager, const char *user_agent, cha
 	for (size_t i = 0; i < end; ) {
 		const char *piece = user_agent + i;
 		uint32_t cp;
-		size_t n = utf8_seq(u + i, end - i, &cp), pl = n;
+		size_t n = kc_utf8_decode(user_agent + i, end - i, &cp), pl = n;
 
 		if (n == 0) {
 			piece = "\xef\xbf\xbd";
 			pl = 3;
 			n = 1;
-		} else if (!printable(cp)) {
+		} else if (!kc_rune_is_print(cp)) {
 			i += n;
 			continue;
 		}
@@ -2256,7 +2255,7 @@ fieldmanager_validate_options(const char *kind, bool apply, const char *field_ma
 	char msg[sizeof(st->message)];
 	const char *fm = field_manager != NULL ? field_manager : "";
 	size_t n = 0, len = strlen(fm);
-	struct sbuf b;
+	struct kc_sbuf b;
 	int r;
 
 	if (!apply && force_set) {
@@ -2279,19 +2278,19 @@ fieldmanager_validate_options(const char *kind, bool apply, const char *field_ma
 	}
 	for (size_t i = 0; i < len && n < KC_ARRAY_SIZE(errs); ) {
 		uint32_t cp;
-		size_t k = utf8_seq((const unsigned char *)fm + i, len - i, &cp);
+		size_t k = kc_utf8_decode(fm + i, len - i, &cp);
 
 		if (k == 0) {
 			i++;
 			continue;
 		}
-		if (!printable(cp)) {
+		if (!kc_rune_is_print(cp)) {
 			errs[n].reason = "FieldValueInvalid";
 			errs[n].field = "fieldManager";
-			sb_init(&b, errs[n].body, sizeof(errs[n].body));
-			sb_puts(&b, "Invalid value: ");
-			sb_quote(&b, fm, len);
-			sb_printf(&b, ": invalid character U+%04X (at position %zu)",
+			kc_sbuf_init(&b, errs[n].body, sizeof(errs[n].body));
+			kc_sbuf_puts(&b, "Invalid value: ");
+			kc_sbuf_quote(&b, fm, len);
+			kc_sbuf_printf(&b, ": invalid character U+%04X (at position %zu)",
 			    (unsigned)cp, i);
 			n++;
 		}
@@ -2299,16 +2298,16 @@ fieldmanager_validate_options(const char *kind, bool apply, const char *field_ma
 	}
 	if (n == 0)
 		return 0;
-	sb_init(&b, msg, sizeof(msg));
-	sb_printf(&b, "%s.meta.k8s.io \"\" is invalid: %s", kind != NULL ? kind : "",
+	kc_sbuf_init(&b, msg, sizeof(msg));
+	kc_sbuf_printf(&b, "%s.meta.k8s.io \"\" is invalid: %s", kind != NULL ? kind : "",
 	    n > 1 ? "[" : "");
 	for (size_t i = 0; i < n; i++) {
-		sb_puts(&b, i > 0 ? ", " : "");
-		sb_puts(&b, errs[i].field);
-		sb_puts(&b, ": ");
-		sb_puts(&b, errs[i].body);
+		kc_sbuf_puts(&b, i > 0 ? ", " : "");
+		kc_sbuf_puts(&b, errs[i].field);
+		kc_sbuf_puts(&b, ": ");
+		kc_sbuf_puts(&b, errs[i].body);
 	}
-	sb_puts(&b, n > 1 ? "]" : "");
+	kc_sbuf_puts(&b, n > 1 ? "]" : "");
 	if (ret_details != NULL) {
 		if ((details = json_object_new_object()) == NULL ||
 		    (r = kc_json_set_str(details, "group", "meta.k8s.io")) < 0 ||
@@ -2680,7 +2679,7 @@ apply_check(const struct fm_apply *a, const char *api, struct json_object **ret_
 	const char *cfg_api, *cfg_kind;
 	struct json_object *mf = NULL;
 	char gvk[DISPLAY_MAX];
-	struct sbuf b;
+	struct kc_sbuf b;
 	int r;
 
 	if (!json_object_is_type(a->config, json_type_object))
@@ -2695,7 +2694,7 @@ apply_check(const struct fm_apply *a, const char *api, struct json_object **ret_
 	cfg_kind = kc_json_str(a->config, "kind");
 	if (a->kind != NULL && (cfg_api == NULL || strcmp(cfg_api, api) != 0 ||
 	    cfg_kind == NULL || strcmp(cfg_kind, a->kind) != 0)) {
-		sb_init(&b, gvk, sizeof(gvk));
+		kc_sbuf_init(&b, gvk, sizeof(gvk));
 		sb_gvk(&b, cfg_api != NULL ? cfg_api : "", cfg_kind != NULL ? cfg_kind : "");
 		return fail(st, KC_EBADREQUEST, 400, "BadRequest", "invalid object type: %s",
 		    gvk);
@@ -2713,7 +2712,7 @@ apply_types(struct ctx *x, const struct json_object *config, const struct json_o
 {
 	char who[DISPLAY_MAX];
 	struct fs set = { 0 };
-	struct sbuf b;
+	struct kc_sbuf b;
 	struct walk *w;
 	int r;
 
@@ -2723,7 +2722,7 @@ apply_types(struct ctx *x, const struct json_object *config, const struct json_o
 	if ((r = to_set(w, config, &set)) == KC_ETOOLARGE)
 		(void)kc_status_set(st, r, "%s", w->err);
 	else if (r < 0 && r != -ENOMEM) {
-		sb_init(&b, who, sizeof(who));
+		kc_sbuf_init(&b, who, sizeof(who));
 		sb_gvknn(&b, config);
 		r = fail(st, KC_EINTERNAL, 500, "", "failed to create typed patch object "
 		    "(%s): %s", who, w->err);
@@ -2734,7 +2733,7 @@ apply_types(struct ctx *x, const struct json_object *config, const struct json_o
 		if ((r = to_set(w, live, &set)) == KC_ETOOLARGE)
 			(void)kc_status_set(st, r, "%s", w->err);
 		else if (r < 0 && r != -ENOMEM) {
-			sb_init(&b, who, sizeof(who));
+			kc_sbuf_init(&b, who, sizeof(who));
 			sb_gvknn(&b, live);
 			r = fail(st, KC_EINTERNAL, 500, "", "failed to create typed live object "
 			    "(%s): %s", who, w->err);

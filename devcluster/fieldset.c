@@ -42,97 +42,13 @@
 
 #include <kc/alloc.h>
 #include <kc/buf.h>
+#include <kc/hash.h>
 #include <kc/json.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 
 #include "fieldmanager.h"
 #include "fieldset.h"
-
-/*
- * The length of the valid UTF-8 sequence at 's' (0 when invalid) and
- * its code point.
- */
-size_t
-utf8_seq(const unsigned char *s, size_t len, uint32_t *ret)
-{
-	uint32_t cp, min;
-	size_t n;
-
-	if (s[0] < 0x80) {
-		*ret = s[0];
-		return 1;
-	}
-	if ((s[0] & 0xe0) == 0xc0) {
-		n = 2, cp = s[0] & 0x1f, min = 0x80;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		n = 3, cp = s[0] & 0x0f, min = 0x800;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		n = 4, cp = s[0] & 0x07, min = 0x10000;
-	} else
-		return 0;
-	if (n > len)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	*ret = cp;
-	return n;
-}
-
-/* unicode.IsPrint, for the code points that matter here. */
-bool
-printable(uint32_t cp)
-{
-	return cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp < 0xa0) && cp != 0xad &&
-	    cp != 0x2028 && cp != 0x2029 && cp != 0xfeff;
-}
-
-/* Go's %q (strconv.Quote), printable non-ASCII kept as is. */
-void
-sb_quote(struct sbuf *b, const char *s, size_t len)
-{
-	const unsigned char *u = (const unsigned char *)s;
-
-	sb_append(b, "\"", 1);
-	for (size_t i = 0; i < len; ) {
-		uint32_t cp;
-		size_t n;
-
-		switch (u[i]) {
-		case '"':	sb_puts(b, "\\\""); i++; continue;
-		case '\\':	sb_puts(b, "\\\\"); i++; continue;
-		case '\a':	sb_puts(b, "\\a"); i++; continue;
-		case '\b':	sb_puts(b, "\\b"); i++; continue;
-		case '\f':	sb_puts(b, "\\f"); i++; continue;
-		case '\n':	sb_puts(b, "\\n"); i++; continue;
-		case '\r':	sb_puts(b, "\\r"); i++; continue;
-		case '\t':	sb_puts(b, "\\t"); i++; continue;
-		case '\v':	sb_puts(b, "\\v"); i++; continue;
-		default:
-			break;
-		}
-		if (u[i] < 0x20 || u[i] == 0x7f) {
-			sb_printf(b, "\\x%02x", u[i]);
-			i++;
-			continue;
-		}
-		if ((n = utf8_seq(u + i, len - i, &cp)) == 0) {
-			sb_printf(b, "\\x%02x", u[i]);
-			i++;
-			continue;
-		}
-		if (!printable(cp))
-			sb_printf(b, "\\u%04x", (unsigned)cp);
-		else
-			sb_append(b, s + i, n);
-		i += n;
-	}
-	sb_append(b, "\"", 1);
-}
 
 /* ------------------------------------------------------------------------
  * Numbers as Go prints them
@@ -180,45 +96,45 @@ static void
 format_float(double d, bool json, char *out, size_t size)
 {
 	char dig[32];
-	struct sbuf b;
+	struct kc_sbuf b;
 	double a = d < 0 ? -d : d;
 	int e;
 	size_t n;
 
-	sb_init(&b, out, size);
+	kc_sbuf_init(&b, out, size);
 	if (d == 0) {
-		sb_puts(&b, "0");
+		kc_sbuf_puts(&b, "0");
 		return;
 	}
 	if (d < 0)
-		sb_puts(&b, "-");
+		kc_sbuf_puts(&b, "-");
 	float_digits(a, dig, sizeof(dig), &e);
 	n = strlen(dig);
 	if (json ? (a < 1e-6 || a >= 1e21) : (e < -4 || e >= 21)) {
-		sb_append(&b, dig, 1);
+		kc_sbuf_put(&b, dig, 1);
 		if (n > 1) {
-			sb_puts(&b, ".");
-			sb_puts(&b, dig + 1);
+			kc_sbuf_puts(&b, ".");
+			kc_sbuf_puts(&b, dig + 1);
 		}
 		if (json && e < 0 && e > -10)
-			sb_printf(&b, "e-%d", -e);
+			kc_sbuf_printf(&b, "e-%d", -e);
 		else
-			sb_printf(&b, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+			kc_sbuf_printf(&b, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
 		return;
 	}
 	if (e < 0) {
-		sb_puts(&b, "0.");
+		kc_sbuf_puts(&b, "0.");
 		for (int i = -1; i > e; i--)
-			sb_puts(&b, "0");
-		sb_puts(&b, dig);
+			kc_sbuf_puts(&b, "0");
+		kc_sbuf_puts(&b, dig);
 	} else if ((size_t)e + 1 >= n) {
-		sb_puts(&b, dig);
+		kc_sbuf_puts(&b, dig);
 		for (size_t i = n; i < (size_t)e + 1; i++)
-			sb_puts(&b, "0");
+			kc_sbuf_puts(&b, "0");
 	} else {
-		sb_append(&b, dig, (size_t)e + 1);
-		sb_puts(&b, ".");
-		sb_puts(&b, dig + e + 1);
+		kc_sbuf_put(&b, dig, (size_t)e + 1);
+		kc_sbuf_puts(&b, ".");
+		kc_sbuf_puts(&b, dig + e + 1);
 	}
 }
 
@@ -387,57 +303,57 @@ value_equal(const struct json_object *a, const struct json_object *b, unsigned d
 
 /* value.ToString, for paths in messages: strings quoted, maps sorted. */
 static void
-sb_value(struct sbuf *b, const struct json_object *v, unsigned depth)
+sb_value(struct kc_sbuf *b, const struct json_object *v, unsigned depth)
 {
 	char num[64];
 	const char *k;
 	size_t n;
 
 	if (depth > FM_DEPTH_MAX) {
-		sb_puts(b, "...");
+		kc_sbuf_puts(b, "...");
 		return;
 	}
 	switch (vclass(v)) {
 	case VC_FLOAT:
 		format_float(json_object_get_double(unconst(v)), false, num, sizeof(num));
-		sb_puts(b, num);
+		kc_sbuf_puts(b, num);
 		return;
 	case VC_INT:
-		sb_printf(b, "%" PRId64, json_object_get_int64(unconst(v)));
+		kc_sbuf_printf(b, "%" PRId64, json_object_get_int64(unconst(v)));
 		return;
 	case VC_STRING:
-		sb_quote(b, json_object_get_string(unconst(v)),
+		kc_sbuf_quote(b, json_object_get_string(unconst(v)),
 		    (size_t)json_object_get_string_len(unconst(v)));
 		return;
 	case VC_BOOL:
-		sb_puts(b, json_object_get_boolean(unconst(v)) ? "true" : "false");
+		kc_sbuf_puts(b, json_object_get_boolean(unconst(v)) ? "true" : "false");
 		return;
 	case VC_LIST:
-		sb_puts(b, "[");
+		kc_sbuf_puts(b, "[");
 		n = jlen(v);
 		for (size_t i = 0; i < n; i++) {
 			if (i > 0)
-				sb_puts(b, ",");
+				kc_sbuf_puts(b, ",");
 			sb_value(b, json_object_array_get_idx(v, i), depth + 1);
 		}
-		sb_puts(b, "]");
+		kc_sbuf_puts(b, "]");
 		return;
 	case VC_MAP:
-		sb_puts(b, "{");
+		kc_sbuf_puts(b, "{");
 		for (k = next_key(v, NULL); k != NULL; k = next_key(v, k)) {
 			struct json_object *x = NULL;
 
-			if (b->len > 0 && b->p[b->len - 1] != '{')
-				sb_puts(b, ",");
+			if (b->used > 0 && b->buf[b->used - 1] != '{')
+				kc_sbuf_puts(b, ",");
 			(void)jget(v, k, &x);
-			sb_puts(b, k);
-			sb_puts(b, "=");
+			kc_sbuf_puts(b, k);
+			kc_sbuf_puts(b, "=");
 			sb_value(b, x, depth + 1);
 		}
-		sb_puts(b, "}");
+		kc_sbuf_puts(b, "}");
 		return;
 	default:
-		sb_puts(b, "null");
+		kc_sbuf_puts(b, "null");
 		return;
 	}
 }
@@ -483,7 +399,7 @@ gj_string(struct kc_buf *b, const char *s, size_t len)
 			} else
 				r = kc_buf_putc(b, (char)u[i]);
 			i++;
-		} else if ((n = utf8_seq(u + i, len - i, &cp)) == 0) {
+		} else if ((n = kc_utf8_decode(s + i, len - i, &cp)) == 0) {
 			r = kc_buf_puts(b, "\\ufffd");
 			i++;
 		} else {
@@ -684,42 +600,42 @@ pe_text(const struct pe *pe)
 
 /* PathElement.String(): ".name", "[k=\"v\",n=1]", "[=\"v\"]", "[3]". */
 void
-sb_pe(struct sbuf *b, const struct pe *pe)
+sb_pe(struct kc_sbuf *b, const struct pe *pe)
 {
 	const char *k;
 
 	switch (pe->type) {
 	case FM_PE_FIELD:
-		sb_puts(b, ".");
-		sb_puts(b, pe->s);
+		kc_sbuf_puts(b, ".");
+		kc_sbuf_puts(b, pe->s);
 		return;
 	case FM_PE_KEY:
-		sb_puts(b, "[");
+		kc_sbuf_puts(b, "[");
 		for (k = next_key(pe->v, NULL); k != NULL; k = next_key(pe->v, k)) {
 			struct json_object *x = NULL;
 
-			if (b->len > 0 && b->p[b->len - 1] != '[')
-				sb_puts(b, ",");
+			if (b->used > 0 && b->buf[b->used - 1] != '[')
+				kc_sbuf_puts(b, ",");
 			(void)jget(pe->v, k, &x);
-			sb_puts(b, k);
-			sb_puts(b, "=");
+			kc_sbuf_puts(b, k);
+			kc_sbuf_puts(b, "=");
 			sb_value(b, x, 0);
 		}
-		sb_puts(b, "]");
+		kc_sbuf_puts(b, "]");
 		return;
 	case FM_PE_VALUE:
-		sb_puts(b, "[=");
+		kc_sbuf_puts(b, "[=");
 		sb_value(b, pe->v, 0);
-		sb_puts(b, "]");
+		kc_sbuf_puts(b, "]");
 		return;
 	default:
-		sb_printf(b, "[%" PRId64 "]", pe->i);
+		kc_sbuf_printf(b, "[%" PRId64 "]", pe->i);
 		return;
 	}
 }
 
 void
-sb_path(struct sbuf *b, const struct pe *const *path, size_t n)
+sb_path(struct kc_sbuf *b, const struct pe *const *path, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		sb_pe(b, path[i]);
@@ -1489,6 +1405,7 @@ struct enc_entry {
 #define FM_CACHE_WAYS	4
 #define FM_CACHE_ROWS	(FM_CACHE_ENTRIES / FM_CACHE_WAYS)
 
+/* Not a kc_hmap: a fixed-size LRU cache that evicts, never grows nor allocates. */
 struct fm_cache {
 	struct cache_entry e[FM_CACHE_ENTRIES];
 	struct enc_entry enc[FM_CACHE_ENTRIES];
@@ -1542,16 +1459,6 @@ fm_cache_counts(const struct fm_cache *c, uint64_t *ret_hits, uint64_t *ret_miss
 {
 	*ret_hits = c != NULL ? c->hits : 0;
 	*ret_misses = c != NULL ? c->misses : 0;
-}
-
-static uint64_t
-text_hash(const char *p, size_t len)
-{
-	uint64_t h = 14695981039346656037u;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)p[i]) * 1099511628211u;
-	return h;
 }
 
 /* The first slot of the row of 'h' (the high bits: FNV's low bits mix least). */
@@ -1635,7 +1542,7 @@ fields_decode(const struct json_object *fv, struct fm_cache *cache, struct fs *o
 	if (!kc_json_is_raw(fv))
 		return fs_from_json(fv, 0, out, NULL, err, errsize);
 	if (cache != NULL && len <= FM_CACHE_TEXT_MAX) {
-		h = text_hash(text, len);
+		h = kc_fnv1a64(KC_FNV1A64_INIT, text, len);
 		if (cache_find(cache, h, text, len, out, &r))
 			return r;
 	}
@@ -1651,16 +1558,6 @@ fields_decode(const struct json_object *fv, struct fm_cache *cache, struct fs *o
 	return r;
 }
 
-static uint64_t
-hash_mix(uint64_t h, const void *p, size_t len)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ b[i]) * 1099511628211u;
-	return h;
-}
-
 /*
  * A hash of a set's shape: element types, field names, indexes and
  * membership (keys and values count by type only; equal hashes are
@@ -1673,13 +1570,13 @@ set_hash(const struct fs *s, uint64_t h)
 		const struct fs_node *n = &s->v[i];
 		unsigned char tag[2] = { (unsigned char)n->pe.type, n->member ? 1 : 0 };
 
-		h = hash_mix(h, tag, sizeof(tag));
+		h = kc_fnv1a64(h, tag, sizeof(tag));
 		if (n->pe.s != NULL)
-			h = hash_mix(h, n->pe.s, strlen(n->pe.s) + 1);
+			h = kc_fnv1a64(h, n->pe.s, strlen(n->pe.s) + 1);
 		if (n->pe.type == FM_PE_INDEX)
-			h = hash_mix(h, &n->pe.i, sizeof(n->pe.i));
+			h = kc_fnv1a64(h, &n->pe.i, sizeof(n->pe.i));
 		h = set_hash(&n->kids, h);
-		h = hash_mix(h, "", 1);
+		h = kc_fnv1a64(h, "", 1);
 	}
 	return h;
 }
@@ -1700,7 +1597,7 @@ fs_to_raw_cached(struct fm_cache *c, const struct fs *set, struct json_object **
 
 	if (c == NULL)
 		return fs_to_raw(set, ret);
-	h = set_hash(set, 14695981039346656037u);
+	h = set_hash(set, KC_FNV1A64_INIT);
 	row = cache_row(h);
 	for (size_t i = row; i < row + FM_CACHE_WAYS; i++) {
 		struct enc_entry *e = &c->enc[i];
@@ -1716,7 +1613,7 @@ fs_to_raw_cached(struct fm_cache *c, const struct fs *set, struct json_object **
 	text = json_object_get_string(*ret);
 	len = (size_t)json_object_get_string_len(*ret);
 	if (len <= FM_CACHE_TEXT_MAX)
-		cache_add(c, text_hash(text, len), text, len, set);
+		cache_add(c, kc_fnv1a64(KC_FNV1A64_INIT, text, len), text, len, set);
 	v = &c->enc[row];
 	for (size_t i = row; i < row + FM_CACHE_WAYS && v->raw != NULL; i++)
 		if (c->enc[i].raw == NULL || c->enc[i].used < v->used)

@@ -25,6 +25,7 @@
 #include <kc/buf.h>
 #include <kc/json.h>
 #include <kc/macro.h>
+#include <kc/sbuf.h>
 
 #include "fieldmanager.h"
 
@@ -97,59 +98,6 @@ jlen(const struct json_object *o)
 	return 0;
 }
 
-/* ------------------------------------------------------------------------
- * Bounded text for messages: appends, truncating, never allocating
- */
-
-struct sbuf {
-	char	*p;
-	size_t	 size;
-	size_t	 len;
-};
-
-static inline void
-sb_init(struct sbuf *b, char *p, size_t size)
-{
-	b->p = p;
-	b->size = size;
-	b->len = 0;
-	p[0] = '\0';
-}
-
-static inline void
-sb_append(struct sbuf *b, const char *s, size_t n)
-{
-	size_t room = b->size - 1 - b->len;
-
-	if (n > room)
-		n = room;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static inline void
-sb_puts(struct sbuf *b, const char *s)
-{
-	sb_append(b, s, strlen(s));
-}
-
-static inline void sb_printf(struct sbuf *, const char *, ...) _printf_(2, 3);
-
-static inline void
-sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	char tmp[128];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		sb_append(b, tmp, KC_MIN((size_t)n, sizeof(tmp) - 1));
-}
-
 static inline void errf(char *, size_t, const char *, ...) _printf_(3, 4);
 
 /* A message into a caller's buffer, truncated. */
@@ -201,9 +149,6 @@ enum { OP_UNION, OP_INTERSECT, OP_DIFF, OP_RDIFF };
 typedef int	fs_iter_fn(void *arg, const struct pe *const *path, size_t n);
 
 /* fieldset.c */
-size_t utf8_seq(const unsigned char *s, size_t len, uint32_t *ret);
-bool printable(uint32_t cp);
-void sb_quote(struct sbuf *b, const char *s, size_t len);
 int vclass(const struct json_object *v);
 int value_cmp(const struct json_object *a, const struct json_object *b, unsigned depth);
 bool value_equal(const struct json_object *a, const struct json_object *b, unsigned depth);
@@ -214,8 +159,8 @@ int pe_copy(struct pe *dst, const struct pe *src);
 void pe_field(struct pe *pe, const char *name);
 int pe_take_value(struct pe *pe, enum fm_pe_type type, struct json_object *v);
 int pe_cmp(const struct pe *a, const struct pe *b);
-void sb_pe(struct sbuf *b, const struct pe *pe);
-void sb_path(struct sbuf *b, const struct pe *const *path, size_t n);
+void sb_pe(struct kc_sbuf *b, const struct pe *pe);
+void sb_path(struct kc_sbuf *b, const struct pe *const *path, size_t n);
 int sorted_object(const struct json_object *o, struct json_object **ret);
 int pe_parse(const char *text, struct pe *ret, char *err, size_t errsize);
 void fs_free(struct fs *s);

@@ -73,7 +73,7 @@ re_why(char *why, size_t size, const char *what, const char *p, size_t n)
 
 /* A literal code point outside brackets. */
 static enum re_result
-re_literal(struct sb *o, uint32_t c)
+re_literal(struct kc_sbuf *o, uint32_t c)
 {
 	char u[4];
 	size_t n;
@@ -82,21 +82,21 @@ re_literal(struct sb *o, uint32_t c)
 		return RE_UNSUPPORTED;
 	n = kc_utf8_encode(c, u);
 	if (n == 1 && is_ere_special(u[0]))
-		sb_putc(o, '\\');
-	sb_putn(o, u, n);
+		kc_sbuf_putc(o, '\\');
+	kc_sbuf_put(o, u, n);
 	return RE_OK;
 }
 
 /* A bracket expression starting after '['; '*pp' ends after its ']'. */
 static enum re_result
-re_bracket(const char **pp, struct sb *o, const char *pat, char *why, size_t wsize)
+re_bracket(const char **pp, struct kc_sbuf *o, const char *pat, char *why, size_t wsize)
 {
 	const char *p = *pp;
 	bool negate = false, rb = false, dash = false, caret = false;
 	char body[MSG_MAX];
-	struct sb b;
+	struct kc_sbuf b;
 
-	sb_init(&b, body, sizeof(body));
+	kc_sbuf_init(&b, body, sizeof(body));
 	if (*p == '^') {
 		negate = true;
 		p++;
@@ -119,30 +119,30 @@ re_bracket(const char **pp, struct sb *o, const char *pat, char *why, size_t wsi
 				re_why(why, wsize, "missing closing ]", *pp - 1, strlen(*pp - 1));
 				return RE_INVALID;
 			}
-			sb_putn(&b, p, (size_t)(end + 2 - p));
+			kc_sbuf_put(&b, p, (size_t)(end + 2 - p));
 			p = end + 2;
 			continue;
 		}
 		if (*p != '\\') {
 			if (*p == '[')
-				sb_putc(&b, '[');
+				kc_sbuf_putc(&b, '[');
 			else
-				sb_putc(&b, *p);
+				kc_sbuf_putc(&b, *p);
 			p++;
 			continue;
 		}
 		p++;
 		switch (*p) {
-		case 'd': sb_puts(&b, "0-9"); break;
-		case 'w': sb_puts(&b, "A-Za-z0-9_"); break;
-		case 's': sb_puts(&b, "\t\n\f\r "); break;
+		case 'd': kc_sbuf_puts(&b, "0-9"); break;
+		case 'w': kc_sbuf_puts(&b, "A-Za-z0-9_"); break;
+		case 's': kc_sbuf_puts(&b, "\t\n\f\r "); break;
 		case 'D': case 'W': case 'S': case 'p': case 'P':
 			return RE_UNSUPPORTED;
-		case 't': sb_putc(&b, '\t'); break;
-		case 'n': sb_putc(&b, '\n'); break;
-		case 'r': sb_putc(&b, '\r'); break;
-		case 'f': sb_putc(&b, '\f'); break;
-		case 'v': sb_putc(&b, '\v'); break;
+		case 't': kc_sbuf_putc(&b, '\t'); break;
+		case 'n': kc_sbuf_putc(&b, '\n'); break;
+		case 'r': kc_sbuf_putc(&b, '\r'); break;
+		case 'f': kc_sbuf_putc(&b, '\f'); break;
+		case 'v': kc_sbuf_putc(&b, '\v'); break;
 		case 'x': {
 			uint32_t c;
 			size_t used = parse_hex_escape(p + 1, &c);
@@ -161,7 +161,7 @@ re_bracket(const char **pp, struct sb *o, const char *pat, char *why, size_t wsi
 			else if (c == '^')
 				caret = true;
 			else
-				sb_putn(&b, u, kc_utf8_encode(c, u));
+				kc_sbuf_put(&b, u, kc_utf8_encode(c, u));
 			p += used;
 			break;
 		}
@@ -177,30 +177,30 @@ re_bracket(const char **pp, struct sb *o, const char *pat, char *why, size_t wsi
 				re_why(why, wsize, "invalid escape sequence", p - 1, 2);
 				return RE_INVALID;
 			}
-			sb_putc(&b, *p);
+			kc_sbuf_putc(&b, *p);
 		}
 		p++;
 	}
 	*pp = p + 1;
-	if (!negate && caret && !rb && !dash && b.len == 0) {
-		sb_puts(o, "\\^");
+	if (!negate && caret && !rb && !dash && kc_sbuf_end(&b) == 0) {
+		kc_sbuf_puts(o, "\\^");
 		return RE_OK;
 	}
-	if (!negate && !rb && !caret && !dash && b.len == 0) {
+	if (!negate && !rb && !caret && !dash && kc_sbuf_end(&b) == 0) {
 		re_why(why, wsize, "missing closing ]", pat, strlen(pat));
 		return RE_INVALID;
 	}
-	sb_putc(o, '[');
+	kc_sbuf_putc(o, '[');
 	if (negate)
-		sb_putc(o, '^');
+		kc_sbuf_putc(o, '^');
 	if (rb)
-		sb_putc(o, ']');
-	sb_puts(o, body);
+		kc_sbuf_putc(o, ']');
+	kc_sbuf_puts(o, body);
 	if (caret)
-		sb_putc(o, '^');
+		kc_sbuf_putc(o, '^');
 	if (dash)
-		sb_putc(o, '-');
-	sb_putc(o, ']');
+		kc_sbuf_putc(o, '-');
+	kc_sbuf_putc(o, ']');
 	return RE_OK;
 }
 
@@ -223,7 +223,7 @@ re_interval(const char *p)
 }
 
 static enum re_result
-re_translate(const char *pat, struct sb *o, int *cflags, char *why, size_t wsize)
+re_translate(const char *pat, struct kc_sbuf *o, int *cflags, char *why, size_t wsize)
 {
 	const char *p = pat;
 	bool quantified = false;	/* the last item was a quantifier */
@@ -241,21 +241,21 @@ re_translate(const char *pat, struct sb *o, int *cflags, char *why, size_t wsize
 		case '\\':
 			p++;
 			switch (*p) {
-			case 'd': sb_puts(o, "[0-9]"); break;
-			case 'D': sb_puts(o, "[^0-9]"); break;
-			case 'w': sb_puts(o, "[A-Za-z0-9_]"); break;
-			case 'W': sb_puts(o, "[^A-Za-z0-9_]"); break;
-			case 's': sb_puts(o, "[\t\n\f\r ]"); break;
-			case 'S': sb_puts(o, "[^\t\n\f\r ]"); break;
-			case 't': sb_putc(o, '\t'); break;
-			case 'n': sb_putc(o, '\n'); break;
-			case 'r': sb_putc(o, '\r'); break;
-			case 'f': sb_putc(o, '\f'); break;
-			case 'v': sb_putc(o, '\v'); break;
-			case 'b': sb_puts(o, "\\b"); break;
-			case 'B': sb_puts(o, "\\B"); break;
-			case 'A': sb_putc(o, '^'); break;
-			case 'z': sb_putc(o, '$'); break;
+			case 'd': kc_sbuf_puts(o, "[0-9]"); break;
+			case 'D': kc_sbuf_puts(o, "[^0-9]"); break;
+			case 'w': kc_sbuf_puts(o, "[A-Za-z0-9_]"); break;
+			case 'W': kc_sbuf_puts(o, "[^A-Za-z0-9_]"); break;
+			case 's': kc_sbuf_puts(o, "[\t\n\f\r ]"); break;
+			case 'S': kc_sbuf_puts(o, "[^\t\n\f\r ]"); break;
+			case 't': kc_sbuf_putc(o, '\t'); break;
+			case 'n': kc_sbuf_putc(o, '\n'); break;
+			case 'r': kc_sbuf_putc(o, '\r'); break;
+			case 'f': kc_sbuf_putc(o, '\f'); break;
+			case 'v': kc_sbuf_putc(o, '\v'); break;
+			case 'b': kc_sbuf_puts(o, "\\b"); break;
+			case 'B': kc_sbuf_puts(o, "\\B"); break;
+			case 'A': kc_sbuf_putc(o, '^'); break;
+			case 'z': kc_sbuf_putc(o, '$'); break;
 			case 'p': case 'P': case 'Q': case 'E': case 'C':
 				return RE_UNSUPPORTED;
 			case 'x': {
@@ -281,8 +281,8 @@ re_translate(const char *pat, struct sb *o, int *cflags, char *why, size_t wsize
 					return RE_INVALID;
 				}
 				if (is_ere_special(*p))
-					sb_putc(o, '\\');
-				sb_putc(o, *p);
+					kc_sbuf_putc(o, '\\');
+				kc_sbuf_putc(o, *p);
 			}
 			p++;
 			break;
@@ -294,12 +294,12 @@ re_translate(const char *pat, struct sb *o, int *cflags, char *why, size_t wsize
 		case '(':
 			depth++;
 			if (p[1] != '?') {
-				sb_putc(o, '(');
+				kc_sbuf_putc(o, '(');
 				p++;
 				break;
 			}
 			if (p[2] == ':') {
-				sb_putc(o, '(');
+				kc_sbuf_putc(o, '(');
 				p += 3;
 			} else if (p[2] == 'P' && p[3] == '<') {
 				const char *end = strchr(p, '>');
@@ -308,7 +308,7 @@ re_translate(const char *pat, struct sb *o, int *cflags, char *why, size_t wsize
 					re_why(why, wsize, "invalid named capture", p, strlen(p));
 					return RE_INVALID;
 				}
-				sb_putc(o, '(');
+				kc_sbuf_putc(o, '(');
 				p = end + 1;
 			} else if (p[2] == '=' || p[2] == '!' ||
 			    (p[2] == '<' && (p[3] == '=' || p[3] == '!'))) {
@@ -324,7 +324,7 @@ re_translate(const char *pat, struct sb *o, int *cflags, char *why, size_t wsize
 				return RE_INVALID;
 			}
 			depth--;
-			sb_putc(o, ')');
+			kc_sbuf_putc(o, ')');
 			p++;
 			break;
 		case '*':
@@ -338,7 +338,7 @@ re_translate(const char *pat, struct sb *o, int *cflags, char *why, size_t wsize
 				re_why(why, wsize, "invalid nested repetition operator", p - 1, 2);
 				return RE_INVALID;
 			}
-			sb_putc(o, *p);
+			kc_sbuf_putc(o, *p);
 			p++;
 			q = true;
 			break;
@@ -360,20 +360,20 @@ re_translate(const char *pat, struct sb *o, int *cflags, char *why, size_t wsize
 					    (size_t)(end - p) + 1);
 					return RE_INVALID;
 				}
-				sb_putn(o, p, (size_t)(end - p) + 1);
+				kc_sbuf_put(o, p, (size_t)(end - p) + 1);
 				p = end + 1;
 				q = true;
 			} else {
-				sb_puts(o, "\\{");
+				kc_sbuf_puts(o, "\\{");
 				p++;
 			}
 			break;
 		case '}':
-			sb_puts(o, "\\}");
+			kc_sbuf_puts(o, "\\}");
 			p++;
 			break;
 		default:
-			sb_putc(o, *p);
+			kc_sbuf_putc(o, *p);
 			p++;
 		}
 		quantified = q;
@@ -392,9 +392,9 @@ regex_run(const char *pat, const char *subject, size_t slen, char *why, size_t w
 	locale_t loc, old = (locale_t)0;
 	int cflags = REG_EXTENDED | REG_NOSUB, r, ret;
 	regex_t re;
-	struct sb o;
+	struct kc_sbuf o;
 
-	sb_init(&o, ere, sizeof(ere));
+	kc_sbuf_init(&o, ere, sizeof(ere));
 	switch (re_translate(pat, &o, &cflags, why, wsize)) {
 	case RE_UNSUPPORTED:
 		return 2;
@@ -403,7 +403,7 @@ regex_run(const char *pat, const char *subject, size_t slen, char *why, size_t w
 	case RE_OK:
 		break;
 	}
-	if (o.len >= sizeof(ere) - 1)
+	if (kc_sbuf_end(&o) >= sizeof(ere) - 1)
 		return 2;
 	loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
 	if (loc != (locale_t)0)

@@ -64,9 +64,13 @@
 #include <json-c/json.h>
 
 #include <kc/alloc.h>
+#include <kc/base64.h>
 #include <kc/err.h>
+#include <kc/hash.h>
 #include <kc/json.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
+#include <kc/validation.h>
 
 #include "regex.h"
 #include "schema.h"
@@ -132,72 +136,6 @@ utf8_count(const char *s, size_t n)
 }
 
 /*
- * unicode.IsPrint, approximately: every assigned rune outside the
- * control, format, separator (but ASCII space), private-use and
- * surrogate ranges Go knows of.
- */
-bool
-rune_printable(uint32_t c)
-{
-	if (c < 0x20 || (c >= 0x7f && c <= 0xa0) || c == 0xad)
-		return false;
-	if (c == 0x1680 || (c >= 0x2000 && c <= 0x200f) || (c >= 0x2028 && c <= 0x202f) ||
-	    (c >= 0x205f && c <= 0x206f) || c == 0x3000 || c == 0xfeff ||
-	    (c >= 0xfff9 && c <= 0xfffb) || (c >= 0xe000 && c <= 0xf8ff) ||
-	    c >= 0xf0000)
-		return false;
-	return true;
-}
-
-/* strconv.Quote. */
-static void
-go_quote(struct sb *b, const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0;
-
-	sb_putc(b, '"');
-	while (i < n) {
-		uint32_t c;
-		size_t l = kc_utf8_decode(s + i, n - i, &c);
-
-		if (l == 0) {
-			sb_printf(b, "\\x%02x", u[i]);
-			i++;
-			continue;
-		}
-		switch (c) {
-		case '"':  sb_puts(b, "\\\""); break;
-		case '\\': sb_puts(b, "\\\\"); break;
-		case '\a': sb_puts(b, "\\a"); break;
-		case '\b': sb_puts(b, "\\b"); break;
-		case '\f': sb_puts(b, "\\f"); break;
-		case '\n': sb_puts(b, "\\n"); break;
-		case '\r': sb_puts(b, "\\r"); break;
-		case '\t': sb_puts(b, "\\t"); break;
-		case '\v': sb_puts(b, "\\v"); break;
-		default:
-			if (rune_printable(c))
-				sb_putn(b, s + i, l);
-			else if (c < 0x80)
-				sb_printf(b, "\\x%02x", (unsigned)c);
-			else if (c < 0x10000)
-				sb_printf(b, "\\u%04x", (unsigned)c);
-			else
-				sb_printf(b, "\\U%08x", (unsigned)c);
-		}
-		i += l;
-	}
-	sb_putc(b, '"');
-}
-
-void
-go_quote_str(struct sb *b, const char *s)
-{
-	go_quote(b, s, strlen(s));
-}
-
-/*
  * The shortest decimal digits that read back as 'v' (strconv's
  * shortest formatting): '*digits' gets them without a point, '*exp' the
  * decimal exponent of the first digit.
@@ -228,57 +166,57 @@ float_shortest(double v, char *digits, size_t size, int *exp)
 
 /* Go's %v of a float64 ('g', shortest): "1", "0.5", "1e+06", "1.5e-07". */
 static void
-go_float(struct sb *b, double v)
+go_float(struct kc_sbuf *b, double v)
 {
 	char digits[32];
 	size_t nd;
 	int exp;
 
 	if (isnan(v)) {
-		sb_puts(b, "NaN");
+		kc_sbuf_puts(b, "NaN");
 		return;
 	}
 	if (isinf(v)) {
-		sb_puts(b, v > 0 ? "+Inf" : "-Inf");
+		kc_sbuf_puts(b, v > 0 ? "+Inf" : "-Inf");
 		return;
 	}
 	if (v == 0) {
-		sb_puts(b, 1 / v < 0 ? "-0" : "0");
+		kc_sbuf_puts(b, 1 / v < 0 ? "-0" : "0");
 		return;
 	}
 	if (v < 0) {
-		sb_putc(b, '-');
+		kc_sbuf_putc(b, '-');
 		v = -v;
 	}
 	float_shortest(v, digits, sizeof(digits), &exp);
 	nd = strlen(digits);
 	/* strconv's 'g' with the shortest precision switches at 1e+06. */
 	if (exp < -4 || exp >= 6) {
-		sb_putc(b, digits[0]);
+		kc_sbuf_putc(b, digits[0]);
 		if (nd > 1) {
-			sb_putc(b, '.');
-			sb_puts(b, digits + 1);
+			kc_sbuf_putc(b, '.');
+			kc_sbuf_puts(b, digits + 1);
 		}
-		sb_printf(b, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+		kc_sbuf_printf(b, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
 		return;
 	}
 	if (exp < 0) {
-		sb_puts(b, "0.");
+		kc_sbuf_puts(b, "0.");
 		for (int i = -1; i > exp; i--)
-			sb_putc(b, '0');
-		sb_puts(b, digits);
+			kc_sbuf_putc(b, '0');
+		kc_sbuf_puts(b, digits);
 		return;
 	}
 	for (int i = 0; i <= exp || (size_t)i < nd; i++) {
 		if (i == exp + 1)
-			sb_putc(b, '.');
-		sb_putc(b, (size_t)i < nd ? digits[i] : '0');
+			kc_sbuf_putc(b, '.');
+		kc_sbuf_putc(b, (size_t)i < nd ? digits[i] : '0');
 	}
 }
 
 /* encoding/json's float64: 'f' between 1e-6 and 1e21, else 'e' ("1e-07"). */
 void
-json_float(struct sb *b, double v)
+json_float(struct kc_sbuf *b, double v)
 {
 	char digits[32];
 	size_t nd;
@@ -286,35 +224,35 @@ json_float(struct sb *b, double v)
 	double a = dabs(v);
 
 	if (v == 0) {
-		sb_putc(b, '0');
+		kc_sbuf_putc(b, '0');
 		return;
 	}
 	if (v < 0) {
-		sb_putc(b, '-');
+		kc_sbuf_putc(b, '-');
 		v = -v;
 	}
 	float_shortest(v, digits, sizeof(digits), &exp);
 	nd = strlen(digits);
 	if (a < 1e-6 || a >= 1e21) {
-		sb_putc(b, digits[0]);
+		kc_sbuf_putc(b, digits[0]);
 		if (nd > 1) {
-			sb_putc(b, '.');
-			sb_puts(b, digits + 1);
+			kc_sbuf_putc(b, '.');
+			kc_sbuf_puts(b, digits + 1);
 		}
-		sb_printf(b, "e%c%d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+		kc_sbuf_printf(b, "e%c%d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
 		return;
 	}
 	if (exp < 0) {
-		sb_puts(b, "0.");
+		kc_sbuf_puts(b, "0.");
 		for (int i = -1; i > exp; i--)
-			sb_putc(b, '0');
-		sb_puts(b, digits);
+			kc_sbuf_putc(b, '0');
+		kc_sbuf_puts(b, digits);
 		return;
 	}
 	for (int i = 0; i <= exp || (size_t)i < nd; i++) {
 		if (i == exp + 1)
-			sb_putc(b, '.');
-		sb_putc(b, (size_t)i < nd ? digits[i] : '0');
+			kc_sbuf_putc(b, '.');
+		kc_sbuf_putc(b, (size_t)i < nd ? digits[i] : '0');
 	}
 }
 
@@ -346,50 +284,50 @@ sorted_keys(const struct json_object *o, const char **keys)
 
 /* A JSON string as encoding/json writes it (HTML characters escaped). */
 static void
-json_string(struct sb *b, const char *str, size_t n)
+json_string(struct kc_sbuf *b, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
 
-	sb_putc(b, '"');
+	kc_sbuf_putc(b, '"');
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = s[i];
 
 		if (c == '"' || c == '\\') {
-			sb_putc(b, '\\');
-			sb_putc(b, (char)c);
+			kc_sbuf_putc(b, '\\');
+			kc_sbuf_putc(b, (char)c);
 		} else if (c == '\n')
-			sb_puts(b, "\\n");
+			kc_sbuf_puts(b, "\\n");
 		else if (c == '\r')
-			sb_puts(b, "\\r");
+			kc_sbuf_puts(b, "\\r");
 		else if (c == '\t')
-			sb_puts(b, "\\t");
+			kc_sbuf_puts(b, "\\t");
 		else if (c < 0x20 || c == '<' || c == '>' || c == '&')
-			sb_printf(b, "\\u%04x", c);
+			kc_sbuf_printf(b, "\\u%04x", c);
 		else
-			sb_putc(b, (char)c);
+			kc_sbuf_putc(b, (char)c);
 	}
-	sb_putc(b, '"');
+	kc_sbuf_putc(b, '"');
 }
 
 /* json.Marshal of a value (sorted keys, Go's escaping and floats). */
 static void
-go_json(struct sb *b, const struct json_object *v, unsigned depth)
+go_json(struct kc_sbuf *b, const struct json_object *v, unsigned depth)
 {
 	const char *keys[PRINT_KEYS_MAX];
 
 	if (depth > VALUE_DEPTH_MAX) {
-		sb_puts(b, "...");
+		kc_sbuf_puts(b, "...");
 		return;
 	}
 	switch (jtype(v)) {
 	case json_type_null:
-		sb_puts(b, "null");
+		kc_sbuf_puts(b, "null");
 		return;
 	case json_type_boolean:
-		sb_puts(b, json_object_get_boolean(mut(v)) ? "true" : "false");
+		kc_sbuf_puts(b, json_object_get_boolean(mut(v)) ? "true" : "false");
 		return;
 	case json_type_int:
-		sb_printf(b, "%lld", (long long)jint(v));
+		kc_sbuf_printf(b, "%lld", (long long)jint(v));
 		return;
 	case json_type_double:
 		json_float(b, jdouble(v));
@@ -399,26 +337,26 @@ go_json(struct sb *b, const struct json_object *v, unsigned depth)
 		    (size_t)json_object_get_string_len(mut(v)));
 		return;
 	case json_type_array:
-		sb_putc(b, '[');
+		kc_sbuf_putc(b, '[');
 		for (size_t i = 0; i < jlen(v); i++) {
 			if (i > 0)
-				sb_putc(b, ',');
+				kc_sbuf_putc(b, ',');
 			go_json(b, jidx(v, i), depth + 1);
 		}
-		sb_putc(b, ']');
+		kc_sbuf_putc(b, ']');
 		return;
 	case json_type_object: {
 		size_t n = sorted_keys(v, keys);
 
-		sb_putc(b, '{');
+		kc_sbuf_putc(b, '{');
 		for (size_t i = 0; i < n; i++) {
 			if (i > 0)
-				sb_putc(b, ',');
+				kc_sbuf_putc(b, ',');
 			json_string(b, keys[i], strlen(keys[i]));
-			sb_putc(b, ':');
+			kc_sbuf_putc(b, ':');
 			go_json(b, jget(v, keys[i]), depth + 1);
 		}
-		sb_putc(b, '}');
+		kc_sbuf_putc(b, '}');
 		return;
 	}
 	}
@@ -426,52 +364,52 @@ go_json(struct sb *b, const struct json_object *v, unsigned depth)
 
 /* Go's %#v of a decoded JSON value held in an interface{}. */
 static void
-go_sharpv(struct sb *b, const struct json_object *v, unsigned depth)
+go_sharpv(struct kc_sbuf *b, const struct json_object *v, unsigned depth)
 {
 	const char *keys[PRINT_KEYS_MAX];
 
 	if (depth > VALUE_DEPTH_MAX) {
-		sb_puts(b, "...");
+		kc_sbuf_puts(b, "...");
 		return;
 	}
 	switch (jtype(v)) {
 	case json_type_null:
-		sb_puts(b, "interface {}(nil)");
+		kc_sbuf_puts(b, "interface {}(nil)");
 		return;
 	case json_type_boolean:
-		sb_puts(b, json_object_get_boolean(mut(v)) ? "true" : "false");
+		kc_sbuf_puts(b, json_object_get_boolean(mut(v)) ? "true" : "false");
 		return;
 	case json_type_int:
-		sb_printf(b, "%lld", (long long)jint(v));
+		kc_sbuf_printf(b, "%lld", (long long)jint(v));
 		return;
 	case json_type_double:
 		go_float(b, jdouble(v));
 		return;
 	case json_type_string:
-		go_quote(b, json_object_get_string(mut(v)),
+		kc_sbuf_quote(b, json_object_get_string(mut(v)),
 		    (size_t)json_object_get_string_len(mut(v)));
 		return;
 	case json_type_array:
-		sb_puts(b, "[]interface {}{");
+		kc_sbuf_puts(b, "[]interface {}{");
 		for (size_t i = 0; i < jlen(v); i++) {
 			if (i > 0)
-				sb_puts(b, ", ");
+				kc_sbuf_puts(b, ", ");
 			go_sharpv(b, jidx(v, i), depth + 1);
 		}
-		sb_putc(b, '}');
+		kc_sbuf_putc(b, '}');
 		return;
 	case json_type_object: {
 		size_t n = sorted_keys(v, keys);
 
-		sb_puts(b, "map[string]interface {}{");
+		kc_sbuf_puts(b, "map[string]interface {}{");
 		for (size_t i = 0; i < n; i++) {
 			if (i > 0)
-				sb_puts(b, ", ");
-			go_quote_str(b, keys[i]);
-			sb_putc(b, ':');
+				kc_sbuf_puts(b, ", ");
+			kc_sbuf_quote(b, keys[i], strlen(keys[i]));
+			kc_sbuf_putc(b, ':');
 			go_sharpv(b, jget(v, keys[i]), depth + 1);
 		}
-		sb_putc(b, '}');
+		kc_sbuf_putc(b, '}');
 		return;
 	}
 	}
@@ -482,14 +420,14 @@ go_sharpv(struct sb *b, const struct json_object *v, unsigned depth)
  * strings quoted, numbers and booleans bare, maps and slices as %#v.
  */
 void
-go_value(struct sb *b, const struct json_object *v)
+go_value(struct kc_sbuf *b, const struct json_object *v)
 {
 	switch (jtype(v)) {
 	case json_type_null:
-		sb_puts(b, "\"null\"");
+		kc_sbuf_puts(b, "\"null\"");
 		return;
 	case json_type_string:
-		go_quote(b, json_object_get_string(mut(v)),
+		kc_sbuf_quote(b, json_object_get_string(mut(v)),
 		    (size_t)json_object_get_string_len(mut(v)));
 		return;
 	case json_type_double:
@@ -503,17 +441,17 @@ go_value(struct sb *b, const struct json_object *v)
 
 /* Compact JSON, for upstream's dumps of Go structs. 0 or -ENOMEM. */
 int
-json_dump_value(struct sb *b, const struct json_object *v)
+json_dump_value(struct kc_sbuf *b, const struct json_object *v)
 {
 	char *s;
 
 	if (v == NULL) {
-		sb_puts(b, "null");
+		kc_sbuf_puts(b, "null");
 		return 0;
 	}
 	if ((s = kc_json_dump(v, NULL)) == NULL)
 		return -ENOMEM;
-	sb_puts(b, s);
+	kc_sbuf_puts(b, s);
 	kc_free(s);
 	return 0;
 }
@@ -706,11 +644,12 @@ fe_valued(struct elist *l, const char *type, const char *field, const char *valu
 {
 	const char *word = strcmp(type, "Duplicate") == 0 ? "Duplicate value" : "Invalid value";
 	char body[MSG_MAX];
+	struct kc_sbuf b;
 
+	kc_sbuf_init(&b, body, sizeof(body));
+	kc_sbuf_printf(&b, "%s: %s", word, value);
 	if (detail != NULL && detail[0] != '\0')
-		(void)snprintf(body, sizeof(body), "%s: %s: %s", word, value, detail);
-	else
-		(void)snprintf(body, sizeof(body), "%s: %s", word, value);
+		kc_sbuf_printf(&b, ": %s", detail);
 	return elist_add_raw(l, type, field, body);
 }
 
@@ -718,10 +657,10 @@ int
 fe_invalid_str(struct elist *l, const char *field, const char *value, const char *detail)
 {
 	char v[MSG_MAX];
-	struct sb b;
+	struct kc_sbuf b;
 
-	sb_init(&b, v, sizeof(v));
-	go_quote_str(&b, value);
+	kc_sbuf_init(&b, v, sizeof(v));
+	kc_sbuf_quote(&b, value, strlen(value));
 	return fe_valued(l, "Invalid", field, v, detail);
 }
 
@@ -730,9 +669,9 @@ fe_invalid_json(struct elist *l, const char *field, const struct json_object *va
     const char *detail)
 {
 	char v[MSG_MAX];
-	struct sb b;
+	struct kc_sbuf b;
 
-	sb_init(&b, v, sizeof(v));
+	kc_sbuf_init(&b, v, sizeof(v));
 	go_value(&b, value);
 	return fe_valued(l, "Invalid", field, v, detail);
 }
@@ -743,16 +682,16 @@ fe_not_supported(struct elist *l, const char *field, const char *value_repr,
     const char *const *supported, size_t n)
 {
 	char body[MSG_MAX];
-	struct sb b;
+	struct kc_sbuf b;
 
-	sb_init(&b, body, sizeof(body));
-	sb_printf(&b, "Unsupported value: %s", value_repr);
+	kc_sbuf_init(&b, body, sizeof(body));
+	kc_sbuf_printf(&b, "Unsupported value: %s", value_repr);
 	if (n > 0) {
-		sb_puts(&b, ": supported values: ");
+		kc_sbuf_puts(&b, ": supported values: ");
 		for (size_t i = 0; i < n; i++) {
 			if (i > 0)
-				sb_puts(&b, ", ");
-			go_quote_str(&b, supported[i]);
+				kc_sbuf_puts(&b, ", ");
+			kc_sbuf_quote(&b, supported[i], strlen(supported[i]));
 		}
 	}
 	return elist_add_raw(l, "NotSupported", field, body);
@@ -763,10 +702,10 @@ fe_not_supported_str(struct elist *l, const char *field, const char *value,
     const char *const *supported, size_t n)
 {
 	char v[MSG_MAX];
-	struct sb b;
+	struct kc_sbuf b;
 
-	sb_init(&b, v, sizeof(v));
-	go_quote_str(&b, value);
+	kc_sbuf_init(&b, v, sizeof(v));
+	kc_sbuf_quote(&b, value, strlen(value));
 	return fe_not_supported(l, field, v, supported, n);
 }
 
@@ -774,58 +713,21 @@ fe_not_supported_str(struct elist *l, const char *field, const char *value,
  * Names (k8s.io/apimachinery/pkg/util/validation)
  */
 
-#define DNS1123_LABEL_FMT	"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-#define DNS1123_SUBDOMAIN_FMT	DNS1123_LABEL_FMT "(\\." DNS1123_LABEL_FMT ")*"
-#define DNS1035_LABEL_FMT	"[a-z]([-a-z0-9]*[a-z0-9])?"
-#define QUALIFIED_NAME_FMT	"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-#define QUALIFIED_NAME_MSG	"must consist of alphanumeric characters, '-', '_' or '.', " \
-				"and must start and end with an alphanumeric character"
-
-static bool
-is_lower_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
 bool
 is_alnum(char c)
 {
-	return is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-/* One DNS label of [a-z0-9-] that starts with 'first' and ends alphanumeric. */
-static bool
-label_ok(const char *s, size_t n, bool alpha_first)
+/* Copies up to 'max' of the messages in 'v' into msgs[]; returns how many. */
+static size_t
+valid_copy(const struct kc_valid *v, char msgs[][MSG_MAX], size_t max)
 {
-	if (n == 0)
-		return false;
-	if (alpha_first ? !(s[0] >= 'a' && s[0] <= 'z') : !is_lower_alnum(s[0]))
-		return false;
-	if (!is_lower_alnum(s[n - 1]))
-		return false;
-	for (size_t i = 1; i + 1 < n; i++)
-		if (!is_lower_alnum(s[i]) && s[i] != '-')
-			return false;
-	return true;
-}
+	size_t n = KC_MIN(v->n, max);
 
-/* validation.RegexError: msg, the examples, and the expression. */
-static void
-regex_error(struct sb *b, const char *msg, const char *fmt, const char *const *examples,
-    size_t n)
-{
-	sb_puts(b, msg);
-	if (n == 0) {
-		sb_printf(b, " (regex used for validation is '%s')", fmt);
-		return;
-	}
-	sb_puts(b, " (e.g. ");
-	for (size_t i = 0; i < n; i++) {
-		if (i > 0)
-			sb_puts(b, " or ");
-		sb_printf(b, "'%s', ", examples[i]);
-	}
-	sb_printf(b, "regex used for validation is '%s')", fmt);
+	for (size_t i = 0; i < n; i++)
+		(void)kc_strlcpy(msgs[i], v->msg[i], MSG_MAX);
+	return n;
 }
 
 /*
@@ -835,57 +737,22 @@ regex_error(struct sb *b, const char *msg, const char *fmt, const char *const *e
 size_t
 dns_msgs(enum namekind kind, const char *v, char msgs[2][MSG_MAX])
 {
-	static const char *const ex_label[] = { "my-name", "123-abc" };
-	static const char *const ex_sub[] = { "example.com" };
-	static const char *const ex_1035[] = { "my-name", "abc-123" };
-	size_t n = strlen(v), count = 0, max = kind == NAME_DNS1123_SUBDOMAIN ? 253 : 63;
-	bool ok = true;
-	struct sb b;
+	struct kc_str s = kc_str_from(v);
+	struct kc_valid r;
 
-	if (n > max) {
-		(void)snprintf(msgs[count++], MSG_MAX, "must be no more than %zu characters", max);
-	}
 	switch (kind) {
 	case NAME_DNS1123_LABEL:
-	case NAME_DNS1035_LABEL:
-		ok = label_ok(v, n, kind == NAME_DNS1035_LABEL);
-		break;
-	case NAME_DNS1123_SUBDOMAIN:
-		for (const char *p = v;;) {
-			const char *dot = strchr(p, '.');
-			size_t l = dot != NULL ? (size_t)(dot - p) : strlen(p);
-
-			if (!label_ok(p, l, false)) {
-				ok = false;
-				break;
-			}
-			if (dot == NULL)
-				break;
-			p = dot + 1;
-		}
-		break;
-	}
-	if (ok)
-		return count;
-	sb_init(&b, msgs[count++], MSG_MAX);
-	switch (kind) {
-	case NAME_DNS1123_LABEL:
-		regex_error(&b, "a lowercase RFC 1123 label must consist of lower case alphanumeric "
-		    "characters or '-', and must start and end with an alphanumeric character",
-		    DNS1123_LABEL_FMT, ex_label, 2);
-		break;
-	case NAME_DNS1123_SUBDOMAIN:
-		regex_error(&b, "a lowercase RFC 1123 subdomain must consist of lower case "
-		    "alphanumeric characters, '-' or '.', and must start and end with an "
-		    "alphanumeric character", DNS1123_SUBDOMAIN_FMT, ex_sub, 1);
+		(void)kc_valid_dns1123_label(s, &r);
 		break;
 	case NAME_DNS1035_LABEL:
-		regex_error(&b, "a DNS-1035 label must consist of lower case alphanumeric "
-		    "characters or '-', start with an alphabetic character, and end with an "
-		    "alphanumeric character", DNS1035_LABEL_FMT, ex_1035, 2);
+		(void)kc_valid_dns1035_label(s, &r);
+		break;
+	case NAME_DNS1123_SUBDOMAIN:
+	default:
+		(void)kc_valid_dns1123_subdomain(s, &r);
 		break;
 	}
-	return count;
+	return valid_copy(&r, msgs, 2);
 }
 
 /* The messages joined with "," as the CRD validation prints them. */
@@ -894,14 +761,14 @@ dns_joined(enum namekind kind, const char *v, const char *prefix, char *out, siz
 {
 	char msgs[2][MSG_MAX];
 	size_t n = dns_msgs(kind, v, msgs);
-	struct sb b;
+	struct kc_sbuf b;
 
-	sb_init(&b, out, size);
-	sb_puts(&b, prefix);
+	kc_sbuf_init(&b, out, size);
+	kc_sbuf_puts(&b, prefix);
 	for (size_t i = 0; i < n; i++) {
 		if (i > 0)
-			sb_putc(&b, ',');
-		sb_puts(&b, msgs[i]);
+			kc_sbuf_putc(&b, ',');
+		kc_sbuf_puts(&b, msgs[i]);
 	}
 	return n > 0;
 }
@@ -911,10 +778,10 @@ check_dns(enum namekind kind, const char *field, const char *value, struct schem
 {
 	char msgs[2][MSG_MAX], q[MSG_MAX];
 	size_t n = dns_msgs(kind, value, msgs);
-	struct sb b;
+	struct kc_sbuf b;
 
-	sb_init(&b, q, sizeof(q));
-	go_quote_str(&b, value);
+	kc_sbuf_init(&b, q, sizeof(q));
+	kc_sbuf_quote(&b, value, strlen(value));
 	for (size_t i = 0; i < n; i++)
 		schema_errs_add(errs, "Invalid", field, "Invalid value: %s: %s", q, msgs[i]);
 	return (int)n;
@@ -960,10 +827,10 @@ schema_check_object_name(const char *name, const char *generate_name,
 		else {
 			char msgs[2][MSG_MAX], q[MSG_MAX];
 			size_t m = dns_msgs(NAME_DNS1123_SUBDOMAIN, masked, msgs);
-			struct sb b;
+			struct kc_sbuf b;
 
-			sb_init(&b, q, sizeof(q));
-			go_quote_str(&b, generate_name);
+			kc_sbuf_init(&b, q, sizeof(q));
+			kc_sbuf_quote(&b, generate_name, strlen(generate_name));
 			for (size_t i = 0; i < m; i++)
 				schema_errs_add(errs, "Invalid", "metadata.generateName",
 				    "Invalid value: %s: %s", q, msgs[i]);
@@ -982,83 +849,20 @@ schema_check_object_name(const char *name, const char *generate_name,
 static size_t
 qualified_name_msgs(const char *v, char msgs[4][MSG_MAX])
 {
-	static const char *const ex[] = { "MyName", "my.name", "123-abc" };
-	const char *slash = strchr(v, '/'), *name = v;
-	size_t count = 0, nl;
-	bool ok = true;
-	struct sb b;
+	struct kc_valid r;
 
-	if (slash != NULL && strchr(slash + 1, '/') != NULL) {
-		sb_init(&b, msgs[0], MSG_MAX);
-		sb_puts(&b, "a qualified name ");
-		regex_error(&b, QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, ex, 3);
-		sb_puts(&b, " with an optional DNS subdomain prefix and '/' (e.g. "
-		    "'example.com/MyName')");
-		return 1;
-	}
-	if (slash != NULL) {
-		char prefix[512], pm[2][MSG_MAX];
-		size_t pl = (size_t)(slash - v);
-
-		name = slash + 1;
-		if (pl == 0)
-			(void)snprintf(msgs[count++], MSG_MAX, "prefix part must be non-empty");
-		else {
-			size_t m;
-
-			if (pl >= sizeof(prefix))
-				pl = sizeof(prefix) - 1;
-			memcpy(prefix, v, pl);
-			prefix[pl] = '\0';
-			m = dns_msgs(NAME_DNS1123_SUBDOMAIN, prefix, pm);
-			for (size_t i = 0; i < m; i++)
-				(void)snprintf(msgs[count++], MSG_MAX, "prefix part %s", pm[i]);
-		}
-	}
-	nl = strlen(name);
-	if (nl == 0)
-		(void)snprintf(msgs[count++], MSG_MAX, "name part must be non-empty");
-	else if (nl > 63)
-		(void)snprintf(msgs[count++], MSG_MAX,
-		    "name part must be no more than 63 characters");
-	if (nl == 0 || !is_alnum(name[0]) || !is_alnum(name[nl - 1]))
-		ok = false;
-	for (size_t i = 0; ok && i < nl; i++)
-		if (!is_alnum(name[i]) && name[i] != '-' && name[i] != '_' && name[i] != '.')
-			ok = false;
-	if (!ok) {
-		sb_init(&b, msgs[count++], MSG_MAX);
-		sb_puts(&b, "name part ");
-		regex_error(&b, QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, ex, 3);
-	}
-	return count;
+	(void)kc_valid_qualified_name(kc_str_from(v), &r);
+	return valid_copy(&r, msgs, 4);
 }
 
 /* IsValidLabelValue's messages. */
 static size_t
 label_value_msgs(const char *v, char msgs[2][MSG_MAX])
 {
-	static const char *const ex[] = { "MyValue", "my_value", "12345" };
-	size_t n = strlen(v), count = 0;
-	bool ok = true;
-	struct sb b;
+	struct kc_valid r;
 
-	if (n > 63)
-		(void)snprintf(msgs[count++], MSG_MAX, "must be no more than 63 characters");
-	if (n > 0) {
-		if (!is_alnum(v[0]) || !is_alnum(v[n - 1]))
-			ok = false;
-		for (size_t i = 0; ok && i < n; i++)
-			if (!is_alnum(v[i]) && v[i] != '-' && v[i] != '_' && v[i] != '.')
-				ok = false;
-	}
-	if (!ok) {
-		sb_init(&b, msgs[count++], MSG_MAX);
-		regex_error(&b, "a valid label must be an empty string or consist of alphanumeric "
-		    "characters, '-', '_' or '.', and must start and end with an alphanumeric "
-		    "character", "(" QUALIFIED_NAME_FMT ")?", ex, 3);
-	}
-	return count;
+	(void)kc_valid_label_value(kc_str_from(v), &r);
+	return valid_copy(&r, msgs, 2);
 }
 
 /*
@@ -1149,25 +953,12 @@ fmt_datetime(const char *s, size_t n)
 static bool
 fmt_byte(const char *s, size_t n)
 {
-	size_t count = 0, pad = 0;
+	char *out = NULL;
 
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-
-		if (c == '\r' || c == '\n')
-			continue;
-		if (c == '=') {
-			pad++;
-			count++;
-			continue;
-		}
-		if (pad > 0)
-			return false;
-		if (!(is_alnum(c) || c == '+' || c == '/'))
-			return false;
-		count++;
-	}
-	return count % 4 == 0 && pad <= 2;
+	if (kc_base64_decode(s, n, KC_BASE64_LINES, &out, NULL, NULL, 0) < 0)
+		return false;
+	kc_free(out);
+	return true;
 }
 
 /* An IPv4 address as Go's net.ParseIP reads it (no leading zeros). */
@@ -1679,18 +1470,6 @@ hmix(uint64_t h, uint64_t v)
 	return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
 }
 
-static uint64_t
-hbytes(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 /* A hash of a JSON value; equal values (kc_json_equal) hash alike. */
 static uint64_t
 jhash(const struct json_object *v, unsigned depth)
@@ -1714,7 +1493,7 @@ jhash(const struct json_object *v, unsigned depth)
 		memcpy(&acc, &d, sizeof(acc));
 		return hmix(h, acc);
 	case json_type_string:
-		return hmix(h, hbytes(json_object_get_string(mut(v)),
+		return hmix(h, kc_fnv1a64(KC_FNV1A64_INIT, json_object_get_string(mut(v)),
 		    (size_t)json_object_get_string_len(mut(v))));
 	case json_type_array:
 		for (size_t i = 0; i < jlen(v); i++)
@@ -1722,7 +1501,7 @@ jhash(const struct json_object *v, unsigned depth)
 		return h;
 	case json_type_object: {
 		json_object_object_foreach(mut(v), k, e)
-			acc += hbytes(k, strlen(k)) * (jhash(e, depth + 1) | 1);
+			acc += kc_fnv1a64(KC_FNV1A64_INIT, k, strlen(k)) * (jhash(e, depth + 1) | 1);
 		return hmix(h, acc);
 	}
 	}
@@ -1876,14 +1655,14 @@ static void _printf_(4, 5)
 vinvalid(struct vstate *vs, struct elist *out, const char *value, const char *fmt, ...)
 {
 	char detail[MSG_MAX], body[MSG_MAX];
-	struct sb b;
+	struct kc_sbuf b;
 	va_list ap;
 
 	va_start(ap, fmt);
 	(void)vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
-	sb_init(&b, body, sizeof(body));
-	sb_printf(&b, "Invalid value: %s: %s", value, detail);
+	kc_sbuf_init(&b, body, sizeof(body));
+	kc_sbuf_printf(&b, "Invalid value: %s: %s", value, detail);
 	vadd(vs, out, "Invalid", body);
 }
 
@@ -1892,13 +1671,13 @@ static void
 vtype(struct vstate *vs, struct elist *out, const char *type, const char *value)
 {
 	char body[MSG_MAX];
-	struct sb b;
+	struct kc_sbuf b;
 
-	sb_init(&b, body, sizeof(body));
-	sb_puts(&b, "Invalid value: ");
-	go_quote_str(&b, value);
-	sb_printf(&b, ": %s in body must be of type %s: ", vs->name.buf, type);
-	go_quote_str(&b, value);
+	kc_sbuf_init(&b, body, sizeof(body));
+	kc_sbuf_puts(&b, "Invalid value: ");
+	kc_sbuf_quote(&b, value, strlen(value));
+	kc_sbuf_printf(&b, ": %s in body must be of type %s: ", vs->name.buf, type);
+	kc_sbuf_quote(&b, value, strlen(value));
 	vadd(vs, out, "TypeInvalid", body);
 }
 
@@ -1907,12 +1686,12 @@ static void
 vcomposite(struct vstate *vs, struct elist *out, const char *what, const char *extra)
 {
 	char body[MSG_MAX];
-	struct sb b;
+	struct kc_sbuf b;
 
-	sb_init(&b, body, sizeof(body));
-	sb_puts(&b, "Invalid value: \"\": ");
-	go_quote_str(&b, vs->name.buf);
-	sb_printf(&b, " %s%s", what, extra);
+	kc_sbuf_init(&b, body, sizeof(body));
+	kc_sbuf_puts(&b, "Invalid value: \"\": ");
+	kc_sbuf_quote(&b, vs->name.buf, strlen(vs->name.buf));
+	kc_sbuf_printf(&b, " %s%s", what, extra);
 	if (elist_add_raw(out, "Invalid", vs->base != NULL ? vs->base : "<nil>", body) < 0 &&
 	    vs->rc == 0)
 		vs->rc = -ENOMEM;
@@ -1921,9 +1700,9 @@ vcomposite(struct vstate *vs, struct elist *out, const char *what, const char *e
 static void
 repr_value(char *buf, size_t size, const struct json_object *v)
 {
-	struct sb b;
+	struct kc_sbuf b;
 
-	sb_init(&b, buf, size);
+	kc_sbuf_init(&b, buf, size);
 	go_value(&b, v);
 }
 
@@ -2098,7 +1877,7 @@ venum(struct vstate *vs, const struct json_object *s, const struct json_object *
 	const struct json_object *e = jarr(s, "enum");
 	size_t n = jlen(e);
 	char value[MSG_MAX], body[MSG_MAX];
-	struct sb b;
+	struct kc_sbuf b;
 
 	if (n == 0)
 		return;
@@ -2106,21 +1885,21 @@ venum(struct vstate *vs, const struct json_object *s, const struct json_object *
 		if (enum_match(d, jidx(e, i)))
 			return;
 	repr_value(value, sizeof(value), d);
-	sb_init(&b, body, sizeof(body));
-	sb_printf(&b, "Unsupported value: %s: supported values: ", value);
+	kc_sbuf_init(&b, body, sizeof(body));
+	kc_sbuf_printf(&b, "Unsupported value: %s: supported values: ", value);
 	for (size_t i = 0; i < n; i++) {
 		const struct json_object *v = jidx(e, i);
 		char one[MSG_MAX];
-		struct sb ob;
+		struct kc_sbuf ob;
 
 		if (i > 0)
-			sb_puts(&b, ", ");
-		sb_init(&ob, one, sizeof(one));
+			kc_sbuf_puts(&b, ", ");
+		kc_sbuf_init(&ob, one, sizeof(one));
 		if (jtype(v) == json_type_string)
-			sb_puts(&ob, json_object_get_string(mut(v)));
+			kc_sbuf_puts(&ob, json_object_get_string(mut(v)));
 		else
 			go_json(&ob, v, 0);
-		go_quote_str(&b, one);
+		kc_sbuf_quote(&b, one, strlen(one));
 	}
 	vadd(vs, out, "NotSupported", body);
 }
@@ -2312,15 +2091,15 @@ vnumber(struct vstate *vs, const struct json_object *s, const struct json_object
 	int64_t iv = isint ? jint(d) : 0;
 	double dv = jdouble(d), lim;
 	char val[MSG_MAX], bound[64];
-	struct sb b;
+	struct kc_sbuf b;
 
 	repr_value(val, sizeof(val), d);
 	if (jnum(s, "multipleOf", &lim)) {
-		sb_init(&b, bound, sizeof(bound));
+		kc_sbuf_init(&b, bound, sizeof(bound));
 		if (isint && (lim >= 1 || lim <= -1)) {
 			int64_t f = go_int64(lim);
 
-			sb_printf(&b, "%lld", (long long)f);
+			kc_sbuf_printf(&b, "%lld", (long long)f);
 			if (f < 0)
 				vinvalid(vs, out, bound, "factor MultipleOf declared for %s must be "
 				    "positive: %s", vs->name.buf, bound);
@@ -2340,12 +2119,12 @@ vnumber(struct vstate *vs, const struct json_object *s, const struct json_object
 	if (jnum(s, "minimum", &lim)) {
 		bool excl = jbool(s, "exclusiveMinimum"), fail;
 
-		sb_init(&b, bound, sizeof(bound));
+		kc_sbuf_init(&b, bound, sizeof(bound));
 		if (isint) {
 			int64_t m = go_int64(lim);
 
 			fail = excl ? iv <= m : iv < m;
-			sb_printf(&b, "%lld", (long long)m);
+			kc_sbuf_printf(&b, "%lld", (long long)m);
 		} else {
 			fail = excl ? dv <= lim : dv < lim;
 			go_float(&b, lim);
@@ -2357,12 +2136,12 @@ vnumber(struct vstate *vs, const struct json_object *s, const struct json_object
 	if (jnum(s, "maximum", &lim)) {
 		bool excl = jbool(s, "exclusiveMaximum"), fail;
 
-		sb_init(&b, bound, sizeof(bound));
+		kc_sbuf_init(&b, bound, sizeof(bound));
 		if (isint) {
 			int64_t m = go_int64(lim);
 
 			fail = excl ? iv >= m : iv > m;
-			sb_printf(&b, "%lld", (long long)m);
+			kc_sbuf_printf(&b, "%lld", (long long)m);
 		} else {
 			fail = excl ? dv >= lim : dv > lim;
 			go_float(&b, lim);
@@ -2442,13 +2221,13 @@ vobject(struct vstate *vs, const struct json_object *s, const struct json_object
 	if (ap != NULL && jtype(ap) == json_type_boolean && !json_object_get_boolean(mut(ap))) {
 		json_object_object_foreach(mut(d), k, v) {
 			char q[MSG_MAX];
-			struct sb b;
+			struct kc_sbuf b;
 
 			(void)v;
 			if (jhas(props, k))
 				continue;
-			sb_init(&b, q, sizeof(q));
-			go_quote_str(&b, k);
+			kc_sbuf_init(&b, q, sizeof(q));
+			kc_sbuf_quote(&b, k, strlen(k));
 			vinvalid(vs, out, q, "%s.%s in body is a forbidden property", vs->name.buf, k);
 		}
 	} else if (ap != NULL && jtype(ap) == json_type_object) {
@@ -2754,7 +2533,7 @@ wembedded_walk(struct wstate *w, const struct json_object *x, const struct json_
 
 /* The map-list key of item 'x': {"k1":v1,...} printed as Go's %#v. */
 static void
-list_map_key_repr(struct sb *b, const struct json_object *x, const struct json_object *keys)
+list_map_key_repr(struct kc_sbuf *b, const struct json_object *x, const struct json_object *keys)
 {
 	const char *names[PRINT_KEYS_MAX];
 	size_t n = 0;
@@ -2764,15 +2543,15 @@ list_map_key_repr(struct sb *b, const struct json_object *x, const struct json_o
 			names[n++] = json_object_get_string(mut(jidx(keys, i)));
 	if (n > 1)
 		qsort(names, n, sizeof(names[0]), key_cmp);
-	sb_puts(b, "map[string]interface {}{");
+	kc_sbuf_puts(b, "map[string]interface {}{");
 	for (size_t i = 0; i < n; i++) {
 		if (i > 0)
-			sb_puts(b, ", ");
-		go_quote_str(b, names[i]);
-		sb_putc(b, ':');
+			kc_sbuf_puts(b, ", ");
+		kc_sbuf_quote(b, names[i], strlen(names[i]));
+		kc_sbuf_putc(b, ':');
 		go_sharpv(b, jget(x, names[i]), 0);
 	}
-	sb_putc(b, '}');
+	kc_sbuf_putc(b, '}');
 }
 
 static void wlist_walk(struct wstate *, const struct json_object *, const struct json_object *);
@@ -2812,10 +2591,10 @@ wlist_array(struct wstate *w, const struct json_object *x, const struct json_obj
 		for (size_t k = 0; k < ndups && w->rc == 0; k++) {
 			const struct json_object *e = jidx(x, dups[k]);
 			char val[MSG_MAX];
-			struct sb b;
+			struct kc_sbuf b;
 			size_t old;
 
-			sb_init(&b, val, sizeof(val));
+			kc_sbuf_init(&b, val, sizeof(val));
 			if (set)
 				go_value(&b, e);
 			else

@@ -104,9 +104,9 @@ c_invalid_dump(struct cstate *cs, const char *child, const struct json_object *v
     const char *detail)
 {
 	char val[MSG_MAX];
-	struct sb b;
+	struct kc_sbuf b;
 
-	sb_init(&b, val, sizeof(val));
+	kc_sbuf_init(&b, val, sizeof(val));
 	if (json_dump_value(&b, v) < 0) {
 		crc(cs, -ENOMEM);
 		return;
@@ -128,21 +128,23 @@ c_not_supported(struct cstate *cs, const char *child, const char *value,
 static void
 strings_repr(char *buf, size_t size, const struct json_object *a)
 {
-	struct sb b;
+	struct kc_sbuf b;
 
-	sb_init(&b, buf, size);
+	kc_sbuf_init(&b, buf, size);
 	if (a == NULL) {
-		sb_puts(&b, "[]string(nil)");
+		kc_sbuf_puts(&b, "[]string(nil)");
 		return;
 	}
-	sb_puts(&b, "[]string{");
+	kc_sbuf_puts(&b, "[]string{");
 	for (size_t i = 0; i < jlen(a); i++) {
+		const char *v = jtype(jidx(a, i)) == json_type_string ?
+		    json_object_get_string(mut(jidx(a, i))) : "";
+
 		if (i > 0)
-			sb_puts(&b, ", ");
-		go_quote_str(&b, jtype(jidx(a, i)) == json_type_string ?
-		    json_object_get_string(mut(jidx(a, i))) : "");
+			kc_sbuf_puts(&b, ", ");
+		kc_sbuf_quote(&b, v, strlen(v));
 	}
-	sb_putc(&b, '}');
+	kc_sbuf_putc(&b, '}');
 }
 
 static bool
@@ -247,10 +249,10 @@ json_kind_name(const struct json_object *v, char *buf, size_t size)
 	case json_type_int:
 		return "number";
 	case json_type_double: {
-		struct sb b;
+		struct kc_sbuf b;
 
-		sb_init(&b, buf, size);
-		sb_puts(&b, "number ");
+		kc_sbuf_init(&b, buf, size);
+		kc_sbuf_puts(&b, "number ");
 		json_float(&b, jdouble(v));
 		return buf;
 	}
@@ -1106,9 +1108,9 @@ sdefaults(struct cstate *cs, const struct json_object *s, bool resource_root)
 		}
 		if (cs->rc == 0 && !kc_json_equal(pruned, def)) {
 			char val[MSG_MAX];
-			struct sb b;
+			struct kc_sbuf b;
 
-			sb_init(&b, val, sizeof(val));
+			kc_sbuf_init(&b, val, sizeof(val));
 			go_value(&b, def);
 			crc(cs, fe_valued(&cs->out, "Invalid", cs->p.buf, val,
 			    "must not have unknown fields"));
@@ -1518,7 +1520,7 @@ sstatus_root(struct cstate *cs, const struct json_object *schema)
 	for (size_t i = 0; i < KC_ARRAY_SIZE(root_fields); i++) {
 		const char *key = root_fields[i].key;
 		char detail[1024];
-		struct sb b;
+		struct kc_sbuf b;
 
 		if (jzero(schema, key))
 			continue;
@@ -1533,12 +1535,12 @@ sstatus_root(struct cstate *cs, const struct json_object *schema)
 		}
 		if (root_fields[i].allowed)
 			continue;
-		sb_init(&b, detail, sizeof(detail));
-		sb_puts(&b, "only [");
+		kc_sbuf_init(&b, detail, sizeof(detail));
+		kc_sbuf_puts(&b, "only [");
 		for (size_t j = 0, n = 0; j < KC_ARRAY_SIZE(root_fields); j++)
 			if (root_fields[j].allowed)
-				sb_printf(&b, "%s%s", n++ > 0 ? " " : "", root_fields[j].field);
-		sb_puts(&b, "] fields are allowed at the root of the schema if the status "
+				kc_sbuf_printf(&b, "%s%s", n++ > 0 ? " " : "", root_fields[j].field);
+		kc_sbuf_puts(&b, "] fields are allowed at the root of the schema if the status "
 		    "subresource is enabled");
 		c_invalid_dump(cs, "openAPIV3Schema", schema, detail);
 		return;
@@ -1697,7 +1699,7 @@ cdeprecation(struct cstate *cs, const struct json_object *ver)
 			i++;
 			continue;
 		}
-		if (!rune_printable(c) && c != ' ') {
+		if (!kc_rune_is_print(c)) {
 			(void)snprintf(detail, sizeof(detail), "must only contain printable UTF-8 "
 			    "characters; non-printable character found at index %zu", i);
 			c_invalid_str(cs, "deprecationWarning", w, detail);

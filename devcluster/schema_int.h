@@ -4,7 +4,7 @@
  * schema_crd.c (CustomResourceDefinition validation) and regex.c (CRD
  * patterns).
  *
- * json-c accessors, the bounded string builder (struct sb), field paths
+ * json-c accessors, the bounded string builder (struct kc_sbuf), field paths
  * (struct path), the growable error list (struct elist) with the field
  * error constructors, Go's printing of values, the name checks, and the
  * walks of schema.c that CRD validation runs on a schema's defaults
@@ -24,6 +24,7 @@
 #include <json-c/json.h>
 
 #include <kc/macro.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 
 #include "schema.h"
@@ -148,71 +149,6 @@ jint(const struct json_object *v)
 }
 
 /*
- * A bounded string builder that truncates instead of failing: messages
- * are cut, never lost.
- */
-struct sb {
-	char	*p;
-	size_t	 size;
-	size_t	 len;
-};
-
-static inline void
-sb_init(struct sb *b, char *buf, size_t size)
-{
-	b->p = buf;
-	b->size = size;
-	b->len = 0;
-	if (size > 0)
-		buf[0] = '\0';
-}
-
-static inline void
-sb_putn(struct sb *b, const char *s, size_t n)
-{
-	size_t room;
-
-	if (b->size == 0 || b->len >= b->size - 1)
-		return;
-	room = b->size - 1 - b->len;
-	if (n > room)
-		n = room;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static inline void
-sb_puts(struct sb *b, const char *s)
-{
-	sb_putn(b, s, strlen(s));
-}
-
-static inline void
-sb_putc(struct sb *b, char c)
-{
-	sb_putn(b, &c, 1);
-}
-
-static inline void _printf_(2, 3)
-sb_printf(struct sb *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->size == 0 || b->len >= b->size - 1)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(b->p + b->len, b->size - b->len, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	b->len += (size_t)n;
-	if (b->len >= b->size)
-		b->len = b->size - 1;
-}
-
-/*
  * Field paths, built as field.Path prints them: "spec" + ".nodes",
  * "[0]", "[key]". Each push returns the old length to restore.
  */
@@ -309,11 +245,9 @@ struct pstate {
 };
 
 /* schema.c */
-bool rune_printable(uint32_t c);
-void go_quote_str(struct sb *b, const char *s);
-void json_float(struct sb *b, double v);
-void go_value(struct sb *b, const struct json_object *v);
-int json_dump_value(struct sb *b, const struct json_object *v);
+void json_float(struct kc_sbuf *b, double v);
+void go_value(struct kc_sbuf *b, const struct json_object *v);
+int json_dump_value(struct kc_sbuf *b, const struct json_object *v);
 void elist_free(struct elist *l);
 int elist_move(struct elist *dst, struct elist *src);
 void elist_sort_from(struct elist *l, size_t from);
