@@ -39,6 +39,7 @@
 
 #include <kc/alloc.h>
 #include <kc/json.h>
+#include <kc/quantity.h>
 #include <kc/str.h>
 
 #include "devcluster.h"
@@ -137,35 +138,13 @@ qlist_merge(struct quota_list *dst, const struct quota_list *src, bool add)
 void
 quota_format(int64_t milli, bool bin, char *buf, size_t size)
 {
-	static const char dec[] = "kMGTPE";
-	static const char *const binsfx[] = { "Ki", "Mi", "Gi", "Ti", "Pi", "Ei" };
-	int64_t v;
-	int i;
+	struct kc_quantity q = {
+		.nanos = (__int128)milli * 1000000,
+		.fmt = bin ? KC_QTY_BINARY_SI : KC_QTY_DECIMAL_SI,
+	};
 
-	if (milli == 0) {
-		(void)snprintf(buf, size, "0");
-		return;
-	}
-	if (milli % 1000 != 0) {
-		(void)snprintf(buf, size, "%lldm", (long long)milli);
-		return;
-	}
-	v = milli / 1000;
-	if (bin) {
-		for (i = 0; i < 6 && v % 1024 == 0; i++)
-			v /= 1024;
-		if (i > 0) {
-			(void)snprintf(buf, size, "%lld%s", (long long)v, binsfx[i - 1]);
-			return;
-		}
-		/* Not a multiple of 1024: upstream prints it as a decimal. */
-	}
-	for (i = 0; i < 6 && v % 1000 == 0; i++)
-		v /= 1000;
-	if (i > 0)
-		(void)snprintf(buf, size, "%lld%c", (long long)v, dec[i - 1]);
-	else
-		(void)snprintf(buf, size, "%lld", (long long)v);
+	if (kc_quantity_format(&q, buf, size) < 0 && size > 0)
+		buf[0] = '\0';
 }
 
 /*

@@ -121,74 +121,45 @@ sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *,
 }
 
 /*
- * String-keyed hash map (chained, power-of-two buckets). It owns copies
- * of the keys, not the values.
+ * String-keyed map of values on kc_hmap. It owns copies of the keys, not
+ * the values.
  */
 
 static struct smap_ent *
-smap_find(const struct smap *m, const char *key, uint64_t h)
+smap_find(const struct smap *m, const char *key)
 {
-	struct smap_ent *e;
-
-	if (m->nb == 0)
-		return NULL;
-	for (e = m->b[h & (m->nb - 1)]; e != NULL; e = e->next)
-		if (e->hash == h && strcmp(e->key, key) == 0)
-			return e;
-	return NULL;
+	return (struct smap_ent *)kc_hmap_get(&m->m, key);
 }
 
 void *
 smap_get(const struct smap *m, const char *key)
 {
-	struct smap_ent *e = smap_find(m, key, hash_str(HASH_SEED, key));
+	struct smap_ent *e = smap_find(m, key);
 
 	return e != NULL ? e->val : NULL;
-}
-
-static int
-smap_grow(struct smap *m)
-{
-	size_t nb = m->nb != 0 ? m->nb * 2 : 64;
-	struct smap_ent **b, *e, *next;
-
-	if ((b = kc_calloc(nb, sizeof(*b))) == NULL)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->nb; i++)
-		for (e = m->b[i]; e != NULL; e = next) {
-			next = e->next;
-			e->next = b[e->hash & (nb - 1)];
-			b[e->hash & (nb - 1)] = e;
-		}
-	kc_free(m->b);
-	m->b = b;
-	m->nb = nb;
-	return 0;
 }
 
 /* Sets 'key' to 'val' (replacing). 0 or -ENOMEM, the map unchanged. */
 int
 smap_put(struct smap *m, const char *key, void *val)
 {
-	uint64_t h = hash_str(HASH_SEED, key);
 	struct smap_ent *e;
 	size_t len;
 
-	if ((e = smap_find(m, key, h)) != NULL) {
+	if ((e = smap_find(m, key)) != NULL) {
 		e->val = val;
 		return 0;
 	}
-	if ((m->nb == 0 || m->n >= m->nb) && smap_grow(m) < 0 && m->nb == 0)
-		return -ENOMEM;
 	len = strlen(key);
 	if ((e = kc_malloc(sizeof(*e) + len + 1)) == NULL)
 		return -ENOMEM;
 	memcpy(e->key, key, len + 1);
-	e->hash = h;
+	e->h.key = e->key;
 	e->val = val;
-	e->next = m->b[h & (m->nb - 1)];
-	m->b[h & (m->nb - 1)] = e;
-	m->n++;
+	if (kc_hmap_put(&m->m, &e->h) < 0) {
+		kc_free(e);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -196,47 +167,37 @@ smap_put(struct smap *m, const char *key, void *val)
 static void *
 smap_del(struct smap *m, const char *key)
 {
-	uint64_t h = hash_str(HASH_SEED, key);
-	struct smap_ent **pp, *e;
+	struct smap_ent *e = smap_find(m, key);
 	void *val;
 
-	if (m->nb == 0)
+	if (e == NULL)
 		return NULL;
-	for (pp = &m->b[h & (m->nb - 1)]; (e = *pp) != NULL; pp = &e->next)
-		if (e->hash == h && strcmp(e->key, key) == 0) {
-			*pp = e->next;
-			val = e->val;
-			kc_free(e);
-			m->n--;
-			return val;
-		}
-	return NULL;
+	kc_hmap_del(&m->m, &e->h);
+	val = e->val;
+	kc_free(e);
+	return val;
 }
 
 /* Calls 'fn' on every value (in no particular order). */
 void
 smap_each(const struct smap *m, void (*fn)(void *, void *), void *arg)
 {
-	struct smap_ent *e;
+	struct kc_hmap_node *n = NULL;
+	size_t i = 0;
 
-	for (size_t i = 0; i < m->nb; i++)
-		for (e = m->b[i]; e != NULL; e = e->next)
-			fn(e->val, arg);
+	while ((n = kc_hmap_next(&m->m, &i, n)) != NULL)
+		fn(((struct smap_ent *)n)->val, arg);
 }
 
 void
 smap_clear(struct smap *m)
 {
-	struct smap_ent *e, *next;
+	struct kc_hmap_node *n, *tmp;
+	size_t i;
 
-	for (size_t i = 0; i < m->nb; i++)
-		for (e = m->b[i]; e != NULL; e = next) {
-			next = e->next;
-			kc_free(e);
-		}
-	m->b = kc_free(m->b);
-	m->nb = 0;
-	m->n = 0;
+	KC_HMAP_FOREACH_SAFE(n, tmp, i, &m->m)
+		kc_free(n);
+	kc_hmap_free(&m->m);
 }
 
 struct collect {
@@ -258,7 +219,7 @@ smap_values(const struct smap *m, void ***ret, size_t *ret_n)
 {
 	struct collect c = { NULL, 0 };
 
-	if (m->n != 0 && (c.v = kc_calloc(m->n, sizeof(*c.v))) == NULL)
+	if (m->m.n != 0 && (c.v = kc_calloc(m->m.n, sizeof(*c.v))) == NULL)
 		return -ENOMEM;
 	smap_each(m, collect_one, &c);
 	*ret = c.v;
@@ -268,7 +229,9 @@ smap_values(const struct smap *m, void ***ret, size_t *ret_n)
 
 /*
  * A string builder that truncates at SCHED_MESSAGE_MAX instead of failing
- * and remembers an allocation failure.
+ * and remembers an allocation failure. Not a kc_sbuf: it grows on the heap
+ * to what the message needs (usually ~100 bytes), where a kc_sbuf would
+ * want a 64 KiB buffer for every unschedulable pod.
  */
 
 static void
@@ -537,13 +500,13 @@ sched_new(const struct sched_opts *opts, struct sched **ret)
 size_t
 sched_node_count(const struct sched *s)
 {
-	return s->nodes.n;
+	return s->nodes.m.n;
 }
 
 size_t
 sched_pod_count(const struct sched *s)
 {
-	return s->pods.n;
+	return s->pods.m.n;
 }
 
 /*

@@ -25,6 +25,7 @@
 #include <json-c/json.h>
 
 #include <kc/err.h>
+#include <kc/hash.h>
 #include <kc/selector.h>
 
 #include "sched.h"
@@ -64,19 +65,14 @@
 enum phase { PH_PENDING, PH_RUNNING, PH_SUCCEEDED, PH_FAILED, PH_UNKNOWN };
 
 struct smap_ent {
-	struct smap_ent	*next;
-	uint64_t	 hash;
-	void		*val;
-	char		 key[];
+	struct kc_hmap_node	 h;		/* first: the node is the entry */
+	void			*val;
+	char			 key[];
 };
 
 struct smap {
-	struct smap_ent	**b;
-	size_t		  nb;
-	size_t		  n;
+	struct kc_hmap	m;
 };
-
-#define HASH_SEED	UINT64_C(0xcbf29ce484222325)
 
 struct sb {
 	char	*p;
@@ -345,17 +341,6 @@ static inline struct json_object *
 jidx(const struct json_object *a, size_t i)
 {
 	return json_object_array_get_idx(a, i);
-}
-
-/* FNV-1a over a string, from 'h' (HASH_SEED to start). */
-static inline uint64_t
-hash_str(uint64_t h, const char *s)
-{
-	for (; *s != '\0'; s++) {
-		h ^= (unsigned char)*s;
-		h *= UINT64_C(0x100000001b3);
-	}
-	return h;
 }
 
 /* Saturating addition of requests and capacities. */

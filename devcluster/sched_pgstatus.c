@@ -389,8 +389,9 @@ int
 sched_podgroups_bound(const struct sched *s, struct json_object *const *pgs, size_t npg,
     int64_t *ret_bound)
 {
-	struct smap idx = { NULL, 0, 0 };
-	struct smap_ent *e;
+	struct smap idx = { KC_HMAP_INIT };
+	struct kc_hmap_node *n = NULL;
+	size_t b = 0;
 	int r;
 
 	for (size_t i = 0; i < npg; i++)
@@ -399,16 +400,15 @@ sched_podgroups_bound(const struct sched *s, struct json_object *const *pgs, siz
 		return 0;
 	if ((r = pg_index(pgs, npg, &idx)) < 0)
 		goto out;
-	for (size_t b = 0; b < s->pods.nb; b++)
-		for (e = s->pods.b[b]; e != NULL; e = e->next) {
-			const struct spod *p = e->val;
-			uintptr_t k;
+	while ((n = kc_hmap_next(&s->pods.m, &b, n)) != NULL) {
+		const struct spod *p = ((struct smap_ent *)n)->val;
+		uintptr_t k;
 
-			if (p->pgkey == NULL || p->node == NULL ||
-			    (k = (uintptr_t)smap_get(&idx, p->pgkey)) == 0)
-				continue;
-			ret_bound[k - 1]++;
-		}
+		if (p->pgkey == NULL || p->node == NULL ||
+		    (k = (uintptr_t)smap_get(&idx, p->pgkey)) == 0)
+			continue;
+		ret_bound[k - 1]++;
+	}
 out:
 	smap_clear(&idx);
 	return r;
@@ -424,7 +424,7 @@ int
 sched_podgroup_statuses_of(const struct sched *s, struct json_object *const *pgs,
     size_t npg, time_t now, struct json_object **ret, bool *ret_changed)
 {
-	struct smap idx = { NULL, 0, 0 };
+	struct smap idx = { KC_HMAP_INIT };
 	struct spod **pv = NULL;
 	struct mstat *m = NULL;
 	size_t n = 0, *cnt = NULL, *pos = NULL;

@@ -272,7 +272,7 @@ struct tpent {
 static uint64_t
 tp_hash(const char *k, const char *v)
 {
-	return hash_str(hash_str(HASH_SEED, k) * UINT64_C(31), v);
+	return kc_fnv1a64_str(kc_fnv1a64_str(KC_FNV1A64_INIT, k) * UINT64_C(31), v);
 }
 
 static struct tpent *

@@ -392,11 +392,7 @@ scan_coll(struct scheduler *sc, const char *group, const char *resource)
 static void
 timestamp(char buf[32])
 {
-	time_t now = kc_clock_wall();
-	struct tm tm;
-
-	if (gmtime_r(&now, &tm) == NULL ||
-	    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+	if (kc_time_format(kc_clock_wall(), buf, 32) < 0)
 		kc_strlcpy(buf, "1970-01-01T00:00:00Z", 32);
 }
 

@@ -106,6 +106,9 @@ START_TEST(format_canonical)
 	ck_assert_str_eq(b, "1Gi");
 	quota_format(1000LL * 1000, true, b, sizeof(b));
 	ck_assert_str_eq(b, "1k");
+	/* BinarySI at 1024 or more that is no multiple of 1024: no suffix. */
+	quota_format(3000LL * 1000, true, b, sizeof(b));
+	ck_assert_str_eq(b, "3000");
 }
 END_TEST
 
