@@ -104,16 +104,16 @@
 #define TAINT_NOT_READY	"node.kubernetes.io/not-ready"
 #define TAINT_UNREACH	"node.kubernetes.io/unreachable"
 
-/* sort() that accepts an empty (NULL) array. */
+/* qsort() that accepts an empty (NULL) array. */
 void
-sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+sched_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
 	if (n > 1)
 		qsort(base, n, size, cmp);
 }
 
 void
-sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
+sched_sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
     void *arg)
 {
 	if (n > 1)
@@ -132,7 +132,7 @@ smap_find(const struct smap *m, const char *key)
 }
 
 void *
-smap_get(const struct smap *m, const char *key)
+sched_smap_get(const struct smap *m, const char *key)
 {
 	struct smap_ent *e = smap_find(m, key);
 
@@ -141,7 +141,7 @@ smap_get(const struct smap *m, const char *key)
 
 /* Sets 'key' to 'val' (replacing). 0 or -ENOMEM, the map unchanged. */
 int
-smap_put(struct smap *m, const char *key, void *val)
+sched_smap_put(struct smap *m, const char *key, void *val)
 {
 	struct smap_ent *e;
 	size_t len;
@@ -180,7 +180,7 @@ smap_del(struct smap *m, const char *key)
 
 /* Calls 'fn' on every value (in no particular order). */
 void
-smap_each(const struct smap *m, void (*fn)(void *, void *), void *arg)
+sched_smap_each(const struct smap *m, void (*fn)(void *, void *), void *arg)
 {
 	struct kc_hmap_node *n = NULL;
 	size_t i = 0;
@@ -190,7 +190,7 @@ smap_each(const struct smap *m, void (*fn)(void *, void *), void *arg)
 }
 
 void
-smap_clear(struct smap *m)
+sched_smap_clear(struct smap *m)
 {
 	struct kc_hmap_node *n, *tmp;
 	size_t i;
@@ -215,13 +215,13 @@ collect_one(void *val, void *arg)
 
 /* The values as a new array (NULL when empty). 0 or -ENOMEM. */
 int
-smap_values(const struct smap *m, void ***ret, size_t *ret_n)
+sched_smap_values(const struct smap *m, void ***ret, size_t *ret_n)
 {
 	struct collect c = { NULL, 0 };
 
 	if (m->m.n != 0 && (c.v = kc_calloc(m->m.n, sizeof(*c.v))) == NULL)
 		return -ENOMEM;
-	smap_each(m, collect_one, &c);
+	sched_smap_each(m, collect_one, &c);
 	*ret = c.v;
 	*ret_n = c.n;
 	return 0;
@@ -274,7 +274,7 @@ sb_vprintf(struct sb *b, const char *fmt, va_list ap)
 }
 
 void _printf_(2, 3)
-sb_printf(struct sb *b, const char *fmt, ...)
+sched_sb_printf(struct sb *b, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -285,7 +285,7 @@ sb_printf(struct sb *b, const char *fmt, ...)
 
 /* Hands the text over (never NULL on success) or returns the error. */
 int
-sb_take(struct sb *b, char **ret)
+sched_sb_take(struct sb *b, char **ret)
 {
 	if (b->err != 0) {
 		b->p = kc_free(b->p);
@@ -303,7 +303,7 @@ sb_take(struct sb *b, char **ret)
  */
 
 char **
-strv_free(char **v, size_t n)
+sched_strv_free(char **v, size_t n)
 {
 	if (v != NULL)
 		for (size_t i = 0; i < n; i++)
@@ -315,7 +315,7 @@ static void
 nsreq_clear(struct nsreq *q)
 {
 	kc_free(q->key);
-	strv_free(q->vals, q->nvals);
+	sched_strv_free(q->vals, q->nvals);
 }
 
 static void
@@ -334,7 +334,7 @@ aterm_clear(struct aterm *t)
 {
 	kc_label_selector_free(t->sel);
 	kc_label_selector_free(t->nssel);
-	strv_free(t->nss, t->nnss);
+	sched_strv_free(t->nss, t->nnss);
 	kc_free(t->key);
 }
 
@@ -392,7 +392,7 @@ spod_free(struct spod *p)
 	for (size_t i = 0; i < p->nanti; i++)
 		aterm_clear(&p->anti[i]);
 	kc_free(p->anti);
-	strv_free(p->owners, p->nowners);
+	sched_strv_free(p->owners, p->nowners);
 	kc_free(p->broken);
 	return kc_free(p);
 }
@@ -454,15 +454,15 @@ sched_free(struct sched *s)
 {
 	if (s == NULL)
 		return NULL;
-	smap_each(&s->nodes, free_node_cb, NULL);
-	smap_each(&s->pods, free_pod_cb, NULL);
-	smap_each(&s->pgs, free_pg_cb, NULL);
-	smap_each(&s->nss, free_ns_cb, NULL);
-	smap_clear(&s->nodes);
-	smap_clear(&s->pods);
-	smap_clear(&s->pgs);
-	smap_clear(&s->nss);
-	smap_clear(&s->resmap);
+	sched_smap_each(&s->nodes, free_node_cb, NULL);
+	sched_smap_each(&s->pods, free_pod_cb, NULL);
+	sched_smap_each(&s->pgs, free_pg_cb, NULL);
+	sched_smap_each(&s->nss, free_ns_cb, NULL);
+	sched_smap_clear(&s->nodes);
+	sched_smap_clear(&s->pods);
+	sched_smap_clear(&s->pgs);
+	sched_smap_clear(&s->nss);
+	sched_smap_clear(&s->resmap);
 	for (size_t i = 0; i < s->nres; i++) {
 		kc_free(s->resname[i]);
 		kc_free(s->resreason[i]);
@@ -488,9 +488,9 @@ sched_new(const struct sched_opts *opts, struct sched **ret)
 	    (s->cosched_name = kc_strdup(cn)) == NULL)
 		return -ENOMEM;
 	s->cosched_default = opts != NULL && opts->cosched_default;
-	if ((r = res_add_name(s, "cpu", R_CPU)) < 0 ||
-	    (r = res_add_name(s, "memory", R_MEMORY)) < 0 ||
-	    (r = res_add_name(s, "ephemeral-storage", R_EPHEMERAL)) < 0)
+	if ((r = sched_res_add_name(s, "cpu", R_CPU)) < 0 ||
+	    (r = sched_res_add_name(s, "memory", R_MEMORY)) < 0 ||
+	    (r = sched_res_add_name(s, "ephemeral-storage", R_EPHEMERAL)) < 0)
 		return r;
 	*ret = s;
 	s = NULL;
@@ -569,7 +569,7 @@ labels_copy(const struct json_object *labels)
 }
 
 const char *
-label(const struct json_object *labels, const char *key)
+sched_label(const struct json_object *labels, const char *key)
 {
 	return jstr(labels, key);
 }
@@ -658,17 +658,17 @@ sched_node_put(struct sched *s, const struct json_object *node, struct kc_status
 	}
 	if ((dense = kc_calloc(SCHED_RESOURCES_MAX + RES_FIXED, sizeof(*dense))) == NULL)
 		return -ENOMEM;
-	r = rl_read(s, jobj(jobj(node, "status"), "allocatable"), NULL,
+	r = sched_rl_read(s, jobj(jobj(node, "status"), "allocatable"), NULL,
 	    "status.allocatable", dense, &n->maxpods, st);
 	if (r == 0)
-		r = rv_from_dense(dense, s->nres, &n->alloc, &n->nalloc);
+		r = sched_rv_from_dense(dense, s->nres, &n->alloc, &n->nalloc);
 	kc_free(dense);
 	if (r == -E2BIG)
 		return KC_EINVALID;
 	if (r < 0)
 		return r;
-	old = smap_get(&s->nodes, name);
-	if ((r = smap_put(&s->nodes, name, n)) < 0)
+	old = sched_smap_get(&s->nodes, name);
+	if ((r = sched_smap_put(&s->nodes, name, n)) < 0)
 		return r;
 	snode_free(old);
 	n = NULL;
@@ -710,7 +710,7 @@ strv_read(const struct json_object *arr, char ***ret, size_t *ret_n, bool *ret_b
 		} else
 			v[i] = kc_strdup(json_object_get_string(e));
 		if (v[i] == NULL) {
-			strv_free(v, n);
+			sched_strv_free(v, n);
 			return -ENOMEM;
 		}
 	}
@@ -885,7 +885,7 @@ disrupted_by_scheduler(const struct json_object *pod)
 }
 
 enum phase
-phase_of(const char *s)
+sched_phase_of(const char *s)
 {
 	if (s == NULL || *s == '\0' || strcmp(s, "Pending") == 0)
 		return PH_PENDING;
@@ -907,7 +907,7 @@ pod_spec_read(struct sched *s, struct spod *p, const struct json_object *pod,
 	struct json_object *req;
 	int r;
 
-	if ((r = pod_requests(s, pod, &p->req, &p->nreq, st)) < 0)
+	if ((r = sched_pod_requests_rv(s, pod, &p->req, &p->nreq, st)) < 0)
 		return r;
 	req = jobj(jobj(aff, "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution");
 	if (req != NULL) {
@@ -957,7 +957,7 @@ sched_pod_put(struct sched *s, const struct json_object *pod, struct kc_status *
 		return -ENOMEM;
 	prio = kc_json_int(pod, 0, "spec", "priority");
 	p->prio = prio > INT32_MAX ? INT32_MAX : prio < INT32_MIN ? INT32_MIN : (int32_t)prio;
-	p->phase = phase_of(jstr(status, "phase"));
+	p->phase = sched_phase_of(jstr(status, "phase"));
 	policy = jstr(spec, "preemptionPolicy");
 	p->never = policy != NULL && strcmp(policy, "Never") == 0;
 	p->terminating = jget(meta, "deletionTimestamp") != NULL;
@@ -973,9 +973,9 @@ sched_pod_put(struct sched *s, const struct json_object *pod, struct kc_status *
 			if ((p->owners[p->nowners++] = jdup(jidx(owners, i), "name")) == NULL)
 				return -ENOMEM;
 	}
-	if ((pgname = label(p->labels, SCHED_PG_LABEL)) != NULL && *pgname != '\0')
+	if ((pgname = sched_label(p->labels, SCHED_PG_LABEL)) != NULL && *pgname != '\0')
 		p->pgkey = kc_asprintf("x|%s/%s", ns, pgname);
-	else if ((pgname = label(p->labels, SCHED_PG_LABEL_OLD)) != NULL && *pgname != '\0')
+	else if ((pgname = sched_label(p->labels, SCHED_PG_LABEL_OLD)) != NULL && *pgname != '\0')
 		p->pgkey = kc_asprintf("s|%s/%s", ns, pgname);
 	if (pgname != NULL && *pgname != '\0') {
 		if (p->pgkey == NULL)
@@ -995,8 +995,8 @@ sched_pod_put(struct sched *s, const struct json_object *pod, struct kc_status *
 			return -ENOMEM;
 	} else if (r < 0)
 		return r;
-	old = smap_get(&s->pods, p->key);
-	if ((r = smap_put(&s->pods, p->key, p)) < 0)
+	old = sched_smap_get(&s->pods, p->key);
+	if ((r = sched_smap_put(&s->pods, p->key, p)) < 0)
 		return r;
 	spod_free(old);
 	p = NULL;
@@ -1014,7 +1014,7 @@ sched_pod_put_status(struct sched *s, const struct json_object *pod)
 
 	if (ns == NULL || name == NULL || (key = kc_asprintf("%s/%s", ns, name)) == NULL)
 		return ns == NULL || name == NULL ? KC_ENOTFOUND : -ENOMEM;
-	p = smap_get(&s->pods, key);
+	p = sched_smap_get(&s->pods, key);
 	kc_free(key);
 	if (p == NULL)
 		return KC_ENOTFOUND;
@@ -1023,7 +1023,7 @@ sched_pod_put_status(struct sched *s, const struct json_object *pod)
 		return r;
 	kc_free(p->nominated);
 	p->nominated = nominated;
-	p->phase = phase_of(jstr(status, "phase"));
+	p->phase = sched_phase_of(jstr(status, "phase"));
 	p->preempted = disrupted_by_scheduler(pod);
 	p->started = jstr(status, "startTime") != NULL ? jtime(status, "startTime") : p->created;
 	return 0;
@@ -1048,7 +1048,7 @@ sched_pod_remove(struct sched *s, const char *ns, const char *name)
  */
 
 char *
-pg_key(const char *group, const char *ns, const char *name)
+sched_pg_key(const char *group, const char *ns, const char *name)
 {
 	if (strcmp(group, SCHED_PG_GROUP) == 0)
 		return kc_asprintf("x|%s/%s", ns, name);
@@ -1065,9 +1065,9 @@ sched_podgroup_put(struct sched *s, const struct json_object *pg, struct kc_stat
 	int64_t min;
 	int r;
 
-	if (api != NULL && has_prefix(api, SCHED_PG_GROUP "/"))
+	if (api != NULL && sched_has_prefix(api, SCHED_PG_GROUP "/"))
 		group = SCHED_PG_GROUP;
-	else if (api != NULL && has_prefix(api, SCHED_PG_GROUP_OLD "/"))
+	else if (api != NULL && sched_has_prefix(api, SCHED_PG_GROUP_OLD "/"))
 		group = SCHED_PG_GROUP_OLD;
 	else
 		return kc_status_set(st, KC_EINVALID, "not a PodGroup apiVersion: %s",
@@ -1077,7 +1077,7 @@ sched_podgroup_put(struct sched *s, const struct json_object *pg, struct kc_stat
 		    "PodGroup has no metadata.namespace or metadata.name");
 	if ((g = kc_calloc(1, sizeof(*g))) == NULL)
 		return -ENOMEM;
-	if ((g->key = pg_key(group, ns, name)) == NULL || (g->ns = kc_strdup(ns)) == NULL ||
+	if ((g->key = sched_pg_key(group, ns, name)) == NULL || (g->ns = kc_strdup(ns)) == NULL ||
 	    (g->name = kc_strdup(name)) == NULL) {
 		spg_free(g);
 		return -ENOMEM;
@@ -1085,8 +1085,8 @@ sched_podgroup_put(struct sched *s, const struct json_object *pg, struct kc_stat
 	min = kc_json_int(pg, 0, "spec", "minMember");
 	g->min = min > INT32_MAX ? INT32_MAX : min < 0 ? 0 : (int32_t)min;
 	g->created = jtime(meta, "creationTimestamp");
-	old = smap_get(&s->pgs, g->key);
-	if ((r = smap_put(&s->pgs, g->key, g)) < 0) {
+	old = sched_smap_get(&s->pgs, g->key);
+	if ((r = sched_smap_put(&s->pgs, g->key, g)) < 0) {
 		spg_free(g);
 		return r;
 	}
@@ -1097,7 +1097,7 @@ sched_podgroup_put(struct sched *s, const struct json_object *pg, struct kc_stat
 bool
 sched_podgroup_remove(struct sched *s, const char *group, const char *ns, const char *name)
 {
-	char *key = pg_key(group, ns, name);
+	char *key = sched_pg_key(group, ns, name);
 	struct spg *g;
 
 	if (key == NULL)
@@ -1125,8 +1125,8 @@ sched_namespace_put(struct sched *s, const struct json_object *ns, struct kc_sta
 		sns_free(n);
 		return -ENOMEM;
 	}
-	old = smap_get(&s->nss, name);
-	if ((r = smap_put(&s->nss, name, n)) < 0) {
+	old = sched_smap_get(&s->nss, name);
+	if ((r = sched_smap_put(&s->nss, name, n)) < 0) {
 		sns_free(n);
 		return r;
 	}

@@ -55,7 +55,7 @@ strv_has(char *const *v, size_t n, const char *s)
 static bool
 nsreq_label(const struct nsreq *q, const struct json_object *labels)
 {
-	const char *v = label(labels, q->key);
+	const char *v = sched_label(labels, q->key);
 	int64_t x;
 
 	switch (q->op) {
@@ -92,7 +92,7 @@ node_affinity_ok(const struct spod *p, const struct snode *n)
 {
 	if (p->nodesel != NULL) {
 		json_object_object_foreach(p->nodesel, k, v) {
-			const char *l = label(n->labels, k);
+			const char *l = sched_label(n->labels, k);
 
 			if (l == NULL || strcmp(l, json_object_get_string(v)) != 0)
 				return false;
@@ -119,7 +119,7 @@ reject(struct hist *h, const char *reason, int code)
 {
 	int r;
 
-	if ((r = hist_add(h, reason, 1)) < 0)
+	if ((r = sched_hist_add(h, reason, 1)) < 0)
 		return r;
 	return code;
 }
@@ -134,9 +134,10 @@ nom_extra(const struct eval *ev, const struct pnode *pn, int64_t idx)
 		const struct ppod *q = pn->noms[i];
 
 		if (q->nom != pn || q == ev->pp || q->p->prio < ev->p->prio ||
-		    same_gang(ev->gang, q->p))
+		    sched_same_gang(ev->gang, q->p))
 			continue;
-		sum = sat_add(sum, idx < 0 ? 1 : rv_get(q->p->req, q->p->nreq, (uint32_t)idx));
+		sum = sat_add(sum, idx < 0 ? 1 :
+		    sched_rv_get(q->p->req, q->p->nreq, (uint32_t)idx));
 	}
 	return sum;
 }
@@ -151,7 +152,7 @@ fit(const struct eval *ev, const struct pnode *pn, struct hist *h)
 
 	if (sat_add(pn->npods, sat_add(pn->nn != 0 ? nom_extra(ev, pn, -1) : 0, 1)) >
 	    pn->n->maxpods) {
-		if ((r = hist_add(h, R_TOO_MANY_PODS, 1)) < 0)
+		if ((r = sched_hist_add(h, R_TOO_MANY_PODS, 1)) < 0)
 			return r;
 		code = F_UNSCHED;
 	}
@@ -166,7 +167,7 @@ fit(const struct eval *ev, const struct pnode *pn, struct hist *h)
 			avail = sat_add(avail, -nom_extra(ev, pn, idx));
 		if (val <= avail)
 			continue;
-		if ((r = hist_add(h, s->resreason[idx], 1)) < 0)
+		if ((r = sched_hist_add(h, s->resreason[idx], 1)) < 0)
 			return r;
 		if (val > pn->alloc[idx])
 			code = F_UNRESOLV;
@@ -179,11 +180,11 @@ fit(const struct eval *ev, const struct pnode *pn, struct hist *h)
 static const struct json_object *
 ns_labels(const struct plan *pl, const char *ns)
 {
-	const struct sns *n = smap_get(&pl->s->nss, ns);
+	const struct sns *n = sched_smap_get(&pl->s->nss, ns);
 
 	if (n != NULL)
 		return n->labels;
-	return smap_get(&pl->nslabels, ns);
+	return sched_smap_get(&pl->nslabels, ns);
 }
 
 static bool
@@ -219,13 +220,13 @@ aff_in(struct eval *ev, const struct ppod *q, const struct pnode *pn, int64_t d)
 		return 0;
 	if (p->naff != 0 && match_all(ev->pl, p->aff, p->naff, q->p))
 		for (size_t i = 0; i < p->naff; i++)
-			if ((v = label(pn->n->labels, p->aff[i].key)) != NULL &&
-			    (r = tp_add(&ev->aff, p->aff[i].key, v, d)) < 0)
+			if ((v = sched_label(pn->n->labels, p->aff[i].key)) != NULL &&
+			    (r = sched_tp_add(&ev->aff, p->aff[i].key, v, d)) < 0)
 				return r;
 	for (size_t i = 0; i < p->nanti; i++)
 		if (term_match(ev->pl, &p->anti[i], q->p) &&
-		    (v = label(pn->n->labels, p->anti[i].key)) != NULL &&
-		    (r = tp_add(&ev->anti, p->anti[i].key, v, d)) < 0)
+		    (v = sched_label(pn->n->labels, p->anti[i].key)) != NULL &&
+		    (r = sched_tp_add(&ev->anti, p->anti[i].key, v, d)) < 0)
 			return r;
 	return 0;
 }
@@ -242,8 +243,8 @@ aff_ex(struct eval *ev, const struct ppod *q, const struct pnode *pn, int64_t d)
 		return 0;
 	for (size_t i = 0; i < e->nanti; i++)
 		if (term_match(ev->pl, &e->anti[i], ev->p) &&
-		    (v = label(pn->n->labels, e->anti[i].key)) != NULL &&
-		    (r = tp_add(&ev->exist, e->anti[i].key, v, d)) < 0)
+		    (v = sched_label(pn->n->labels, e->anti[i].key)) != NULL &&
+		    (r = sched_tp_add(&ev->exist, e->anti[i].key, v, d)) < 0)
 			return r;
 	return 0;
 }
@@ -267,9 +268,9 @@ aff_build(struct eval *ev)
 	const struct spod *p = ev->p;
 	int r;
 
-	tp_reset(&ev->aff);
-	tp_reset(&ev->anti);
-	tp_reset(&ev->exist);
+	sched_tp_reset(&ev->aff);
+	sched_tp_reset(&ev->anti);
+	sched_tp_reset(&ev->exist);
 	ev->aff_on = p->naff != 0 || p->nanti != 0 || pl->nanti != 0;
 	if (!ev->aff_on)
 		return 0;
@@ -304,9 +305,9 @@ affinity(const struct eval *ev, const struct pnode *pn, struct hist *h)
 		bool exist = true;
 
 		for (size_t i = 0; i < p->naff; i++) {
-			if ((v = label(labels, p->aff[i].key)) == NULL)
+			if ((v = sched_label(labels, p->aff[i].key)) == NULL)
 				return reject(h, R_AFFINITY, F_UNRESOLV);
-			if (tp_get(&ev->aff, p->aff[i].key, v) <= 0)
+			if (sched_tp_get(&ev->aff, p->aff[i].key, v) <= 0)
 				exist = false;
 		}
 		/* The first pod of a series with affinity to itself goes anywhere. */
@@ -315,12 +316,12 @@ affinity(const struct eval *ev, const struct pnode *pn, struct hist *h)
 	}
 	if (ev->anti.nonzero != 0)
 		for (size_t i = 0; i < p->nanti; i++)
-			if ((v = label(labels, p->anti[i].key)) != NULL &&
-			    tp_get(&ev->anti, p->anti[i].key, v) > 0)
+			if ((v = sched_label(labels, p->anti[i].key)) != NULL &&
+			    sched_tp_get(&ev->anti, p->anti[i].key, v) > 0)
 				return reject(h, R_ANTI, F_UNSCHED);
 	if (ev->exist.nonzero != 0) {
 		json_object_object_foreach(mut(labels), k, lv) {
-			if (tp_get(&ev->exist, k, json_object_get_string(lv)) > 0)
+			if (sched_tp_get(&ev->exist, k, json_object_get_string(lv)) > 0)
 				return reject(h, R_EXISTING_ANTI, F_UNSCHED);
 		}
 	}
@@ -365,7 +366,7 @@ static int64_t
 free_after(const struct eval *ev, const struct pnode *pn, uint32_t idx)
 {
 	return sat_add(sat_add(pn->alloc[idx], -pn->req[idx]),
-	    -rv_get(ev->p->req, ev->p->nreq, idx));
+	    -sched_rv_get(ev->p->req, ev->p->nreq, idx));
 }
 
 /*
@@ -374,7 +375,7 @@ free_after(const struct eval *ev, const struct pnode *pn, uint32_t idx)
  * pods have the lowest priority, then the fewest of them.
  */
 bool
-better(const struct eval *ev, const struct pnode *a, const struct pnode *b)
+sched_better(const struct eval *ev, const struct pnode *a, const struct pnode *b)
 {
 	int64_t fa, fb;
 
@@ -402,11 +403,11 @@ better(const struct eval *ev, const struct pnode *a, const struct pnode *b)
 
 /* Both nodes carry the same values for p's affinity topology keys. */
 bool
-same_domain(const struct spod *p, const struct pnode *a, const struct pnode *b)
+sched_same_domain(const struct spod *p, const struct pnode *a, const struct pnode *b)
 {
 	for (size_t i = 0; i < p->naff; i++) {
-		const char *x = label(a->n->labels, p->aff[i].key);
-		const char *y = label(b->n->labels, p->aff[i].key);
+		const char *x = sched_label(a->n->labels, p->aff[i].key);
+		const char *y = sched_label(b->n->labels, p->aff[i].key);
 
 		if (x == NULL || y == NULL || strcmp(x, y) != 0)
 			return false;
@@ -415,7 +416,7 @@ same_domain(const struct spod *p, const struct pnode *a, const struct pnode *b)
 }
 
 void
-eval_free(struct eval *ev)
+sched_eval_free(struct eval *ev)
 {
 	kc_free(ev->aff.e);
 	kc_free(ev->anti.e);
@@ -478,7 +479,7 @@ prefilter_names(struct eval *ev)
 			all[nall++] = term[j];
 	}
 	kc_free(term);
-	sort(all, nall, sizeof(*all), cstr_cmp);
+	sched_sort(all, nall, sizeof(*all), cstr_cmp);
 	total = 0;
 	for (size_t i = 0; i < nall; i++)
 		if (total == 0 || strcmp(all[total - 1], all[i]) != 0)
@@ -498,7 +499,7 @@ sidx_cmp(const void *a, const void *b, void *arg)
 }
 
 int
-eval_init(struct eval *ev, struct plan *pl, struct ppod *pp, const char *gang)
+sched_eval_init(struct eval *ev, struct plan *pl, struct ppod *pp, const char *gang)
 {
 	const struct spod *p = pp->p;
 	int r;
@@ -513,9 +514,9 @@ eval_init(struct eval *ev, struct plan *pl, struct ppod *pp, const char *gang)
 	for (size_t i = 0; i < p->nreq; i++)
 		if (p->req[i].idx >= RES_FIXED)
 			ev->sidx[ev->nsidx++] = p->req[i].idx;
-	sort_r(ev->sidx, ev->nsidx, sizeof(*ev->sidx), sidx_cmp, (void *)(uintptr_t)pl->s);
+	sched_sort_r(ev->sidx, ev->nsidx, sizeof(*ev->sidx), sidx_cmp, (void *)(uintptr_t)pl->s);
 	if ((r = prefilter_names(ev)) < 0 || (r = aff_build(ev)) < 0) {
-		eval_free(ev);
+		sched_eval_free(ev);
 		return r;
 	}
 	return 0;
@@ -528,7 +529,7 @@ eval_init(struct eval *ev, struct plan *pl, struct ppod *pp, const char *gang)
  * when given.
  */
 int
-eval_all(const struct eval *ev, struct hist *h, uint8_t *codes, struct pnode **feas,
+sched_eval_all(const struct eval *ev, struct hist *h, uint8_t *codes, struct pnode **feas,
     size_t *ret_nfeas, struct pnode **ret_best)
 {
 	struct plan *pl = ev->pl;
@@ -540,7 +541,7 @@ eval_all(const struct eval *ev, struct hist *h, uint8_t *codes, struct pnode **f
 		struct pnode *pn = &pl->nodes[i];
 
 		if ((ev->only_marked && !pn->mark) ||
-		    (ev->pin != NULL && !same_domain(ev->pinp, pn, ev->pin))) {
+		    (ev->pin != NULL && !sched_same_domain(ev->pinp, pn, ev->pin))) {
 			if (codes != NULL)
 				codes[i] = F_UNRESOLV;
 			continue;
@@ -556,7 +557,7 @@ eval_all(const struct eval *ev, struct hist *h, uint8_t *codes, struct pnode **f
 		nf++;
 		if (ev->p->nominated != NULL && strcmp(ev->p->nominated, pn->n->name) == 0)
 			nom = pn;
-		if (best == NULL || better(ev, pn, best))
+		if (best == NULL || sched_better(ev, pn, best))
 			best = pn;
 	}
 	if (ret_nfeas != NULL)
@@ -567,11 +568,11 @@ eval_all(const struct eval *ev, struct hist *h, uint8_t *codes, struct pnode **f
 
 /* Puts a pending pod on a node of the scratch state; its nomination is spent. */
 int
-place(struct ppod *pp, struct pnode *pn)
+sched_place(struct ppod *pp, struct pnode *pn)
 {
 	int r;
 
-	if ((r = pn_add(pn, pp)) < 0)
+	if ((r = sched_pn_add(pn, pp)) < 0)
 		return r;
 	pp->placed = true;
 	pp->nom = NULL;
@@ -579,9 +580,9 @@ place(struct ppod *pp, struct pnode *pn)
 }
 
 void
-unplace(struct ppod *pp)
+sched_unplace(struct ppod *pp)
 {
-	pn_del(pp);
+	sched_pn_del(pp);
 	pp->placed = false;
 }
 
@@ -600,21 +601,21 @@ importance_cmp(const void *a, const void *b)
 }
 
 int
-restore(struct eval *ev, struct ppod *q, struct pnode *pn)
+sched_restore(struct eval *ev, struct ppod *q, struct pnode *pn)
 {
 	int r;
 
-	if ((r = pn_add(pn, q)) < 0)
+	if ((r = sched_pn_add(pn, q)) < 0)
 		return r;
 	return ev != NULL ? aff_pod(ev, q, pn, 1) : 0;
 }
 
 int
-evict(struct eval *ev, struct ppod *q)
+sched_evict(struct eval *ev, struct ppod *q)
 {
 	struct pnode *pn = q->node;
 
-	pn_del(q);
+	sched_pn_del(q);
 	return ev != NULL ? aff_pod(ev, q, pn, -1) : 0;
 }
 
@@ -637,11 +638,11 @@ dry_run(struct eval *ev, struct pnode *pn, struct hist *diag, struct ppod ***ret
 	for (size_t i = 0; i < pn->np; i++) {
 		const struct ppod *q = pn->pods[i];
 
-		if (q->p->prio < ev->p->prio && !q->placed && !same_gang(ev->gang, q->p))
+		if (q->p->prio < ev->p->prio && !q->placed && !sched_same_gang(ev->gang, q->p))
 			nl++;
 	}
 	if (nl == 0)
-		return hist_add(diag, R_NO_VICTIMS, 1);
+		return sched_hist_add(diag, R_NO_VICTIMS, 1);
 	if ((low = kc_calloc(nl, sizeof(*low))) == NULL ||
 	    (vic = kc_calloc(nl, sizeof(*vic))) == NULL) {
 		r = -ENOMEM;
@@ -651,32 +652,32 @@ dry_run(struct eval *ev, struct pnode *pn, struct hist *diag, struct ppod ***ret
 	for (size_t i = 0; i < pn->np; i++) {
 		struct ppod *q = pn->pods[i];
 
-		if (q->p->prio < ev->p->prio && !q->placed && !same_gang(ev->gang, q->p))
+		if (q->p->prio < ev->p->prio && !q->placed && !sched_same_gang(ev->gang, q->p))
 			low[nl++] = q;
 	}
 	for (size_t i = 0; i < nl; i++)
-		if ((r = evict(ev, low[i])) < 0)
+		if ((r = sched_evict(ev, low[i])) < 0)
 			goto out;
 	if ((code = filter(ev, pn, diag)) != F_OK) {
 		r = code < 0 ? code : 0;
 		for (size_t i = 0; r == 0 && i < nl; i++)
-			r = restore(ev, low[i], pn);
+			r = sched_restore(ev, low[i], pn);
 		goto out;
 	}
-	sort(low, nl, sizeof(*low), importance_cmp);
+	sched_sort(low, nl, sizeof(*low), importance_cmp);
 	for (size_t i = 0; i < nl; i++) {
-		if ((r = restore(ev, low[i], pn)) < 0 || (code = filter(ev, pn, NULL)) < 0) {
+		if ((r = sched_restore(ev, low[i], pn)) < 0 || (code = filter(ev, pn, NULL)) < 0) {
 			r = r < 0 ? r : code;
 			goto out;
 		}
 		if (code != F_OK) {
-			if ((r = evict(ev, low[i])) < 0)
+			if ((r = sched_evict(ev, low[i])) < 0)
 				goto out;
 			vic[nv++] = low[i];
 		}
 	}
 	for (size_t i = 0; i < nv; i++)
-		if ((r = restore(ev, vic[i], pn)) < 0)
+		if ((r = sched_restore(ev, vic[i], pn)) < 0)
 			goto out;
 	*ret_victims = vic;
 	*ret_n = nv;
@@ -722,7 +723,7 @@ cand_better(const struct cand *a, const struct cand *b)
  * pod will not be allowed to preempt). The best candidate goes to 'best'.
  */
 int
-preempt_one(struct eval *ev, const uint8_t *codes, bool dry, struct hist *diag,
+sched_preempt_one(struct eval *ev, const uint8_t *codes, bool dry, struct hist *diag,
     struct cand *best)
 {
 	struct plan *pl = ev->pl;
@@ -736,7 +737,7 @@ preempt_one(struct eval *ev, const uint8_t *codes, bool dry, struct hist *diag,
 		 * failed with its gang) is no better for preemption either.
 		 */
 		if (codes[i] == F_UNRESOLV || codes[i] == F_OK) {
-			if ((r = hist_add(diag, R_NOT_HELPFUL, 1)) < 0)
+			if ((r = sched_hist_add(diag, R_NOT_HELPFUL, 1)) < 0)
 				return r;
 			continue;
 		}
@@ -750,7 +751,7 @@ preempt_one(struct eval *ev, const uint8_t *codes, bool dry, struct hist *diag,
 		}
 		if (dry) {
 			kc_free(c.v);
-			if ((r = hist_add(diag, R_NOT_HELPFUL, 1)) < 0)
+			if ((r = sched_hist_add(diag, R_NOT_HELPFUL, 1)) < 0)
 				return r;
 			continue;
 		}
@@ -766,13 +767,13 @@ preempt_one(struct eval *ev, const uint8_t *codes, bool dry, struct hist *diag,
 
 /* PodEligibleToPreemptOthers(): NULL when eligible, else the reason. */
 const char *
-ineligible(const struct plan *pl, const struct spod *p, const uint8_t *codes)
+sched_ineligible(const struct plan *pl, const struct spod *p, const uint8_t *codes)
 {
 	const struct pnode *pn;
 
 	if (p->never)
 		return M_NEVER;
-	if ((pn = node_find(pl, p->nominated)) == NULL)
+	if ((pn = sched_node_find(pl, p->nominated)) == NULL)
 		return NULL;
 	if (codes != NULL && codes[pn - pl->nodes] == F_UNRESOLV)
 		return NULL;
@@ -787,18 +788,18 @@ ineligible(const struct plan *pl, const struct spod *p, const uint8_t *codes)
 
 /* Lower-priority pods nominated to 'pn' lose their nomination. */
 int
-clear_lower_noms(struct plan *pl, struct pnode *pn, int32_t prio, const char *gang)
+sched_clear_lower_noms(struct plan *pl, struct pnode *pn, int32_t prio, const char *gang)
 {
 	int r;
 
 	for (size_t i = 0; i < pn->nn; i++) {
 		struct ppod *q = pn->noms[i];
 
-		if (q->nom != pn || q->p->prio >= prio || same_gang(gang, q->p))
+		if (q->nom != pn || q->p->prio >= prio || sched_same_gang(gang, q->p))
 			continue;
 		q->nom = NULL;
 		q->cleared = true;
-		if ((r = out_nom(pl, q->p, NULL)) < 0)
+		if ((r = sched_out_nom(pl, q->p, NULL)) < 0)
 			return r;
 	}
 	return 0;
@@ -806,24 +807,24 @@ clear_lower_noms(struct plan *pl, struct pnode *pn, int32_t prio, const char *ga
 
 /* "preemption: ..." for the nodes' verdicts, or the ineligibility. */
 char *
-preempt_message(size_t nnodes, const struct hist *diag, const char *inel)
+sched_preempt_message(size_t nnodes, const struct hist *diag, const char *inel)
 {
 	struct sb b = { 0 };
 	char *msg = NULL;
 
-	sb_printf(&b, "preemption: ");
+	sched_sb_printf(&b, "preemption: ");
 	if (inel != NULL)
-		sb_printf(&b, "%s", inel);
+		sched_sb_printf(&b, "%s", inel);
 	else
-		fit_format(&b, nnodes, diag, NULL);
-	if (sb_take(&b, &msg) < 0)
+		sched_fit_format(&b, nnodes, diag, NULL);
+	if (sched_sb_take(&b, &msg) < 0)
 		return NULL;
 	return msg;
 }
 
 /* Joins the FitError with PostFilter's reasons: "<fit> <a>, <b>". */
 char *
-join_message(const char *fit, const char *a, const char *b)
+sched_join_message(const char *fit, const char *a, const char *b)
 {
 	if (a == NULL)
 		return kc_strdup(fit);
@@ -836,7 +837,7 @@ join_message(const char *fit, const char *a, const char *b)
  * One pod: bind it, preempt for it, or say why not.
  */
 int
-do_single(struct plan *pl, struct ppod *pp, int mode, const char *gang)
+sched_place_one(struct plan *pl, struct ppod *pp, int mode, const char *gang)
 {
 	const struct spod *p = pp->p;
 	struct eval ev;
@@ -849,8 +850,8 @@ do_single(struct plan *pl, struct ppod *pp, int mode, const char *gang)
 	int r;
 
 	if (p->broken != NULL)
-		return out_unsched(pl, p, "SchedulerError", kc_strdup(p->broken));
-	if ((r = eval_init(&ev, pl, pp, gang)) < 0)
+		return sched_out_unsched(pl, p, "SchedulerError", kc_strdup(p->broken));
+	if ((r = sched_eval_init(&ev, pl, pp, gang)) < 0)
 		return r;
 	if ((codes = kc_calloc(pl->nnodes, 1)) == NULL) {
 		r = -ENOMEM;
@@ -858,65 +859,65 @@ do_single(struct plan *pl, struct ppod *pp, int mode, const char *gang)
 	}
 	if (ev.conflict)
 		memset(codes, F_UNRESOLV, pl->nnodes);
-	else if ((r = eval_all(&ev, &h, codes, NULL, NULL, &best)) < 0)
+	else if ((r = sched_eval_all(&ev, &h, codes, NULL, NULL, &best)) < 0)
 		goto out;
 	if (best != NULL) {
 		if (mode == MODE_MISSING_PG) {
 			/* Permit: Coscheduling rejects a pod whose PodGroup is missing. */
-			r = fail_pod(pl, pp, kc_strdup(M_PG_NOT_FOUND), false);
+			r = sched_fail_pod(pl, pp, kc_strdup(M_PG_NOT_FOUND), false);
 			goto out;
 		}
-		if ((r = place(pp, best)) < 0)
+		if ((r = sched_place(pp, best)) < 0)
 			goto out;
-		r = out_bind(pl, p, best);
+		r = sched_out_bind(pl, p, best);
 		goto out;
 	}
-	if ((fitmsg = fit_message(pl->nnodes, &h, ev.conflict ? M_CONFLICT : NULL)) == NULL) {
+	if ((fitmsg = sched_fit_message(pl->nnodes, &h, ev.conflict ? M_CONFLICT : NULL)) == NULL) {
 		r = -ENOMEM;
 		goto out;
 	}
-	if ((inel = ineligible(pl, p, codes)) != NULL) {
-		if ((pre = preempt_message(pl->nnodes, NULL, inel)) == NULL) {
+	if ((inel = sched_ineligible(pl, p, codes)) != NULL) {
+		if ((pre = sched_preempt_message(pl->nnodes, NULL, inel)) == NULL) {
 			r = -ENOMEM;
 			goto out;
 		}
-		r = fail_pod(pl, pp, join_message(fitmsg, pre, mode != MODE_DEFAULT ?
+		r = sched_fail_pod(pl, pp, sched_join_message(fitmsg, pre, mode != MODE_DEFAULT ?
 		    M_NO_GROUP : NULL), true);
 		goto out;
 	}
-	if ((r = preempt_one(&ev, codes, mode == MODE_MISSING_PG, &diag, &c)) < 0)
+	if ((r = sched_preempt_one(&ev, codes, mode == MODE_MISSING_PG, &diag, &c)) < 0)
 		goto out;
 	if (c.pn != NULL) {
 		for (size_t i = 0; i < c.nv; i++) {
 			struct ppod *v = c.v[i];
 
-			pn_del(v);
+			sched_pn_del(v);
 			v->removed = true;
 			v->home = c.pn;
-			if ((r = out_victim(pl, v->p, c.pn, p)) < 0)
+			if ((r = sched_out_victim(pl, v->p, c.pn, p)) < 0)
 				goto out;
 		}
-		if ((r = place(pp, c.pn)) < 0 || (r = out_nom(pl, p, c.pn)) < 0 ||
-		    (r = clear_lower_noms(pl, c.pn, p->prio, gang)) < 0)
+		if ((r = sched_place(pp, c.pn)) < 0 || (r = sched_out_nom(pl, p, c.pn)) < 0 ||
+		    (r = sched_clear_lower_noms(pl, c.pn, p->prio, gang)) < 0)
 			goto out;
-		r = out_unsched(pl, p, "Unschedulable", fitmsg);
+		r = sched_out_unsched(pl, p, "Unschedulable", fitmsg);
 		fitmsg = NULL;
 		goto out;
 	}
-	if ((pre = preempt_message(pl->nnodes, &diag, NULL)) == NULL) {
+	if ((pre = sched_preempt_message(pl->nnodes, &diag, NULL)) == NULL) {
 		r = -ENOMEM;
 		goto out;
 	}
-	r = fail_pod(pl, pp, join_message(fitmsg, pre, mode != MODE_DEFAULT ? M_NO_GROUP :
-	    NULL), false);
+	r = sched_fail_pod(pl, pp, sched_join_message(fitmsg, pre,
+	    mode != MODE_DEFAULT ? M_NO_GROUP : NULL), false);
 out:
 	kc_free(c.v);
 	kc_free(pre);
 	kc_free(fitmsg);
 	kc_free(codes);
-	hist_free(&h);
-	hist_free(&diag);
-	eval_free(&ev);
+	sched_hist_free(&h);
+	sched_hist_free(&diag);
+	sched_eval_free(&ev);
 	return r;
 }
 

@@ -57,7 +57,7 @@ sim_free(struct sim *sm, size_t nm)
 	kc_free(sm->where);
 	kc_free(sm->first);
 	if (sm->fitmsg != NULL)
-		strv_free(sm->fitmsg, nm);
+		sched_strv_free(sm->fitmsg, nm);
 	kc_free(sm->assigned);
 	kc_free(sm->dom);
 	memset(sm, 0, sizeof(*sm));
@@ -68,7 +68,7 @@ sim_undo(const struct unit *u, struct sim *sm)
 {
 	for (size_t i = u->nm; i-- > 0;)
 		if (sm->where[i] != NULL) {
-			unplace(u->m[i]);
+			sched_unplace(u->m[i]);
 			sm->where[i] = NULL;
 		}
 	sm->placed = 0;
@@ -80,16 +80,16 @@ better_cmp(const void *a, const void *b, void *arg)
 	const struct eval *ev = arg;
 	const struct pnode *x = *(struct pnode *const *)a, *y = *(struct pnode *const *)b;
 
-	if (better(ev, x, y))
+	if (sched_better(ev, x, y))
 		return -1;
-	return better(ev, y, x) ? 1 : 0;
+	return sched_better(ev, y, x) ? 1 : 0;
 }
 
 /* The opener's domains, in the order of its best node in each. */
 static int
 sim_domains(struct sim *sm, const struct eval *ev, struct pnode **feas, size_t nf)
 {
-	sort_r(feas, nf, sizeof(*feas), better_cmp, (void *)(uintptr_t)ev);
+	sched_sort_r(feas, nf, sizeof(*feas), better_cmp, (void *)(uintptr_t)ev);
 	kc_free(sm->dom);
 	sm->ndom = 0;
 	if ((sm->dom = kc_calloc(nf, sizeof(*sm->dom))) == NULL)
@@ -98,7 +98,7 @@ sim_domains(struct sim *sm, const struct eval *ev, struct pnode **feas, size_t n
 		bool seen = false;
 
 		for (size_t k = 0; !seen && k < sm->ndom; k++)
-			seen = same_domain(ev->p, sm->dom[k], feas[i]);
+			seen = sched_same_domain(ev->p, sm->dom[k], feas[i]);
 		if (!seen)
 			sm->dom[sm->ndom++] = feas[i];
 	}
@@ -128,7 +128,7 @@ sim_pass(struct plan *pl, const struct unit *u, struct sim *sm, const struct pno
 		sm->where[i] = NULL;
 		if (pp->p->broken != NULL)
 			continue;
-		if ((r = eval_init(&ev, pl, pp, u->pgkey)) < 0)
+		if ((r = sched_eval_init(&ev, pl, pp, u->pgkey)) < 0)
 			return r;
 		ev.only_marked = only_marked;
 		ev.costs = sm->costs;
@@ -141,27 +141,28 @@ sim_pass(struct plan *pl, const struct unit *u, struct sim *sm, const struct pno
 		if (opens && (feas = kc_calloc(pl->nnodes + 1, sizeof(*feas))) == NULL)
 			r = -ENOMEM;
 		if (r == 0 && !ev.conflict)
-			r = eval_all(&ev, msgs ? &h : NULL, NULL, feas, &nf, &best);
+			r = sched_eval_all(&ev, msgs ? &h : NULL, NULL, feas, &nf, &best);
 		if (r == 0 && opens && nf != 0) {
 			sm->opener = i;
 			r = sim_domains(sm, &ev, feas, nf);
 		}
 		if (r == 0 && best != NULL) {
-			if ((r = place(pp, best)) == 0) {
+			if ((r = sched_place(pp, best)) == 0) {
 				sm->where[i] = best;
 				sm->placed++;
 				if (msgs)
 					sm->first[i] = true;
 			}
 		} else if (r == 0 && msgs) {
-			sm->fitmsg[i] = fit_message(pl->nnodes, &h, ev.conflict ? M_CONFLICT : NULL);
+			sm->fitmsg[i] = sched_fit_message(pl->nnodes, &h,
+			    ev.conflict ? M_CONFLICT : NULL);
 			sm->assigned[i] = u->bound + (int64_t)sm->placed;
 			if (sm->fitmsg[i] == NULL)
 				r = -ENOMEM;
 		}
 		kc_free(feas);
-		hist_free(&h);
-		eval_free(&ev);
+		sched_hist_free(&h);
+		sched_eval_free(&ev);
 	}
 	return r;
 }
@@ -191,7 +192,8 @@ sim_run(struct plan *pl, const struct unit *u, size_t target, bool only_marked, 
 	if (sm->opener == SIZE_MAX)
 		return 0;
 	for (size_t d = 0; d < sm->ndom; d++) {
-		if (first_dom != NULL && same_domain(u->m[sm->opener]->p, sm->dom[d], first_dom))
+		if (first_dom != NULL &&
+		    sched_same_domain(u->m[sm->opener]->p, sm->dom[d], first_dom))
 			continue;
 		if ((r = sim_pass(pl, u, sm, sm->dom[d], only_marked, false, false)) < 0)
 			return r;
@@ -226,7 +228,7 @@ gang_wait(struct plan *pl, const struct unit *u)
 	struct hist diag = { 0 };
 	int r;
 
-	if ((r = hist_add(&diag, R_NOT_HELPFUL, (int64_t)pl->nnodes)) < 0)
+	if ((r = sched_hist_add(&diag, R_NOT_HELPFUL, (int64_t)pl->nnodes)) < 0)
 		return r;
 	for (size_t i = 0; r == 0 && i < u->nm; i++) {
 		struct ppod *pp = u->m[i];
@@ -235,25 +237,26 @@ gang_wait(struct plan *pl, const struct unit *u)
 		const char *inel;
 
 		if (p->broken != NULL) {
-			r = out_unsched(pl, p, "SchedulerError", kc_strdup(p->broken));
+			r = sched_out_unsched(pl, p, "SchedulerError", kc_strdup(p->broken));
 			continue;
 		}
 		inel = p->never ? M_NEVER : NULL;
 		if ((why = kc_asprintf("pre-filter pod %s cannot find enough sibling pods, "
 		    "current pods number: %" PRId64 ", minMember of group: %" PRId32, p->name,
 		    u->total, g->min)) == NULL ||
-		    (fitmsg = fit_message(pl->nnodes, NULL, why)) == NULL ||
-		    (pre = preempt_message(pl->nnodes, &diag, inel)) == NULL ||
+		    (fitmsg = sched_fit_message(pl->nnodes, NULL, why)) == NULL ||
+		    (pre = sched_preempt_message(pl->nnodes, &diag, inel)) == NULL ||
 		    (r = cos_reject(g, p, u->bound, &cos)) < 0)
 			r = r < 0 ? r : -ENOMEM;
 		else
-			r = fail_pod(pl, pp, join_message(fitmsg, pre, cos), inel != NULL);
+			r = sched_fail_pod(pl, pp, sched_join_message(fitmsg, pre, cos),
+			    inel != NULL);
 		kc_free(why);
 		kc_free(fitmsg);
 		kc_free(pre);
 		kc_free(cos);
 	}
-	hist_free(&diag);
+	sched_hist_free(&diag);
 	return r;
 }
 
@@ -283,12 +286,12 @@ reprieve_cmp(const void *a, const void *b)
 		return x->prio > y->prio ? -1 : 1;
 	if (ex != ey)
 		return ex < ey ? -1 : 1;
-	cx = rv_get(x->req, x->nreq, RES_CPU);
-	cy = rv_get(y->req, y->nreq, RES_CPU);
+	cx = sched_rv_get(x->req, x->nreq, RES_CPU);
+	cy = sched_rv_get(y->req, y->nreq, RES_CPU);
 	if (cx != cy)
 		return cx < cy ? -1 : 1;
-	cx = rv_get(x->req, x->nreq, RES_MEM);
-	cy = rv_get(y->req, y->nreq, RES_MEM);
+	cx = sched_rv_get(x->req, x->nreq, RES_MEM);
+	cy = sched_rv_get(y->req, y->nreq, RES_MEM);
 	if (cx != cy)
 		return cx < cy ? -1 : 1;
 	if (x->started != y->started)
@@ -341,7 +344,7 @@ replace_all(const struct unit *u, struct sim *sm, struct pnode *const *good)
 	sm->placed = 0;
 	for (size_t i = 0; i < u->nm; i++)
 		if ((sm->where[i] = good[i]) != NULL) {
-			if ((r = place(u->m[i], good[i])) < 0)
+			if ((r = sched_place(u->m[i], good[i])) < 0)
 				return r;
 			sm->placed++;
 		}
@@ -360,20 +363,20 @@ gang_preempt_out(struct plan *pl, const struct unit *u, struct sim *first,
 		if (good[i] != NULL) {
 			if (by == NULL)
 				by = u->m[i]->p;
-			if ((r = out_nom(pl, u->m[i]->p, good[i])) < 0 ||
-			    (r = clear_lower_noms(pl, good[i], prio, u->pgkey)) < 0)
+			if ((r = sched_out_nom(pl, u->m[i]->p, good[i])) < 0 ||
+			    (r = sched_clear_lower_noms(pl, good[i], prio, u->pgkey)) < 0)
 				return r;
 		}
 	for (size_t i = 0; i < nrem; i++)
-		if (rem[i]->removed && (r = out_victim(pl, rem[i]->p, rem[i]->home, by)) < 0)
+		if (rem[i]->removed && (r = sched_out_victim(pl, rem[i]->p, rem[i]->home, by)) < 0)
 			return r;
 	for (size_t i = 0; i < u->nm; i++) {
 		const struct spod *p = u->m[i]->p;
 
 		if (p->broken != NULL)
-			r = out_unsched(pl, p, "SchedulerError", kc_strdup(p->broken));
+			r = sched_out_unsched(pl, p, "SchedulerError", kc_strdup(p->broken));
 		else if (!first->first[i] && first->fitmsg[i] != NULL) {
-			r = out_unsched(pl, p, "Unschedulable", first->fitmsg[i]);
+			r = sched_out_unsched(pl, p, "Unschedulable", first->fitmsg[i]);
 			first->fitmsg[i] = NULL;
 		} else
 			r = 0;
@@ -409,7 +412,7 @@ gang_preempt(struct plan *pl, const struct unit *u, size_t need, struct sim *fir
 			continue;
 		target++;
 		prio = KC_MIN(prio, p->prio);
-		if ((*ret_inel = ineligible(pl, p, NULL)) != NULL)
+		if ((*ret_inel = sched_ineligible(pl, p, NULL)) != NULL)
 			return 0;
 	}
 	if (target == 0 || target < need)
@@ -417,7 +420,8 @@ gang_preempt(struct plan *pl, const struct unit *u, size_t need, struct sim *fir
 	for (size_t i = 0; i < pl->npods; i++) {
 		const struct ppod *q = &pl->pods[i];
 
-		if (q->node != NULL && !q->placed && q->p->prio < prio && !same_gang(u->pgkey, q->p))
+		if (q->node != NULL && !q->placed && q->p->prio < prio &&
+		    !sched_same_gang(u->pgkey, q->p))
 			nl++;
 	}
 	if (nl == 0)
@@ -436,10 +440,11 @@ gang_preempt(struct plan *pl, const struct unit *u, size_t need, struct sim *fir
 	for (size_t i = 0; i < pl->npods; i++) {
 		struct ppod *q = &pl->pods[i];
 
-		if (q->node != NULL && !q->placed && q->p->prio < prio && !same_gang(u->pgkey, q->p))
+		if (q->node != NULL && !q->placed && q->p->prio < prio &&
+		    !sched_same_gang(u->pgkey, q->p))
 			low[nl++] = q;
 	}
-	sort(low, nl, sizeof(*low), prio_asc_cmp);
+	sched_sort(low, nl, sizeof(*low), prio_asc_cmp);
 	/* The lowest priority level whose pods, all gone, let the gang fit. */
 	for (size_t i = 0; !ok && i < nl;) {
 		int32_t level = low[i]->p->prio;
@@ -447,7 +452,7 @@ gang_preempt(struct plan *pl, const struct unit *u, size_t need, struct sim *fir
 		for (; i < nl && low[i]->p->prio == level; i++) {
 			low[i]->home = low[i]->node;
 			low[i]->removed = true;
-			(void)evict(NULL, low[i]);
+			(void)sched_evict(NULL, low[i]);
 			rem[nrem++] = low[i];
 		}
 		set_costs(pl, rem, nrem);
@@ -457,7 +462,7 @@ gang_preempt(struct plan *pl, const struct unit *u, size_t need, struct sim *fir
 	if (!ok) {
 		for (size_t i = nrem; r == 0 && i-- > 0;) {
 			rem[i]->removed = false;
-			r = restore(NULL, rem[i], rem[i]->home);
+			r = sched_restore(NULL, rem[i], rem[i]->home);
 		}
 		goto out;
 	}
@@ -476,7 +481,7 @@ gang_preempt(struct plan *pl, const struct unit *u, size_t need, struct sim *fir
 		}
 		q->removed = false;
 		back[nback++] = q;
-		if ((r = restore(NULL, q, q->home)) < 0)
+		if ((r = sched_restore(NULL, q, q->home)) < 0)
 			goto out;
 	}
 	nrem = kept;
@@ -487,7 +492,7 @@ gang_preempt(struct plan *pl, const struct unit *u, size_t need, struct sim *fir
 		/* The pods elsewhere mattered after all (anti-affinity): keep them out. */
 		for (size_t i = 0; i < nback; i++) {
 			back[i]->removed = true;
-			(void)evict(NULL, back[i]);
+			(void)sched_evict(NULL, back[i]);
 			rem[nrem++] = back[i];
 		}
 		set_costs(pl, rem, nrem);
@@ -497,20 +502,20 @@ gang_preempt(struct plan *pl, const struct unit *u, size_t need, struct sim *fir
 			/* Cannot happen (the state is the one that fitted); give up. */
 			for (size_t i = nrem; r == 0 && i-- > 0;) {
 				rem[i]->removed = false;
-				r = restore(NULL, rem[i], rem[i]->home);
+				r = sched_restore(NULL, rem[i], rem[i]->home);
 			}
 			goto out;
 		}
 	}
 	memcpy(good, sm.where, u->nm * sizeof(*good));
 	/* Reprieve whatever the gang can do without. */
-	sort(rem, nrem, sizeof(*rem), reprieve_cmp);
+	sched_sort(rem, nrem, sizeof(*rem), reprieve_cmp);
 	for (size_t i = 0; i < nrem; i++) {
 		struct ppod *q = rem[i];
 
 		sim_undo(u, &sm);
 		q->removed = false;
-		if ((r = restore(NULL, q, q->home)) < 0 ||
+		if ((r = sched_restore(NULL, q, q->home)) < 0 ||
 		    (r = sim_run(pl, u, target, true, false, &sm, &ok)) < 0)
 			goto out;
 		if (ok) {
@@ -518,7 +523,7 @@ gang_preempt(struct plan *pl, const struct unit *u, size_t need, struct sim *fir
 			continue;
 		}
 		q->removed = true;
-		(void)evict(NULL, q);
+		(void)sched_evict(NULL, q);
 		if ((r = replace_all(u, &sm, good)) < 0)
 			goto out;
 	}
@@ -548,22 +553,22 @@ member_diag(struct plan *pl, const struct unit *u, struct ppod *pp, char **ret)
 	int r;
 
 	*ret = NULL;
-	if ((r = eval_init(&ev, pl, pp, u->pgkey)) < 0)
+	if ((r = sched_eval_init(&ev, pl, pp, u->pgkey)) < 0)
 		return r;
 	if ((codes = kc_calloc(pl->nnodes, 1)) == NULL)
 		r = -ENOMEM;
 	else if (ev.conflict)
 		memset(codes, F_UNRESOLV, pl->nnodes);
 	else
-		r = eval_all(&ev, NULL, codes, NULL, NULL, &best);
+		r = sched_eval_all(&ev, NULL, codes, NULL, NULL, &best);
 	if (r == 0)
-		r = preempt_one(&ev, codes, true, &diag, &c);
-	if (r == 0 && (*ret = preempt_message(pl->nnodes, &diag, NULL)) == NULL)
+		r = sched_preempt_one(&ev, codes, true, &diag, &c);
+	if (r == 0 && (*ret = sched_preempt_message(pl->nnodes, &diag, NULL)) == NULL)
 		r = -ENOMEM;
 	kc_free(c.v);
 	kc_free(codes);
-	hist_free(&diag);
-	eval_free(&ev);
+	sched_hist_free(&diag);
+	sched_eval_free(&ev);
 	return r;
 }
 
@@ -579,13 +584,13 @@ gang_fail(struct plan *pl, const struct unit *u, struct sim *sm, const char *ine
 		char *pre = NULL, *cos = NULL;
 
 		if (p->broken != NULL) {
-			r = out_unsched(pl, p, "SchedulerError", kc_strdup(p->broken));
+			r = sched_out_unsched(pl, p, "SchedulerError", kc_strdup(p->broken));
 			continue;
 		}
 		if (sm->first[i] || sm->fitmsg[i] == NULL)
 			continue;
 		if (inel != NULL) {
-			if ((pre = preempt_message(pl->nnodes, NULL, inel)) == NULL)
+			if ((pre = sched_preempt_message(pl->nnodes, NULL, inel)) == NULL)
 				r = -ENOMEM;
 		} else
 			r = member_diag(pl, u, pp, &pre);
@@ -593,19 +598,20 @@ gang_fail(struct plan *pl, const struct unit *u, struct sim *sm, const char *ine
 			r = cos_reject(u->pg, p, sm->assigned[i], &cos);
 		if (r == 0) {
 			rejected = rejected || cos != NULL;
-			r = fail_pod(pl, pp, join_message(sm->fitmsg[i], pre, cos), inel != NULL);
+			r = sched_fail_pod(pl, pp, sched_join_message(sm->fitmsg[i], pre, cos),
+			    inel != NULL);
 		}
 		kc_free(pre);
 		kc_free(cos);
 	}
 	for (size_t i = 0; r == 0 && rejected && i < u->nm; i++)
 		if (sm->first[i])
-			r = fail_pod(pl, u->m[i], kc_strdup(M_OPTIMISTIC), inel != NULL);
+			r = sched_fail_pod(pl, u->m[i], kc_strdup(M_OPTIMISTIC), inel != NULL);
 	return r;
 }
 
 int
-do_gang(struct plan *pl, const struct unit *u)
+sched_place_gang(struct plan *pl, const struct unit *u)
 {
 	const struct spg *g = u->pg;
 	struct sim sm;
@@ -616,7 +622,7 @@ do_gang(struct plan *pl, const struct unit *u)
 
 	if (g == NULL) {
 		for (size_t i = 0; i < u->nm; i++)
-			if ((r = do_single(pl, u->m[i], MODE_MISSING_PG, u->pgkey)) < 0)
+			if ((r = sched_place_one(pl, u->m[i], MODE_MISSING_PG, u->pgkey)) < 0)
 				return r;
 		return 0;
 	}
@@ -629,12 +635,13 @@ do_gang(struct plan *pl, const struct unit *u)
 		goto out;
 	if (ok) {
 		for (size_t i = 0; i < u->nm; i++)
-			if (sm.where[i] != NULL && (r = out_bind(pl, u->m[i]->p, sm.where[i])) < 0)
+			if (sm.where[i] != NULL &&
+			    (r = sched_out_bind(pl, u->m[i]->p, sm.where[i])) < 0)
 				goto out;
 		/* Past the quorum the rest go one by one (Permit lets them through). */
 		for (size_t i = 0; i < u->nm; i++)
 			if (sm.where[i] == NULL &&
-			    (r = do_single(pl, u->m[i], MODE_DEFAULT, u->pgkey)) < 0)
+			    (r = sched_place_one(pl, u->m[i], MODE_DEFAULT, u->pgkey)) < 0)
 				goto out;
 		goto out;
 	}

@@ -355,71 +355,71 @@ sat_add(int64_t a, int64_t b)
 }
 
 /* sched.c */
-void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
-void sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
+void sched_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+void sched_sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
     void *arg);
-void *smap_get(const struct smap *m, const char *key);
-int smap_put(struct smap *m, const char *key, void *val);
-void smap_each(const struct smap *m, void (*fn)(void *, void *), void *arg);
-void smap_clear(struct smap *m);
-int smap_values(const struct smap *m, void ***ret, size_t *ret_n);
-void sb_printf(struct sb *b, const char *fmt, ...) _printf_(2, 3);
-int sb_take(struct sb *b, char **ret);
-char **strv_free(char **v, size_t n);
-const char *label(const struct json_object *labels, const char *key);
-enum phase phase_of(const char *s);
-char *pg_key(const char *group, const char *ns, const char *name);
+void *sched_smap_get(const struct smap *m, const char *key);
+int sched_smap_put(struct smap *m, const char *key, void *val);
+void sched_smap_each(const struct smap *m, void (*fn)(void *, void *), void *arg);
+void sched_smap_clear(struct smap *m);
+int sched_smap_values(const struct smap *m, void ***ret, size_t *ret_n);
+void sched_sb_printf(struct sb *b, const char *fmt, ...) _printf_(2, 3);
+int sched_sb_take(struct sb *b, char **ret);
+char **sched_strv_free(char **v, size_t n);
+const char *sched_label(const struct json_object *labels, const char *key);
+enum phase sched_phase_of(const char *s);
+char *sched_pg_key(const char *group, const char *ns, const char *name);
 
 /* sched_res.c */
-bool has_prefix(const char *s, const char *prefix);
-int res_add_name(struct sched *s, const char *name, const char *reason);
-int rv_from_dense(const int64_t *dense, size_t n, struct rv **ret, size_t *ret_n);
-int64_t rv_get(const struct rv *v, size_t n, uint32_t idx);
-int rl_read(struct sched *s, const struct json_object *rl, const struct json_object *skip,
+bool sched_has_prefix(const char *s, const char *prefix);
+int sched_res_add_name(struct sched *s, const char *name, const char *reason);
+int sched_rv_from_dense(const int64_t *dense, size_t n, struct rv **ret, size_t *ret_n);
+int64_t sched_rv_get(const struct rv *v, size_t n, uint32_t idx);
+int sched_rl_read(struct sched *s, const struct json_object *rl, const struct json_object *skip,
     const char *path, int64_t *dense, int64_t *pods, struct kc_status *st);
-int pod_requests(struct sched *s, const struct json_object *pod, struct rv **ret,
+int sched_pod_requests_rv(struct sched *s, const struct json_object *pod, struct rv **ret,
     size_t *ret_n, struct kc_status *st);
 
 /* sched_plan.c */
-int out_bind(struct plan *pl, const struct spod *p, const struct pnode *pn);
-int out_nom(struct plan *pl, const struct spod *p, const struct pnode *pn);
-int out_victim(struct plan *pl, const struct spod *v, const struct pnode *pn,
+int sched_out_bind(struct plan *pl, const struct spod *p, const struct pnode *pn);
+int sched_out_nom(struct plan *pl, const struct spod *p, const struct pnode *pn);
+int sched_out_victim(struct plan *pl, const struct spod *v, const struct pnode *pn,
     const struct spod *by);
-int out_unsched(struct plan *pl, const struct spod *p, const char *reason, char *msg);
-int fail_pod(struct plan *pl, struct ppod *pp, char *msg, bool keep);
-int pn_add(struct pnode *pn, struct ppod *q);
-void pn_del(struct ppod *q);
-struct pnode *node_find(const struct plan *pl, const char *name);
-bool same_gang(const char *gang, const struct spod *q);
-int64_t tp_get(const struct tpmap *m, const char *k, const char *v);
-int tp_add(struct tpmap *m, const char *k, const char *v, int64_t d);
-void tp_reset(struct tpmap *m);
-int hist_add(struct hist *h, const char *r, int64_t c);
-void hist_free(struct hist *h);
-int strp_cmp(const void *a, const void *b);
-void fit_format(struct sb *b, size_t nnodes, const struct hist *h, const char *prefilter);
-char *fit_message(size_t nnodes, const struct hist *h, const char *prefilter);
+int sched_out_unsched(struct plan *pl, const struct spod *p, const char *reason, char *msg);
+int sched_fail_pod(struct plan *pl, struct ppod *pp, char *msg, bool keep);
+int sched_pn_add(struct pnode *pn, struct ppod *q);
+void sched_pn_del(struct ppod *q);
+struct pnode *sched_node_find(const struct plan *pl, const char *name);
+bool sched_same_gang(const char *gang, const struct spod *q);
+int64_t sched_tp_get(const struct tpmap *m, const char *k, const char *v);
+int sched_tp_add(struct tpmap *m, const char *k, const char *v, int64_t d);
+void sched_tp_reset(struct tpmap *m);
+int sched_hist_add(struct hist *h, const char *r, int64_t c);
+void sched_hist_free(struct hist *h);
+int sched_strp_cmp(const void *a, const void *b);
+void sched_fit_format(struct sb *b, size_t nnodes, const struct hist *h, const char *prefilter);
+char *sched_fit_message(size_t nnodes, const struct hist *h, const char *prefilter);
 
 /* sched_fit.c */
-bool better(const struct eval *ev, const struct pnode *a, const struct pnode *b);
-bool same_domain(const struct spod *p, const struct pnode *a, const struct pnode *b);
-void eval_free(struct eval *ev);
-int eval_init(struct eval *ev, struct plan *pl, struct ppod *pp, const char *gang);
-int eval_all(const struct eval *ev, struct hist *h, uint8_t *codes, struct pnode **feas,
+bool sched_better(const struct eval *ev, const struct pnode *a, const struct pnode *b);
+bool sched_same_domain(const struct spod *p, const struct pnode *a, const struct pnode *b);
+void sched_eval_free(struct eval *ev);
+int sched_eval_init(struct eval *ev, struct plan *pl, struct ppod *pp, const char *gang);
+int sched_eval_all(const struct eval *ev, struct hist *h, uint8_t *codes, struct pnode **feas,
     size_t *ret_nfeas, struct pnode **ret_best);
-int place(struct ppod *pp, struct pnode *pn);
-void unplace(struct ppod *pp);
-int restore(struct eval *ev, struct ppod *q, struct pnode *pn);
-int evict(struct eval *ev, struct ppod *q);
-int preempt_one(struct eval *ev, const uint8_t *codes, bool dry, struct hist *diag,
+int sched_place(struct ppod *pp, struct pnode *pn);
+void sched_unplace(struct ppod *pp);
+int sched_restore(struct eval *ev, struct ppod *q, struct pnode *pn);
+int sched_evict(struct eval *ev, struct ppod *q);
+int sched_preempt_one(struct eval *ev, const uint8_t *codes, bool dry, struct hist *diag,
     struct cand *best);
-const char *ineligible(const struct plan *pl, const struct spod *p, const uint8_t *codes);
-int clear_lower_noms(struct plan *pl, struct pnode *pn, int32_t prio, const char *gang);
-char *preempt_message(size_t nnodes, const struct hist *diag, const char *inel);
-char *join_message(const char *fit, const char *a, const char *b);
-int do_single(struct plan *pl, struct ppod *pp, int mode, const char *gang);
+const char *sched_ineligible(const struct plan *pl, const struct spod *p, const uint8_t *codes);
+int sched_clear_lower_noms(struct plan *pl, struct pnode *pn, int32_t prio, const char *gang);
+char *sched_preempt_message(size_t nnodes, const struct hist *diag, const char *inel);
+char *sched_join_message(const char *fit, const char *a, const char *b);
+int sched_place_one(struct plan *pl, struct ppod *pp, int mode, const char *gang);
 
 /* sched_gang.c */
-int do_gang(struct plan *pl, const struct unit *u);
+int sched_place_gang(struct plan *pl, const struct unit *u);
 
 #endif

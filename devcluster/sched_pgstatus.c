@@ -111,14 +111,14 @@ occupied_by(struct pgst *g, const char *ns, const struct mstat *m)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->nowners; i++)
 		if ((refs[i] = kc_asprintf("%s/%s", ns, m->owners[i])) == NULL) {
-			strv_free(refs, m->nowners);
+			sched_strv_free(refs, m->nowners);
 			return -ENOMEM;
 		}
-	sort(refs, m->nowners, sizeof(*refs), strp_cmp);
+	sched_sort(refs, m->nowners, sizeof(*refs), sched_strp_cmp);
 	for (size_t i = 0; i < m->nowners; i++)
-		sb_printf(&b, "%s%s", i != 0 ? "," : "", refs[i]);
-	strv_free(refs, m->nowners);
-	if ((r = sb_take(&b, &s)) < 0)
+		sched_sb_printf(&b, "%s%s", i != 0 ? "," : "", refs[i]);
+	sched_strv_free(refs, m->nowners);
+	if ((r = sched_sb_take(&b, &s)) < 0)
 		return r;
 	kc_free(g->occupied);
 	g->occupied = s;
@@ -237,13 +237,13 @@ pg_status(const struct json_object *pg, struct mstat *m, size_t n, time_t now,
 	const char *ns = jstr(meta, "namespace");
 	int64_t min = kc_json_int(pg, 0, "spec", "minMember");
 	const char *api = jstr(pg, "apiVersion");
-	bool now_model = api == NULL || !has_prefix(api, SCHED_PG_GROUP_OLD "/");
+	bool now_model = api == NULL || !sched_has_prefix(api, SCHED_PG_GROUP_OLD "/");
 	int r;
 
 	if (meta == NULL)
 		return kc_status_set(st, KC_EINVALID, "PodGroup has no metadata");
 	if (n != 0)
-		sort(m, n, sizeof(*m), mstat_cmp);
+		sched_sort(m, n, sizeof(*m), mstat_cmp);
 	if ((r = pgst_read(status, &g)) < 0)
 		return r;
 	if ((r = pgst_read(status, &old)) < 0)
@@ -301,7 +301,7 @@ sched_podgroup_status(const struct json_object *pg, struct json_object *const *p
 		node = jstr(jobj(pods[i], "spec"), "nodeName");
 		m[i].name = name != NULL ? name : "";
 		m[i].bound = node != NULL && *node != '\0';
-		m[i].phase = phase_of(jstr(jobj(pods[i], "status"), "phase"));
+		m[i].phase = sched_phase_of(jstr(jobj(pods[i], "status"), "phase"));
 		m[i].owners = owners + k;
 		for (size_t j = 0; j < jlen(refs); j++) {
 			const char *o = jstr(jidx(refs, j), "name");
@@ -332,10 +332,10 @@ sched_podgroup_status_of(const struct sched *s, const struct json_object *pg,
 	if (ns == NULL || name == NULL)
 		return kc_status_set(st, KC_EINVALID,
 		    "PodGroup has no metadata.namespace or metadata.name");
-	if ((key = pg_key(api != NULL && has_prefix(api, SCHED_PG_GROUP_OLD "/") ?
+	if ((key = sched_pg_key(api != NULL && sched_has_prefix(api, SCHED_PG_GROUP_OLD "/") ?
 	    SCHED_PG_GROUP_OLD : SCHED_PG_GROUP, ns, name)) == NULL)
 		return -ENOMEM;
-	if ((r = smap_values(&s->pods, (void ***)&pv, &n)) < 0)
+	if ((r = sched_smap_values(&s->pods, (void ***)&pv, &n)) < 0)
 		goto out;
 	if (n != 0 && (m = kc_calloc(n, sizeof(*m))) == NULL) {
 		r = -ENOMEM;
@@ -369,15 +369,16 @@ pg_index(struct json_object *const *pgs, size_t npg, struct smap *idx)
 		struct json_object *meta = jobj(pgs[i], "metadata");
 		const char *api = jstr(pgs[i], "apiVersion"), *ns = jstr(meta, "namespace");
 		const char *name = jstr(meta, "name");
+		bool old = api != NULL && sched_has_prefix(api, SCHED_PG_GROUP_OLD "/");
 		char *key;
 		int r;
 
 		if (ns == NULL || name == NULL)
 			continue;
-		if ((key = pg_key(api != NULL && has_prefix(api, SCHED_PG_GROUP_OLD "/") ?
-		    SCHED_PG_GROUP_OLD : SCHED_PG_GROUP, ns, name)) == NULL)
+		if ((key = sched_pg_key(old ? SCHED_PG_GROUP_OLD : SCHED_PG_GROUP, ns,
+		    name)) == NULL)
 			return -ENOMEM;
-		r = smap_put(idx, key, (void *)(uintptr_t)(i + 1));
+		r = sched_smap_put(idx, key, (void *)(uintptr_t)(i + 1));
 		kc_free(key);
 		if (r < 0)
 			return r;
@@ -405,12 +406,12 @@ sched_podgroups_bound(const struct sched *s, struct json_object *const *pgs, siz
 		uintptr_t k;
 
 		if (p->pgkey == NULL || p->node == NULL ||
-		    (k = (uintptr_t)smap_get(&idx, p->pgkey)) == 0)
+		    (k = (uintptr_t)sched_smap_get(&idx, p->pgkey)) == 0)
 			continue;
 		ret_bound[k - 1]++;
 	}
 out:
-	smap_clear(&idx);
+	sched_smap_clear(&idx);
 	return r;
 }
 
@@ -441,12 +442,12 @@ sched_podgroup_statuses_of(const struct sched *s, struct json_object *const *pgs
 		goto out;
 	if ((r = pg_index(pgs, npg, &idx)) < 0)
 		goto out;
-	if ((r = smap_values(&s->pods, (void ***)&pv, &n)) < 0)
+	if ((r = sched_smap_values(&s->pods, (void ***)&pv, &n)) < 0)
 		goto out;
 	r = -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		uintptr_t k = pv[i]->pgkey != NULL ?
-		    (uintptr_t)smap_get(&idx, pv[i]->pgkey) : 0;
+		    (uintptr_t)sched_smap_get(&idx, pv[i]->pgkey) : 0;
 
 		if (k != 0)
 			cnt[k - 1]++;
@@ -458,7 +459,7 @@ sched_podgroup_statuses_of(const struct sched *s, struct json_object *const *pgs
 	/* Members in the pods' order, as sched_podgroup_status_of() has them. */
 	for (size_t i = 0; i < n; i++) {
 		const struct spod *p = pv[i];
-		uintptr_t k = p->pgkey != NULL ? (uintptr_t)smap_get(&idx, p->pgkey) : 0;
+		uintptr_t k = p->pgkey != NULL ? (uintptr_t)sched_smap_get(&idx, p->pgkey) : 0;
 		struct mstat *e;
 
 		if (k == 0)
@@ -495,7 +496,7 @@ out:
 				ret[i] = NULL;
 				ret_changed[i] = false;
 			}
-	smap_clear(&idx);
+	sched_smap_clear(&idx);
 	kc_free(pv);
 	kc_free(m);
 	kc_free(cnt);

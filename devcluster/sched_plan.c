@@ -93,7 +93,7 @@ grow(void **v, size_t n, size_t *cap, size_t size)
 }
 
 int
-out_bind(struct plan *pl, const struct spod *p, const struct pnode *pn)
+sched_out_bind(struct plan *pl, const struct spod *p, const struct pnode *pn)
 {
 	struct sched_plan *o = pl->out;
 	struct sched_bind *b;
@@ -114,7 +114,7 @@ out_bind(struct plan *pl, const struct spod *p, const struct pnode *pn)
 
 /* A nomination; NULL 'pn' clears it. */
 int
-out_nom(struct plan *pl, const struct spod *p, const struct pnode *pn)
+sched_out_nom(struct plan *pl, const struct spod *p, const struct pnode *pn)
 {
 	struct sched_plan *o = pl->out;
 	struct sched_nominate *m;
@@ -133,7 +133,7 @@ out_nom(struct plan *pl, const struct spod *p, const struct pnode *pn)
 }
 
 int
-out_victim(struct plan *pl, const struct spod *v, const struct pnode *pn,
+sched_out_victim(struct plan *pl, const struct spod *v, const struct pnode *pn,
     const struct spod *by)
 {
 	struct sched_plan *o = pl->out;
@@ -161,7 +161,7 @@ out_victim(struct plan *pl, const struct spod *v, const struct pnode *pn,
 
 /* Takes 'msg' (freed on failure too). */
 int
-out_unsched(struct plan *pl, const struct spod *p, const char *reason, char *msg)
+sched_out_unsched(struct plan *pl, const struct spod *p, const char *reason, char *msg)
 {
 	struct sched_plan *o = pl->out;
 	struct sched_unsched *u;
@@ -189,16 +189,16 @@ out_unsched(struct plan *pl, const struct spod *p, const char *reason, char *msg
  * does (unless 'keep'): its space is no longer held for it.
  */
 int
-fail_pod(struct plan *pl, struct ppod *pp, char *msg, bool keep)
+sched_fail_pod(struct plan *pl, struct ppod *pp, char *msg, bool keep)
 {
 	int r;
 
-	if ((r = out_unsched(pl, pp->p, "Unschedulable", msg)) < 0)
+	if ((r = sched_out_unsched(pl, pp->p, "Unschedulable", msg)) < 0)
 		return r;
 	if (!keep && pp->p->nominated != NULL && !pp->cleared) {
 		pp->nom = NULL;
 		pp->cleared = true;
-		return out_nom(pl, pp->p, NULL);
+		return sched_out_nom(pl, pp->p, NULL);
 	}
 	return 0;
 }
@@ -208,7 +208,7 @@ fail_pod(struct plan *pl, struct ppod *pp, char *msg, bool keep)
  */
 
 int
-pn_add(struct pnode *pn, struct ppod *q)
+sched_pn_add(struct pnode *pn, struct ppod *q)
 {
 	const struct spod *p = q->p;
 
@@ -224,7 +224,7 @@ pn_add(struct pnode *pn, struct ppod *q)
 }
 
 void
-pn_del(struct ppod *q)
+sched_pn_del(struct ppod *q)
 {
 	struct pnode *pn = q->node;
 	const struct spod *p = q->p;
@@ -246,7 +246,7 @@ pnode_cmp_name(const void *key, const void *elem)
 }
 
 struct pnode *
-node_find(const struct plan *pl, const char *name)
+sched_node_find(const struct plan *pl, const char *name)
 {
 	if (name == NULL || pl->nnodes == 0)
 		return NULL;
@@ -254,7 +254,7 @@ node_find(const struct plan *pl, const char *name)
 }
 
 bool
-same_gang(const char *gang, const struct spod *q)
+sched_same_gang(const char *gang, const struct spod *q)
 {
 	return gang != NULL && q->pgkey != NULL && strcmp(gang, q->pgkey) == 0;
 }
@@ -291,7 +291,7 @@ tp_slot(const struct tpmap *m, const char *k, const char *v)
 }
 
 int64_t
-tp_get(const struct tpmap *m, const char *k, const char *v)
+sched_tp_get(const struct tpmap *m, const char *k, const char *v)
 {
 	struct tpent *e = tp_slot(m, k, v);
 
@@ -299,7 +299,7 @@ tp_get(const struct tpmap *m, const char *k, const char *v)
 }
 
 int
-tp_add(struct tpmap *m, const char *k, const char *v, int64_t d)
+sched_tp_add(struct tpmap *m, const char *k, const char *v, int64_t d)
 {
 	struct tpent *e;
 	int64_t before;
@@ -336,7 +336,7 @@ tp_add(struct tpmap *m, const char *k, const char *v, int64_t d)
 }
 
 void
-tp_reset(struct tpmap *m)
+sched_tp_reset(struct tpmap *m)
 {
 	if (m->cap != 0)
 		memset(m->e, 0, m->cap * sizeof(*m->e));
@@ -349,7 +349,7 @@ tp_reset(struct tpmap *m)
  */
 
 int
-hist_add(struct hist *h, const char *r, int64_t c)
+sched_hist_add(struct hist *h, const char *r, int64_t c)
 {
 	size_t cap;
 
@@ -380,7 +380,7 @@ hist_add(struct hist *h, const char *r, int64_t c)
 }
 
 void
-hist_free(struct hist *h)
+sched_hist_free(struct hist *h)
 {
 	h->r = kc_free(h->r);
 	h->c = kc_free(h->c);
@@ -388,7 +388,7 @@ hist_free(struct hist *h)
 }
 
 int
-strp_cmp(const void *a, const void *b)
+sched_strp_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -411,35 +411,35 @@ hist_format(const struct hist *h, struct sb *b)
 			b->err = -ENOMEM;
 			goto out;
 		}
-	sort(items, n, sizeof(*items), strp_cmp);
+	sched_sort(items, n, sizeof(*items), sched_strp_cmp);
 	for (size_t i = 0; i < n; i++)
-		sb_printf(b, "%s%s", i != 0 ? ", " : "", items[i]);
+		sched_sb_printf(b, "%s%s", i != 0 ? ", " : "", items[i]);
 out:
-	strv_free(items, n);
+	sched_strv_free(items, n);
 }
 
 /* FitError.Error() without its PostFilter part. */
 void
-fit_format(struct sb *b, size_t nnodes, const struct hist *h, const char *prefilter)
+sched_fit_format(struct sb *b, size_t nnodes, const struct hist *h, const char *prefilter)
 {
-	sb_printf(b, "0/%zu nodes are available:", nnodes);
+	sched_sb_printf(b, "0/%zu nodes are available:", nnodes);
 	if (prefilter != NULL)
-		sb_printf(b, " %s.", prefilter);
+		sched_sb_printf(b, " %s.", prefilter);
 	else if (h != NULL && h->n != 0) {
-		sb_printf(b, " ");
+		sched_sb_printf(b, " ");
 		hist_format(h, b);
-		sb_printf(b, ".");
+		sched_sb_printf(b, ".");
 	}
 }
 
 char *
-fit_message(size_t nnodes, const struct hist *h, const char *prefilter)
+sched_fit_message(size_t nnodes, const struct hist *h, const char *prefilter)
 {
 	struct sb b = { 0 };
 	char *msg = NULL;
 
-	fit_format(&b, nnodes, h, prefilter);
-	if (sb_take(&b, &msg) < 0)
+	sched_fit_format(&b, nnodes, h, prefilter);
+	if (sched_sb_take(&b, &msg) < 0)
 		return NULL;
 	return msg;
 }
@@ -487,11 +487,11 @@ build_nodes(struct plan *pl)
 	size_t n = 0, nres = pl->nres;
 	int r;
 
-	if ((r = smap_values(&pl->s->nodes, (void ***)&nv, &n)) < 0)
+	if ((r = sched_smap_values(&pl->s->nodes, (void ***)&nv, &n)) < 0)
 		return r;
 	if (n == 0)
 		return 0;
-	sort(nv, n, sizeof(*nv), node_sort_cmp);
+	sched_sort(nv, n, sizeof(*nv), node_sort_cmp);
 	if ((pl->nodes = kc_calloc(n, sizeof(*pl->nodes))) == NULL ||
 	    (pl->vecs = kc_calloc(n * 2, nres * sizeof(*pl->vecs))) == NULL) {
 		kc_free(nv);
@@ -538,12 +538,13 @@ build_nslabels(struct plan *pl)
 	for (size_t i = 0; i < pl->npods; i++) {
 		const char *ns = pl->pods[i].p->ns;
 
-		if (smap_get(&pl->s->nss, ns) != NULL || smap_get(&pl->nslabels, ns) != NULL)
+		if (sched_smap_get(&pl->s->nss, ns) != NULL ||
+		    sched_smap_get(&pl->nslabels, ns) != NULL)
 			continue;
 		if ((o = json_object_new_object()) == NULL)
 			return -ENOMEM;
 		if ((r = kc_json_set_str(o, "kubernetes.io/metadata.name", ns)) < 0 ||
-		    (r = smap_put(&pl->nslabels, ns, o)) < 0) {
+		    (r = sched_smap_put(&pl->nslabels, ns, o)) < 0) {
 			json_object_put(o);
 			return r;
 		}
@@ -559,11 +560,11 @@ build_pods(struct plan *pl)
 	size_t n = 0, nanti = 0;
 	int r;
 
-	if ((r = smap_values(&s->pods, (void ***)&pv, &n)) < 0)
+	if ((r = sched_smap_values(&s->pods, (void ***)&pv, &n)) < 0)
 		return r;
 	if (n == 0)
 		return 0;
-	sort(pv, n, sizeof(*pv), pod_sort_cmp);
+	sched_sort(pv, n, sizeof(*pv), pod_sort_cmp);
 	if ((pl->pods = kc_calloc(n, sizeof(*pl->pods))) == NULL) {
 		kc_free(pv);
 		return -ENOMEM;
@@ -575,11 +576,11 @@ build_pods(struct plan *pl)
 
 		q->p = p;
 		if (p->node != NULL && !terminated(p) &&
-		    (q->home = node_find(pl, p->node)) != NULL)
+		    (q->home = sched_node_find(pl, p->node)) != NULL)
 			q->home->cp++;
 		q->pending = p->node == NULL && p->phase == PH_PENDING && !p->terminating &&
 		    !p->gated && served(s, p);
-		if (q->pending && (q->nom = node_find(pl, p->nominated)) != NULL)
+		if (q->pending && (q->nom = sched_node_find(pl, p->nominated)) != NULL)
 			q->nom->cn++;
 		if (p->nanti != 0)
 			nanti++;
@@ -599,7 +600,7 @@ build_pods(struct plan *pl)
 		struct ppod *q = &pl->pods[i];
 
 		if (q->home != NULL) {
-			if ((r = pn_add(q->home, q)) < 0)
+			if ((r = sched_pn_add(q->home, q)) < 0)
 				return r;
 			q->home = NULL;
 		}
@@ -664,7 +665,7 @@ build_units(struct plan *pl)
 		if (!q->pending)
 			continue;
 		if (cos && p->pgkey != NULL &&
-		    (k = (uintptr_t)smap_get(&gm, p->pgkey)) != 0) {
+		    (k = (uintptr_t)sched_smap_get(&gm, p->pgkey)) != 0) {
 			u = &pl->units[k - 1];
 		} else {
 			u = &pl->units[nu++];
@@ -675,8 +676,8 @@ build_units(struct plan *pl)
 			if (cos && p->pgkey != NULL) {
 				u->gang = true;
 				u->pgkey = p->pgkey;
-				u->pg = smap_get(&s->pgs, p->pgkey);
-				if ((r = smap_put(&gm, p->pgkey, (void *)(uintptr_t)nu)) < 0)
+				u->pg = sched_smap_get(&s->pgs, p->pgkey);
+				if ((r = sched_smap_put(&gm, p->pgkey, (void *)(uintptr_t)nu)) < 0)
 					goto out;
 			}
 		}
@@ -704,19 +705,19 @@ build_units(struct plan *pl)
 		}
 		/* Every live pod with the label counts toward minMember. */
 		if (q->p->pgkey != NULL && !terminated(q->p) &&
-		    (k = (uintptr_t)smap_get(&gm, q->p->pgkey)) != 0) {
+		    (k = (uintptr_t)sched_smap_get(&gm, q->p->pgkey)) != 0) {
 			pl->units[k - 1].total++;
 			if (q->node != NULL)
 				pl->units[k - 1].bound++;
 		}
 	}
 	for (size_t i = 0; i < nu; i++)
-		sort(pl->units[i].m, pl->units[i].nm, sizeof(*pl->units[i].m), member_cmp);
+		sched_sort(pl->units[i].m, pl->units[i].nm, sizeof(*pl->units[i].m), member_cmp);
 	pl->nunits = nu;
-	sort(pl->units, nu, sizeof(*pl->units), unit_cmp);
+	sched_sort(pl->units, nu, sizeof(*pl->units), unit_cmp);
 out:
 	kc_free(uidx);
-	smap_clear(&gm);
+	sched_smap_clear(&gm);
 	return r;
 }
 
@@ -740,8 +741,8 @@ plan_clear(struct plan *pl)
 	kc_free(pl->anti);
 	kc_free(pl->units);
 	kc_free(pl->members);
-	smap_each(&pl->nslabels, put_json_cb, NULL);
-	smap_clear(&pl->nslabels);
+	sched_smap_each(&pl->nslabels, put_json_cb, NULL);
+	sched_smap_clear(&pl->nslabels);
 	sched_plan_free(pl->out);
 }
 
@@ -765,13 +766,13 @@ sched_plan(const struct sched *s, struct sched_plan **ret)
 		if (pl.nnodes == 0) {
 			for (size_t k = 0; r == 0 && k < u->nm; k++)
 				r = u->m[k]->p->broken != NULL ?
-				    out_unsched(&pl, u->m[k]->p, "SchedulerError",
+				    sched_out_unsched(&pl, u->m[k]->p, "SchedulerError",
 				    kc_strdup(u->m[k]->p->broken)) :
-				    fail_pod(&pl, u->m[k], kc_strdup(M_NO_NODES), false);
+				    sched_fail_pod(&pl, u->m[k], kc_strdup(M_NO_NODES), false);
 		} else if (u->gang)
-			r = do_gang(&pl, u);
+			r = sched_place_gang(&pl, u);
 		else
-			r = do_single(&pl, u->m[0], u->cos ? MODE_COS : MODE_DEFAULT, NULL);
+			r = sched_place_one(&pl, u->m[0], u->cos ? MODE_COS : MODE_DEFAULT, NULL);
 	}
 	if (r == 0) {
 		*ret = pl.out;

@@ -109,7 +109,7 @@ qty_json(const struct json_object *v, int64_t *ret_milli, int64_t *ret_value,
 enum { RK_IGNORE, RK_CPU, RK_MEM, RK_EPH, RK_PODS, RK_SCALAR };
 
 bool
-has_prefix(const char *s, const char *prefix)
+sched_has_prefix(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
@@ -125,17 +125,17 @@ res_kind(const char *name)
 		return RK_EPH;
 	if (strcmp(name, "pods") == 0)
 		return RK_PODS;
-	if (has_prefix(name, "hugepages-") || has_prefix(name, "attachable-volumes-"))
+	if (sched_has_prefix(name, "hugepages-") || sched_has_prefix(name, "attachable-volumes-"))
 		return RK_SCALAR;
 	/* v1helper.IsExtendedResourceName() */
 	if (strchr(name, '/') != NULL && strstr(name, "kubernetes.io/") == NULL &&
-	    !has_prefix(name, "requests."))
+	    !sched_has_prefix(name, "requests."))
 		return RK_SCALAR;
 	return RK_IGNORE;
 }
 
 int
-res_add_name(struct sched *s, const char *name, const char *reason)
+sched_res_add_name(struct sched *s, const char *name, const char *reason)
 {
 	char *n, *r;
 	int ret;
@@ -145,7 +145,7 @@ res_add_name(struct sched *s, const char *name, const char *reason)
 	n = kc_strdup(name);
 	r = reason != NULL ? kc_strdup(reason) : kc_asprintf("Insufficient %s", name);
 	if (n == NULL || r == NULL ||
-	    (ret = smap_put(&s->resmap, name, (void *)(uintptr_t)(s->nres + 1))) < 0) {
+	    (ret = sched_smap_put(&s->resmap, name, (void *)(uintptr_t)(s->nres + 1))) < 0) {
 		kc_free(n);
 		kc_free(r);
 		return -ENOMEM;
@@ -160,11 +160,11 @@ res_add_name(struct sched *s, const char *name, const char *reason)
 static int
 res_slot(struct sched *s, const char *name, uint32_t *ret, struct kc_status *st)
 {
-	uintptr_t v = (uintptr_t)smap_get(&s->resmap, name);
+	uintptr_t v = (uintptr_t)sched_smap_get(&s->resmap, name);
 	int r;
 
 	if (v == 0) {
-		if ((r = res_add_name(s, name, NULL)) == KC_EINVALID)
+		if ((r = sched_res_add_name(s, name, NULL)) == KC_EINVALID)
 			return kc_status_set(st, -E2BIG, "more than %d distinct resource names",
 			    SCHED_RESOURCES_MAX);
 		if (r < 0)
@@ -185,7 +185,7 @@ rv_cmp(const void *a, const void *b)
 
 /* The nonzero slots of 'dense' as a sorted sparse vector. */
 int
-rv_from_dense(const int64_t *dense, size_t n, struct rv **ret, size_t *ret_n)
+sched_rv_from_dense(const int64_t *dense, size_t n, struct rv **ret, size_t *ret_n)
 {
 	struct rv *v = NULL;
 	size_t cnt = 0, j = 0;
@@ -204,7 +204,7 @@ rv_from_dense(const int64_t *dense, size_t n, struct rv **ret, size_t *ret_n)
 }
 
 int64_t
-rv_get(const struct rv *v, size_t n, uint32_t idx)
+sched_rv_get(const struct rv *v, size_t n, uint32_t idx)
 {
 	struct rv key = { idx, 0 }, *e;
 
@@ -220,7 +220,7 @@ rv_get(const struct rv *v, size_t n, uint32_t idx)
  * with the API server's wording for a bad quantity.
  */
 int
-rl_read(struct sched *s, const struct json_object *rl, const struct json_object *skip,
+sched_rl_read(struct sched *s, const struct json_object *rl, const struct json_object *skip,
     const char *path, int64_t *dense, int64_t *pods, struct kc_status *st)
 {
 	struct kc_status qst;
@@ -277,10 +277,10 @@ container_req(struct sched *s, const struct json_object *c, const char *path,
 	int r;
 
 	(void)snprintf(p, sizeof(p), "%s.resources.requests", path);
-	if ((r = rl_read(s, req, NULL, p, dense, NULL, st)) < 0)
+	if ((r = sched_rl_read(s, req, NULL, p, dense, NULL, st)) < 0)
 		return r;
 	(void)snprintf(p, sizeof(p), "%s.resources.limits", path);
-	return rl_read(s, jobj(res, "limits"), req, p, dense, NULL, st);
+	return sched_rl_read(s, jobj(res, "limits"), req, p, dense, NULL, st);
 }
 
 /*
@@ -290,7 +290,7 @@ container_req(struct sched *s, const struct json_object *c, const char *path,
  * before it) as a floor, then the overhead.
  */
 int
-pod_requests(struct sched *s, const struct json_object *pod, struct rv **ret,
+sched_pod_requests_rv(struct sched *s, const struct json_object *pod, struct rv **ret,
     size_t *ret_n, struct kc_status *st)
 {
 	const size_t n = SCHED_RESOURCES_MAX + RES_FIXED;
@@ -336,10 +336,10 @@ pod_requests(struct sched *s, const struct json_object *pod, struct rv **ret,
 	for (size_t k = 0; k < n; k++)
 		if (init[k] != 0)
 			sum[k] = KC_MAX(sum[k], init[k]);
-	if ((r = rl_read(s, jobj(spec, "overhead"), NULL, "spec.overhead", sum, NULL,
+	if ((r = sched_rl_read(s, jobj(spec, "overhead"), NULL, "spec.overhead", sum, NULL,
 	    st)) < 0)
 		goto out;
-	r = rv_from_dense(sum, s->nres, ret, ret_n);
+	r = sched_rv_from_dense(sum, s->nres, ret, ret_n);
 out:
 	kc_free(sum);
 	return r;
@@ -361,7 +361,7 @@ sched_pod_requests(const struct json_object *pod, struct json_object **ret,
 
 	if ((r = sched_new(NULL, &s)) < 0)
 		return r;
-	if ((r = pod_requests(s, pod, &req, &n, st)) < 0)
+	if ((r = sched_pod_requests_rv(s, pod, &req, &n, st)) < 0)
 		return r == -E2BIG ? KC_EINVALID : r;
 	if ((o = json_object_new_object()) == NULL) {
 		kc_free(req);
