@@ -128,7 +128,7 @@ wf(struct walk *w, int code, const char *fmt, ...)
 	va_end(ap);
 	kc_sbuf_init(&b, w->err, sizeof(w->err));
 	if (w->depth > 0) {
-		sb_path(&b, w->stack, w->depth);
+		fieldset_put_path(&b, w->stack, w->depth);
 		kc_sbuf_puts(&b, ": ");
 	}
 	kc_sbuf_puts(&b, msg);
@@ -264,8 +264,8 @@ pair_kind(int kl, int kr)
 static bool
 is_empty(const struct json_object *v, bool has)
 {
-	return !has || v == NULL || (vclass(v) >= VC_LIST && vclass(v) <= VC_MAP &&
-	    jlen(v) == 0);
+	return !has || v == NULL || (fieldset_vclass(v) >= VC_LIST &&
+	    fieldset_vclass(v) <= VC_MAP && jlen(v) == 0);
 }
 
 static int
@@ -289,7 +289,7 @@ item_pe(struct walk *w, int kind, const struct fm_type *t, size_t idx,
 
 	memset(pe, 0, sizeof(*pe));
 	if (kind == VK_SET) {
-		switch (vclass(item)) {
+		switch (fieldset_vclass(item)) {
 		case VC_MAP:
 			return wf(w, KC_EINVALID, "element %zu: associative list without keys "
 			    "has an element that's a map type", idx);
@@ -302,7 +302,7 @@ item_pe(struct walk *w, int kind, const struct fm_type *t, size_t idx,
 		default:
 			if ((r = jcopy(item, &v)) < 0)
 				return r;
-			return pe_take_value(pe, FM_PE_VALUE, v);
+			return fieldset_pe_take_value(pe, FM_PE_VALUE, v);
 		}
 	}
 	if (item == NULL)
@@ -343,7 +343,7 @@ item_pe(struct walk *w, int kind, const struct fm_type *t, size_t idx,
 			return r;
 		}
 	}
-	return pe_take_value(pe, FM_PE_KEY, key);
+	return fieldset_pe_take_value(pe, FM_PE_KEY, key);
 }
 
 /* The items of a list, each with its element. */
@@ -365,7 +365,7 @@ static void
 litems_free(struct litems *L)
 {
 	for (size_t i = 0; i < L->n; i++)
-		pe_free(&L->v[i].pe);
+		fieldset_pe_free(&L->v[i].pe);
 	kc_free(L->v);
 	kc_free(L->sorted);
 	memset(L, 0, sizeof(*L));
@@ -376,7 +376,7 @@ cmp_litem(const void *a, const void *b)
 {
 	const struct litem *x = *(const struct litem *const *)a;
 	const struct litem *y = *(const struct litem *const *)b;
-	int c = pe_cmp(&x->pe, &y->pe);
+	int c = fieldset_pe_cmp(&x->pe, &y->pe);
 
 	if (c != 0)
 		return c;
@@ -390,7 +390,7 @@ lfind(const struct litems *L, const struct pe *pe)
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = pe_cmp(&L->sorted[mid]->pe, pe);
+		int c = fieldset_pe_cmp(&L->sorted[mid]->pe, pe);
 
 		if (c == 0)
 			return L->sorted[mid];
@@ -435,11 +435,12 @@ index_items(struct walk *w, int kind, const struct fm_type *t,
 	}
 	qsort(L->sorted, n, sizeof(*L->sorted), cmp_litem);
 	for (size_t i = 0; i < n; i = k) {
-		for (k = i + 1; k < n && pe_cmp(&L->sorted[k]->pe, &L->sorted[i]->pe) == 0; k++)
+		for (k = i + 1; k < n &&
+		    fieldset_pe_cmp(&L->sorted[k]->pe, &L->sorted[i]->pe) == 0; k++)
 			;
 		if (k - i > 1 && strict) {
 			kc_sbuf_init(&b, disp, sizeof(disp));
-			sb_pe(&b, &L->sorted[i]->pe);
+			fieldset_put_pe(&b, &L->sorted[i]->pe);
 			r = wf(w, KC_EINVALID, "duplicate entries for key %s", disp);
 			litems_free(L);
 			return r;
@@ -466,18 +467,18 @@ to_set(struct walk *w, const struct json_object *v, struct fs *out)
 	case VK_NULL:
 		return 0;
 	case VK_LEAF:
-		return fs_insert(out, w->stack, w->depth);
+		return fieldset_insert(out, w->stack, w->depth);
 	case VK_STRUCT:
 	case VK_MAP: {
 		json_object_object_foreach(unconst(v), key, val) {
 			struct pe pe;
 
-			pe_field(&pe, key);
+			fieldset_pe_field(&pe, key);
 			if ((r = walk_push(w, &pe, kind, &m)) < 0)
 				return r;
 			r = to_set(w, val, out);
 			if (r == 0 && kind == VK_MAP)
-				r = fs_insert(out, w->stack, w->depth);
+				r = fieldset_insert(out, w->stack, w->depth);
 			walk_pop(w, &m);
 			if (r < 0)
 				return r;
@@ -491,7 +492,7 @@ to_set(struct walk *w, const struct json_object *v, struct fs *out)
 			if ((r = walk_push(w, &L.v[i].pe, kind, &m)) < 0)
 				break;
 			if ((r = to_set(w, L.v[i].v, out)) == 0)
-				r = fs_insert(out, w->stack, w->depth);
+				r = fieldset_insert(out, w->stack, w->depth);
 			walk_pop(w, &m);
 		}
 		litems_free(&L);
@@ -509,9 +510,9 @@ struct cmp {
 static void
 cmp_free(struct cmp *c)
 {
-	fs_free(&c->add);
-	fs_free(&c->mod);
-	fs_free(&c->rem);
+	fieldset_free(&c->add);
+	fieldset_free(&c->mod);
+	fieldset_free(&c->rem);
 }
 
 static int compare(struct walk *, const struct json_object *, bool,
@@ -543,7 +544,7 @@ compare_maps(struct walk *w, int kind, const struct json_object *l,
 		json_object_object_foreach(unconst(l), k1, v1) {
 			bool has = jget(r, k1, &x);
 
-			pe_field(&pe, k1);
+			fieldset_pe_field(&pe, k1);
 			if ((rv = compare_child(w, &pe, kind, v1, true, has ? x : NULL, has,
 			    c)) < 0)
 				return rv;
@@ -553,7 +554,7 @@ compare_maps(struct walk *w, int kind, const struct json_object *l,
 		json_object_object_foreach(unconst(r), k2, v2) {
 			if (jget(l, k2, &x))
 				continue;
-			pe_field(&pe, k2);
+			fieldset_pe_field(&pe, k2);
 			if ((rv = compare_child(w, &pe, kind, NULL, false, v2, true, c)) < 0)
 				return rv;
 		}
@@ -616,11 +617,11 @@ compare(struct walk *w, const struct json_object *l, bool lh, const struct json_
 	kind = pair_kind(kl, kr);
 	if (kind == VK_LEAF || kind == VK_NULL || (is_empty(l, lh) && is_empty(r, rh))) {
 		if (!lh)
-			return fs_insert(&c->add, w->stack, w->depth);
+			return fieldset_insert(&c->add, w->stack, w->depth);
 		if (!rh)
-			return fs_insert(&c->rem, w->stack, w->depth);
-		if (!value_equal(l, r, 0))
-			return fs_insert(&c->mod, w->stack, w->depth);
+			return fieldset_insert(&c->rem, w->stack, w->depth);
+		if (!fieldset_value_equal(l, r, 0))
+			return fieldset_insert(&c->mod, w->stack, w->depth);
 		return 0;
 	}
 	if (kind == VK_STRUCT || kind == VK_MAP)
@@ -630,9 +631,9 @@ compare(struct walk *w, const struct json_object *l, bool lh, const struct json_
 	if (rv < 0)
 		return rv;
 	if (!lh)
-		return fs_insert(&c->add, w->stack, w->depth);
+		return fieldset_insert(&c->add, w->stack, w->depth);
 	if (!rh)
-		return fs_insert(&c->rem, w->stack, w->depth);
+		return fieldset_insert(&c->rem, w->stack, w->depth);
 	return 0;
 }
 
@@ -666,7 +667,7 @@ merge_maps(struct walk *w, int kind, const struct json_object *l,
 	json_object_object_foreach(unconst(l), k1, v1) {
 		bool has = jget(r, k1, &x);
 
-		pe_field(&pe, k1);
+		fieldset_pe_field(&pe, k1);
 		if ((rv = merge_child(w, &pe, kind, v1, true, has ? x : NULL, has,
 		    &child)) < 0 || (rv = jput(o, k1, child)) < 0)
 			goto fail;
@@ -730,7 +731,7 @@ merge_lists(struct walk *w, int kind, const struct fm_type *t,
 		bool progress = false;
 
 		if (li < nl && ri < nr) {
-			if (pe_cmp(&lo[li]->pe, &ro[ri]->pe) == 0) {
+			if (fieldset_pe_cmp(&lo[li]->pe, &ro[ri]->pe) == 0) {
 				if ((rv = merge_child(w, &ro[ri]->pe, kind, lo[li]->v, true,
 				    ro[ri]->v, true, &child)) < 0 ||
 				    (rv = jappend(a, child)) < 0)
@@ -740,7 +741,7 @@ merge_lists(struct walk *w, int kind, const struct fm_type *t,
 				continue;
 			}
 			if (lfind(&R, &lo[li]->pe) != NULL && next != NULL &&
-			    pe_cmp(&next->pe, &lo[li]->pe) != 0) {
+			    fieldset_pe_cmp(&next->pe, &lo[li]->pe) != 0) {
 				li++;
 				continue;
 			}
@@ -757,7 +758,7 @@ merge_lists(struct walk *w, int kind, const struct fm_type *t,
 			    x != NULL, ro[ri]->v, true, &child)) < 0 ||
 			    (rv = jappend(a, child)) < 0)
 				goto out;
-			if (next != NULL && pe_cmp(&next->pe, &ro[ri]->pe) == 0)
+			if (next != NULL && fieldset_pe_cmp(&next->pe, &ro[ri]->pe) == 0)
 				next = si < ns ? shared[si++] : NULL;
 			ri++;
 			progress = true;
@@ -816,7 +817,7 @@ static int
 remove_child(struct walk *w, const struct pe *pe, int parent, const struct json_object *v,
     const struct fs *set, bool *ret_keep, struct json_object **out)
 {
-	const struct fs_node *node = fs_get(set, pe);
+	const struct fs_node *node = fieldset_get(set, pe);
 	struct mark m;
 	int r;
 
@@ -824,7 +825,7 @@ remove_child(struct walk *w, const struct pe *pe, int parent, const struct json_
 	*out = NULL;
 	if (!*ret_keep)
 		return 0;
-	if (node == NULL || fs_empty(&node->kids))
+	if (node == NULL || fieldset_empty(&node->kids))
 		return jcopy(v, out);
 	if ((r = walk_push(w, pe, parent, &m)) < 0)
 		return r;
@@ -859,7 +860,7 @@ remove_items(struct walk *w, const struct json_object *v, const struct fs *set,
 		if ((o = json_object_new_object()) == NULL)
 			return -ENOMEM;
 		json_object_object_foreach(unconst(v), key, val) {
-			pe_field(&pe, key);
+			fieldset_pe_field(&pe, key);
 			if ((r = remove_child(w, &pe, kind, val, set, &keep, &child)) < 0)
 				break;
 			if (keep && (r = jput(o, key, child)) < 0)
@@ -910,9 +911,9 @@ ensure_named(struct walk *w, const struct fs *in, int parent, struct fs *out)
 		struct fs_node node = { 0 };
 
 		node.member = x->member;
-		if (x->pe.type == FM_PE_FIELD && parent == VK_STRUCT && !fs_empty(&x->kids))
+		if (x->pe.type == FM_PE_FIELD && parent == VK_STRUCT && !fieldset_empty(&x->kids))
 			node.member = true;
-		if ((r = pe_copy(&node.pe, &x->pe)) < 0)
+		if ((r = fieldset_pe_copy(&node.pe, &x->pe)) < 0)
 			goto fail;
 		if (x->kids.n > 0) {
 			if ((r = walk_push(w, &x->pe, parent, &m)) < 0)
@@ -933,12 +934,12 @@ ensure_named(struct walk *w, const struct fs *in, int parent, struct fs *out)
 			if (r < 0)
 				goto fail;
 		}
-		if ((r = fs_push(out, &node)) < 0)
+		if ((r = fieldset_push(out, &node)) < 0)
 			goto fail;
 		continue;
 	fail:
-		node_free(&node);
-		fs_free(out);
+		fieldset_node_free(&node);
+		fieldset_free(out);
 		return r;
 	}
 	return 0;
@@ -983,7 +984,7 @@ mentry_free(struct mentry *e)
 	kc_free(e->api_version);
 	kc_free(e->subresource);
 	kc_free(e->id);
-	fs_free(&e->set);
+	fieldset_free(&e->set);
 	if (e->orig != NULL)
 		json_object_put(e->orig);
 	memset(e, 0, sizeof(*e));
@@ -1007,7 +1008,7 @@ id_field(struct kc_buf *b, bool *first, const char *name, const char *value)
 		return 0;
 	if ((!*first && (r = kc_buf_putc(b, ',')) < 0) ||
 	    (r = kc_buf_printf(b, "\"%s\":", name)) < 0 ||
-	    (r = gj_string(b, value, strlen(value))) < 0)
+	    (r = fieldset_gj_string(b, value, strlen(value))) < 0)
 		return r;
 	*first = false;
 	return 0;
@@ -1115,7 +1116,7 @@ static void
 managed_drop_empty(struct managed *m)
 {
 	for (size_t i = m->n; i-- > 0; )
-		if (fs_empty(&m->v[i].set))
+		if (fieldset_empty(&m->v[i].set))
 			managed_del(m, i);
 }
 
@@ -1149,7 +1150,7 @@ managed_copy(struct managed *dst, const struct managed *src)
 		/* orig is frozen (entry_copy()): shared. */
 		e.orig = s->orig != NULL ? json_object_get(s->orig) : NULL;
 		if ((r = mentry_identity(&e, s->manager, s->op, s->api_version,
-		    s->subresource)) < 0 || (r = fs_copy(&e.set, &s->set)) < 0 ||
+		    s->subresource)) < 0 || (r = fieldset_copy(&e.set, &s->set)) < 0 ||
 		    (r = managed_add(dst, &e)) < 0) {
 			mentry_free(&e);
 			managed_free(dst);
@@ -1194,7 +1195,8 @@ entry_copy(const struct json_object *item, struct json_object **ret)
 	if ((r = jcopy(item, &c)) < 0)
 		return r;
 	if (jget(c, "fieldsV1", &fv) && json_object_is_type(fv, json_type_object)) {
-		if ((r = tree_to_raw(fv, &raw)) < 0 || (r = jput(c, "fieldsV1", raw)) < 0) {
+		if ((r = fieldset_tree_to_raw(fv, &raw)) < 0 ||
+		    (r = jput(c, "fieldsV1", raw)) < 0) {
 			json_object_put(c);
 			return r;
 		}
@@ -1267,7 +1269,7 @@ managed_decode(const struct json_object *mf, struct fm_cache *cache, struct mana
 		}
 		e.has_time = tv != NULL;
 		if (jget(item, "fieldsV1", &fv) && fv != NULL &&
-		    (r = fields_decode(fv, cache, &e.set, sub_err, sizeof(sub_err))) < 0) {
+		    (r = fieldset_decode(fv, cache, &e.set, sub_err, sizeof(sub_err))) < 0) {
 			if (r == KC_EINVALID || r == KC_ETOOLARGE)
 				errf(err, errsize, "error decoding versioned set from entry "
 				    "%zu: %s", i, sub_err);
@@ -1333,7 +1335,7 @@ mentry_json(const struct mentry *e, struct fm_cache *cache, struct json_object *
 			goto fail;
 	}
 	if ((r = kc_json_set_str(o, "fieldsType", "FieldsV1")) < 0 ||
-	    (r = fs_to_raw_cached(cache, &e->set, &fields)) < 0 ||
+	    (r = fieldset_to_raw_cached(cache, &e->set, &fields)) < 0 ||
 	    (r = kc_json_put(o, "fieldsV1", fields)) < 0 ||
 	    (*e->subresource != '\0' &&
 	    (r = kc_json_set_str(o, "subresource", e->subresource)) < 0))
@@ -1412,8 +1414,8 @@ struct ctx {
 static void
 ctx_free(struct ctx *x)
 {
-	fs_free(&x->strip);
-	fs_free(&x->reset);
+	fieldset_free(&x->strip);
+	fieldset_free(&x->reset);
 }
 
 static int
@@ -1427,8 +1429,8 @@ ctx_init(struct ctx *x, const struct fm_schema *schema, const char *const *reset
 	x->api_version = api_version != NULL ? api_version : "";
 	x->subresource = subresource != NULL ? subresource : "";
 	x->now = now;
-	if ((r = fs_from_paths(strip_paths, &x->strip)) < 0 ||
-	    (r = fs_from_paths(reset, &x->reset)) < 0) {
+	if ((r = fieldset_from_paths(strip_paths, &x->strip)) < 0 ||
+	    (r = fieldset_from_paths(reset, &x->reset)) < 0) {
 		ctx_free(x);
 		return r;
 	}
@@ -1501,7 +1503,7 @@ fs_overlaps(const struct fs *a, const struct fs *b)
 
 	while (i < a->n && j < b->n) {
 		const struct fs_node *x = &a->v[i], *y = &b->v[j];
-		int c = pe_cmp(&x->pe, &y->pe);
+		int c = fieldset_pe_cmp(&x->pe, &y->pe);
 
 		if (c < 0)
 			i++;
@@ -1530,11 +1532,11 @@ disown(struct mentry *e, const struct fs *taken, const struct fs *removed)
 	if (!fs_overlaps(&e->set, taken) && !fs_overlaps(&e->set, removed))
 		return 0;
 	/* A difference only loses members: the count tells whether it did. */
-	n = fs_count(&e->set);
-	if ((r = fs_apply_op(OP_DIFF, &e->set, taken)) < 0 ||
-	    (r = fs_apply_op(OP_DIFF, &e->set, removed)) < 0)
+	n = fieldset_count(&e->set);
+	if ((r = fieldset_apply_op(OP_DIFF, &e->set, taken)) < 0 ||
+	    (r = fieldset_apply_op(OP_DIFF, &e->set, removed)) < 0)
 		return r;
-	if (fs_count(&e->set) != n)
+	if (fieldset_count(&e->set) != n)
 		e->dirty = true;
 	return 0;
 }
@@ -1551,9 +1553,9 @@ compare_objects(struct ctx *x, const struct json_object *l, const struct json_ob
 	memset(c, 0, sizeof(*c));
 	if ((rv = compare(&w, l, true, r, true, c)) < 0)
 		kc_strlcpy(x->err, w.err, sizeof(x->err));
-	if (rv < 0 || (rv = fs_apply_op(OP_RDIFF, &c->add, &x->reset)) < 0 ||
-	    (rv = fs_apply_op(OP_RDIFF, &c->mod, &x->reset)) < 0 ||
-	    (rv = fs_apply_op(OP_RDIFF, &c->rem, &x->reset)) < 0) {
+	if (rv < 0 || (rv = fieldset_apply_op(OP_RDIFF, &c->add, &x->reset)) < 0 ||
+	    (rv = fieldset_apply_op(OP_RDIFF, &c->mod, &x->reset)) < 0 ||
+	    (rv = fieldset_apply_op(OP_RDIFF, &c->rem, &x->reset)) < 0) {
 		cmp_free(c);
 		return rv;
 	}
@@ -1580,7 +1582,7 @@ record_update(struct ctx *x, const struct json_object *live, const struct json_o
 	/* The sets are moved from one step to the next, not copied. */
 	changed = c.mod;
 	memset(&c.mod, 0, sizeof(c.mod));
-	if ((r = fs_union_take(&changed, &c.add)) < 0)
+	if ((r = fieldset_union_take(&changed, &c.add)) < 0)
 		goto out;
 	for (size_t i = 0; i < m->n; i++)
 		if ((r = disown(&m->v[i], &changed, &c.rem)) < 0)
@@ -1588,24 +1590,24 @@ record_update(struct ctx *x, const struct json_object *live, const struct json_o
 	managed_drop_empty(m);
 	self = changed;
 	memset(&changed, 0, sizeof(changed));
-	if ((r = fs_apply_op(OP_DIFF, &self, &c.rem)) < 0 ||
-	    (r = fs_apply_op(OP_DIFF, &self, &x->strip)) < 0)
+	if ((r = fieldset_apply_op(OP_DIFF, &self, &c.rem)) < 0 ||
+	    (r = fieldset_apply_op(OP_DIFF, &self, &x->strip)) < 0)
 		goto out;
-	if (fs_empty(&self))
+	if (fieldset_empty(&self))
 		goto out;
 	if (!managed_find(m, manager, OP_UPDATE, x->api_version, x->subresource, &idx) &&
 	    (r = managed_new(m, manager, OP_UPDATE, x->api_version, x->subresource, &idx)) < 0)
 		goto out;
 	e = &m->v[idx];
-	if ((r = fs_union_take(&e->set, &self)) < 0)
+	if ((r = fieldset_union_take(&e->set, &self)) < 0)
 		goto out;
 	e->has_time = true;
 	e->time = x->now;
 	e->dirty = true;
 out:
 	cmp_free(&c);
-	fs_free(&changed);
-	fs_free(&self);
+	fieldset_free(&changed);
+	fieldset_free(&self);
 	return r;
 }
 
@@ -1618,7 +1620,7 @@ named_set(struct walk *w, const struct json_object *v, struct fs *out)
 
 	if ((r = to_set(w, v, &s)) == 0)
 		r = ensure_named(w, &s, VK_STRUCT, out);
-	fs_free(&s);
+	fieldset_free(&s);
 	return r;
 }
 
@@ -1637,38 +1639,38 @@ prune(struct ctx *x, const struct json_object *merged, const struct managed *m,
 	struct walk w;
 	int r;
 
-	if (fs_empty(last))
+	if (fieldset_empty(last))
 		return jcopy(merged, ret);
 	walk_init(&w, x->schema, true);
 	for (size_t i = 0; i < m->n; i++)
-		if ((r = fs_apply_op(OP_UNION, &all, &m->v[i].set)) < 0)
+		if ((r = fieldset_apply_op(OP_UNION, &all, &m->v[i].set)) < 0)
 			goto out;
 	if ((r = ensure_named(&w, last, VK_STRUCT, &last_e)) < 0 ||
 	    (r = ensure_named(&w, &all, VK_STRUCT, &all_e)) < 0 ||
 	    (r = remove_items(&w, merged, &last_e, &p1)) < 0 ||
 	    (r = named_set(&w, merged, &ms)) < 0 ||
 	    (r = named_set(&w, p1, &ps)) < 0 ||
-	    (r = fs_op(OP_UNION, &ps, &all_e, &keep)) < 0 ||
-	    (r = fs_op(OP_DIFF, &ms, &keep, &rm)) < 0 ||
+	    (r = fieldset_op(OP_UNION, &ps, &all_e, &keep)) < 0 ||
+	    (r = fieldset_op(OP_DIFF, &ms, &keep, &rm)) < 0 ||
 	    (r = remove_items(&w, merged, &rm, &p2)) < 0)
 		goto out;
-	fs_free(&ps);
-	fs_free(&rm);
+	fieldset_free(&ps);
+	fieldset_free(&rm);
 	if ((r = named_set(&w, p2, &ps)) < 0 ||
-	    (r = fs_op(OP_DIFF, &ms, &ps, &rm)) < 0 ||
-	    (r = fs_apply_op(OP_INTERSECT, &rm, &last_e)) < 0 ||
+	    (r = fieldset_op(OP_DIFF, &ms, &ps, &rm)) < 0 ||
+	    (r = fieldset_apply_op(OP_INTERSECT, &rm, &last_e)) < 0 ||
 	    (r = remove_items(&w, merged, &rm, ret)) < 0)
 		goto out;
 out:
 	if (r < 0 && w.err[0] != '\0')
 		kc_strlcpy(x->err, w.err, sizeof(x->err));
-	fs_free(&last_e);
-	fs_free(&all);
-	fs_free(&all_e);
-	fs_free(&ms);
-	fs_free(&ps);
-	fs_free(&keep);
-	fs_free(&rm);
+	fieldset_free(&last_e);
+	fieldset_free(&all);
+	fieldset_free(&all_e);
+	fieldset_free(&ms);
+	fieldset_free(&ps);
+	fieldset_free(&keep);
+	fieldset_free(&rm);
 	if (p1 != NULL)
 		json_object_put(p1);
 	if (p2 != NULL)
@@ -1691,7 +1693,7 @@ static void
 conflicts_free(struct conflicts *cf)
 {
 	for (size_t i = 0; i < cf->n; i++)
-		fs_free(&cf->v[i].set);
+		fieldset_free(&cf->v[i].set);
 	kc_free(cf->v);
 	memset(cf, 0, sizeof(*cf));
 }
@@ -1725,7 +1727,7 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 		kc_strlcpy(x->err, w.err, sizeof(x->err));
 		goto out;
 	}
-	if ((r = fs_apply_op(OP_RDIFF, &set, &x->reset)) < 0)
+	if ((r = fieldset_apply_op(OP_RDIFF, &set, &x->reset)) < 0)
 		goto out;
 	if (managed_find(m, manager, OP_APPLY, NULL, x->subresource, &idx)) {
 		last = m->v[idx].set;
@@ -1749,7 +1751,7 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 	}
 	if ((r = prune(x, merged, m, &last, &pruned)) < 0 ||
 	    (r = compare_objects(x, live, pruned, &c)) < 0 ||
-	    (r = fs_op(OP_UNION, &c.mod, &c.add, &taken)) < 0)
+	    (r = fieldset_op(OP_UNION, &c.mod, &c.add, &taken)) < 0)
 		goto out;
 	if (m->n > 0 && (cf->v = kc_calloc(m->n, sizeof(*cf->v))) == NULL) {
 		r = -ENOMEM;
@@ -1761,12 +1763,12 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 		if (i == idx)
 			continue;
 		k->entry = i;
-		if ((r = fs_op(OP_INTERSECT, &m->v[i].set, &taken, &k->set)) < 0)
+		if ((r = fieldset_op(OP_INTERSECT, &m->v[i].set, &taken, &k->set)) < 0)
 			goto out;
-		if (!fs_empty(&k->set))
+		if (!fieldset_empty(&k->set))
 			cf->n++;
 		else
-			fs_free(&k->set);
+			fieldset_free(&k->set);
 	}
 	if (cf->n > 0 && !force) {
 		r = KC_ECONFLICT;
@@ -1776,11 +1778,11 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 		if (i != idx && (r = disown(&m->v[i], &taken, &c.rem)) < 0)
 			goto out;
 	e = &m->v[idx];
-	if ((r = fs_apply_op(OP_DIFF, &e->set, &x->strip)) < 0)
+	if ((r = fieldset_apply_op(OP_DIFF, &e->set, &x->strip)) < 0)
 		goto out;
-	if (!fs_equal(&e->set, &last))
+	if (!fieldset_equal(&e->set, &last))
 		e->dirty = true;
-	changed = !value_equal(live, pruned, 0);
+	changed = !fieldset_value_equal(live, pruned, 0);
 	if (changed) {
 		e->has_time = true;
 		e->time = x->now;
@@ -1791,9 +1793,9 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 	pruned = NULL;
 	*ret_changed = changed;
 out:
-	fs_free(&set);
-	fs_free(&last);
-	fs_free(&taken);
+	fieldset_free(&set);
+	fieldset_free(&last);
+	fieldset_free(&taken);
 	cmp_free(&c);
 	if (merged != NULL)
 		json_object_put(merged);
@@ -1881,7 +1883,7 @@ cap_managers(struct managed *m)
 		b = &m->v[bi];
 		has_time = e->has_time;
 		t = e->time;
-		if (b != e && (r = fs_apply_op(OP_UNION, &b->set, &e->set)) < 0)
+		if (b != e && (r = fieldset_apply_op(OP_UNION, &b->set, &e->set)) < 0)
 			goto out;
 		b->has_time = has_time;
 		b->time = t;
@@ -1945,9 +1947,9 @@ last_applied_allowed(struct ctx *x, const struct json_object *live, struct fs *r
 		r = r == -ENOMEM ? r : 0;
 		goto out;
 	}
-	if ((r = fs_apply_op(OP_DIFF, &set, &c.mod)) < 0 ||
-	    (r = fs_apply_op(OP_DIFF, &set, &c.add)) < 0 ||
-	    (r = fs_apply_op(OP_DIFF, &set, &c.rem)) < 0)
+	if ((r = fieldset_apply_op(OP_DIFF, &set, &c.mod)) < 0 ||
+	    (r = fieldset_apply_op(OP_DIFF, &set, &c.add)) < 0 ||
+	    (r = fieldset_apply_op(OP_DIFF, &set, &c.rem)) < 0)
 		goto out;
 	*ret = set;
 	memset(&set, 0, sizeof(set));
@@ -1955,7 +1957,7 @@ last_applied_allowed(struct ctx *x, const struct json_object *live, struct fs *r
 out:
 	if (la != NULL)
 		json_object_put(la);
-	fs_free(&set);
+	fieldset_free(&set);
 	cmp_free(&c);
 	return r;
 }
@@ -1983,7 +1985,7 @@ update_last_applied(struct json_object *obj, const struct json_object *config)
 	if ((cann = kc_json_get(c, "metadata", "annotations")) != NULL &&
 	    json_object_is_type(cann, json_type_object))
 		json_object_object_del(cann, LAST_APPLIED);
-	r = gj_dump(c, "\n", &text);
+	r = fieldset_gj_dump(c, "\n", &text);
 	json_object_put(c);
 	if (r < 0)
 		return r;
@@ -2033,7 +2035,7 @@ conflict_path(void *arg, const struct pe *const *path, size_t n)
 	int r;
 
 	kc_sbuf_init(&b, field, sizeof(field));
-	sb_path(&b, path, n);
+	fieldset_put_path(&b, path, n);
 	kc_sbuf_init(&b, who, sizeof(who));
 	sb_manager(&b, o->e);
 	snprintf(message, sizeof(message), "conflict with %s", who);
@@ -2077,7 +2079,7 @@ conflict_error(const struct managed *m, const struct conflicts *cf,
 
 	kc_buf_init(&msg, FM_TEXT_MAX);
 	for (i = 0; i < cf->n; i++)
-		o.total += fs_count(&cf->v[i].set);
+		o.total += fieldset_count(&cf->v[i].set);
 	if ((order = kc_calloc(cf->n, sizeof(*order))) == NULL ||
 	    (details = json_object_new_object()) == NULL ||
 	    (o.causes = json_object_new_array()) == NULL) {
@@ -2109,7 +2111,7 @@ conflict_error(const struct managed *m, const struct conflicts *cf,
 			    who)) < 0)
 				break;
 		}
-		r = fs_iterate(&order[i]->set, stack, 0, conflict_path, &o);
+		r = fieldset_iterate(&order[i]->set, stack, 0, conflict_path, &o);
 	}
 	if (r < 0)
 		goto out;
@@ -2356,7 +2358,7 @@ fieldmanager_pe_parse(const char *text, enum fm_pe_type *ret_type,
 
 	if (text == NULL)
 		return kc_status_set(st, KC_EINVALID, "no path element");
-	if ((r = pe_parse(text, &pe, err, sizeof(err))) < 0)
+	if ((r = fieldset_pe_parse(text, &pe, err, sizeof(err))) < 0)
 		return r == -ENOMEM ? r : kc_status_set(st, r, "%s", err);
 	if (r == 1) {
 		*ret_type = FM_PE_UNKNOWN;
@@ -2376,7 +2378,7 @@ fieldmanager_pe_parse(const char *text, enum fm_pe_type *ret_type,
 		pe.v = NULL;
 		break;
 	}
-	pe_free(&pe);
+	fieldset_pe_free(&pe);
 	if (v == NULL && (type == FM_PE_FIELD || type == FM_PE_INDEX))
 		return -ENOMEM;
 	*ret_type = type;
@@ -2406,16 +2408,16 @@ fieldmanager_pe_format(enum fm_pe_type type, const struct json_object *value, ch
 	case FM_PE_KEY:
 		if (!json_object_is_type(value, json_type_object))
 			return kc_status_set(st, KC_EINVALID, "a key must be an object");
-		if ((r = sorted_object(value, &sorted)) < 0)
+		if ((r = fieldset_sorted_object(value, &sorted)) < 0)
 			return r;
-		r = gj_dump(sorted, "", &json);
+		r = fieldset_gj_dump(sorted, "", &json);
 		json_object_put(sorted);
 		if (r < 0)
 			return r;
 		out = kc_asprintf("k:%s", json);
 		break;
 	case FM_PE_VALUE:
-		if ((r = gj_dump(value, "", &json)) < 0)
+		if ((r = fieldset_gj_dump(value, "", &json)) < 0)
 			return r;
 		out = kc_asprintf("v:%s", json);
 		break;
@@ -2447,17 +2449,17 @@ fieldmanager_fieldset(const struct json_object *obj, const struct fm_schema *sch
 			(void)kc_status_set(st, r, "%s", w->err);
 		goto out;
 	}
-	if ((r = fs_from_paths(strip_paths, &strip)) < 0 ||
-	    (r = fs_from_paths(reset, &rs)) < 0 ||
-	    (r = fs_apply_op(OP_DIFF, &set, &strip)) < 0 ||
-	    (r = fs_apply_op(OP_RDIFF, &set, &rs)) < 0)
+	if ((r = fieldset_from_paths(strip_paths, &strip)) < 0 ||
+	    (r = fieldset_from_paths(reset, &rs)) < 0 ||
+	    (r = fieldset_apply_op(OP_DIFF, &set, &strip)) < 0 ||
+	    (r = fieldset_apply_op(OP_RDIFF, &set, &rs)) < 0)
 		goto out;
-	r = fs_to_json(&set, false, ret);
+	r = fieldset_to_json(&set, false, ret);
 out:
 	kc_free(w);
-	fs_free(&set);
-	fs_free(&strip);
-	fs_free(&rs);
+	fieldset_free(&set);
+	fieldset_free(&strip);
+	fieldset_free(&rs);
 	return r;
 }
 
@@ -2468,7 +2470,7 @@ decode_set(const struct json_object *o, struct fs *out, struct kc_status *st)
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = fields_decode(o, NULL, out, err, sizeof(err))) < 0 && r != -ENOMEM)
+	if ((r = fieldset_decode(o, NULL, out, err, sizeof(err))) < 0 && r != -ENOMEM)
 		return kc_status_set(st, r, "invalid FieldsV1: %s", err);
 	return r;
 }
@@ -2481,13 +2483,13 @@ public_op(int op, const struct json_object *a, const struct json_object *b,
 	int r;
 
 	if ((r = decode_set(a, &x, st)) < 0 || (r = decode_set(b, &y, st)) < 0 ||
-	    (r = fs_op(op, &x, &y, &out)) < 0)
+	    (r = fieldset_op(op, &x, &y, &out)) < 0)
 		goto out;
-	r = fs_to_json(&out, false, ret);
+	r = fieldset_to_json(&out, false, ret);
 out:
-	fs_free(&x);
-	fs_free(&y);
-	fs_free(&out);
+	fieldset_free(&x);
+	fieldset_free(&y);
+	fieldset_free(&out);
 	return r;
 }
 
@@ -2520,8 +2522,8 @@ fieldmanager_fieldset_empty(const struct json_object *a, struct kc_status *st)
 
 	if ((r = decode_set(a, &x, st)) < 0)
 		return r;
-	r = fs_empty(&x) ? 1 : 0;
-	fs_free(&x);
+	r = fieldset_empty(&x) ? 1 : 0;
+	fieldset_free(&x);
 	return r;
 }
 
@@ -2665,7 +2667,8 @@ fieldmanager_compact(struct json_object *obj)
 		if (!json_object_is_type(item, json_type_object) || !jget(item, "fieldsV1", &fv) ||
 		    !json_object_is_type(fv, json_type_object))
 			continue;
-		if ((r = tree_to_raw(fv, &raw)) < 0 || (r = jput(item, "fieldsV1", raw)) < 0)
+		if ((r = fieldset_tree_to_raw(fv, &raw)) < 0 ||
+		    (r = jput(item, "fieldsV1", raw)) < 0)
 			return r;
 	}
 	return 0;
@@ -2727,7 +2730,7 @@ apply_types(struct ctx *x, const struct json_object *config, const struct json_o
 		r = fail(st, KC_EINTERNAL, 500, "", "failed to create typed patch object "
 		    "(%s): %s", who, w->err);
 	}
-	fs_free(&set);
+	fieldset_free(&set);
 	if (r == 0 && live != NULL) {
 		walk_init(w, x->schema, true);
 		if ((r = to_set(w, live, &set)) == KC_ETOOLARGE)
@@ -2738,7 +2741,7 @@ apply_types(struct ctx *x, const struct json_object *config, const struct json_o
 			r = fail(st, KC_EINTERNAL, 500, "", "failed to create typed live object "
 			    "(%s): %s", who, w->err);
 		}
-		fs_free(&set);
+		fieldset_free(&set);
 	}
 	kc_free(w);
 	return r;
@@ -2802,10 +2805,10 @@ fieldmanager_apply(const struct fm_apply *a, struct json_object **ret,
 			goto out;
 		r = KC_ECONFLICT;
 		for (size_t i = 0; ok && i < cf.n; i++)
-			if ((r = fs_apply_op(OP_DIFF, &cf.v[i].set, &allowed)) < 0)
+			if ((r = fieldset_apply_op(OP_DIFF, &cf.v[i].set, &allowed)) < 0)
 				goto out;
 		for (size_t i = 0; ok && i < cf.n; i++)
-			ok = fs_empty(&cf.v[i].set);
+			ok = fieldset_empty(&cf.v[i].set);
 		if (ok) {
 			conflicts_free(&cf);
 			managed_free(&m2);
@@ -2818,8 +2821,8 @@ fieldmanager_apply(const struct fm_apply *a, struct json_object **ret,
 			size_t k = 0;
 
 			for (size_t i = 0; i < cf.n; i++) {
-				if (fs_empty(&cf.v[i].set))
-					fs_free(&cf.v[i].set);
+				if (fieldset_empty(&cf.v[i].set))
+					fieldset_free(&cf.v[i].set);
 				else
 					cf.v[k++] = cf.v[i];
 			}
@@ -2857,7 +2860,7 @@ out:
 		json_object_put(obj);
 	if (empty != NULL)
 		json_object_put(empty);
-	fs_free(&allowed);
+	fieldset_free(&allowed);
 	conflicts_free(&cf);
 	managed_free(&m);
 	managed_free(&m2);

@@ -14,7 +14,7 @@
  *			equality, and Go's printing of them (quoted strings,
  *			%v numbers, encoding/json's compact JSON with sorted
  *			keys), which is how keys and values are written
- *	pe_parse()	one FieldsV1 key into a path element
+ *	fieldset_pe_parse()	one FieldsV1 key into a path element
  *	sets		struct fs: a sorted tree of path elements, each node a
  *			member or not, with union, intersection, difference
  *			(members only: a.b - a = a.b) and recursive difference
@@ -23,8 +23,8 @@
  *	FieldsV1	trees decoded (fs_from_json()) and sets encoded as
  *			raw values, the text a tree would print as
  *			(fs_to_raw()), both through a caller-owned
- *			set-associative cache (fields_decode(),
- *			fs_to_raw_cached()), since the same sets come back
+ *			set-associative cache (fieldset_decode(),
+ *			fieldset_to_raw_cached()), since the same sets come back
  *			write after write
  *
  * fieldmanager.c builds sets from objects and keeps managedFields with
@@ -143,7 +143,7 @@ format_float(double d, bool json, char *out, size_t size)
  */
 
 int
-vclass(const struct json_object *v)
+fieldset_vclass(const struct json_object *v)
 {
 	switch (json_object_get_type(v)) {
 	case json_type_double:	return VC_FLOAT;
@@ -193,9 +193,9 @@ next_key(const struct json_object *o, const char *prev)
  * allocates, so it can sort.
  */
 int
-value_cmp(const struct json_object *a, const struct json_object *b, unsigned depth)
+fieldset_value_cmp(const struct json_object *a, const struct json_object *b, unsigned depth)
 {
-	int ca = vclass(a), cb = vclass(b), c;
+	int ca = fieldset_vclass(a), cb = fieldset_vclass(b), c;
 
 	if (ca == VC_FLOAT || cb == VC_FLOAT || (ca == VC_INT && cb == VC_INT)) {
 		if ((ca == VC_FLOAT || ca == VC_INT) && (cb == VC_FLOAT || cb == VC_INT)) {
@@ -227,7 +227,7 @@ value_cmp(const struct json_object *a, const struct json_object *b, unsigned dep
 		size_t na = jlen(a), nb = jlen(b);
 
 		for (size_t i = 0; i < na && i < nb; i++) {
-			c = value_cmp(json_object_array_get_idx(a, i),
+			c = fieldset_value_cmp(json_object_array_get_idx(a, i),
 			    json_object_array_get_idx(b, i), depth + 1);
 			if (c != 0)
 				return c;
@@ -246,7 +246,7 @@ value_cmp(const struct json_object *a, const struct json_object *b, unsigned dep
 				return c < 0 ? -1 : 1;
 			(void)jget(a, ka, &va);
 			(void)jget(b, kb, &vb);
-			if ((c = value_cmp(va, vb, depth + 1)) != 0)
+			if ((c = fieldset_value_cmp(va, vb, depth + 1)) != 0)
 				return c;
 			ka = next_key(a, ka);
 			kb = next_key(b, kb);
@@ -259,9 +259,9 @@ value_cmp(const struct json_object *a, const struct json_object *b, unsigned dep
 
 /* value.Equals: numbers by value (1 == 1.0), maps regardless of order. */
 bool
-value_equal(const struct json_object *a, const struct json_object *b, unsigned depth)
+fieldset_value_equal(const struct json_object *a, const struct json_object *b, unsigned depth)
 {
-	int ca = vclass(a), cb = vclass(b);
+	int ca = fieldset_vclass(a), cb = fieldset_vclass(b);
 
 	if (ca == VC_FLOAT || cb == VC_FLOAT) {
 		if ((ca != VC_FLOAT && ca != VC_INT) || (cb != VC_FLOAT && cb != VC_INT))
@@ -277,12 +277,12 @@ value_equal(const struct json_object *a, const struct json_object *b, unsigned d
 		return json_object_get_int64(unconst(a)) == json_object_get_int64(unconst(b));
 	case VC_STRING:
 	case VC_BOOL:
-		return value_cmp(a, b, depth) == 0;
+		return fieldset_value_cmp(a, b, depth) == 0;
 	case VC_LIST:
 		if (jlen(a) != jlen(b))
 			return false;
 		for (size_t i = 0; i < jlen(a); i++)
-			if (!value_equal(json_object_array_get_idx(a, i),
+			if (!fieldset_value_equal(json_object_array_get_idx(a, i),
 			    json_object_array_get_idx(b, i), depth + 1))
 				return false;
 		return true;
@@ -292,7 +292,7 @@ value_equal(const struct json_object *a, const struct json_object *b, unsigned d
 		json_object_object_foreach(unconst(a), k, va) {
 			struct json_object *vb = NULL;
 
-			if (!jget(b, k, &vb) || !value_equal(va, vb, depth + 1))
+			if (!jget(b, k, &vb) || !fieldset_value_equal(va, vb, depth + 1))
 				return false;
 		}
 		return true;
@@ -313,7 +313,7 @@ sb_value(struct kc_sbuf *b, const struct json_object *v, unsigned depth)
 		kc_sbuf_puts(b, "...");
 		return;
 	}
-	switch (vclass(v)) {
+	switch (fieldset_vclass(v)) {
 	case VC_FLOAT:
 		format_float(json_object_get_double(unconst(v)), false, num, sizeof(num));
 		kc_sbuf_puts(b, num);
@@ -364,7 +364,7 @@ sb_value(struct kc_sbuf *b, const struct json_object *v, unsigned depth)
  */
 
 int
-gj_string(struct kc_buf *b, const char *s, size_t len)
+fieldset_gj_string(struct kc_buf *b, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *u = (const unsigned char *)s;
@@ -433,14 +433,14 @@ gj_value(struct kc_buf *b, const struct json_object *v, unsigned depth)
 		kc_buf_free(b);
 		return KC_ETOOLARGE;
 	}
-	switch (vclass(v)) {
+	switch (fieldset_vclass(v)) {
 	case VC_FLOAT:
 		format_float(json_object_get_double(unconst(v)), true, num, sizeof(num));
 		return kc_buf_puts(b, num);
 	case VC_INT:
 		return kc_buf_printf(b, "%" PRId64, json_object_get_int64(unconst(v)));
 	case VC_STRING:
-		return gj_string(b, json_object_get_string(unconst(v)),
+		return fieldset_gj_string(b, json_object_get_string(unconst(v)),
 		    (size_t)json_object_get_string_len(unconst(v)));
 	case VC_BOOL:
 		return kc_buf_puts(b, json_object_get_boolean(unconst(v)) ? "true" : "false");
@@ -474,7 +474,7 @@ gj_value(struct kc_buf *b, const struct json_object *v, unsigned depth)
 
 			(void)jget(v, keys[i], &x);
 			if ((i > 0 && (r = kc_buf_putc(b, ',')) < 0) ||
-			    (r = gj_string(b, keys[i], strlen(keys[i]))) < 0 ||
+			    (r = fieldset_gj_string(b, keys[i], strlen(keys[i]))) < 0 ||
 			    (r = kc_buf_putc(b, ':')) < 0 ||
 			    (r = gj_value(b, x, depth + 1)) < 0)
 				goto out;
@@ -490,7 +490,7 @@ gj_value(struct kc_buf *b, const struct json_object *v, unsigned depth)
 
 /* 'v' as Go's encoding/json, with 'suffix' appended: a new string. */
 int
-gj_dump(const struct json_object *v, const char *suffix, char **ret)
+fieldset_gj_dump(const struct json_object *v, const char *suffix, char **ret)
 {
 	struct kc_buf b;
 	char *s;
@@ -513,7 +513,7 @@ gj_dump(const struct json_object *v, const char *suffix, char **ret)
  */
 
 void
-pe_free(struct pe *pe)
+fieldset_pe_free(struct pe *pe)
 {
 	pe->own = kc_free(pe->own);
 	if (pe->v != NULL)
@@ -523,7 +523,7 @@ pe_free(struct pe *pe)
 }
 
 int
-pe_copy(struct pe *dst, const struct pe *src)
+fieldset_pe_copy(struct pe *dst, const struct pe *src)
 {
 	memset(dst, 0, sizeof(*dst));
 	dst->type = src->type;
@@ -537,7 +537,7 @@ pe_copy(struct pe *dst, const struct pe *src)
 
 /* A borrowed FIELD element. */
 void
-pe_field(struct pe *pe, const char *name)
+fieldset_pe_field(struct pe *pe, const char *name)
 {
 	memset(pe, 0, sizeof(*pe));
 	pe->type = FM_PE_FIELD;
@@ -546,15 +546,15 @@ pe_field(struct pe *pe, const char *name)
 
 /* Takes 'v' (owned, NULL for null) as the element's value. */
 int
-pe_take_value(struct pe *pe, enum fm_pe_type type, struct json_object *v)
+fieldset_pe_take_value(struct pe *pe, enum fm_pe_type type, struct json_object *v)
 {
 	int r;
 
 	memset(pe, 0, sizeof(*pe));
 	pe->type = type;
 	pe->v = v;
-	if ((r = gj_dump(v, "", &pe->own)) < 0) {
-		pe_free(pe);
+	if ((r = fieldset_gj_dump(v, "", &pe->own)) < 0) {
+		fieldset_pe_free(pe);
 		return r;
 	}
 	pe->s = pe->own;
@@ -562,7 +562,7 @@ pe_take_value(struct pe *pe, enum fm_pe_type type, struct json_object *v)
 }
 
 int
-pe_cmp(const struct pe *a, const struct pe *b)
+fieldset_pe_cmp(const struct pe *a, const struct pe *b)
 {
 	int c;
 
@@ -574,7 +574,7 @@ pe_cmp(const struct pe *a, const struct pe *b)
 		return c < 0 ? -1 : c > 0;
 	case FM_PE_KEY:
 	case FM_PE_VALUE:
-		return value_cmp(a->v, b->v, 0);
+		return fieldset_value_cmp(a->v, b->v, 0);
 	case FM_PE_INDEX:
 		return a->i < b->i ? -1 : a->i > b->i;
 	default:
@@ -600,7 +600,7 @@ pe_text(const struct pe *pe)
 
 /* PathElement.String(): ".name", "[k=\"v\",n=1]", "[=\"v\"]", "[3]". */
 void
-sb_pe(struct kc_sbuf *b, const struct pe *pe)
+fieldset_put_pe(struct kc_sbuf *b, const struct pe *pe)
 {
 	const char *k;
 
@@ -635,15 +635,15 @@ sb_pe(struct kc_sbuf *b, const struct pe *pe)
 }
 
 void
-sb_path(struct kc_sbuf *b, const struct pe *const *path, size_t n)
+fieldset_put_path(struct kc_sbuf *b, const struct pe *const *path, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		sb_pe(b, path[i]);
+		fieldset_put_pe(b, path[i]);
 }
 
 /* A copy of the object 'o' with its members in sorted order. */
 int
-sorted_object(const struct json_object *o, struct json_object **ret)
+fieldset_sorted_object(const struct json_object *o, struct json_object **ret)
 {
 	struct json_object *out, *c;
 	const char *k;
@@ -670,7 +670,7 @@ sorted_object(const struct json_object *o, struct json_object **ret)
  * reason in 'err'.
  */
 int
-pe_parse(const char *text, struct pe *ret, char *err, size_t errsize)
+fieldset_pe_parse(const char *text, struct pe *ret, char *err, size_t errsize)
 {
 	struct json_object *v = NULL, *sorted = NULL;
 	struct kc_status st = { 0 };
@@ -711,18 +711,18 @@ pe_parse(const char *text, struct pe *ret, char *err, size_t errsize)
 			return KC_EINVALID;
 		}
 		if (text[0] == 'v')
-			return pe_take_value(ret, FM_PE_VALUE, v);
+			return fieldset_pe_take_value(ret, FM_PE_VALUE, v);
 		if (!json_object_is_type(v, json_type_object)) {
 			if (v != NULL)
 				json_object_put(v);
 			errf(err, errsize, "parsing %s: expected an object", text);
 			return KC_EINVALID;
 		}
-		r = sorted_object(v, &sorted);
+		r = fieldset_sorted_object(v, &sorted);
 		json_object_put(v);
 		if (r < 0)
 			return r;
-		return pe_take_value(ret, FM_PE_KEY, sorted);
+		return fieldset_pe_take_value(ret, FM_PE_KEY, sorted);
 	default:
 		return 1;
 	}
@@ -734,21 +734,21 @@ pe_parse(const char *text, struct pe *ret, char *err, size_t errsize)
  */
 
 void
-fs_free(struct fs *s)
+fieldset_free(struct fs *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		pe_free(&s->v[i].pe);
-		fs_free(&s->v[i].kids);
+		fieldset_pe_free(&s->v[i].pe);
+		fieldset_free(&s->v[i].kids);
 	}
 	kc_free(s->v);
 	memset(s, 0, sizeof(*s));
 }
 
 void
-node_free(struct fs_node *n)
+fieldset_node_free(struct fs_node *n)
 {
-	pe_free(&n->pe);
-	fs_free(&n->kids);
+	fieldset_pe_free(&n->pe);
+	fieldset_free(&n->kids);
 }
 
 /* Where 'pe' is, or would go. */
@@ -759,7 +759,7 @@ fs_find(const struct fs *s, const struct pe *pe, size_t *ret_pos)
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = pe_cmp(&s->v[mid].pe, pe);
+		int c = fieldset_pe_cmp(&s->v[mid].pe, pe);
 
 		if (c == 0) {
 			*ret_pos = mid;
@@ -775,7 +775,7 @@ fs_find(const struct fs *s, const struct pe *pe, size_t *ret_pos)
 }
 
 const struct fs_node *
-fs_get(const struct fs *s, const struct pe *pe)
+fieldset_get(const struct fs *s, const struct pe *pe)
 {
 	size_t pos;
 
@@ -800,7 +800,7 @@ fs_grow(struct fs *s)
 
 /* Moves 'node' to the end of 's'; on failure 'node' is still the caller's. */
 int
-fs_push(struct fs *s, struct fs_node *node)
+fieldset_push(struct fs *s, struct fs_node *node)
 {
 	int r;
 
@@ -823,8 +823,8 @@ fs_descend(struct fs *s, const struct pe *pe, struct fs_node **ret)
 		*ret = &s->v[pos];
 		return 0;
 	}
-	if ((r = pe_copy(&node.pe, pe)) < 0 || (r = fs_grow(s)) < 0) {
-		node_free(&node);
+	if ((r = fieldset_pe_copy(&node.pe, pe)) < 0 || (r = fs_grow(s)) < 0) {
+		fieldset_node_free(&node);
 		return r;
 	}
 	memmove(&s->v[pos + 1], &s->v[pos], (s->n - pos) * sizeof(s->v[0]));
@@ -836,7 +836,7 @@ fs_descend(struct fs *s, const struct pe *pe, struct fs_node **ret)
 
 /* Adds the path 'path[0..n)' as a member; the empty path is ignored. */
 int
-fs_insert(struct fs *s, const struct pe *const *path, size_t n)
+fieldset_insert(struct fs *s, const struct pe *const *path, size_t n)
 {
 	struct fs_node *node = NULL;
 	int r;
@@ -852,33 +852,33 @@ fs_insert(struct fs *s, const struct pe *const *path, size_t n)
 }
 
 bool
-fs_empty(const struct fs *s)
+fieldset_empty(const struct fs *s)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].member || !fs_empty(&s->v[i].kids))
+		if (s->v[i].member || !fieldset_empty(&s->v[i].kids))
 			return false;
 	return true;
 }
 
 size_t
-fs_count(const struct fs *s)
+fieldset_count(const struct fs *s)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < s->n; i++)
-		n += (s->v[i].member ? 1 : 0) + fs_count(&s->v[i].kids);
+		n += (s->v[i].member ? 1 : 0) + fieldset_count(&s->v[i].kids);
 	return n;
 }
 
 bool
-fs_equal(const struct fs *a, const struct fs *b)
+fieldset_equal(const struct fs *a, const struct fs *b)
 {
 	if (a->n != b->n)
 		return false;
 	for (size_t i = 0; i < a->n; i++)
 		if (a->v[i].member != b->v[i].member ||
-		    pe_cmp(&a->v[i].pe, &b->v[i].pe) != 0 ||
-		    !fs_equal(&a->v[i].kids, &b->v[i].kids))
+		    fieldset_pe_cmp(&a->v[i].pe, &b->v[i].pe) != 0 ||
+		    !fieldset_equal(&a->v[i].kids, &b->v[i].kids))
 			return false;
 	return true;
 }
@@ -891,9 +891,9 @@ node_copy(struct fs_node *dst, const struct fs_node *src)
 
 	memset(dst, 0, sizeof(*dst));
 	dst->member = src->member;
-	if ((r = pe_copy(&dst->pe, &src->pe)) < 0 ||
-	    (r = fs_copy(&dst->kids, &src->kids)) < 0) {
-		node_free(dst);
+	if ((r = fieldset_pe_copy(&dst->pe, &src->pe)) < 0 ||
+	    (r = fieldset_copy(&dst->kids, &src->kids)) < 0) {
+		fieldset_node_free(dst);
 		return r;
 	}
 	return 0;
@@ -901,16 +901,16 @@ node_copy(struct fs_node *dst, const struct fs_node *src)
 
 /* 'dst' must be empty; on failure it is left empty. */
 int
-fs_copy(struct fs *dst, const struct fs *src)
+fieldset_copy(struct fs *dst, const struct fs *src)
 {
 	struct fs_node node;
 	int r;
 
 	for (size_t i = 0; i < src->n; i++) {
 		if ((r = node_copy(&node, &src->v[i])) < 0 ||
-		    (r = fs_push(dst, &node)) < 0) {
-			node_free(&node);
-			fs_free(dst);
+		    (r = fieldset_push(dst, &node)) < 0) {
+			fieldset_node_free(&node);
+			fieldset_free(dst);
 			return r;
 		}
 	}
@@ -925,7 +925,7 @@ fs_copy(struct fs *dst, const struct fs *src)
  *	recursive	the same, and nothing below a member of 'b'
  */
 int
-fs_op(int op, const struct fs *a, const struct fs *b, struct fs *out)
+fieldset_op(int op, const struct fs *a, const struct fs *b, struct fs *out)
 {
 	size_t i = 0, j = 0;
 	int r = 0;
@@ -934,7 +934,7 @@ fs_op(int op, const struct fs *a, const struct fs *b, struct fs *out)
 		struct fs_node node = { 0 };
 		const struct fs_node *x = i < a->n ? &a->v[i] : NULL;
 		const struct fs_node *y = j < b->n ? &b->v[j] : NULL;
-		int c = x == NULL ? 1 : y == NULL ? -1 : pe_cmp(&x->pe, &y->pe);
+		int c = x == NULL ? 1 : y == NULL ? -1 : fieldset_pe_cmp(&x->pe, &y->pe);
 
 		if (c < 0) {
 			i++;
@@ -961,16 +961,16 @@ fs_op(int op, const struct fs *a, const struct fs *b, struct fs *out)
 				node.member = x->member && !y->member;
 				break;
 			}
-			if ((r = pe_copy(&node.pe, &x->pe)) == 0)
-				r = fs_op(op, &x->kids, &y->kids, &node.kids);
+			if ((r = fieldset_pe_copy(&node.pe, &x->pe)) == 0)
+				r = fieldset_op(op, &x->kids, &y->kids, &node.kids);
 		}
-		if (r == 0 && !node.member && fs_empty(&node.kids)) {
-			node_free(&node);
+		if (r == 0 && !node.member && fieldset_empty(&node.kids)) {
+			fieldset_node_free(&node);
 			continue;
 		}
-		if (r < 0 || (r = fs_push(out, &node)) < 0) {
-			node_free(&node);
-			fs_free(out);
+		if (r < 0 || (r = fieldset_push(out, &node)) < 0) {
+			fieldset_node_free(&node);
+			fieldset_free(out);
 			return r;
 		}
 	}
@@ -994,7 +994,7 @@ fs_merge(int op, struct fs *a, struct fs *b, bool take)
 
 	if (b->n == 0 || (a->n == 0 && op != OP_UNION)) {
 		if (op == OP_INTERSECT)
-			fs_free(a);
+			fieldset_free(a);
 		goto done;
 	}
 	if (a->n == 0 && take) {
@@ -1012,12 +1012,12 @@ fs_merge(int op, struct fs *a, struct fs *b, bool take)
 		struct fs_node *x = i < a->n ? &a->v[i] : NULL;
 		struct fs_node *y = j < b->n ? &b->v[j] : NULL;
 		struct fs_node node = { 0 };
-		int c = x == NULL ? 1 : y == NULL ? -1 : pe_cmp(&x->pe, &y->pe);
+		int c = x == NULL ? 1 : y == NULL ? -1 : fieldset_pe_cmp(&x->pe, &y->pe);
 
 		if (c < 0) {
 			i++;
 			if (op == OP_INTERSECT) {
-				node_free(x);
+				fieldset_node_free(x);
 				continue;
 			}
 			node = *x;
@@ -1034,7 +1034,7 @@ fs_merge(int op, struct fs *a, struct fs *b, bool take)
 		} else {
 			i++, j++;
 			if (op == OP_RDIFF && y->member) {
-				node_free(x);
+				fieldset_node_free(x);
 				continue;
 			}
 			node = *x;
@@ -1051,12 +1051,12 @@ fs_merge(int op, struct fs *a, struct fs *b, bool take)
 				break;
 			}
 			if ((r = fs_merge(op, &node.kids, &y->kids, take)) < 0) {
-				node_free(&node);
+				fieldset_node_free(&node);
 				break;
 			}
 			/* Merged children are normalized: none left, nothing below. */
 			if (!node.member && node.kids.n == 0) {
-				node_free(&node);
+				fieldset_node_free(&node);
 				continue;
 			}
 		}
@@ -1067,35 +1067,35 @@ fs_merge(int op, struct fs *a, struct fs *b, bool take)
 			a->v[k++] = node;
 	}
 	if (r < 0) {
-		fs_free(&out);
-		fs_free(a);
+		fieldset_free(&out);
+		fieldset_free(a);
 		goto done;
 	}
 	if (op == OP_UNION) {
-		fs_free(a);
+		fieldset_free(a);
 		*a = out;
 	} else {
 		/* The rest of 'a' moved or was freed: only zeroed nodes remain. */
 		a->n = k;
 		if (k == 0)
-			fs_free(a);
+			fieldset_free(a);
 	}
 done:
 	if (take)
-		fs_free(b);
+		fieldset_free(b);
 	return r;
 }
 
 /* Replaces '*a' with 'a op b' (on failure '*a' is left empty). */
 int
-fs_apply_op(int op, struct fs *a, const struct fs *b)
+fieldset_apply_op(int op, struct fs *a, const struct fs *b)
 {
 	return fs_merge(op, a, (struct fs *)(uintptr_t)b, false);
 }
 
 /* '*a' becomes 'a | b', moving the nodes of 'b' (left empty). */
 int
-fs_union_take(struct fs *a, struct fs *b)
+fieldset_union_take(struct fs *a, struct fs *b)
 {
 	return fs_merge(OP_UNION, a, b, true);
 }
@@ -1105,7 +1105,7 @@ fs_union_take(struct fs *a, struct fs *b)
  * of a level, then each child's members, depth first.
  */
 int
-fs_iterate(const struct fs *s, const struct pe **stack, size_t depth, fs_iter_fn *fn,
+fieldset_iterate(const struct fs *s, const struct pe **stack, size_t depth, fs_iter_fn *fn,
     void *arg)
 {
 	int r;
@@ -1123,7 +1123,7 @@ fs_iterate(const struct fs *s, const struct pe **stack, size_t depth, fs_iter_fn
 		if (s->v[i].kids.n == 0)
 			continue;
 		stack[depth] = &s->v[i].pe;
-		if ((r = fs_iterate(&s->v[i].kids, stack, depth + 1, fn, arg)) < 0)
+		if ((r = fieldset_iterate(&s->v[i].kids, stack, depth + 1, fn, arg)) < 0)
 			return r;
 	}
 	return 0;
@@ -1131,7 +1131,7 @@ fs_iterate(const struct fs *s, const struct pe **stack, size_t depth, fs_iter_fn
 
 /* A set from dotted paths ("status", "metadata.name"). */
 int
-fs_from_paths(const char *const *paths, struct fs *out)
+fieldset_from_paths(const char *const *paths, struct fs *out)
 {
 	const struct pe *stack[FM_DEPTH_MAX];
 	struct pe pes[FM_DEPTH_MAX];
@@ -1146,11 +1146,11 @@ fs_from_paths(const char *const *paths, struct fs *out)
 		for (n = 0, p = buf; p != NULL && n < FM_DEPTH_MAX; n++, p = dot) {
 			if ((dot = strchr(p, '.')) != NULL)
 				*dot++ = '\0';
-			pe_field(&pes[n], p);
+			fieldset_pe_field(&pes[n], p);
 			stack[n] = &pes[n];
 		}
-		if ((r = fs_insert(out, stack, n)) < 0) {
-			fs_free(out);
+		if ((r = fieldset_insert(out, stack, n)) < 0) {
+			fieldset_free(out);
 			return r;
 		}
 	}
@@ -1159,7 +1159,7 @@ fs_from_paths(const char *const *paths, struct fs *out)
 
 /* FieldsV1 of a set: "." first, then the elements in order. */
 int
-fs_to_json(const struct fs *s, bool self, struct json_object **ret)
+fieldset_to_json(const struct fs *s, bool self, struct json_object **ret)
 {
 	struct json_object *o, *child = NULL;
 	char *key;
@@ -1181,7 +1181,7 @@ fs_to_json(const struct fs *s, bool self, struct json_object **ret)
 		if (n->kids.n == 0)
 			r = (child = json_object_new_object()) == NULL ? -ENOMEM : 0;
 		else
-			r = fs_to_json(&n->kids, n->member, &child);
+			r = fieldset_to_json(&n->kids, n->member, &child);
 		if (r < 0)
 			goto fail;
 		if ((key = pe_text(&n->pe)) == NULL) {
@@ -1233,7 +1233,7 @@ fs_from_json(const struct json_object *o, unsigned depth, struct fs *out, bool *
 			self = true;
 			continue;
 		}
-		if ((r = pe_parse(key, &pe, err, errsize)) < 0)
+		if ((r = fieldset_pe_parse(key, &pe, err, errsize)) < 0)
 			goto fail;
 		if (r == 1) {
 			r = 0;
@@ -1242,10 +1242,10 @@ fs_from_json(const struct json_object *o, unsigned depth, struct fs *out, bool *
 		r = fs_from_json(val, depth + 1, &kids, &member, err, errsize);
 		if (r == 0)
 			r = fs_descend(out, &pe, &node);
-		pe_free(&pe);
-		if (r == 0 && (r = fs_apply_op(OP_UNION, &node->kids, &kids)) == 0)
+		fieldset_pe_free(&pe);
+		if (r == 0 && (r = fieldset_apply_op(OP_UNION, &node->kids, &kids)) == 0)
 			node->member = node->member || member;
-		fs_free(&kids);
+		fieldset_free(&kids);
 		if (r < 0)
 			goto fail;
 		any = true;
@@ -1254,7 +1254,7 @@ fs_from_json(const struct json_object *o, unsigned depth, struct fs *out, bool *
 		*ret_self = self || !any;
 	return 0;
 fail:
-	fs_free(out);
+	fieldset_free(out);
 	return r;
 }
 
@@ -1275,7 +1275,7 @@ fail:
  * the printed text in 't': it must not be shared).
  */
 int
-tree_to_raw(struct json_object *t, struct json_object **ret)
+fieldset_tree_to_raw(struct json_object *t, struct json_object **ret)
 {
 	const char *text;
 	size_t len;
@@ -1289,7 +1289,7 @@ tree_to_raw(struct json_object *t, struct json_object **ret)
 
 /* The set as a raw value, printed as kube-apiserver prints FieldsV1. */
 /*
- * A key of fs_to_json() printed as json-c prints it: json-c escapes the
+ * A key of fieldset_to_json() printed as json-c prints it: json-c escapes the
  * text, held in one reused string object.
  */
 static int
@@ -1330,8 +1330,8 @@ key_print(struct kc_buf *b, struct json_object *str, const struct pe *pe)
 }
 
 /*
- * The text of fs_to_json()'s tree, printed without building the tree:
- * nodes in the set's order (the order fs_to_json() inserts them, which
+ * The text of fieldset_to_json()'s tree, printed without building the tree:
+ * nodes in the set's order (the order fieldset_to_json() inserts them, which
  * json-c keeps), "." first for a member with children, {} for a leaf.
  */
 static int
@@ -1359,7 +1359,7 @@ fs_print(struct kc_buf *b, struct json_object *str, const struct fs *s, bool sel
 	return kc_buf_putc(b, '}');
 }
 
-/* A set as a raw FieldsV1 value: fs_to_json()'s tree as json-c prints it. */
+/* A set as a raw FieldsV1 value: fieldset_to_json()'s tree as json-c prints it. */
 static int
 fs_to_raw(const struct fs *s, struct json_object **ret)
 {
@@ -1427,7 +1427,7 @@ cache_entry_clear(struct fm_cache *c, struct cache_entry *e)
 	if (e->text != NULL)
 		c->bytes -= e->len;
 	kc_free(e->text);
-	fs_free(&e->set);
+	fieldset_free(&e->set);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -1438,7 +1438,7 @@ enc_entry_clear(struct fm_cache *c, struct enc_entry *e)
 		c->bytes -= e->len;
 		json_object_put(e->raw);
 	}
-	fs_free(&e->set);
+	fieldset_free(&e->set);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -1482,7 +1482,7 @@ cache_find(struct fm_cache *c, uint64_t h, const char *text, size_t len, struct 
 		    memcmp(e->text, text, len) == 0) {
 			e->used = ++c->clock;
 			c->hits++;
-			*ret = fs_copy(out, &e->set);
+			*ret = fieldset_copy(out, &e->set);
 			return true;
 		}
 	}
@@ -1515,7 +1515,7 @@ cache_add(struct fm_cache *c, uint64_t h, const char *text, size_t len, const st
 	if (c->bytes + len > FM_CACHE_BYTES)
 		return;
 	/* Without memory for the copy the set is not cached; nothing fails. */
-	if ((v->text = kc_memdup(text, len)) == NULL || fs_copy(&v->set, set) < 0) {
+	if ((v->text = kc_memdup(text, len)) == NULL || fieldset_copy(&v->set, set) < 0) {
 		kc_free(v->text);
 		v->text = NULL;
 		cache_entry_clear(c, v);
@@ -1529,7 +1529,7 @@ cache_add(struct fm_cache *c, uint64_t h, const char *text, size_t len, const st
 
 /* The set a FieldsV1 value holds, raw (through 'cache', if any) or a tree. */
 int
-fields_decode(const struct json_object *fv, struct fm_cache *cache, struct fs *out,
+fieldset_decode(const struct json_object *fv, struct fm_cache *cache, struct fs *out,
     char *err, size_t errsize)
 {
 	const char *text = json_object_get_string(unconst(fv));
@@ -1561,7 +1561,7 @@ fields_decode(const struct json_object *fv, struct fm_cache *cache, struct fs *o
 /*
  * A hash of a set's shape: element types, field names, indexes and
  * membership (keys and values count by type only; equal hashes are
- * confirmed with fs_equal()).
+ * confirmed with fieldset_equal()).
  */
 static uint64_t
 set_hash(const struct fs *s, uint64_t h)
@@ -1587,7 +1587,7 @@ set_hash(const struct fs *s, uint64_t h)
  * next write of the object decodes it.
  */
 int
-fs_to_raw_cached(struct fm_cache *c, const struct fs *set, struct json_object **ret)
+fieldset_to_raw_cached(struct fm_cache *c, const struct fs *set, struct json_object **ret)
 {
 	struct enc_entry *v;
 	const char *text;
@@ -1602,7 +1602,7 @@ fs_to_raw_cached(struct fm_cache *c, const struct fs *set, struct json_object **
 	for (size_t i = row; i < row + FM_CACHE_WAYS; i++) {
 		struct enc_entry *e = &c->enc[i];
 
-		if (e->raw != NULL && e->hash == h && fs_equal(&e->set, set)) {
+		if (e->raw != NULL && e->hash == h && fieldset_equal(&e->set, set)) {
 			e->used = ++c->clock;
 			*ret = json_object_get(e->raw);
 			return 0;
@@ -1621,7 +1621,7 @@ fs_to_raw_cached(struct fm_cache *c, const struct fs *set, struct json_object **
 	enc_entry_clear(c, v);
 	/* Without memory for the copy the value is not cached; nothing fails. */
 	if (len > FM_CACHE_TEXT_MAX || c->bytes + len > FM_CACHE_BYTES ||
-	    fs_copy(&v->set, set) < 0)
+	    fieldset_copy(&v->set, set) < 0)
 		return 0;
 	v->raw = json_object_get(*ret);
 	v->len = len;

@@ -149,39 +149,39 @@ enum { OP_UNION, OP_INTERSECT, OP_DIFF, OP_RDIFF };
 typedef int	fs_iter_fn(void *arg, const struct pe *const *path, size_t n);
 
 /* fieldset.c */
-int vclass(const struct json_object *v);
-int value_cmp(const struct json_object *a, const struct json_object *b, unsigned depth);
-bool value_equal(const struct json_object *a, const struct json_object *b, unsigned depth);
-int gj_string(struct kc_buf *b, const char *s, size_t len);
-int gj_dump(const struct json_object *v, const char *suffix, char **ret);
-void pe_free(struct pe *pe);
-int pe_copy(struct pe *dst, const struct pe *src);
-void pe_field(struct pe *pe, const char *name);
-int pe_take_value(struct pe *pe, enum fm_pe_type type, struct json_object *v);
-int pe_cmp(const struct pe *a, const struct pe *b);
-void sb_pe(struct kc_sbuf *b, const struct pe *pe);
-void sb_path(struct kc_sbuf *b, const struct pe *const *path, size_t n);
-int sorted_object(const struct json_object *o, struct json_object **ret);
-int pe_parse(const char *text, struct pe *ret, char *err, size_t errsize);
-void fs_free(struct fs *s);
-void node_free(struct fs_node *n);
-const struct fs_node *fs_get(const struct fs *s, const struct pe *pe);
-int fs_push(struct fs *s, struct fs_node *node);
-int fs_insert(struct fs *s, const struct pe *const *path, size_t n);
-bool fs_empty(const struct fs *s);
-size_t fs_count(const struct fs *s);
-bool fs_equal(const struct fs *a, const struct fs *b);
-int fs_copy(struct fs *dst, const struct fs *src);
-int fs_op(int op, const struct fs *a, const struct fs *b, struct fs *out);
-int fs_apply_op(int op, struct fs *a, const struct fs *b);
-int fs_union_take(struct fs *a, struct fs *b);
-int fs_iterate(const struct fs *s, const struct pe **stack, size_t depth, fs_iter_fn *fn,
+int fieldset_vclass(const struct json_object *v);
+int fieldset_value_cmp(const struct json_object *a, const struct json_object *b, unsigned depth);
+bool fieldset_value_equal(const struct json_object *a, const struct json_object *b, unsigned depth);
+int fieldset_gj_string(struct kc_buf *b, const char *s, size_t len);
+int fieldset_gj_dump(const struct json_object *v, const char *suffix, char **ret);
+void fieldset_pe_free(struct pe *pe);
+int fieldset_pe_copy(struct pe *dst, const struct pe *src);
+void fieldset_pe_field(struct pe *pe, const char *name);
+int fieldset_pe_take_value(struct pe *pe, enum fm_pe_type type, struct json_object *v);
+int fieldset_pe_cmp(const struct pe *a, const struct pe *b);
+void fieldset_put_pe(struct kc_sbuf *b, const struct pe *pe);
+void fieldset_put_path(struct kc_sbuf *b, const struct pe *const *path, size_t n);
+int fieldset_sorted_object(const struct json_object *o, struct json_object **ret);
+int fieldset_pe_parse(const char *text, struct pe *ret, char *err, size_t errsize);
+void fieldset_free(struct fs *s);
+void fieldset_node_free(struct fs_node *n);
+const struct fs_node *fieldset_get(const struct fs *s, const struct pe *pe);
+int fieldset_push(struct fs *s, struct fs_node *node);
+int fieldset_insert(struct fs *s, const struct pe *const *path, size_t n);
+bool fieldset_empty(const struct fs *s);
+size_t fieldset_count(const struct fs *s);
+bool fieldset_equal(const struct fs *a, const struct fs *b);
+int fieldset_copy(struct fs *dst, const struct fs *src);
+int fieldset_op(int op, const struct fs *a, const struct fs *b, struct fs *out);
+int fieldset_apply_op(int op, struct fs *a, const struct fs *b);
+int fieldset_union_take(struct fs *a, struct fs *b);
+int fieldset_iterate(const struct fs *s, const struct pe **stack, size_t depth, fs_iter_fn *fn,
     void *arg);
-int fs_from_paths(const char *const *paths, struct fs *out);
-int fs_to_json(const struct fs *s, bool self, struct json_object **ret);
-int tree_to_raw(struct json_object *t, struct json_object **ret);
-int fields_decode(const struct json_object *fv, struct fm_cache *cache, struct fs *out,
+int fieldset_from_paths(const char *const *paths, struct fs *out);
+int fieldset_to_json(const struct fs *s, bool self, struct json_object **ret);
+int fieldset_tree_to_raw(struct json_object *t, struct json_object **ret);
+int fieldset_decode(const struct json_object *fv, struct fm_cache *cache, struct fs *out,
     char *err, size_t errsize);
-int fs_to_raw_cached(struct fm_cache *c, const struct fs *set, struct json_object **ret);
+int fieldset_to_raw_cached(struct fm_cache *c, const struct fs *set, struct json_object **ret);
 
 #endif
