@@ -1,6 +1,6 @@
 /*
  * faults.c: fault injection and request counters, for reliability tests
- * and benchmarks (issue #4).
+ * and benchmarks.
  *
  * Two endpoints outside the Kubernetes API, both for members of
  * system:masters only (401 without a valid token, 403 for anyone else):

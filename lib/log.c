@@ -25,6 +25,7 @@
 #include <kc/err.h>
 #include <kc/log.h>
 #include <kc/macro.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 
 #define LOG_MSG_MAX	4096	/* message bytes kept; the rest becomes "..." */
@@ -104,30 +105,6 @@ log_timestamp(char *buf, size_t size)
 		(void)kc_strlcpy(buf, "1970-01-01T00:00:00.000Z", size);
 }
 
-/* Appends to a fixed line buffer, silently truncating at its end. */
-struct line {
-	char	*p;
-	size_t	 len, size;
-};
-
-static void
-line_put(struct line *l, const char *s, size_t n)
-{
-	if (l->len + 1 >= l->size)
-		return;
-	if (n > l->size - l->len - 1)
-		n = l->size - l->len - 1;
-	memcpy(l->p + l->len, s, n);
-	l->len += n;
-	l->p[l->len] = '\0';
-}
-
-static void
-line_puts(struct line *l, const char *s)
-{
-	line_put(l, s, strlen(s));
-}
-
 static bool
 needs_quotes(const char *v)
 {
@@ -141,47 +118,47 @@ needs_quotes(const char *v)
 
 /* logfmt value: bare when safe, else quoted with \" \\ \n \t \xNN escapes. */
 static void
-line_put_value(struct line *l, const char *v, size_t max)
+line_put_value(struct kc_sbuf *l, const char *v, size_t max)
 {
 	size_t n = 0;
 
 	if (!needs_quotes(v)) {
 		n = strnlen(v, max);
-		line_put(l, v, n);
+		kc_sbuf_put(l, v, n);
 		if (v[n] != '\0')
-			line_puts(l, "...");
+			kc_sbuf_puts(l, "...");
 		return;
 	}
-	line_puts(l, "\"");
+	kc_sbuf_puts(l, "\"");
 	for (; *v != '\0' && n < max; v++, n++) {
 		char esc[8];
 		unsigned char c = (unsigned char)*v;
 
 		switch (c) {
-		case '"':  line_puts(l, "\\\""); break;
-		case '\\': line_puts(l, "\\\\"); break;
-		case '\n': line_puts(l, "\\n"); break;
-		case '\r': line_puts(l, "\\r"); break;
-		case '\t': line_puts(l, "\\t"); break;
+		case '"':  kc_sbuf_puts(l, "\\\""); break;
+		case '\\': kc_sbuf_puts(l, "\\\\"); break;
+		case '\n': kc_sbuf_puts(l, "\\n"); break;
+		case '\r': kc_sbuf_puts(l, "\\r"); break;
+		case '\t': kc_sbuf_puts(l, "\\t"); break;
 		default:
 			if (c < 0x20 || c == 0x7f) {
 				(void)snprintf(esc, sizeof(esc), "\\x%02x", c);
-				line_puts(l, esc);
+				kc_sbuf_puts(l, esc);
 			} else
-				line_put(l, (const char *)v, 1);
+				kc_sbuf_put(l, (const char *)v, 1);
 		}
 	}
 	if (*v != '\0')
-		line_puts(l, "...");
-	line_puts(l, "\"");
+		kc_sbuf_puts(l, "...");
+	kc_sbuf_puts(l, "\"");
 }
 
 static void
-line_put_field(struct line *l, const char *key, const char *value)
+line_put_field(struct kc_sbuf *l, const char *key, const char *value)
 {
-	line_puts(l, " ");
-	line_puts(l, key);
-	line_puts(l, "=");
+	kc_sbuf_puts(l, " ");
+	kc_sbuf_puts(l, key);
+	kc_sbuf_puts(l, "=");
 	line_put_value(l, value, LOG_VALUE_MAX);
 }
 
@@ -199,7 +176,7 @@ json_add(struct json_object *o, const char *key, const char *value)
 }
 
 static void
-format_json(struct line *l, const char *ts, enum kc_log_level level,
+format_json(struct kc_sbuf *l, const char *ts, enum kc_log_level level,
     const struct kc_log_ctx *ctx, const struct kc_log_field *fields,
     size_t nfields, const char *msg)
 {
@@ -230,27 +207,27 @@ format_json(struct line *l, const char *ts, enum kc_log_level level,
 	s = json_object_to_json_string_ext(o,
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	/* A line too long for the buffer would be invalid JSON: drop fields. */
-	if (s != NULL && strlen(s) + 2 <= l->size)
-		line_puts(l, s);
+	if (s != NULL && strlen(s) + 2 <= KC_LOG_LINE_MAX)
+		kc_sbuf_puts(l, s);
 	else
-		line_puts(l, "{\"level\":\"error\",\"msg\":\"log line too long\"}");
+		kc_sbuf_puts(l, "{\"level\":\"error\",\"msg\":\"log line too long\"}");
 	json_object_put(o);
 }
 
 static void
-format_text(struct line *l, const char *ts, enum kc_log_level level,
+format_text(struct kc_sbuf *l, const char *ts, enum kc_log_level level,
     const struct kc_log_ctx *ctx, const struct kc_log_field *fields,
     size_t nfields, const char *msg)
 {
 	char rid[24];
 
-	line_puts(l, ts);
-	line_puts(l, " ");
-	line_puts(l, level_names[level]);
+	kc_sbuf_puts(l, ts);
+	kc_sbuf_puts(l, " ");
+	kc_sbuf_puts(l, level_names[level]);
 	if (ctx != NULL) {
 		if (ctx->action != NULL) {
-			line_puts(l, " ");
-			line_puts(l, ctx->action);
+			kc_sbuf_puts(l, " ");
+			kc_sbuf_puts(l, ctx->action);
 		}
 		if (ctx->kind != NULL)
 			line_put_field(l, "kind", ctx->kind);
@@ -263,7 +240,7 @@ format_text(struct line *l, const char *ts, enum kc_log_level level,
 			line_put_field(l, "rid", rid);
 		}
 	}
-	line_puts(l, " msg=");
+	kc_sbuf_puts(l, " msg=");
 	line_put_value(l, msg, LOG_MSG_MAX);
 	for (size_t i = 0; i < nfields; i++)
 		if (fields[i].key != NULL && fields[i].value != NULL)
@@ -275,7 +252,8 @@ kc_logv(enum kc_log_level level, const struct kc_log_ctx *ctx,
     const struct kc_log_field *fields, size_t nfields, const char *fmt, va_list ap)
 {
 	char buf[KC_LOG_LINE_MAX], msg[LOG_MSG_MAX + 4], ts[40];
-	struct line l = { buf, 0, sizeof(buf) };
+	struct kc_sbuf l;
+	size_t len;
 	int n;
 
 	if (!kc_log_enabled(level))
@@ -283,17 +261,16 @@ kc_logv(enum kc_log_level level, const struct kc_log_ctx *ctx,
 	n = vsnprintf(msg, LOG_MSG_MAX + 1, fmt, ap);
 	if (n > LOG_MSG_MAX)
 		memcpy(msg + LOG_MSG_MAX, "...", 4);
-	buf[0] = '\0';
+	kc_sbuf_init(&l, buf, sizeof(buf));
 	log_timestamp(ts, sizeof(ts));
 	if (log_format == KC_LOG_JSON)
 		format_json(&l, ts, level, ctx, fields, nfields, msg);
 	else
 		format_text(&l, ts, level, ctx, fields, nfields, msg);
 	/* Keep room for the newline even when the line was cut. */
-	if (l.len >= l.size - 1)
-		l.len = l.size - 2;
-	buf[l.len++] = '\n';
-	while (write(log_fd, buf, l.len) < 0 && errno == EINTR)
+	len = KC_MIN(strlen(buf), sizeof(buf) - 2);
+	buf[len++] = '\n';
+	while (write(log_fd, buf, len) < 0 && errno == EINTR)
 		;
 }
 
