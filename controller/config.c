@@ -32,6 +32,7 @@
 #include <kc/log.h>
 #include <kc/selector.h>
 #include <kc/str.h>
+#include <kc/validation.h>
 #include <kc/yaml.h>
 
 #include "config.h"
@@ -221,7 +222,7 @@ string_problem(const char *s, enum str_rule rule)
 	case S_SUBDOMAIN:
 		if (len == 0)
 			return "must not be empty";
-		if (len > 253 || !kc_str_is_dns1123_subdomain(kc_str_from(s)))
+		if (len > 253 || !kc_valid_is_dns1123_subdomain(kc_str_from(s)))
 			return "must be a lowercase DNS-1123 subdomain (at most 253 "
 			    "characters: a-z, 0-9, '-' and '.')";
 		return NULL;
@@ -232,7 +233,7 @@ string_problem(const char *s, enum str_rule rule)
 	case S_LABEL:
 		if (len == 0)
 			return "must not be empty";
-		if (len > 63 || !kc_str_is_dns1123_label(kc_str_from(s)))
+		if (len > 63 || !kc_valid_is_dns1123_label(kc_str_from(s)))
 			return "must be a lowercase DNS-1123 label (at most 63 "
 			    "characters: a-z, 0-9 and '-')";
 		return NULL;

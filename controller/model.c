@@ -238,7 +238,7 @@ v_identity(struct vctx *c)
 		    strlen(name) + 1 + digits(nodes - 1), 62 - digits(nodes - 1));
 	} else
 		kc_strlcpy(s->name, name, sizeof(s->name));
-	if (ns == NULL || strlen(ns) > 63 || !kc_str_is_dns1123_label(kc_str_from(ns)))
+	if (ns == NULL || strlen(ns) > 63 || !kc_valid_is_dns1123_label(kc_str_from(ns)))
 		problem(c->probs, "metadata.namespace", "missing or not a namespace name");
 	else
 		kc_strlcpy(s->ns, ns, sizeof(s->ns));

@@ -1225,8 +1225,6 @@ void	 errs_forbidden(struct dc_errs *, const char *field, const char *detail);
 void	 errs_unsupported(struct dc_errs *, const char *field, const char *value,
 	    const char *const *supported);
 void	 errs_duplicate(struct dc_errs *, const char *field, const char *value_repr);
-/* Quotes a string as Go's %q does, into 'buf' (truncated, still quoted). */
-const char *errors_quote(const char *s, char *buf, size_t size);
 /* The full message of one field error: "<field>: <body>". */
 void	 ferr_string(const struct dc_ferr *, char *buf, size_t size);
 

@@ -34,6 +34,7 @@
 #include <kc/log.h>
 #include <kc/patch.h>
 #include <kc/selector.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 #include <kc/yaml.h>
 
@@ -689,7 +690,7 @@ dry_run_param(struct rctx *c, const char *opts_kind)
 		struct dc_errs errs = { 0 };
 		char q[256], val[300], kind[64];
 
-		(void)snprintf(val, sizeof(val), "[]string{%s}", errors_quote(d, q, sizeof(q)));
+		(void)snprintf(val, sizeof(val), "[]string{%s}", kc_sbuf_quoted(q, sizeof(q), d));
 		errs_add(&errs, "NotSupported", "dryRun",
 		    "Unsupported value: %s: supported values: \"All\"", val);
 		(void)snprintf(kind, sizeof(kind), "%s.meta.k8s.io", opts_kind);

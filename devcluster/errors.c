@@ -308,10 +308,3 @@ errs_duplicate(struct dc_errs *errs, const char *field, const char *value_repr)
 {
 	errs_add(errs, "Duplicate", field, "Duplicate value: %s", value_repr);
 }
-
-/* Kept for the callers not yet on kc_sbuf_quoted() (api.c, scheduler.c). */
-const char *
-errors_quote(const char *s, char *buf, size_t size)
-{
-	return kc_sbuf_quoted(buf, size, s);
-}

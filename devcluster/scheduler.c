@@ -40,6 +40,7 @@
 #include <kc/clock.h>
 #include <kc/json.h>
 #include <kc/log.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 #include <kc/yaml.h>
 
@@ -752,7 +753,7 @@ binding_handle(struct dc *dc, const struct dc_req *req, const char *ns, const ch
 		if (tkind != NULL && *tkind != '\0' && strcmp(tkind, "Node") != 0)
 			(void)snprintf(a, sizeof(a), "target.kind: Unsupported value: %s: "
 			    "supported values: \"Node\", \"<empty>\"",
-			    errors_quote(tkind, q, sizeof(q)));
+			    kc_sbuf_quoted(q, sizeof(q), tkind));
 		if (tname == NULL || *tname == '\0')
 			kc_strlcpy(c, "target.name: Required value", sizeof(c));
 		if (*a != '\0' && *c != '\0')

@@ -37,6 +37,7 @@
 #include <kc/log.h>
 #include <kc/patch.h>
 #include <kc/selector.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 #include <kc/yaml.h>
 
@@ -407,7 +408,7 @@ run_validation(struct rctx *c, enum dc_op op, struct json_object *obj,
 			if (f == NULL || strv_has(of, f))
 				continue;
 			n = snprintf(list + off, sizeof(list) - off, "%s%s", off > 0 ? ", " : "",
-			    errors_quote(f, q, sizeof(q)));
+			    kc_sbuf_quoted(q, sizeof(q), f));
 			if (n > 0 && (size_t)n < sizeof(list) - off)
 				off += (size_t)n;
 		}

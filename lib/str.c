@@ -171,18 +171,6 @@ kc_str_cut(struct kc_str *s, char sep, struct kc_str *head)
 	return true;
 }
 
-bool
-kc_str_is_dns1123_label(struct kc_str s)
-{
-	return kc_valid_is_dns1123_label(s);
-}
-
-bool
-kc_str_is_dns1123_subdomain(struct kc_str s)
-{
-	return kc_valid_is_dns1123_subdomain(s);
-}
-
 char *
 kc_str_dup(struct kc_str s)
 {

@@ -62,12 +62,6 @@ row_of(struct usage *u, const char *ns, const char *run)
 	return &u->rows[u->n++];
 }
 
-static int
-add(struct row *row, const struct kc_quantity *q)
-{
-	return kc_quantity_add(&row->total, q);
-}
-
 /* Adds what one pod holds. -EINVAL (message printed) for a bad quantity. */
 static int
 count_pod(struct usage *u, const struct json_object *pod)
@@ -103,7 +97,8 @@ count_pod(struct usage *u, const struct json_object *pod)
 	row = row_of(u, ns != NULL ? ns : "", run != NULL ? run : "(none)");
 	row->pods++;
 	u->all.pods++;
-	if (add(row, &sum) < 0 || add(&u->all, &sum) < 0) {
+	if (kc_quantity_add(&row->total, &sum) < 0 ||
+	    kc_quantity_add(&u->all.total, &sum) < 0) {
 		(void)fprintf(stderr, "gpu-usage: the sum of %s is out of range\n", u->resource);
 		return -ERANGE;
 	}
@@ -197,13 +192,11 @@ main(int argc, char **argv)
 		    st.message[0] != '\0' ? st.message : kc_strerror(r));
 		return 1;
 	}
+	/* Zeroed rows hold zero quantities (DecimalSI, as kc_quantity_from_int(0)). */
 	if ((u.rows = kc_calloc(RUNS_MAX, sizeof(*u.rows))) == NULL) {
 		(void)fprintf(stderr, "gpu-usage: out of memory\n");
 		goto out;
 	}
-	u.others.total = u.all.total = kc_quantity_from_int(0);
-	for (size_t i = 0; i < RUNS_MAX; i++)
-		u.rows[i].total = kc_quantity_from_int(0);
 	items = kc_json_arr_of(list, "items");
 	for (size_t i = 0; items != NULL && i < json_object_array_length(items); i++)
 		if (count_pod(&u, json_object_array_get_idx(items, i)) < 0)

@@ -12,6 +12,7 @@
 
 #include <kc/alloc.h>
 #include <kc/json.h>
+#include <kc/sbuf.h>
 
 #include "../../devcluster/devcluster.h"
 #include "testutil.h"
@@ -223,16 +224,16 @@ START_TEST(quoting)
 {
 	char buf[64];
 
-	ck_assert_str_eq(errors_quote("a\"b\\c\nd\te\x01", buf, sizeof(buf)),
+	ck_assert_str_eq(kc_sbuf_quoted(buf, sizeof(buf), "a\"b\\c\nd\te\x01"),
 	    "\"a\\\"b\\\\c\\nd\\te\\x01\"");
-	ck_assert_str_eq(errors_quote("", buf, sizeof(buf)), "\"\"");
+	ck_assert_str_eq(kc_sbuf_quoted(buf, sizeof(buf), ""), "\"\"");
 	/* Truncation still closes the quote. */
-	ck_assert_str_eq(errors_quote("abcdefghij", buf, 6), "\"abc\"");
-	ck_assert_str_eq(errors_quote("x", buf, 2), "");
+	ck_assert_str_eq(kc_sbuf_quoted(buf, 6, "abcdefghij"), "\"abc\"");
+	ck_assert_str_eq(kc_sbuf_quoted(buf, 2, "x"), "");
 	/* As strconv.Quote: named escapes, non-printable runes, invalid UTF-8. */
-	ck_assert_str_eq(errors_quote("\a\b\f\v\x7f", buf, sizeof(buf)),
+	ck_assert_str_eq(kc_sbuf_quoted(buf, sizeof(buf), "\a\b\f\v\x7f"),
 	    "\"\\a\\b\\f\\v\\x7f\"");
-	ck_assert_str_eq(errors_quote("soft\xc2\xadhyphen \xff", buf, sizeof(buf)),
+	ck_assert_str_eq(kc_sbuf_quoted(buf, sizeof(buf), "soft\xc2\xadhyphen \xff"),
 	    "\"soft\\u00adhyphen \\xff\"");
 }
 END_TEST

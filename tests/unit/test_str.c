@@ -12,6 +12,7 @@
 #include <kc/alloc.h>
 #include <kc/macro.h>
 #include <kc/str.h>
+#include <kc/validation.h>
 
 #include "testutil.h"
 
@@ -68,14 +69,14 @@ START_TEST(dns1123)
 	for (size_t i = 0; i < KC_ARRAY_SIZE(cases); i++) {
 		struct kc_str s = kc_str_from(cases[i].s);
 
-		ck_assert_msg(kc_str_is_dns1123_label(s) == cases[i].label, "label \"%s\"",
+		ck_assert_msg(kc_valid_is_dns1123_label(s) == cases[i].label, "label \"%s\"",
 		    cases[i].s);
-		ck_assert_msg(kc_str_is_dns1123_subdomain(s) == cases[i].subdomain,
+		ck_assert_msg(kc_valid_is_dns1123_subdomain(s) == cases[i].subdomain,
 		    "subdomain \"%s\"", cases[i].s);
 	}
 	/* Slices: only the bytes in the slice count. */
-	ck_assert(kc_str_is_dns1123_label((struct kc_str){ "ab-", 2 }));
-	ck_assert(kc_str_is_dns1123_subdomain((struct kc_str){ "a.b.", 3 }));
+	ck_assert(kc_valid_is_dns1123_label((struct kc_str){ "ab-", 2 }));
+	ck_assert(kc_valid_is_dns1123_subdomain((struct kc_str){ "a.b.", 3 }));
 }
 END_TEST
 

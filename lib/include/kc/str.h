@@ -41,18 +41,6 @@ struct kc_str	 kc_str_trim(struct kc_str);	/* ASCII white space, both ends */
  */
 bool		 kc_str_cut(struct kc_str *s, char sep, struct kc_str *head);
 
-/*
- * Kubernetes name patterns (k8s.io/apimachinery/pkg/util/validation): a
- * DNS-1123 label, ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (namespace names), and
- * a DNS-1123 subdomain, such labels joined by '.' (most object names).
- * The pattern only: callers check the length (63 and 253 bytes), which
- * Kubernetes reports as a separate error. The empty string matches neither.
- * The same as kc_valid_is_dns1123_label() and _subdomain() (kc/validation.h),
- * which new code should call, and which have upstream's messages too.
- */
-bool		 kc_str_is_dns1123_label(struct kc_str);
-bool		 kc_str_is_dns1123_subdomain(struct kc_str);
-
 /* Newly allocated NUL-terminated copy, or NULL on allocation failure. */
 char		*kc_str_dup(struct kc_str) _must_check_;
 
