@@ -1792,9 +1792,15 @@ results_push(struct ectx *c, struct jsonpath_results *res, struct vlist *l)
 	if (c->lists >= JSONPATH_LISTS_MAX)
 		return kc_status_set(c->st, -E2BIG, "more than %d result lists",
 		    JSONPATH_LISTS_MAX);
-	if ((nl = kc_reallocarray(res->lists, res->n + 1, sizeof(*nl))) == NULL)
-		return -ENOMEM;
-	res->lists = nl;
+	if (res->n == res->cap) {
+		size_t cap = res->cap == 0 ? 4 : res->cap * 2;
+
+		if ((nl = kc_reallocarray(res->lists, cap, sizeof(*nl))) == NULL)
+			return -ENOMEM;
+		res->lists = nl;
+		res->cap = cap;
+	}
+	nl = res->lists;
 	nl[res->n].vals = l->v;
 	nl[res->n].n = l->n;
 	res->n++;
@@ -1863,7 +1869,7 @@ jsonpath_results_free(struct jsonpath_results *res)
 	for (size_t i = 0; i < res->n; i++)
 		kc_free(res->lists[i].vals);
 	res->lists = kc_free(res->lists);
-	res->n = 0;
+	res->n = res->cap = 0;
 }
 
 int

@@ -79,6 +79,7 @@ struct jsonpath_list {
 struct jsonpath_results {
 	struct jsonpath_list	*lists;
 	size_t			 n;
+	size_t			 cap;	/* lists allocated */
 };
 
 struct jsonpath;
