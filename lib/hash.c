@@ -58,7 +58,7 @@ kc_hmap_get(const struct kc_hmap *m, const char *key)
 
 	if (m->nb == 0)
 		return NULL;
-	h = kc_fnv1a32_str(KC_FNV1A32_INIT, key);
+	h = kc_fnv1a32_str(KC_FNV1A32_INIT ^ m->seed, key);
 	for (struct kc_hmap_node *e = m->b[h & (m->nb - 1)]; e != NULL; e = e->next)
 		if (e->hash == h && strcmp(e->key, key) == 0)
 			return e;
@@ -96,7 +96,7 @@ kc_hmap_put(struct kc_hmap *m, struct kc_hmap_node *e)
 
 	if (m->n + 1 > m->nb * 2 && (r = hmap_grow(m)) < 0)
 		return r;
-	e->hash = kc_fnv1a32_str(KC_FNV1A32_INIT, e->key);
+	e->hash = kc_fnv1a32_str(KC_FNV1A32_INIT ^ m->seed, e->key);
 	head = &m->b[e->hash & (m->nb - 1)];
 	e->next = *head;
 	*head = e;

@@ -21,7 +21,11 @@
  *
  * The cache. Items live in a chained hash table keyed "ns/name" and, when
  * the caller gave an index function, in one doubly linked group per index
- * key, the groups in a second hash table. A pthread rwlock guards both:
+ * key, the groups in a kc_hmap. The item table is the one hash table of
+ * its own in libkc: it holds every cached object, and a kc_hmap_node
+ * (which points at its key) would add 16 bytes to each; here the chain
+ * link and hash fit beside the reference count, and the key is the
+ * item's own "ns/name". A pthread rwlock guards both:
  * the informer's thread is the only writer, readers take the read lock.
  * An item is one allocation from the pool of long-lived blocks
  * (kc_keep_malloc(): cache entries pack together, apart from the
@@ -46,6 +50,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -101,10 +106,9 @@ struct listing {
 };
 
 struct group {
-	struct group		*next;
+	struct kc_hmap_node	 h;		/* in groups; h.key is key[] */
 	struct kc_item		*head;
 	size_t			 n;
-	uint32_t		 hash;
 	char			 key[];
 };
 
@@ -117,8 +121,7 @@ struct kc_informer {
 
 	pthread_rwlock_t	 lock;		/* the cache */
 	struct table		 store;
-	struct group		**groups;
-	size_t			 ngroups_b, ngroups;
+	struct kc_hmap		 groups;	/* seeded */
 	uint32_t		 gen;
 
 	pthread_mutex_t		 mu;		/* all below */
@@ -333,70 +336,39 @@ index_of(struct kc_informer *inf, const struct kc_item *it, char *buf)
 }
 
 static struct group *
-group_find(struct kc_informer *inf, const char *key, uint32_t h)
+group_find(struct kc_informer *inf, const char *key)
 {
-	struct group *g;
+	struct kc_hmap_node *n = kc_hmap_get(&inf->groups, key);
 
-	for (g = inf->groups[h & (inf->ngroups_b - 1)]; g != NULL; g = g->next)
-		if (g->hash == h && strcmp(g->key, key) == 0)
-			return g;
-	return NULL;
-}
-
-static void
-groups_grow(struct kc_informer *inf)
-{
-	size_t n = inf->ngroups_b * 2;
-	struct group **b;
-
-	if ((b = kc_calloc(n, sizeof(*b))) == NULL)
-		return;
-	for (size_t i = 0; i < inf->ngroups_b; i++) {
-		struct group *g = inf->groups[i], *next;
-
-		for (; g != NULL; g = next) {
-			next = g->next;
-			g->next = b[g->hash & (n - 1)];
-			b[g->hash & (n - 1)] = g;
-		}
-	}
-	kc_free(inf->groups);
-	inf->groups = b;
-	inf->ngroups_b = n;
+	return n != NULL ? (struct group *)(void *)((char *)n -
+	    offsetof(struct group, h)) : NULL;
 }
 
 /* The group of 'key', created (empty) when absent; NULL for -ENOMEM. */
 static struct group *
 group_get(struct kc_informer *inf, const char *key)
 {
-	uint32_t h = str_hash(inf->seed, key);
 	size_t len = strlen(key);
-	struct group *g, **head;
+	struct group *g;
 
-	if ((g = group_find(inf, key, h)) != NULL)
+	if ((g = group_find(inf, key)) != NULL)
 		return g;
 	if ((g = kc_keep_malloc(sizeof(*g) + len + 1)) == NULL)
 		return NULL;
 	memset(g, 0, sizeof(*g));
 	memcpy(g->key, key, len + 1);
-	g->hash = h;
-	head = &inf->groups[h & (inf->ngroups_b - 1)];
-	g->next = *head;
-	*head = g;
-	if (++inf->ngroups > inf->ngroups_b)
-		groups_grow(inf);
+	g->h.key = g->key;
+	if (kc_hmap_put(&inf->groups, &g->h) < 0) {
+		kc_free(g);
+		return NULL;
+	}
 	return g;
 }
 
 static void
 group_free(struct kc_informer *inf, struct group *g)
 {
-	struct group **pp;
-
-	for (pp = &inf->groups[g->hash & (inf->ngroups_b - 1)]; *pp != g; pp = &(*pp)->next)
-		;
-	*pp = g->next;
-	inf->ngroups--;
+	kc_hmap_del(&inf->groups, &g->h);
 	kc_free(g);
 }
 
@@ -420,7 +392,7 @@ index_remove(struct kc_informer *inf, struct kc_item *it)
 
 	if (!index_of(inf, it, key))
 		return;
-	if ((g = group_find(inf, key, str_hash(inf->seed, key))) == NULL)
+	if ((g = group_find(inf, key)) == NULL)
 		return;
 	if (it->iprev == NULL && g->head != it)
 		return;			/* not linked: the index function is not pure */
@@ -1168,9 +1140,7 @@ kc_informer_new(const struct kc_informer_opts *opts, struct kc_informer **ret,
 	inf->cls->arg = opts->arg;
 	if ((r = table_init(&inf->store)) < 0)
 		return r;
-	inf->ngroups_b = BUCKETS_MIN;
-	if ((inf->groups = kc_calloc(inf->ngroups_b, sizeof(*inf->groups))) == NULL)
-		return -ENOMEM;
+	inf->groups.seed = inf->seed;
 	*ret = inf;
 	inf = NULL;
 	return 0;
@@ -1179,18 +1149,15 @@ kc_informer_new(const struct kc_informer_opts *opts, struct kc_informer **ret,
 struct kc_informer *
 kc_informer_free(struct kc_informer *inf)
 {
+	struct kc_hmap_node *g, *gnext;
+	size_t i;
+
 	if (inf == NULL)
 		return NULL;
 	table_clear(&inf->store);
-	for (size_t i = 0; inf->groups != NULL && i < inf->ngroups_b; i++) {
-		struct group *g = inf->groups[i], *next;
-
-		for (; g != NULL; g = next) {
-			next = g->next;
-			kc_free(g);
-		}
-	}
-	kc_free(inf->groups);
+	KC_HMAP_FOREACH_SAFE(g, gnext, i, &inf->groups)
+		kc_free((char *)g - offsetof(struct group, h));
+	kc_hmap_free(&inf->groups);
 	kc_json_filter_free(inf->filter);
 	if (inf->sync_ok) {
 		(void)pthread_cond_destroy(&inf->cv);
@@ -1292,7 +1259,7 @@ kc_informer_by_index(struct kc_informer *inf, const char *key,
 	if (inf->opts.index == NULL || key == NULL)
 		return -EINVAL;
 	(void)pthread_rwlock_rdlock(&inf->lock);
-	if ((g = group_find(inf, key, str_hash(inf->seed, key))) != NULL)
+	if ((g = group_find(inf, key)) != NULL)
 		for (it = g->head; it != NULL; it = it->inext) {
 			n++;
 			if (fn(arg, it) != 0)

@@ -2,7 +2,7 @@
  * workqueue.c: deduplicating, rate-limited, delayed work queue.
  *
  * Every key the queue knows has one struct wq_item, found through a
- * chained hash table, and three flags that are client-go's three sets:
+ * seeded kc_hmap, and three flags that are client-go's three sets:
  *
  *	dirty       the key needs processing (its "dirty set"): set by add,
  *	            cleared when a worker takes the key
@@ -52,17 +52,15 @@
 #include <kc/ratelimit.h>
 #include <kc/workqueue.h>
 
-#define BUCKETS_MIN	64
 #define WAIT_MAX_MS	1000	/* longest real sleep before looking at the clock again */
 
 struct wq_item {
 	TAILQ_ENTRY(wq_item)	 link;		/* ready list or processing list */
-	struct wq_item		*hnext;		/* hash chain */
+	struct kc_hmap_node	 h;		/* in items; h.key is key[] */
 	uint64_t		 due_ms;	/* in the heap: when it fires */
 	uint64_t		 seq;		/* in the heap: ties in order */
 	uint64_t		 added_ms;	/* dirty: when it was added */
 	uint64_t		 started_ms;	/* processing: when get() returned it */
-	uint32_t		 hash;
 	struct kc_heap_node	 delay;		/* on the delay heap */
 	uint32_t		 failures;
 	unsigned		 dirty:1, queued:1, processing:1;
@@ -77,10 +75,7 @@ struct kc_workqueue {
 	pthread_cond_t		 drained;
 	struct kc_workqueue_opts opts;
 
-	struct wq_item		**buckets;
-	size_t			 nbuckets;	/* a power of two */
-	size_t			 nitems;
-	uint32_t		 seed;
+	struct kc_hmap		 items;		/* every key, seeded */
 
 	struct wq_list		 ready;
 	struct wq_list		 processing;
@@ -94,14 +89,6 @@ struct kc_workqueue {
 
 /* ---- keys --------------------------------------------------------------- */
 
-static uint32_t
-key_hash(uint32_t seed, const char *key)
-{
-	uint32_t h = kc_fnv1a32_str(KC_FNV1A32_INIT ^ seed, key);
-
-	return h ^ (h >> 15);
-}
-
 static int
 check_key(const char *key)
 {
@@ -112,62 +99,36 @@ check_key(const char *key)
 }
 
 static struct wq_item *
-find(struct kc_workqueue *q, const char *key, uint32_t h)
+find(struct kc_workqueue *q, const char *key)
 {
-	struct wq_item *it;
+	struct kc_hmap_node *n = kc_hmap_get(&q->items, key);
 
-	for (it = q->buckets[h & (q->nbuckets - 1)]; it != NULL; it = it->hnext)
-		if (it->hash == h && strcmp(it->key, key) == 0)
-			return it;
-	return NULL;
-}
-
-/* Doubles the bucket array; on failure the table just stays fuller. */
-static void
-grow_buckets(struct kc_workqueue *q)
-{
-	size_t n = q->nbuckets * 2;
-	struct wq_item **b;
-
-	if ((b = kc_calloc(n, sizeof(*b))) == NULL)
-		return;
-	for (size_t i = 0; i < q->nbuckets; i++) {
-		struct wq_item *it = q->buckets[i], *next;
-
-		for (; it != NULL; it = next) {
-			next = it->hnext;
-			it->hnext = b[it->hash & (n - 1)];
-			b[it->hash & (n - 1)] = it;
-		}
-	}
-	kc_free(q->buckets);
-	q->buckets = b;
-	q->nbuckets = n;
+	return n != NULL ? (struct wq_item *)(void *)((char *)n -
+	    offsetof(struct wq_item, h)) : NULL;
 }
 
 /* The key's item, created when absent; NULL only for -ENOMEM. */
 static struct wq_item *
 get_item(struct kc_workqueue *q, const char *key)
 {
-	uint32_t h = key_hash(q->seed, key);
 	size_t len;
 	struct wq_item *it;
 
-	if ((it = find(q, key, h)) != NULL)
+	if ((it = find(q, key)) != NULL)
 		return it;
-	if (kc_heap_reserve(&q->delays, q->nitems + 1) < 0)
+	if (kc_heap_reserve(&q->delays, q->items.n + 1) < 0)
 		return NULL;
 	len = strlen(key);
 	if ((it = kc_keep_malloc(sizeof(*it) + len + 1)) == NULL)
 		return NULL;
 	memset(it, 0, sizeof(*it));
 	memcpy(it->key, key, len + 1);
-	it->hash = h;
+	it->h.key = it->key;
 	kc_heap_node_init(&it->delay);
-	it->hnext = q->buckets[h & (q->nbuckets - 1)];
-	q->buckets[h & (q->nbuckets - 1)] = it;
-	if (++q->nitems > q->nbuckets)
-		grow_buckets(q);
+	if (kc_hmap_put(&q->items, &it->h) < 0) {
+		kc_free(it);
+		return NULL;
+	}
 	return it;
 }
 
@@ -175,15 +136,10 @@ get_item(struct kc_workqueue *q, const char *key)
 static void
 release(struct kc_workqueue *q, struct wq_item *it)
 {
-	struct wq_item **pp;
-
 	if (it->dirty || it->processing || kc_heap_node_queued(&it->delay) ||
 	    it->failures != 0)
 		return;
-	for (pp = &q->buckets[it->hash & (q->nbuckets - 1)]; *pp != it; pp = &(*pp)->hnext)
-		;
-	*pp = it->hnext;
-	q->nitems--;
+	kc_hmap_del(&q->items, &it->h);
 	kc_free(it);
 }
 
@@ -267,12 +223,8 @@ kc_workqueue_new(const struct kc_workqueue_opts *opts, struct kc_workqueue **ret
 		kc_free(q);
 		return -EINVAL;
 	}
-	q->nbuckets = BUCKETS_MIN;
-	if ((q->buckets = kc_calloc(q->nbuckets, sizeof(*q->buckets))) == NULL) {
-		kc_free(q);
-		return -ENOMEM;
-	}
-	q->seed = (uint32_t)kc_random_u64();
+	q->items = (struct kc_hmap)KC_HMAP_INIT;
+	q->items.seed = (uint32_t)kc_random_u64();
 	TAILQ_INIT(&q->ready);
 	kc_heap_init(&q->delays, earlier);
 	TAILQ_INIT(&q->processing);
@@ -293,7 +245,6 @@ fail:
 		(void)pthread_cond_destroy(&q->cv);
 	if (n >= 1)
 		(void)pthread_mutex_destroy(&q->mu);
-	kc_free(q->buckets);
 	kc_free(q);
 	return -ENOMEM;
 }
@@ -301,17 +252,14 @@ fail:
 struct kc_workqueue *
 kc_workqueue_free(struct kc_workqueue *q)
 {
+	struct kc_hmap_node *n, *tmp;
+	size_t i;
+
 	if (q == NULL)
 		return NULL;
-	for (size_t i = 0; i < q->nbuckets; i++) {
-		struct wq_item *it = q->buckets[i], *next;
-
-		for (; it != NULL; it = next) {
-			next = it->hnext;
-			kc_free(it);
-		}
-	}
-	kc_free(q->buckets);
+	KC_HMAP_FOREACH_SAFE(n, tmp, i, &q->items)
+		kc_free((char *)n - offsetof(struct wq_item, h));
+	kc_hmap_free(&q->items);
 	kc_heap_free(&q->delays);
 	(void)pthread_cond_destroy(&q->cv);
 	(void)pthread_cond_destroy(&q->drained);
@@ -436,7 +384,7 @@ kc_workqueue_forget(struct kc_workqueue *q, const char *key)
 	if (check_key(key) < 0)
 		return;
 	(void)pthread_mutex_lock(&q->mu);
-	if ((it = find(q, key, key_hash(q->seed, key))) != NULL) {
+	if ((it = find(q, key)) != NULL) {
 		it->failures = 0;
 		release(q, it);
 	}
@@ -452,7 +400,7 @@ kc_workqueue_num_requeues(struct kc_workqueue *q, const char *key)
 	if (check_key(key) < 0)
 		return 0;
 	(void)pthread_mutex_lock(&q->mu);
-	if ((it = find(q, key, key_hash(q->seed, key))) != NULL)
+	if ((it = find(q, key)) != NULL)
 		n = it->failures;
 	(void)pthread_mutex_unlock(&q->mu);
 	return n;
@@ -572,7 +520,7 @@ kc_workqueue_done(struct kc_workqueue *q, const char *key)
 	if (check_key(key) < 0)
 		return -ENOENT;
 	(void)pthread_mutex_lock(&q->mu);
-	if ((it = find(q, key, key_hash(q->seed, key))) == NULL || !it->processing) {
+	if ((it = find(q, key)) == NULL || !it->processing) {
 		r = -ENOENT;
 		goto out;
 	}
@@ -683,7 +631,7 @@ kc_workqueue_stats(struct kc_workqueue *q, struct kc_workqueue_stats *ret)
 	(void)pthread_mutex_lock(&q->mu);
 	now = kc_clock_now_ms();
 	*ret = q->stats;
-	ret->keys = q->nitems;
+	ret->keys = q->items.n;
 	ret->delayed = q->delays.n;
 	ret->unfinished_work_ms = q->stats.processing * now > q->started_sum ?
 	    q->stats.processing * now - q->started_sum : 0;

@@ -86,6 +86,36 @@ START_TEST(hmap_basics)
 }
 END_TEST
 
+/* A seeded map finds what it holds, and places keys differently. */
+START_TEST(hmap_seeded)
+{
+	struct kc_hmap a = KC_HMAP_INIT, b = KC_HMAP_INIT;
+	static struct ent ea[64], eb[64];
+	size_t moved = 0;
+
+	b.seed = 0x9e3779b9u;
+	for (size_t i = 0; i < KC_ARRAY_SIZE(ea); i++) {
+		(void)snprintf(ea[i].key, sizeof(ea[i].key), "ns/pod-%zu", i);
+		memcpy(eb[i].key, ea[i].key, sizeof(eb[i].key));
+		ea[i].h.key = ea[i].key;
+		eb[i].h.key = eb[i].key;
+		ck_assert_int_eq(kc_hmap_put(&a, &ea[i].h), 0);
+		ck_assert_int_eq(kc_hmap_put(&b, &eb[i].h), 0);
+	}
+	for (size_t i = 0; i < KC_ARRAY_SIZE(ea); i++) {
+		ck_assert_ptr_eq(kc_hmap_get(&a, ea[i].key), &ea[i].h);
+		ck_assert_ptr_eq(kc_hmap_get(&b, ea[i].key), &eb[i].h);
+		if (ea[i].h.hash != eb[i].h.hash)
+			moved++;
+	}
+	ck_assert_uint_eq(moved, KC_ARRAY_SIZE(ea));
+	/* Seed 0 is plain FNV-1a: the unseeded maps keep their layout. */
+	ck_assert_uint_eq(ea[0].h.hash, kc_fnv1a32_str(KC_FNV1A32_INIT, "ns/pod-0"));
+	kc_hmap_free(&a);
+	kc_hmap_free(&b);
+}
+END_TEST
+
 START_TEST(hmap_alloc_failure)
 {
 	struct kc_hmap m = KC_HMAP_INIT;
@@ -111,6 +141,7 @@ hash_suite(void)
 
 	tcase_add_test(tc, fnv_vectors);
 	tcase_add_test(tc, hmap_basics);
+	tcase_add_test(tc, hmap_seeded);
 	tcase_add_test(tc, hmap_alloc_failure);
 	suite_add_tcase(s, tc);
 	return s;

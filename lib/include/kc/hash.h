@@ -46,13 +46,19 @@ struct kc_hmap_node {
 	char			*key;		/* set by the caller; owned by it */
 };
 
+/*
+ * 'seed' is 0, or a random value the owner sets before the first put
+ * (kc_random_u64()) when clients choose the keys: a seeded hash makes
+ * long chains hard to provoke on purpose.
+ */
 struct kc_hmap {
 	struct kc_hmap_node	**b;		/* NULL until the first put */
 	size_t			  nb;		/* 0 or a power of two */
 	size_t			  n;		/* elements */
+	uint32_t		  seed;
 };
 
-#define KC_HMAP_INIT	{ NULL, 0, 0 }
+#define KC_HMAP_INIT	{ NULL, 0, 0, 0 }
 
 /* The element keyed 'key', or NULL. */
 struct kc_hmap_node	*kc_hmap_get(const struct kc_hmap *, const char *key);
