@@ -58,6 +58,7 @@
 #include <kc/err.h>
 #include <kc/macro.h>
 #include <kc/patch.h>
+#include <kc/str.h>
 #include <kc/selector.h>
 
 /* Limits. */
@@ -1174,6 +1175,42 @@ int	 api_delete_object(struct dc *, const struct dc_rtype *, const char *ns,
 int	 api_delete_object_opts(struct dc *, const struct dc_rtype *, const char *ns,
 	    const char *name, int64_t grace, const char *policy, const char *uid)
 	    _must_check_;
+/*
+ * Writes 'next' (consumed) over the stored 'old' as field manager
+ * 'manager' would through 'sub' (NULL or "status"), as the simulated
+ * controllers write: a write that changes nothing costs nothing (no
+ * managedFields entry, no event), managedFields are kept up to date, and
+ * the old resourceVersion is the precondition. 0, KC_ECONFLICT when 'old'
+ * is no longer the stored version, KC_ENOTFOUND, -ENOMEM.
+ */
+int	 api_update_object(struct dc *, const struct dc_rtype *, const struct json_object *old,
+	    struct json_object *next, const char *sub, const char *manager) _must_check_;
+
+/* Now, RFC 3339 in seconds (the epoch if the clock cannot be read). */
+void	 api_now(char buf[KC_TIME_MAX]);
+
+/* A core/v1 Event that a simulated component records (api_record_event). */
+struct api_event {
+	const struct json_object *about;	/* the involved object */
+	const char	*kind;		/* its kind (core/v1: "Pod", "Node") */
+	const char	*field_path;	/* involvedObject.fieldPath, or NULL */
+	bool		 with_rv;	/* involvedObject.resourceVersion too */
+	const char	*type;		/* "Normal", "Warning" */
+	const char	*reason, *message;
+	const char	*component;	/* source.component, reportingComponent */
+	const char	*host;		/* source.host and reportingInstance; NULL: none
+					   and the component */
+	const char	*now;		/* first/lastTimestamp; NULL: api_now() */
+	uint64_t	 stamp;		/* the name's suffix, unique per component */
+};
+/*
+ * Creates the Event "<name>.<stamp in hex>" in the object's namespace
+ * ("default" for cluster-scoped objects). An Event that cannot be made
+ * (namespace gone, forbidden, name taken) is dropped, as client-go's
+ * recorder drops it: 0, or -ENOMEM.
+ */
+int	 api_record_event(struct dc *, const struct api_event *) _must_check_;
+
 /*
  * Namespace termination (the namespace controller): deletes what is in
  * 'ns', then finalizes and removes the namespace. 1 while objects remain

@@ -328,12 +328,6 @@ fmt_nano(struct kubelet *k, uint64_t mono, char buf[40])
 		(void)kc_strlcpy(buf, "1970-01-01T00:00:00.000000000Z", 40);
 }
 
-static void
-stamp_now(char buf[KC_TIME_MAX])
-{
-	(void)kc_time_format(kc_clock_wall(), buf, KC_TIME_MAX);
-}
-
 /* A Go duration as time.Duration.String() prints whole seconds: 10s, 1m20s, 5m0s. */
 static void
 fmt_duration(uint32_t s, char *buf, size_t size)
@@ -1178,60 +1172,25 @@ static int
 emit(struct kubelet *k, const struct kpod *kp, const struct json_object *pod, int ci,
     const char *type, const char *reason, const char *fmt, ...)
 {
-	const struct dc_rtype *et = registry_find(k->dc, "", "v1", "events");
-	const char *ns = kc_json_str(pod, "metadata", "namespace");
-	const char *name = kc_json_str(pod, "metadata", "name");
-	const char *uid = kc_json_str(pod, "metadata", "uid");
-	const char *rv = kc_json_str(pod, "metadata", "resourceVersion");
-	const char *host = kp->node != NULL ? kp->node->name : "";
-	struct json_object *ev, *meta, *inv, *src;
-	char ename[300], now[KC_TIME_MAX], msg[1024], fp[DC_SEGMENT_MAX + 32];
+	char msg[1024], fp[DC_SEGMENT_MAX + 32];
+	struct api_event e = { .about = pod, .kind = "Pod", .with_rv = true,
+	    .type = type, .reason = reason, .message = msg, .component = KUBELET_NAME,
+	    .host = kp->node != NULL ? kp->node->name : "" };
 	va_list ap;
-	int r;
 
-	if (k->opts.no_events || et == NULL || ns == NULL || name == NULL)
+	if (k->opts.no_events || kc_json_str(pod, "metadata", "namespace") == NULL)
 		return 0;
 	va_start(ap, fmt);
 	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	stamp_now(now);
-	(void)snprintf(ename, sizeof(ename), "%.200s.%016" PRIx64, name,
-	    wall_ms(k, now_ms()) * UINT64_C(1000000) + ++k->event_seq);
-	if (ci >= 0)
+	e.stamp = wall_ms(k, now_ms()) * UINT64_C(1000000) + ++k->event_seq;
+	if (ci >= 0) {
 		(void)snprintf(fp, sizeof(fp), "spec.%s{%s}",
 		    (size_t)ci < kp->ninit ? "initContainers" : "containers",
 		    cname(pod, kp, (size_t)ci));
-	if ((ev = json_object_new_object()) == NULL)
-		return -ENOMEM;
-	if (kc_json_set_str(ev, "apiVersion", "v1") < 0 ||
-	    kc_json_set_str(ev, "kind", "Event") < 0 ||
-	    (meta = kc_json_ensure_obj(ev, "metadata")) == NULL ||
-	    kc_json_set_str(meta, "name", ename) < 0 ||
-	    kc_json_set_str(meta, "namespace", ns) < 0 ||
-	    (inv = kc_json_ensure_obj(ev, "involvedObject")) == NULL ||
-	    kc_json_set_str(inv, "apiVersion", "v1") < 0 ||
-	    kc_json_set_str(inv, "kind", "Pod") < 0 ||
-	    kc_json_set_str(inv, "namespace", ns) < 0 ||
-	    kc_json_set_str(inv, "name", name) < 0 ||
-	    kc_json_set_str(inv, "uid", uid) < 0 ||
-	    kc_json_set_str(inv, "resourceVersion", rv) < 0 ||
-	    (ci >= 0 && kc_json_set_str(inv, "fieldPath", fp) < 0) ||
-	    kc_json_set_str(ev, "reason", reason) < 0 ||
-	    kc_json_set_str(ev, "message", msg) < 0 ||
-	    kc_json_set_str(ev, "type", type) < 0 ||
-	    (src = kc_json_ensure_obj(ev, "source")) == NULL ||
-	    kc_json_set_str(src, "component", KUBELET_NAME) < 0 ||
-	    kc_json_set_str(src, "host", host) < 0 ||
-	    kc_json_set_str(ev, "reportingComponent", KUBELET_NAME) < 0 ||
-	    kc_json_set_str(ev, "reportingInstance", host) < 0 ||
-	    kc_json_set_str(ev, "firstTimestamp", now) < 0 ||
-	    kc_json_set_str(ev, "lastTimestamp", now) < 0 ||
-	    kc_json_set_int(ev, "count", 1) < 0) {
-		json_object_put(ev);
-		return -ENOMEM;
+		e.field_path = fp;
 	}
-	r = api_create_object(k->dc, et, ev, NULL);
-	return r == KC_EEXISTS || r == KC_ENOTFOUND || r == KC_EFORBIDDEN ? 0 : r;
+	return api_record_event(k->dc, &e);
 }
 
 /*
@@ -1703,7 +1662,7 @@ add_condition(struct json_object *conds, const struct json_object *pod, const ch
 	if (os != NULL && strcmp(os, s) == 0 && olt != NULL)
 		kc_strlcpy(now, olt, sizeof(now));
 	else
-		stamp_now(now);
+		api_now(now);
 	if ((c = json_object_new_object()) == NULL || kc_json_append(conds, c) < 0 ||
 	    kc_json_put_null(c, "lastProbeTime") < 0 ||
 	    kc_json_set_str(c, "lastTransitionTime", now) < 0 ||
@@ -1918,7 +1877,7 @@ build_status(struct kubelet *k, const struct json_object *pod, const struct kpod
 	if (kp->stage != PS_NEW && nips > 0 && ip_list(st, "podIP", "podIPs", ips, nips) < 0)
 		goto oom;
 	if (kc_json_str(st, "startTime") == NULL) {
-		stamp_now(now);
+		api_now(now);
 		if (kc_json_set_str(st, "startTime", now) < 0)
 			goto oom;
 	}

@@ -203,13 +203,6 @@ logd(const char *action, const char *name, const char *what, int r)
 		kc_log_debug(&ctx, "%s", what);
 }
 
-static void
-timestamp(char buf[KC_TIME_MAX])
-{
-	if (kc_time_format(kc_clock_wall(), buf, KC_TIME_MAX) < 0)
-		(void)kc_strlcpy(buf, "1970-01-01T00:00:00Z", KC_TIME_MAX);
-}
-
 /*
  * metav1.MicroTime, as a lease's renewTime: one wall-clock reading, so
  * successive renewals never go backwards.
@@ -263,29 +256,17 @@ set_strs(struct json_object *o, const char *const *kv, size_t n)
 	return 0;
 }
 
-/* Writes 'next' (consumed) over the stored 'old' as 'manager' would. */
+/*
+ * Writes 'next' (consumed) over the stored 'old' as 'manager' would. A
+ * conflict or a deleted object is no error: the next pass looks again.
+ */
 static int
 write_obj(struct nodes *ns, const struct dc_rtype *rt, const struct json_object *old,
     struct json_object *next, const char *sub, const char *manager)
 {
-	int r;
+	int r = api_update_object(ns->dc, rt, old, next, sub, manager);
 
-	/* A write that changes nothing costs nothing (no managedFields). */
-	if (json_object_equal(next, (struct json_object *)(uintptr_t)old)) {
-		json_object_put(next);
-		return 0;
-	}
-	if (ns->dc->hooks.managed_fields != NULL) {
-		struct dc_write_ctx wc = { .dc = ns->dc, .rt = rt, .op = DC_OP_UPDATE,
-		    .subresource = sub, .field_manager = manager, .old = old };
-
-		if ((r = ns->dc->hooks.managed_fields(&wc, next)) < 0) {
-			json_object_put(next);
-			return r;
-		}
-	}
-	r = storage_update(ns->dc->store, rt->coll, next, obj_rv(old), NULL);
-	return r == DC_UNCHANGED || r == KC_ECONFLICT || r == KC_ENOTFOUND ? 0 : r;
+	return r == KC_ECONFLICT || r == KC_ENOTFOUND ? 0 : r;
 }
 
 /* A core/v1 Event about 'obj' (a Pod or a Node; nodes' go to default). */
@@ -293,40 +274,11 @@ static int
 record_event(struct nodes *ns, const struct json_object *obj, const char *kind,
     const char *type, const char *reason, const char *message, const char *component)
 {
-	const struct dc_rtype *et = core_type(ns->dc, "events");
-	const char *ons = kc_json_str(obj, "metadata", "namespace");
-	const char *name = kc_json_str(obj, "metadata", "name");
-	const char *uid = kc_json_str(obj, "metadata", "uid");
-	const char *evns = ons != NULL ? ons : "default";
-	struct json_object *ev, *meta, *inv, *src;
-	char ename[300], now[KC_TIME_MAX];
-	int r;
+	struct api_event e = { .about = obj, .kind = kind, .type = type,
+	    .reason = reason, .message = message, .component = component };
 
-	if (et == NULL || name == NULL)
-		return 0;
-	timestamp(now);
-	(void)snprintf(ename, sizeof(ename), "%.200s.%016" PRIx64, name,
-	    (uint64_t)kc_clock_wall() * UINT64_C(1000000000) + ++ns->event_seq);
-	if ((ev = json_object_new_object()) == NULL)
-		return -ENOMEM;
-	if (set_strs(ev, (const char *const []){ "apiVersion", "v1", "kind", "Event",
-	    "reason", reason, "message", message, "type", type,
-	    "firstTimestamp", now, "lastTimestamp", now,
-	    "reportingComponent", component, "reportingInstance", component }, 16) < 0 ||
-	    (meta = kc_json_ensure_obj(ev, "metadata")) == NULL ||
-	    set_strs(meta, (const char *const []){ "name", ename, "namespace", evns }, 4) < 0 ||
-	    (inv = kc_json_ensure_obj(ev, "involvedObject")) == NULL ||
-	    set_strs(inv, (const char *const []){ "apiVersion", "v1", "kind", kind,
-	    "name", name, "uid", uid }, 8) < 0 ||
-	    (ons != NULL && kc_json_set_str(inv, "namespace", ons) < 0) ||
-	    (src = kc_json_ensure_obj(ev, "source")) == NULL ||
-	    kc_json_set_str(src, "component", component) < 0 ||
-	    kc_json_set_int(ev, "count", 1) < 0) {
-		json_object_put(ev);
-		return -ENOMEM;
-	}
-	r = api_create_object(ns->dc, et, ev, NULL);
-	return r == KC_EEXISTS || r == KC_ENOTFOUND || r == KC_EFORBIDDEN ? 0 : r;
+	e.stamp = (uint64_t)kc_clock_wall() * UINT64_C(1000000000) + ++ns->event_seq;
+	return api_record_event(ns->dc, &e);
 }
 
 /* Copies of the keys of a list (passes work on names, not pointers). */
@@ -842,7 +794,7 @@ set_pod_condition(struct json_object *pod, const char *type, const char *status,
 
 	if (conds == NULL)
 		return -ENOMEM;
-	timestamp(now);
+	api_now(now);
 	if ((c = find_cond(pod, type)) == NULL) {
 		if ((c = json_object_new_object()) == NULL || kc_json_append(conds, c) < 0)
 			return -ENOMEM;
@@ -868,7 +820,7 @@ set_node_condition(struct json_object *conds, const char *type, const char *stat
 	struct json_object *c = NULL;
 	char now[KC_TIME_MAX];
 
-	timestamp(now);
+	api_now(now);
 	for (size_t i = 0; i < arr_len(conds) && c == NULL; i++)
 		if (str_eq(kc_json_str(json_object_array_get_idx(conds, i), "type"), type))
 			c = json_object_array_get_idx(conds, i);
@@ -1060,7 +1012,7 @@ kubelet_status(struct nodes *ns, const struct json_object *node, bool report,
 		json_object_put(next);
 		return 0;
 	}
-	timestamp(now);
+	api_now(now);
 	for (size_t i = 0; i < KC_ARRAY_SIZE(kubelet_conds); i++) {
 		struct json_object *c = find_cond(next, kubelet_conds[i].type);
 
@@ -1348,7 +1300,7 @@ controller_sync(struct nodes *ns, const char *name)
 
 	if (node == NULL)
 		return 0;
-	timestamp(now);
+	api_now(now);
 	if ((next = kc_json_copy(node)) == NULL)
 		return -ENOMEM;
 	if ((spec = kc_json_ensure_obj(next, "spec")) == NULL)

@@ -390,38 +390,6 @@ scan_coll(struct scheduler *sc, const char *group, const char *resource)
 	return 0;
 }
 
-static void
-timestamp(char buf[32])
-{
-	if (kc_time_format(kc_clock_wall(), buf, 32) < 0)
-		kc_strlcpy(buf, "1970-01-01T00:00:00Z", 32);
-}
-
-/* Writes 'next' (consumed) over the stored 'old'. */
-static int
-write_obj(struct scheduler *sc, const struct dc_rtype *rt, const struct json_object *old,
-    struct json_object *next, const char *sub)
-{
-	int r;
-
-	/* A write that changes nothing costs nothing (no managedFields). */
-	if (json_object_equal(next, (struct json_object *)(uintptr_t)old)) {
-		json_object_put(next);
-		return 0;
-	}
-	if (sc->dc->hooks.managed_fields != NULL) {
-		struct dc_write_ctx wc = { .dc = sc->dc, .rt = rt, .op = DC_OP_UPDATE,
-		    .subresource = sub, .field_manager = SCHED_DEFAULT_NAME, .old = old };
-
-		if ((r = sc->dc->hooks.managed_fields(&wc, next)) < 0) {
-			json_object_put(next);
-			return r;
-		}
-	}
-	r = storage_update(sc->dc->store, rt->coll, next, obj_rv(old), NULL);
-	return r == DC_UNCHANGED ? 0 : r;
-}
-
 /*
  * Sets condition 'type' of 'pod' (a private tree). The transition time
  * is kept while the status stays. Returns whether reason or message
@@ -435,7 +403,7 @@ set_condition(struct json_object *pod, const char *type, const char *status,
 	char now[32];
 	bool changed = true;
 
-	timestamp(now);
+	api_now(now);
 	if ((stat = kc_json_ensure_obj(pod, "status")) == NULL)
 		return -ENOMEM;
 	if (!json_object_object_get_ex(stat, "conditions", &conds) ||
@@ -489,57 +457,23 @@ set_condition(struct json_object *pod, const char *type, const char *status,
 	return 0;
 }
 
-/* A core/v1 Event about a pod. */
+/* A core/v1 Event about a pod, its message cut to SCHED_EVENT_MESSAGE_MAX. */
 static int
 pod_event(struct scheduler *sc, const struct json_object *pod, const char *type,
     const char *reason, const char *message)
 {
-	const struct dc_rtype *et = core_type(sc->dc, "events");
-	const char *ns = kc_json_str(pod, "metadata", "namespace");
-	const char *name = kc_json_str(pod, "metadata", "name");
-	const char *uid = kc_json_str(pod, "metadata", "uid");
-	struct json_object *ev, *meta, *inv, *src;
-	char ename[300], now[32], msg[SCHED_EVENT_MESSAGE_MAX + 1];
-	int r;
+	char msg[SCHED_EVENT_MESSAGE_MAX + 1];
+	struct api_event e = { .about = pod, .kind = "Pod", .type = type,
+	    .reason = reason, .message = msg, .component = SCHED_DEFAULT_NAME };
 
-	if (et == NULL || ns == NULL || name == NULL)
+	if (kc_json_str(pod, "metadata", "namespace") == NULL)
 		return 0;
-	timestamp(now);
 	if (strlen(message) > SCHED_EVENT_MESSAGE_MAX)
 		(void)snprintf(msg, sizeof(msg), "%.1020s ...", message);
 	else
 		kc_strlcpy(msg, message, sizeof(msg));
-	(void)snprintf(ename, sizeof(ename), "%.200s.%016" PRIx64, name,
-	    (uint64_t)kc_clock_wall() * UINT64_C(1000000000) + ++sc->event_seq);
-	if ((ev = json_object_new_object()) == NULL)
-		return -ENOMEM;
-	r = -ENOMEM;
-	if (kc_json_set_str(ev, "apiVersion", "v1") < 0 ||
-	    kc_json_set_str(ev, "kind", "Event") < 0 ||
-	    (meta = kc_json_ensure_obj(ev, "metadata")) == NULL ||
-	    kc_json_set_str(meta, "name", ename) < 0 ||
-	    kc_json_set_str(meta, "namespace", ns) < 0 ||
-	    (inv = kc_json_ensure_obj(ev, "involvedObject")) == NULL ||
-	    kc_json_set_str(inv, "apiVersion", "v1") < 0 ||
-	    kc_json_set_str(inv, "kind", "Pod") < 0 ||
-	    kc_json_set_str(inv, "namespace", ns) < 0 ||
-	    kc_json_set_str(inv, "name", name) < 0 ||
-	    kc_json_set_str(inv, "uid", uid) < 0 ||
-	    kc_json_set_str(ev, "reason", reason) < 0 ||
-	    kc_json_set_str(ev, "message", msg) < 0 ||
-	    kc_json_set_str(ev, "type", type) < 0 ||
-	    (src = kc_json_ensure_obj(ev, "source")) == NULL ||
-	    kc_json_set_str(src, "component", SCHED_DEFAULT_NAME) < 0 ||
-	    kc_json_set_str(ev, "reportingComponent", SCHED_DEFAULT_NAME) < 0 ||
-	    kc_json_set_str(ev, "reportingInstance", SCHED_DEFAULT_NAME) < 0 ||
-	    kc_json_set_str(ev, "firstTimestamp", now) < 0 ||
-	    kc_json_set_str(ev, "lastTimestamp", now) < 0 ||
-	    kc_json_set_int(ev, "count", 1) < 0) {
-		json_object_put(ev);
-		return r;
-	}
-	r = api_create_object(sc->dc, et, ev, NULL);
-	return r == KC_EEXISTS || r == KC_ENOTFOUND || r == KC_EFORBIDDEN ? 0 : r;
+	e.stamp = (uint64_t)kc_clock_wall() * UINT64_C(1000000000) + ++sc->event_seq;
+	return api_record_event(sc->dc, &e);
 }
 
 static const struct json_object *
@@ -855,7 +789,7 @@ unsched_pod(struct scheduler *sc, const struct sched_unsched *u)
 		json_object_put(next);
 		return r;
 	}
-	if ((r = write_obj(sc, pt, old, next, "status")) < 0 || !changed)
+	if ((r = api_update_object(sc->dc, pt, old, next, "status", SCHED_DEFAULT_NAME)) < 0 || !changed)
 		return r;
 	if ((old = stored_pod(sc, u->ns, u->name)) == NULL)
 		return 0;
@@ -878,7 +812,7 @@ nominate_pod(struct scheduler *sc, const struct sched_nominate *nm)
 		json_object_put(next);
 		return -ENOMEM;
 	}
-	return write_obj(sc, pt, old, next, "status");
+	return api_update_object(sc->dc, pt, old, next, "status", SCHED_DEFAULT_NAME);
 }
 
 static int
@@ -901,7 +835,7 @@ evict_pod(struct scheduler *sc, const struct sched_victim *v)
 		json_object_put(next);
 		return r;
 	}
-	if ((r = write_obj(sc, pt, old, next, "status")) < 0)
+	if ((r = api_update_object(sc->dc, pt, old, next, "status", SCHED_DEFAULT_NAME)) < 0)
 		return r;
 	if ((old = stored_pod(sc, v->ns, v->name)) != NULL) {
 		(void)snprintf(why, sizeof(why), "Preempted by pod %.60s on node %.200s",
@@ -956,7 +890,7 @@ podgroups_write(struct scheduler *sc, const struct dc_rtype *rt, struct json_obj
 			break;
 		}
 		status[i] = NULL;
-		r = write_obj(sc, rt, objs[i], next, "status");
+		r = api_update_object(sc->dc, rt, objs[i], next, "status", SCHED_DEFAULT_NAME);
 		if (r == KC_ECONFLICT)
 			r = 0;
 		if (r >= 0 && done != NULL)

@@ -1820,3 +1820,87 @@ write_fini(struct dc *dc)
 	kc_free(dc->api);
 	dc->api = NULL;
 }
+
+int
+api_update_object(struct dc *dc, const struct dc_rtype *rt, const struct json_object *old,
+    struct json_object *next, const char *sub, const char *manager)
+{
+	int r;
+
+	if (json_object_equal(next, (struct json_object *)(uintptr_t)old)) {
+		json_object_put(next);
+		return 0;
+	}
+	if (dc->hooks.managed_fields != NULL) {
+		struct dc_write_ctx wc = { .dc = dc, .rt = rt, .op = DC_OP_UPDATE,
+		    .subresource = sub, .field_manager = manager, .old = old };
+
+		if ((r = dc->hooks.managed_fields(&wc, next)) < 0) {
+			json_object_put(next);
+			return r;
+		}
+	}
+	r = storage_update(dc->store, rt->coll, next, obj_rv(old), NULL);
+	return r == DC_UNCHANGED ? 0 : r;
+}
+
+void
+api_now(char buf[KC_TIME_MAX])
+{
+	if (kc_time_format(kc_clock_wall(), buf, KC_TIME_MAX) < 0)
+		(void)kc_strlcpy(buf, "1970-01-01T00:00:00Z", KC_TIME_MAX);
+}
+
+int
+api_record_event(struct dc *dc, const struct api_event *e)
+{
+	const struct dc_rtype *et = registry_find(dc, "", "v1", "events");
+	const char *ons = kc_json_str(e->about, "metadata", "namespace");
+	const char *name = kc_json_str(e->about, "metadata", "name");
+	const char *uid = kc_json_str(e->about, "metadata", "uid");
+	const char *rv = kc_json_str(e->about, "metadata", "resourceVersion");
+	const char *instance = e->host != NULL ? e->host : e->component;
+	struct json_object *ev, *meta, *inv, *src;
+	char ename[300], nowbuf[KC_TIME_MAX];
+	const char *now = e->now;
+	int r;
+
+	if (et == NULL || name == NULL)
+		return 0;
+	if (now == NULL) {
+		api_now(nowbuf);
+		now = nowbuf;
+	}
+	(void)snprintf(ename, sizeof(ename), "%.200s.%016" PRIx64, name, e->stamp);
+	if ((ev = json_object_new_object()) == NULL)
+		return -ENOMEM;
+	if (kc_json_set_str(ev, "apiVersion", "v1") < 0 ||
+	    kc_json_set_str(ev, "kind", "Event") < 0 ||
+	    (meta = kc_json_ensure_obj(ev, "metadata")) == NULL ||
+	    kc_json_set_str(meta, "name", ename) < 0 ||
+	    kc_json_set_str(meta, "namespace", ons != NULL ? ons : "default") < 0 ||
+	    (inv = kc_json_ensure_obj(ev, "involvedObject")) == NULL ||
+	    kc_json_set_str(inv, "apiVersion", "v1") < 0 ||
+	    kc_json_set_str(inv, "kind", e->kind) < 0 ||
+	    (ons != NULL && kc_json_set_str(inv, "namespace", ons) < 0) ||
+	    kc_json_set_str(inv, "name", name) < 0 ||
+	    kc_json_set_str(inv, "uid", uid) < 0 ||
+	    (e->with_rv && kc_json_set_str(inv, "resourceVersion", rv) < 0) ||
+	    (e->field_path != NULL && kc_json_set_str(inv, "fieldPath", e->field_path) < 0) ||
+	    kc_json_set_str(ev, "reason", e->reason) < 0 ||
+	    kc_json_set_str(ev, "message", e->message) < 0 ||
+	    kc_json_set_str(ev, "type", e->type) < 0 ||
+	    (src = kc_json_ensure_obj(ev, "source")) == NULL ||
+	    kc_json_set_str(src, "component", e->component) < 0 ||
+	    (e->host != NULL && kc_json_set_str(src, "host", e->host) < 0) ||
+	    kc_json_set_str(ev, "reportingComponent", e->component) < 0 ||
+	    kc_json_set_str(ev, "reportingInstance", instance) < 0 ||
+	    kc_json_set_str(ev, "firstTimestamp", now) < 0 ||
+	    kc_json_set_str(ev, "lastTimestamp", now) < 0 ||
+	    kc_json_set_int(ev, "count", 1) < 0) {
+		json_object_put(ev);
+		return -ENOMEM;
+	}
+	r = api_create_object(dc, et, ev, NULL);
+	return r == KC_EEXISTS || r == KC_ENOTFOUND || r == KC_EFORBIDDEN ? 0 : r;
+}
