@@ -54,6 +54,7 @@
 #include <kc/alloc.h>
 #include <kc/buf.h>
 #include <kc/err.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 
 #include "jsonpath.h"
@@ -1218,7 +1219,7 @@ go_sprint_json(const struct json_object *o, struct kc_buf *b, unsigned depth)
 	case json_type_double:
 		if (json_number(o, &i, &f))
 			return kc_buf_printf(b, "%" PRId64, i);
-		jsonpath_format_float(f, num, sizeof(num));
+		(void)kc_sbuf_float_str(num, sizeof(num), f, KC_FLOAT_G64);
 		return kc_buf_puts(b, num);
 	case json_type_string:
 		return kc_buf_append(b, json_object_get_string((struct json_object *)
@@ -1896,144 +1897,6 @@ jsonpath_find(const struct jsonpath *jp, const struct json_object *doc,
  * Printing
  */
 
-/*
- * The shortest decimal digits that read back as 'f' (> 0): digits[] and
- * the decimal point position 'dp' (f = 0.d1d2... x 10^dp), as Go's
- * strconv finds them.
- */
-static void
-shortest_digits(double f, char digits[24], int *nd, int *dp)
-{
-	char buf[40], *e;
-	int n = 0, exp;
-
-	for (int prec = 0; prec < 17; prec++) {
-		(void)snprintf(buf, sizeof(buf), "%.*e", prec, f);
-		if (strtod(buf, NULL) == f)
-			break;
-	}
-	for (e = buf; *e != 'e'; e++)
-		if (is_digit((unsigned char)*e))
-			digits[n++] = *e;
-	exp = (int)strtol(e + 1, NULL, 10);
-	while (n > 1 && digits[n - 1] == '0')
-		n--;
-	digits[n] = '\0';
-	*nd = n;
-	*dp = exp + 1;
-}
-
-/* A fixed buffer for one number: sign, 17 digits, point, zeros, exponent. */
-struct numbuf {
-	char	s[64];
-	size_t	n;
-};
-
-static void
-nb_putc(struct numbuf *nb, char c)
-{
-	if (nb->n + 1 < sizeof(nb->s))
-		nb->s[nb->n++] = c;
-	nb->s[nb->n] = '\0';
-}
-
-/* strconv's %e rendering of shortest digits (mantissa, e, sign, >= 2 digits). */
-static void
-fmt_e(struct numbuf *nb, const char *d, int nd, int dp, bool json)
-{
-	int exp = nd == 0 ? 0 : dp - 1;
-	char e[16];
-
-	nb_putc(nb, nd == 0 ? '0' : d[0]);
-	if (nd > 1) {
-		nb_putc(nb, '.');
-		for (int i = 1; i < nd; i++)
-			nb_putc(nb, d[i]);
-	}
-	/* encoding/json cleans up e-09 to e-9. */
-	(void)snprintf(e, sizeof(e), json && exp < 0 && exp > -10 ? "e%c%d" : "e%c%02d",
-	    exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-	for (size_t i = 0; e[i] != '\0'; i++)
-		nb_putc(nb, e[i]);
-}
-
-/* strconv's %f rendering with as many decimals as the digits need. */
-static void
-fmt_f(struct numbuf *nb, const char *d, int nd, int dp)
-{
-	int prec = nd - dp > 0 ? nd - dp : 0;
-
-	if (dp > 0) {
-		for (int i = 0; i < dp; i++)
-			nb_putc(nb, i < nd ? d[i] : '0');
-	} else
-		nb_putc(nb, '0');
-	if (prec > 0) {
-		nb_putc(nb, '.');
-		for (int i = 1; i <= prec; i++) {
-			int j = dp + i - 1;
-
-			nb_putc(nb, j >= 0 && j < nd ? d[j] : '0');
-		}
-	}
-}
-
-/*
- * Go's shortest rendering of a finite 'f': fmt's %v (strconv 'g' with
- * shortest precision: 'e' when the decimal exponent is below -4 or at
- * least 6) or encoding/json's ('e' below 1e-6 and from 1e21).
- */
-static void
-go_float(struct numbuf *nb, double f, bool json)
-{
-	char d[24];
-	int nd = 0, dp = 0;
-	bool use_e;
-
-	nb->n = 0;
-	nb->s[0] = '\0';
-	if (signbit(f))
-		nb_putc(nb, '-');
-	f = fabs(f);
-	if (f != 0)
-		shortest_digits(f, d, &nd, &dp);
-	if (json)
-		use_e = f != 0 && (f < 1e-6 || f >= 1e21);
-	else
-		use_e = f != 0 && (dp - 1 < -4 || dp - 1 >= 6);
-	if (use_e)
-		fmt_e(nb, d, nd, dp, json);
-	else
-		fmt_f(nb, d, nd, dp);
-}
-
-void
-jsonpath_format_float(double f, char *buf, size_t size)
-{
-	struct numbuf nb;
-
-	if (isnan(f))
-		(void)kc_strlcpy(buf, "NaN", size);
-	else if (isinf(f))
-		(void)kc_strlcpy(buf, f > 0 ? "+Inf" : "-Inf", size);
-	else {
-		go_float(&nb, f, false);
-		(void)kc_strlcpy(buf, nb.s, size);
-	}
-}
-
-void
-jsonpath_format_json_float(double f, char *buf, size_t size)
-{
-	struct numbuf nb;
-
-	if (isnan(f) || isinf(f))
-		(void)kc_strlcpy(buf, "null", size);
-	else {
-		go_float(&nb, f, true);
-		(void)kc_strlcpy(buf, nb.s, size);
-	}
-}
 
 /* encoding/json's string encoder with HTML escaping. */
 static int
@@ -2085,7 +1948,7 @@ json_string(struct kc_buf *b, const char *s, size_t n)
 static int
 marshal(const struct json_object *o, struct kc_buf *b, unsigned depth)
 {
-	struct numbuf nb;
+	char num[KC_FLOAT_MAX];
 	int64_t i;
 	double f;
 	int r;
@@ -2101,10 +1964,8 @@ marshal(const struct json_object *o, struct kc_buf *b, unsigned depth)
 	case json_type_double:
 		if (json_number(o, &i, &f))
 			return kc_buf_printf(b, "%" PRId64, i);
-		if (isnan(f) || isinf(f))
-			return kc_buf_puts(b, "null");
-		go_float(&nb, f, true);
-		return kc_buf_append(b, nb.s, nb.n);
+		return kc_buf_puts(b, kc_sbuf_float_str(num, sizeof(num), f,
+		    KC_FLOAT_JSON));
 	case json_type_string:
 		return json_string(b, json_object_get_string((struct json_object *)
 		    (uintptr_t)o), (size_t)json_object_get_string_len(o));
@@ -2180,7 +2041,7 @@ print_one(const struct jsonpath_value *v, struct kc_buf *b)
 	case JSONPATH_INT:
 		return kc_buf_printf(b, "%" PRId64, v->v.i);
 	case JSONPATH_FLOAT:
-		jsonpath_format_float(v->v.f, num, sizeof(num));
+		(void)kc_sbuf_float_str(num, sizeof(num), v->v.f, KC_FLOAT_G64);
 		return kc_buf_puts(b, num);
 	case JSONPATH_BOOL:
 		return kc_buf_puts(b, v->v.b ? "true" : "false");
@@ -2203,7 +2064,7 @@ print_one(const struct jsonpath_value *v, struct kc_buf *b)
 	case json_type_double:
 		if (json_number(v->v.json, &i, &f))
 			return kc_buf_printf(b, "%" PRId64, i);
-		jsonpath_format_float(f, num, sizeof(num));
+		(void)kc_sbuf_float_str(num, sizeof(num), f, KC_FLOAT_G64);
 		return kc_buf_puts(b, num);
 	case json_type_string:
 		return kc_buf_append(b, json_object_get_string(v->v.json),

@@ -163,19 +163,4 @@ int	jsonpath_execute(const struct jsonpath *jp, const struct json_object *doc,
 int	jsonpath_json_marshal(const struct json_object *o, struct kc_buf *out)
 	    _must_check_;
 
-/*
- * Formats 'f' as Go's fmt.Print(float64) does (%v: the shortest digits
- * that read back as 'f', in 'e' notation when the decimal exponent is
- * below -4 or at least 6: "1.5", "123456", "1e+06", "1e-05"). Always
- * NUL-terminates; a 'size' of 32 is enough.
- */
-void	jsonpath_format_float(double f, char *buf, size_t size);
-
-/*
- * Formats 'f' as encoding/json writes a float64: shortest digits, 'e'
- * notation below 1e-6 and from 1e21 ("1e-7", "1e+21"), "null" for NaN
- * and infinities. Same buffer rules.
- */
-void	jsonpath_format_json_float(double f, char *buf, size_t size);
-
 #endif

@@ -1143,64 +1143,16 @@ decode_msg(struct pb_ctx *c, struct pb_obj *o, struct pb_rd *r, unsigned depth)
  * Writing JSON as Go's encoding/json does
  */
 
-/* The length of the valid UTF-8 sequence at 'p', or 0 (Go's utf8.DecodeRune). */
-static size_t
-utf8_seq(const unsigned char *p, size_t n)
-{
-	uint32_t c;
-
-	return kc_utf8_decode((const char *)p, n, &c);
-}
-
-static bool
-utf8_valid(struct kc_str s)
-{
-	const unsigned char *p = (const unsigned char *)s.p;
-
-	for (size_t i = 0, k; i < s.len; i += k)
-		if ((k = utf8_seq(p + i, s.len - i)) == 0)
-			return false;
-	return true;
-}
-
-/*
- * A NUL-terminated copy with each byte of an invalid sequence replaced
- * by U+FFFD, as Go's encoding/json writes strings.
- */
-static char *
-utf8_dup(struct kc_str s, size_t *ret_len)
-{
-	const unsigned char *p = (const unsigned char *)s.p;
-	char *out;
-	size_t o = 0;
-
-	if ((out = kc_malloc(s.len * 3 + 1)) == NULL)
-		return NULL;
-	for (size_t i = 0, k; i < s.len; i += k) {
-		if ((k = utf8_seq(p + i, s.len - i)) == 0) {
-			memcpy(out + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			k = 1;
-		} else {
-			memcpy(out + o, p + i, k);
-			o += k;
-		}
-	}
-	out[o] = '\0';
-	*ret_len = o;
-	return out;
-}
-
 static int
 json_string(struct kc_str s, struct json_object **ret)
 {
 	char *copy;
 	size_t len;
 
-	if (utf8_valid(s)) {
+	if (kc_utf8_valid(s.p, s.len)) {
 		*ret = json_object_new_string_len(s.p, (int)s.len);
 	} else {
-		if ((copy = utf8_dup(s, &len)) == NULL)
+		if ((copy = kc_utf8_dup_valid(s.p, s.len, &len)) == NULL)
 			return -ENOMEM;
 		*ret = json_object_new_string_len(copy, (int)len);
 		kc_free(copy);
@@ -1285,7 +1237,7 @@ json_map(struct pb_vec *v, bool bytes, struct json_object **ret)
 		r = bytes ? json_base64(kv[i].value, &val) : json_string(kv[i].value, &val);
 		if (r < 0)
 			goto fail;
-		if ((key = utf8_dup(kv[i].key, &len)) == NULL) {
+		if ((key = kc_utf8_dup_valid(kv[i].key.p, kv[i].key.len, &len)) == NULL) {
 			json_object_put(val);
 			r = -ENOMEM;
 			goto fail;

@@ -135,127 +135,6 @@ utf8_count(const char *s, size_t n)
 	return count;
 }
 
-/*
- * The shortest decimal digits that read back as 'v' (strconv's
- * shortest formatting): '*digits' gets them without a point, '*exp' the
- * decimal exponent of the first digit.
- */
-static void
-float_shortest(double v, char *digits, size_t size, int *exp)
-{
-	char buf[64];
-
-	for (int prec = 1; prec <= 17; prec++) {
-		char *e;
-		size_t o = 0;
-
-		(void)snprintf(buf, sizeof(buf), "%.*e", prec - 1, v);
-		if (strtod(buf, NULL) != v && prec < 17)
-			continue;
-		e = strchr(buf, 'e');
-		for (char *q = buf; q < e && o + 1 < size; q++)
-			if (*q >= '0' && *q <= '9')
-				digits[o++] = *q;
-		while (o > 1 && digits[o - 1] == '0')
-			o--;
-		digits[o] = '\0';
-		*exp = (int)strtol(e + 1, NULL, 10);
-		return;
-	}
-}
-
-/* Go's %v of a float64 ('g', shortest): "1", "0.5", "1e+06", "1.5e-07". */
-static void
-go_float(struct kc_sbuf *b, double v)
-{
-	char digits[32];
-	size_t nd;
-	int exp;
-
-	if (isnan(v)) {
-		kc_sbuf_puts(b, "NaN");
-		return;
-	}
-	if (isinf(v)) {
-		kc_sbuf_puts(b, v > 0 ? "+Inf" : "-Inf");
-		return;
-	}
-	if (v == 0) {
-		kc_sbuf_puts(b, 1 / v < 0 ? "-0" : "0");
-		return;
-	}
-	if (v < 0) {
-		kc_sbuf_putc(b, '-');
-		v = -v;
-	}
-	float_shortest(v, digits, sizeof(digits), &exp);
-	nd = strlen(digits);
-	/* strconv's 'g' with the shortest precision switches at 1e+06. */
-	if (exp < -4 || exp >= 6) {
-		kc_sbuf_putc(b, digits[0]);
-		if (nd > 1) {
-			kc_sbuf_putc(b, '.');
-			kc_sbuf_puts(b, digits + 1);
-		}
-		kc_sbuf_printf(b, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-		return;
-	}
-	if (exp < 0) {
-		kc_sbuf_puts(b, "0.");
-		for (int i = -1; i > exp; i--)
-			kc_sbuf_putc(b, '0');
-		kc_sbuf_puts(b, digits);
-		return;
-	}
-	for (int i = 0; i <= exp || (size_t)i < nd; i++) {
-		if (i == exp + 1)
-			kc_sbuf_putc(b, '.');
-		kc_sbuf_putc(b, (size_t)i < nd ? digits[i] : '0');
-	}
-}
-
-/* encoding/json's float64: 'f' between 1e-6 and 1e21, else 'e' ("1e-07"). */
-void
-json_float(struct kc_sbuf *b, double v)
-{
-	char digits[32];
-	size_t nd;
-	int exp;
-	double a = dabs(v);
-
-	if (v == 0) {
-		kc_sbuf_putc(b, '0');
-		return;
-	}
-	if (v < 0) {
-		kc_sbuf_putc(b, '-');
-		v = -v;
-	}
-	float_shortest(v, digits, sizeof(digits), &exp);
-	nd = strlen(digits);
-	if (a < 1e-6 || a >= 1e21) {
-		kc_sbuf_putc(b, digits[0]);
-		if (nd > 1) {
-			kc_sbuf_putc(b, '.');
-			kc_sbuf_puts(b, digits + 1);
-		}
-		kc_sbuf_printf(b, "e%c%d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-		return;
-	}
-	if (exp < 0) {
-		kc_sbuf_puts(b, "0.");
-		for (int i = -1; i > exp; i--)
-			kc_sbuf_putc(b, '0');
-		kc_sbuf_puts(b, digits);
-		return;
-	}
-	for (int i = 0; i <= exp || (size_t)i < nd; i++) {
-		if (i == exp + 1)
-			kc_sbuf_putc(b, '.');
-		kc_sbuf_putc(b, (size_t)i < nd ? digits[i] : '0');
-	}
-}
-
 /* Object keys in sorted order, as Go prints and marshals maps. */
 static int
 key_cmp(const void *a, const void *b)
@@ -330,7 +209,7 @@ go_json(struct kc_sbuf *b, const struct json_object *v, unsigned depth)
 		kc_sbuf_printf(b, "%lld", (long long)jint(v));
 		return;
 	case json_type_double:
-		json_float(b, jdouble(v));
+		kc_sbuf_float(b, jdouble(v), KC_FLOAT_JSON);
 		return;
 	case json_type_string:
 		json_string(b, json_object_get_string(mut(v)),
@@ -383,7 +262,7 @@ go_sharpv(struct kc_sbuf *b, const struct json_object *v, unsigned depth)
 		kc_sbuf_printf(b, "%lld", (long long)jint(v));
 		return;
 	case json_type_double:
-		go_float(b, jdouble(v));
+		kc_sbuf_float(b, jdouble(v), KC_FLOAT_G64);
 		return;
 	case json_type_string:
 		kc_sbuf_quote(b, json_object_get_string(mut(v)),
@@ -431,7 +310,7 @@ go_value(struct kc_sbuf *b, const struct json_object *v)
 		    (size_t)json_object_get_string_len(mut(v)));
 		return;
 	case json_type_double:
-		go_float(b, jdouble(v));
+		kc_sbuf_float(b, jdouble(v), KC_FLOAT_G64);
 		return;
 	default:
 		go_sharpv(b, v, 0);
@@ -2107,7 +1986,7 @@ vnumber(struct vstate *vs, const struct json_object *s, const struct json_object
 				vinvalid(vs, out, val, "%s in body should be a multiple of %s",
 				    vs->name.buf, bound);
 		} else {
-			go_float(&b, lim);
+			kc_sbuf_float(&b, lim, KC_FLOAT_G64);
 			if (lim < 0)
 				vinvalid(vs, out, bound, "factor MultipleOf declared for %s must be "
 				    "positive: %s", vs->name.buf, bound);
@@ -2127,7 +2006,7 @@ vnumber(struct vstate *vs, const struct json_object *s, const struct json_object
 			kc_sbuf_printf(&b, "%lld", (long long)m);
 		} else {
 			fail = excl ? dv <= lim : dv < lim;
-			go_float(&b, lim);
+			kc_sbuf_float(&b, lim, KC_FLOAT_G64);
 		}
 		if (fail)
 			vinvalid(vs, out, val, "%s in body should be greater than %s%s",
@@ -2144,7 +2023,7 @@ vnumber(struct vstate *vs, const struct json_object *s, const struct json_object
 			kc_sbuf_printf(&b, "%lld", (long long)m);
 		} else {
 			fail = excl ? dv >= lim : dv > lim;
-			go_float(&b, lim);
+			kc_sbuf_float(&b, lim, KC_FLOAT_G64);
 		}
 		if (fail)
 			vinvalid(vs, out, val, "%s in body should be less than %s%s",

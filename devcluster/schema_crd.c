@@ -253,7 +253,7 @@ json_kind_name(const struct json_object *v, char *buf, size_t size)
 
 		kc_sbuf_init(&b, buf, size);
 		kc_sbuf_puts(&b, "number ");
-		json_float(&b, jdouble(v));
+		kc_sbuf_float(&b, jdouble(v), KC_FLOAT_JSON);
 		return buf;
 	}
 	default:

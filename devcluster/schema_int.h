@@ -245,7 +245,6 @@ struct pstate {
 };
 
 /* schema.c */
-void json_float(struct kc_sbuf *b, double v);
 void go_value(struct kc_sbuf *b, const struct json_object *v);
 int json_dump_value(struct kc_sbuf *b, const struct json_object *v);
 void elist_free(struct elist *l);

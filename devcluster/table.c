@@ -41,6 +41,7 @@
 #include <kc/alloc.h>
 #include <kc/buf.h>
 #include <kc/json.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 
 #include "jsonpath.h"
@@ -2218,7 +2219,7 @@ cell_number(struct row *rw, double f)
 {
 	char text[40];
 
-	jsonpath_format_json_float(f, text, sizeof(text));
+	(void)kc_sbuf_float_str(text, sizeof(text), f, KC_FLOAT_JSON);
 	return cell_put(rw, json_object_new_double_s(f, text));
 }
 

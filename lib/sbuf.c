@@ -7,9 +7,12 @@
  * or, once one did not fit, not at all: 'full' stops every later write,
  * so the buffer holds a prefix of the text, never one with holes.
  */
+#include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <kc/sbuf.h>
@@ -237,4 +240,110 @@ const char *
 kc_sbuf_quoted(char *buf, size_t size, const char *s)
 {
 	return kc_sbuf_quoted_len(buf, size, s != NULL ? s : "", s != NULL ? strlen(s) : 0);
+}
+
+/* ---- Go's shortest float formatting ---------------------------------------- */
+
+/* The shortest decimal digits that read back as 'a' (> 0, finite): 0.d x 10^dp. */
+struct fdigits {
+	char	d[24];
+	int	nd;
+	int	dp;
+};
+
+static void
+float_digits(double a, bool single, struct fdigits *g)
+{
+	char tmp[48], *p;
+	int prec;
+
+	for (prec = 1; prec < (single ? 9 : 17); prec++) {
+		(void)snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, a);
+		if (single ? (double)strtof(tmp, NULL) == a : strtod(tmp, NULL) == a)
+			break;
+	}
+	(void)snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, a);
+	g->nd = 0;
+	for (p = tmp; *p != 'e' && *p != '\0'; p++)
+		if (*p >= '0' && *p <= '9' && g->nd < (int)sizeof(g->d))
+			g->d[g->nd++] = *p;
+	while (g->nd > 1 && g->d[g->nd - 1] == '0')
+		g->nd--;
+	g->dp = (*p == 'e' ? (int)strtol(p + 1, NULL, 10) : 0) + 1;
+}
+
+/* strconv's %e layout of the digits: d.ddde+XX ('json': e-7, not e-07). */
+static void
+float_layout_e(struct kc_sbuf *b, const struct fdigits *g, bool json)
+{
+	int e = g->dp - 1;
+
+	kc_sbuf_putc(b, g->d[0]);
+	if (g->nd > 1) {
+		kc_sbuf_putc(b, '.');
+		kc_sbuf_put(b, g->d + 1, (size_t)g->nd - 1);
+	}
+	if (json && e < 0 && e > -10)
+		kc_sbuf_printf(b, "e-%d", -e);
+	else
+		kc_sbuf_printf(b, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+}
+
+/* strconv's %f layout with exactly the digits there are. */
+static void
+float_layout_f(struct kc_sbuf *b, const struct fdigits *g)
+{
+	int k;
+
+	if (g->dp <= 0)
+		kc_sbuf_putc(b, '0');
+	for (k = 0; k < g->dp; k++)
+		kc_sbuf_putc(b, k < g->nd ? g->d[k] : '0');
+	if (g->nd > g->dp) {
+		kc_sbuf_putc(b, '.');
+		for (k = g->dp; k < 0; k++)
+			kc_sbuf_putc(b, '0');
+		for (k = g->dp > 0 ? g->dp : 0; k < g->nd; k++)
+			kc_sbuf_putc(b, g->d[k]);
+	}
+}
+
+void
+kc_sbuf_float(struct kc_sbuf *b, double v, enum kc_float_style style)
+{
+	bool single = style == KC_FLOAT_G32;
+	struct fdigits g = { .d = "0", .nd = 1, .dp = 1 };
+	double a;
+	bool e;
+
+	if (single && isfinite(v))
+		v = (double)(float)v;
+	if (isnan(v) || isinf(v)) {
+		kc_sbuf_puts(b, style == KC_FLOAT_JSON ? "null" : isnan(v) ? "NaN" :
+		    v > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	if (signbit(v))
+		kc_sbuf_putc(b, '-');
+	a = fabs(v);
+	if (a != 0)
+		float_digits(a, single, &g);
+	if (style == KC_FLOAT_JSON)
+		e = a != 0 && (a < 1e-6 || a >= 1e21);
+	else
+		e = a != 0 && (g.dp - 1 < -4 || g.dp - 1 >= 6);
+	if (e)
+		float_layout_e(b, &g, style == KC_FLOAT_JSON);
+	else
+		float_layout_f(b, &g);
+}
+
+const char *
+kc_sbuf_float_str(char *buf, size_t size, double v, enum kc_float_style style)
+{
+	struct kc_sbuf b;
+
+	kc_sbuf_init(&b, buf, size);
+	kc_sbuf_float(&b, v, style);
+	return buf;
 }

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,41 @@ kc_utf8_encode(uint32_t c, char out[4])
 	out[2] = (char)(0x80 | ((c >> 6) & 0x3f));
 	out[3] = (char)(0x80 | (c & 0x3f));
 	return 4;
+}
+
+bool
+kc_utf8_valid(const char *s, size_t n)
+{
+	uint32_t c;
+	size_t i, k;
+
+	for (i = 0; i < n && (k = kc_utf8_decode(s + i, n - i, &c)) != 0; i += k)
+		;
+	return i == n;
+}
+
+char *
+kc_utf8_dup_valid(const char *s, size_t n, size_t *ret_len)
+{
+	char *out;
+	size_t o = 0, k;
+	uint32_t c;
+
+	if (n > (SIZE_MAX - 1) / 3 || (out = kc_malloc(n * 3 + 1)) == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i += k) {
+		if ((k = kc_utf8_decode(s + i, n - i, &c)) == 0) {
+			memcpy(out + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			k = 1;
+		} else {
+			memcpy(out + o, s + i, k);
+			o += k;
+		}
+	}
+	out[o] = '\0';
+	*ret_len = o;
+	return out;
 }
 
 bool

@@ -95,6 +95,7 @@
 #include <kc/buf.h>
 #include <kc/hash.h>
 #include <kc/json.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 #include <kc/yaml.h>
 
@@ -381,122 +382,7 @@ resolve_plain(const char *s, size_t len, struct scalar *ret)
  * Printing floats as Go does.
  */
 
-/* The shortest decimal digits that read back as 'v': v = 0.D x 10^dp. */
-struct digits {
-	bool	neg;
-	char	d[24];
-	int	nd;
-	int	dp;
-};
-
-static void
-shortest_digits(double v, bool single, struct digits *ret)
-{
-	char tmp[48], *p;
-	int prec, e10;
-
-	/* A float32 is printed from its own value, as Go does. */
-	if (single)
-		v = (double)(float)v;
-	for (prec = 1; prec < (single ? 9 : 17); prec++) {
-		(void)snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, v);
-		if (single ? (double)strtof(tmp, NULL) == v : strtod(tmp, NULL) == v)
-			break;
-	}
-	(void)snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, v);
-	p = tmp;
-	ret->neg = *p == '-';
-	if (ret->neg)
-		p++;
-	ret->nd = 0;
-	for (; *p != 'e' && *p != '\0'; p++)
-		if (is_digit(*p) && ret->nd < (int)sizeof(ret->d))
-			ret->d[ret->nd++] = *p;
-	e10 = *p == 'e' ? (int)strtol(p + 1, NULL, 10) : 0;
-	while (ret->nd > 1 && ret->d[ret->nd - 1] == '0')
-		ret->nd--;
-	if (ret->nd == 1 && ret->d[0] == '0')
-		e10 = 0;
-	ret->dp = e10 + 1;
-}
-
-struct fbuf {
-	char	*p;
-	size_t	 size;
-	size_t	 len;
-};
-
-static void
-fbuf_putc(struct fbuf *b, char c)
-{
-	if (b->len + 1 < b->size)
-		b->p[b->len++] = c;
-	b->p[b->len] = '\0';
-}
-
-/* Go's %e layout of the digits: d.ddde+XX; 'cut' writes e-7, not e-07. */
-static void
-layout_e(const struct digits *g, bool cut, struct fbuf *b)
-{
-	char exp[16];
-	int e = g->dp - 1;
-
-	if (g->neg)
-		fbuf_putc(b, '-');
-	fbuf_putc(b, g->d[0]);
-	if (g->nd > 1) {
-		fbuf_putc(b, '.');
-		for (int k = 1; k < g->nd; k++)
-			fbuf_putc(b, g->d[k]);
-	}
-	if (e < 0 && cut)
-		(void)snprintf(exp, sizeof(exp), "e-%d", -e);
-	else
-		(void)snprintf(exp, sizeof(exp), "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
-	for (char *p = exp; *p != '\0'; p++)
-		fbuf_putc(b, *p);
-}
-
-/* Go's %f layout with exactly the digits there are. */
-static void
-layout_f(const struct digits *g, struct fbuf *b)
-{
-	int k;
-
-	if (g->neg)
-		fbuf_putc(b, '-');
-	if (g->dp <= 0) {
-		fbuf_putc(b, '0');
-	} else {
-		for (k = 0; k < g->dp; k++)
-			fbuf_putc(b, k < g->nd ? g->d[k] : '0');
-	}
-	if (g->nd > g->dp) {
-		fbuf_putc(b, '.');
-		for (k = g->dp; k < 0; k++)
-			fbuf_putc(b, '0');
-		for (k = KC_MAX(g->dp, 0); k < g->nd; k++)
-			fbuf_putc(b, g->d[k]);
-	}
-}
-
-#define FLOAT_TEXT_MAX	48
-
-/* encoding/json's text for a finite float64: 0.1, 1, 1e+21, 1e-7. */
-static void
-format_json_float(double v, char *buf, size_t size)
-{
-	struct fbuf b = { buf, size, 0 };
-	struct digits g;
-	double a = fabs(v);
-
-	buf[0] = '\0';
-	shortest_digits(v, false, &g);
-	if (a != 0 && (a < 1e-6 || a >= 1e21))
-		layout_e(&g, true, &b);
-	else
-		layout_f(&g, &b);
-}
+#define FLOAT_TEXT_MAX	KC_FLOAT_MAX
 
 /*
  * strconv.FormatFloat(v, 'g', -1, 32), which sigs.k8s.io/yaml uses for a
@@ -505,11 +391,6 @@ format_json_float(double v, char *buf, size_t size)
 static void
 format_key_float(double v, char *buf, size_t size)
 {
-	struct fbuf b = { buf, size, 0 };
-	struct digits g;
-	int e;
-
-	buf[0] = '\0';
 	if (isnan(v)) {
 		(void)snprintf(buf, size, ".nan");
 		return;
@@ -518,12 +399,7 @@ format_key_float(double v, char *buf, size_t size)
 		(void)snprintf(buf, size, "%s.inf", v < 0 ? "-" : "");
 		return;
 	}
-	shortest_digits(v, true, &g);
-	e = g.dp - 1;
-	if (e < -4 || e >= 6)
-		layout_e(&g, false, &b);
-	else
-		layout_f(&g, &b);
+	(void)kc_sbuf_float_str(buf, size, v, KC_FLOAT_G32);
 }
 
 /* ------------------------------------------------------------------------
@@ -816,7 +692,7 @@ scalar_json(const struct scalar *sc, const char *s, size_t len, struct json_obje
 	case SK_FLOAT:
 		if (!isfinite(sc->d))
 			return -ERANGE;
-		format_json_float(sc->d, text, sizeof(text));
+		(void)kc_sbuf_float_str(text, sizeof(text), sc->d, KC_FLOAT_JSON);
 		v = json_object_new_double_s(sc->d, text);
 		break;
 	case SK_STR:
@@ -1525,49 +1401,6 @@ needs_quotes(const char *s, size_t len, bool *ret)
 	return 0;
 }
 
-/* The length of the valid UTF-8 sequence at 's', or 0. */
-static size_t
-utf8_len(const unsigned char *s, size_t len)
-{
-	uint32_t c;
-
-	return kc_utf8_decode((const char *)s, len, &c);
-}
-
-/*
- * 's' with every byte that is not part of valid UTF-8 replaced by U+FFFD,
- * as Go's encoding/json does: a new allocation in *ret, or NULL in *ret
- * when 's' is valid as it is.
- */
-static int
-utf8_fix(const char *s, size_t len, char **ret, size_t *ret_len)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	struct kc_buf b;
-	size_t i, n;
-	int r;
-
-	for (i = 0; i < len && (n = utf8_len(u + i, len - i)) != 0; i += n)
-		;
-	*ret = NULL;
-	if (i == len)
-		return 0;
-	kc_buf_init(&b, DUMP_MAX);
-	for (i = 0; i < len; i += n) {
-		if ((n = utf8_len(u + i, len - i)) != 0) {
-			r = kc_buf_append(&b, s + i, n);
-		} else {
-			r = kc_buf_append(&b, "\xef\xbf\xbd", 3);
-			n = 1;
-		}
-		if (r < 0)
-			return r;
-	}
-	if ((*ret = kc_buf_take(&b, ret_len)) == NULL)
-		return -ENOMEM;
-	return 0;
-}
-
 static int
 emit(yaml_emitter_t *e, yaml_event_t *ev)
 {
@@ -1595,10 +1428,14 @@ emit_string(yaml_emitter_t *e, const char *s, size_t len, bool key)
 	bool quote;
 	int r;
 
-	if ((r = utf8_fix(s, len, &fixed, &len)) < 0)
-		return r;
-	if (fixed != NULL)
+	/* Invalid UTF-8 is written as U+FFFD, as Go's encoding/json does. */
+	if (!kc_utf8_valid(s, len)) {
+		if (len > DUMP_MAX)
+			return -E2BIG;
+		if ((fixed = kc_utf8_dup_valid(s, len, &len)) == NULL)
+			return -ENOMEM;
 		s = fixed;
+	}
 	if (len > INT32_MAX) {
 		kc_free(fixed);
 		return -E2BIG;
@@ -1643,7 +1480,7 @@ emit_value(yaml_emitter_t *e, struct json_object *o)
 			return emit_plain(e, ".nan");
 		if (isinf(d))
 			return emit_plain(e, d < 0 ? "-.inf" : ".inf");
-		format_json_float(d, text, FLOAT_TEXT_MAX);
+		(void)kc_sbuf_float_str(text, FLOAT_TEXT_MAX, d, KC_FLOAT_JSON);
 		/* Keep it a float when read back: 1 is an integer, 1.0 is not. */
 		if (strpbrk(text, ".e") == NULL)
 			(void)kc_strlcat(text, ".0", sizeof(text));

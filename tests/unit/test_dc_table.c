@@ -685,47 +685,6 @@ START_TEST(test_jsonpath_marshal)
 }
 END_TEST
 
-START_TEST(test_jsonpath_floats)
-{
-	static const struct {
-		double		 f;
-		const char	*fmt;	/* fmt %v */
-		const char	*js;	/* encoding/json */
-	} cases[] = {
-		{ 0, "0", "0" },
-		{ 1.5, "1.5", "1.5" },
-		{ -2.5, "-2.5", "-2.5" },
-		{ 0.1, "0.1", "0.1" },
-		{ 100, "100", "100" },
-		{ 123456, "123456", "123456" },
-		{ 1234567, "1.234567e+06", "1234567" },
-		{ 1e6, "1e+06", "1000000" },
-		{ 0.0001, "0.0001", "0.0001" },
-		{ 0.00001, "1e-05", "0.00001" },
-		{ 1e-7, "1e-07", "1e-7" },
-		{ 1e21, "1e+21", "1e+21" },
-		{ 1e100, "1e+100", "1e+100" },
-		{ 3.14159265358979, "3.14159265358979", "3.14159265358979" },
-		{ 2.0 / 3.0, "0.6666666666666666", "0.6666666666666666" },
-		{ 5e-324, "5e-324", "5e-324" },
-	};
-	char buf[40];
-
-	for (size_t i = 0; i < KC_ARRAY_SIZE(cases); i++) {
-		jsonpath_format_float(cases[i].f, buf, sizeof(buf));
-		ck_assert_msg(strcmp(buf, cases[i].fmt) == 0, "%%v of %.17g: %s, want %s",
-		    cases[i].f, buf, cases[i].fmt);
-		jsonpath_format_json_float(cases[i].f, buf, sizeof(buf));
-		ck_assert_msg(strcmp(buf, cases[i].js) == 0, "json of %.17g: %s, want %s",
-		    cases[i].f, buf, cases[i].js);
-	}
-	jsonpath_format_json_float(NAN, buf, sizeof(buf));
-	ck_assert_str_eq(buf, "null");
-	jsonpath_format_float(INFINITY, buf, sizeof(buf));
-	ck_assert_str_eq(buf, "+Inf");
-}
-END_TEST
-
 /*
  * CRD columns
  */
@@ -1572,7 +1531,6 @@ dc_table_suite(void)
 	tcase_add_test(tc, test_jsonpath_limits);
 	tcase_add_test(tc, test_jsonpath_eval_limits);
 	tcase_add_test(tc, test_jsonpath_marshal);
-	tcase_add_test(tc, test_jsonpath_floats);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("crd");

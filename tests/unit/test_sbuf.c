@@ -2,6 +2,7 @@
  * test_sbuf.c: bounded string building and Go's strconv.Quote.
  */
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 
 #include <check.h>
@@ -145,6 +146,55 @@ START_TEST(build_and_html)
 }
 END_TEST
 
+/* Go's strconv / fmt / encoding/json output for each case. */
+START_TEST(go_floats)
+{
+	static const struct {
+		double		 f;
+		const char	*g64;	/* fmt %v, FormatFloat(f, 'g', -1, 64) */
+		const char	*js;	/* encoding/json */
+		const char	*g32;	/* FormatFloat(f, 'g', -1, 32) */
+	} cases[] = {
+		{ 0, "0", "0", "0" },
+		{ -0.0, "-0", "-0", "-0" },
+		{ 1.5, "1.5", "1.5", "1.5" },
+		{ -2.5, "-2.5", "-2.5", "-2.5" },
+		{ 0.1, "0.1", "0.1", "0.1" },
+		{ 100, "100", "100", "100" },
+		{ 123456, "123456", "123456", "123456" },
+		{ 1234567, "1.234567e+06", "1234567", "1.234567e+06" },
+		{ 1e6, "1e+06", "1000000", "1e+06" },
+		{ 0.0001, "0.0001", "0.0001", "0.0001" },
+		{ 0.00001, "1e-05", "0.00001", "1e-05" },
+		{ 1e-7, "1e-07", "1e-7", "1e-07" },
+		{ 1e21, "1e+21", "1e+21", "1e+21" },
+		{ 1e100, "1e+100", "1e+100", "+Inf" },
+		{ 3.14159265358979, "3.14159265358979", "3.14159265358979", "3.1415927" },
+		{ 2.0 / 3.0, "0.6666666666666666", "0.6666666666666666", "0.6666667" },
+		{ 5e-324, "5e-324", "5e-324", "0" },
+		{ -1.7976931348623157e308, "-1.7976931348623157e+308",
+		  "-1.7976931348623157e+308", "-Inf" },
+		{ NAN, "NaN", "null", "NaN" },
+		{ -INFINITY, "-Inf", "null", "-Inf" },
+	};
+	char buf[KC_FLOAT_MAX];
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(cases); i++) {
+		kc_sbuf_float_str(buf, sizeof(buf), cases[i].f, KC_FLOAT_G64);
+		ck_assert_msg(strcmp(buf, cases[i].g64) == 0, "%%v of %.17g: %s, want %s",
+		    cases[i].f, buf, cases[i].g64);
+		kc_sbuf_float_str(buf, sizeof(buf), cases[i].f, KC_FLOAT_JSON);
+		ck_assert_msg(strcmp(buf, cases[i].js) == 0, "json of %.17g: %s, want %s",
+		    cases[i].f, buf, cases[i].js);
+		kc_sbuf_float_str(buf, sizeof(buf), cases[i].f, KC_FLOAT_G32);
+		ck_assert_msg(strcmp(buf, cases[i].g32) == 0, "32-bit of %.17g: %s, want %s",
+		    cases[i].f, buf, cases[i].g32);
+	}
+	/* A small buffer gets a NUL-terminated prefix. */
+	ck_assert_str_eq(kc_sbuf_float_str(buf, 4, 0.6666, KC_FLOAT_G64), "0.6");
+}
+END_TEST
+
 Suite *
 sbuf_suite(void)
 {
@@ -154,6 +204,7 @@ sbuf_suite(void)
 	tcase_add_test(tc, go_quote);
 	tcase_add_test(tc, quote_truncates_whole_units);
 	tcase_add_test(tc, build_and_html);
+	tcase_add_test(tc, go_floats);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -339,6 +339,32 @@ START_TEST(utf8)
 }
 END_TEST
 
+/* Invalid bytes become U+FFFD one by one, as Go writes them. */
+START_TEST(utf8_sanitize)
+{
+	size_t len;
+	char *s;
+
+	ck_assert(kc_utf8_valid("", 0));
+	ck_assert(kc_utf8_valid("h\xc3\xa9 \xf0\x9f\x98\x80", 8));
+	ck_assert(!kc_utf8_valid("a\xff" "b", 3));
+	ck_assert(!kc_utf8_valid("\xed\xa0\x80", 3));	/* a surrogate */
+	ck_assert(!kc_utf8_valid("\xe2\x82", 2));		/* truncated */
+	s = kc_utf8_dup_valid("a\xff" "b\xe2\x82", 5, &len);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(len, 11);
+	ck_assert_str_eq(s, "a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd");
+	kc_free(s);
+	s = kc_utf8_dup_valid("ok", 2, &len);
+	ck_assert_str_eq(s, "ok");
+	ck_assert_uint_eq(len, 2);
+	kc_free(s);
+	fail_alloc_after(0);
+	ck_assert_ptr_null(kc_utf8_dup_valid("x", 1, &len));
+	fail_alloc_after(SIZE_MAX);
+}
+END_TEST
+
 START_TEST(durations)
 {
 	static const struct {
@@ -383,6 +409,7 @@ str_suite(void)
 	tcase_add_test(tc, asprintf_alloc_failure);
 	tcase_add_test(tc, hex_digits);
 	tcase_add_test(tc, utf8);
+	tcase_add_test(tc, utf8_sanitize);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,5 +1,6 @@
 /*
- * Bounded string building into a caller's fixed buffer, and Go quoting.
+ * Bounded string building into a caller's fixed buffer, Go quoting and
+ * Go's shortest float formatting.
  *
  * A struct kc_sbuf never fails and never allocates: what does not fit is
  * counted, not written, as snprintf() does, so kc_sbuf_end() returns the
@@ -74,5 +75,29 @@ size_t	kc_sbuf_end(const struct kc_sbuf *);
  */
 const char	*kc_sbuf_quoted(char *buf, size_t size, const char *s);
 const char	*kc_sbuf_quoted_len(char *buf, size_t size, const char *s, size_t n);
+
+/*
+ * Go's shortest text of a float: the fewest digits that read back as the
+ * same value, laid out as
+ *	KC_FLOAT_G64	strconv.FormatFloat(v, 'g', -1, 64), which fmt's %v
+ *			prints: "1", "0.5", "1e+06", "1.5e-07", "-0", and
+ *			"NaN", "+Inf", "-Inf";
+ *	KC_FLOAT_G32	the same of float32(v) (sigs.k8s.io/yaml's float keys);
+ *	KC_FLOAT_JSON	encoding/json: 'f' layout, 'e' below 1e-6 and from
+ *			1e21 with a one-digit negative exponent kept short
+ *			("0.000001", "1e-7", "1e+21"); encoding/json refuses
+ *			NaN and infinities: they are written "null".
+ * KC_FLOAT_MAX is room for any of them.
+ */
+enum kc_float_style {
+	KC_FLOAT_G64,
+	KC_FLOAT_G32,
+	KC_FLOAT_JSON,
+};
+#define KC_FLOAT_MAX	32
+
+void	kc_sbuf_float(struct kc_sbuf *, double v, enum kc_float_style);
+/* The same into buf[0..size) (KC_FLOAT_MAX is enough); returns buf. */
+const char	*kc_sbuf_float_str(char *buf, size_t size, double v, enum kc_float_style);
 
 #endif

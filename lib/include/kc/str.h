@@ -58,6 +58,16 @@ int		 kc_hex_digit(int c);
 size_t		 kc_utf8_decode(const char *s, size_t n, uint32_t *ret);
 size_t		 kc_utf8_encode(uint32_t c, char out[4]);
 
+/* Whether s[0..n) is valid UTF-8 throughout. */
+bool		 kc_utf8_valid(const char *s, size_t n);
+
+/*
+ * A NUL-terminated copy of s[0..n) in which every byte that does not
+ * start a valid sequence is U+FFFD, as encoding/json and Go's string
+ * conversions write it; its length in '*ret_len'. NULL for -ENOMEM.
+ */
+char		*kc_utf8_dup_valid(const char *s, size_t n, size_t *ret_len) _must_check_;
+
 /*
  * Go's unicode.IsPrint (and strconv.IsPrint): letters, marks, numbers,
  * punctuation, symbols and the ASCII space. The tables are Unicode 14
