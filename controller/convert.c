@@ -432,3 +432,25 @@ ty_convert(const struct json_object *obj, const char *to, struct json_object **r
 	o = NULL;
 	return 0;
 }
+
+void
+ty_convert_beta_path(const char *path, char *buf, size_t size)
+{
+	static const char spec[] = "spec.";
+
+	if (strncmp(path, spec, sizeof(spec) - 1) == 0) {
+		const char *rest = path + sizeof(spec) - 1;
+
+		for (size_t i = 0; i < KC_ARRAY_SIZE(moves); i++) {
+			size_t n = strlen(moves[i].alpha);
+
+			if (strncmp(rest, moves[i].alpha, n) == 0 &&
+			    (rest[n] == '\0' || rest[n] == '.' || rest[n] == '[')) {
+				(void)snprintf(buf, size, "spec.%s.%s%s", moves[i].wrap,
+				    moves[i].beta, rest + n);
+				return;
+			}
+		}
+	}
+	(void)snprintf(buf, size, "%s", path);
+}

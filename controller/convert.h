@@ -10,6 +10,8 @@
 #ifndef TY_CONVERT_H
 #define TY_CONVERT_H
 
+#include <stddef.h>
+
 #include <json-c/json.h>
 
 #include <kc/err.h>
@@ -39,5 +41,14 @@
  */
 int ty_convert(const struct json_object *obj, const char *to,
     struct json_object **ret, struct kc_status *st) _must_check_;
+
+/*
+ * The v1beta1 path of the v1alpha1 field path 'path' ("spec.image" gives
+ * "spec.container.image", "spec.resources.limits[cpu]" gives
+ * "spec.container.resources.limits[cpu]"; a path of an unmoved field is
+ * itself) into 'buf', truncated to 'size' bytes. For messages about a Run
+ * read at v1beta1 and checked in its v1alpha1 form.
+ */
+void	ty_convert_beta_path(const char *path, char *buf, size_t size);
 
 #endif

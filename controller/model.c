@@ -51,6 +51,7 @@
 #include <kc/validation.h>
 
 #include "config.h"
+#include "convert.h"
 #include "model.h"
 
 #define RESOURCES_MAX	64	/* distinct resource names of one Run */
@@ -122,19 +123,35 @@ restart_policy_of(const char *s, bool *ok)
 	return TY_RESTART_NEVER;
 }
 
+static bool
+is_beta(const struct json_object *run)
+{
+	const char *v = kc_json_str(run, "apiVersion");
+
+	return v != NULL && strcmp(v, TY_V1BETA1) == 0;
+}
+
 void
 model_control(const struct json_object *run, struct ty_control *ret)
 {
 	const struct json_object *spec = kc_json_get(run, "spec");
-	bool ok;
+	const struct json_object *restart = spec, *deadlines = spec;
+	bool beta = is_beta(run), ok;
 
+	if (beta) {
+		restart = kc_json_get(spec, "restart");
+		deadlines = kc_json_get(spec, "deadlines");
+	}
 	ret->generation = kc_json_int(run, 0, "metadata", "generation");
 	ret->session = int_or(spec, "session", 1, 1);
 	ret->suspend = kc_json_bool(spec, false, "suspend");
-	ret->active_deadline_s = int_or(spec, "activeDeadlineSeconds", 0, 1);
-	ret->schedule_timeout_s = int_or(spec, "scheduleTimeoutSeconds", 0, 1);
-	ret->restart_policy = restart_policy_of(kc_json_str(spec, "restartPolicy"), &ok);
-	ret->max_restarts = int_or(spec, "maxRestarts", 3, 0);
+	ret->active_deadline_s = int_or(deadlines, beta ? "activeSeconds" :
+	    "activeDeadlineSeconds", 0, 1);
+	ret->schedule_timeout_s = int_or(deadlines, beta ? "schedulingSeconds" :
+	    "scheduleTimeoutSeconds", 0, 1);
+	ret->restart_policy = restart_policy_of(kc_json_str(restart, beta ? "policy" :
+	    "restartPolicy"), &ok);
+	ret->max_restarts = int_or(restart, beta ? "limit" : "maxRestarts", 3, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1010,6 +1027,7 @@ model_spec_free(struct ty_spec *s)
 	json_object_put(s->pod_spec);
 	json_object_put(s->labels);
 	json_object_put(s->annotations);
+	json_object_put(s->ingress_from);
 	return kc_free(s);
 }
 
@@ -1032,28 +1050,100 @@ validate_all(struct vctx *c)
 	return v_template(c, c->spec->pod_spec);
 }
 
+/* spec.network.ingressFrom of the v1beta1 view, if any: NetworkPolicy peers. */
+static int
+v_network(struct vctx *c, const struct json_object *beta)
+{
+	struct json_object *net = kc_json_get(beta, "spec", "network"), *from;
+	char field[64];
+
+	if (!want(c, net, json_type_object, "spec.network", "an object with ingressFrom"))
+		return 0;
+	from = kc_json_get(net, "ingressFrom");
+	if (!want(c, from, json_type_array, "spec.network.ingressFrom",
+	    "a list of NetworkPolicy peers") || from == NULL)
+		return 0;
+	if (json_object_array_length(from) > TY_INGRESS_FROM_MAX) {
+		problem(c->probs, "spec.network.ingressFrom", "%zu peers is more than the "
+		    "%d allowed", json_object_array_length(from), TY_INGRESS_FROM_MAX);
+		return 0;
+	}
+	for (size_t i = 0; i < json_object_array_length(from); i++) {
+		snprintf(field, sizeof(field), "spec.network.ingressFrom[%zu]", i);
+		if (!is_type(json_object_array_get_idx(from, i), json_type_object))
+			problem(c->probs, field, "must be a NetworkPolicyPeer (podSelector, "
+			    "namespaceSelector or ipBlock)");
+	}
+	if ((c->spec->ingress_from = kc_json_copy(from)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * The views of 'run' that validation reads: the v1alpha1 shape it checks
+ * (the Run itself, or converted) and, when it has v1beta1-only fields, the
+ * v1beta1 one. KC_EINVALID (a problem noted) for a malformed Run.
+ */
+static int
+views(const struct json_object *run, struct json_object **alpha, struct json_object **beta,
+    struct ty_problems *probs)
+{
+	struct kc_status st = { 0 };
+	int r = 0;
+
+	*alpha = *beta = NULL;
+	if (is_beta(run)) {
+		if ((*beta = kc_json_copy(run)) == NULL)
+			return -ENOMEM;
+		r = ty_convert(run, TY_V1ALPHA1, alpha, &st);
+	} else if (kc_json_get(run, "metadata", "annotations", TY_CONVERT_ANNOTATION) != NULL) {
+		r = ty_convert(run, TY_V1BETA1, beta, &st);
+	}
+	if (r == KC_EINVALID) {
+		problem(probs, "spec", "%s", st.message);
+		return r;
+	}
+	return r;
+}
+
 int
 model_validate(const struct json_object *run, const struct json_object *profile,
     const struct ty_config *cfg, struct ty_spec **ret, struct ty_problems *probs)
 {
 	_cleanup_(model_spec_freep) struct ty_spec *s = NULL;
+	_cleanup_(kc_json_putp) struct json_object *alpha = NULL, *beta = NULL;
 	struct vctx c = { .run = run, .profile = profile, .cfg = cfg, .probs = probs };
+	const char *v = kc_json_str(run, "apiVersion");
 	int r;
 
 	memset(probs, 0, sizeof(*probs));
+	if ((r = views(run, &alpha, &beta, probs)) < 0)
+		return r;
+	if (alpha != NULL)
+		c.run = alpha;
 	if ((s = kc_calloc(1, sizeof(*s))) == NULL)
 		return -ENOMEM;
+	kc_strlcpy(s->api_version, v != NULL && (strcmp(v, TY_V1BETA1) == 0) ? TY_V1BETA1 :
+	    TY_V1ALPHA1, sizeof(s->api_version));
 	c.spec = s;
-	c.rspec = kc_json_get(run, "spec");
+	c.rspec = kc_json_get(c.run, "spec");
 	c.pspec = kc_json_get(profile, "spec");
 	if (!is_type(c.rspec, json_type_object)) {
 		problem(probs, "spec", "missing: a Run needs at least nodes and image");
 		return KC_EINVALID;
 	}
-	if ((r = validate_all(&c)) < 0)
+	if ((r = validate_all(&c)) < 0 || (r = v_network(&c, beta)) < 0)
 		return r;
-	if (probs->total > 0)
+	if (probs->total > 0) {
+		/* Name the fields as the author wrote them. */
+		for (unsigned i = 0; is_beta(run) && i < probs->n; i++) {
+			char path[sizeof(probs->p[i].field)];
+
+			ty_convert_beta_path(probs->p[i].field, path, sizeof(path));
+			kc_strlcpy(probs->p[i].field, path, sizeof(probs->p[i].field));
+		}
 		return KC_EINVALID;
+	}
 	*ret = s;
 	s = NULL;
 	return 0;
@@ -1082,7 +1172,7 @@ owner_refs(const struct ty_spec *s, struct json_object *meta)
 	if ((ref = json_object_new_object()) == NULL)
 		return -ENOMEM;
 	if ((r = kc_json_append(refs, ref)) < 0 ||
-	    (r = kc_json_set_str(ref, "apiVersion", TY_API_VERSION)) < 0 ||
+	    (r = kc_json_set_str(ref, "apiVersion", s->api_version)) < 0 ||
 	    (r = kc_json_set_str(ref, "kind", "Run")) < 0 ||
 	    (r = kc_json_set_str(ref, "name", s->name)) < 0 ||
 	    (r = kc_json_set_str(ref, "uid", s->uid)) < 0 ||
@@ -1244,6 +1334,11 @@ policy_peers(const struct ty_spec *s, const struct ty_config *cfg, struct json_o
 	    i < json_object_array_length(cfg->ingress_peers); i++)
 		if ((r = kc_json_append(from, kc_json_copy(json_object_array_get_idx(
 		    cfg->ingress_peers, i)))) < 0)
+			return r;
+	for (size_t i = 0; s->ingress_from != NULL &&
+	    i < json_object_array_length(s->ingress_from); i++)
+		if ((r = kc_json_append(from, kc_json_copy(json_object_array_get_idx(
+		    s->ingress_from, i)))) < 0)
 			return r;
 	return 0;
 }

@@ -1,7 +1,8 @@
 /*
- * model.h: the Run API (trainyard.dev/v1alpha1) in C: validation of a Run
- * and its ResourceProfile into a struct ty_spec, and the desired objects of
- * a session built from it.
+ * model.h: the Run API in C: validation of a Run (trainyard.dev/v1alpha1 or
+ * v1beta1; a v1beta1 Run is checked in its v1alpha1 form, convert.h, and
+ * its problems name the v1beta1 fields) and its ResourceProfile into a
+ * struct ty_spec, and the desired objects of a session built from it.
  *
  * Pure code: json-c in, json-c out, no I/O, no threads, no logging. The
  * reconciler calls model_control() on every Run (it never fails), then
@@ -30,6 +31,8 @@
 #define TY_API_VERSION		"trainyard.dev/v1alpha1"
 #define TY_NODES_MAX		10000
 #define TY_MASTER_PORT		29500
+/* NetworkPolicy peers a Run may add (v1beta1 spec.network.ingressFrom). */
+#define TY_INGRESS_FROM_MAX	16
 /* TRAINYARD_HOSTS lists every hostname only up to this many nodes. */
 #define TY_HOSTS_ENV_MAX_NODES	256
 
@@ -90,6 +93,8 @@ struct ty_spec {
 	struct json_object	*pod_spec;	/* scheduling and template settings */
 	struct json_object	*labels;	/* template.metadata.labels */
 	struct json_object	*annotations;	/* profile's, then the template's */
+	struct json_object	*ingress_from;	/* spec.network.ingressFrom, or NULL */
+	char			 api_version[32];	/* the Run's, for ownerReferences */
 };
 
 /* One validation problem: where (a field path) and what, in plain words. */

@@ -29,9 +29,12 @@
 #include <kc/err.h>
 #include <kc/json.h>
 #include <kc/macro.h>
+#include <kc/yaml.h>
 
 #include "testutil.h"
+#include "../../controller/config.h"
 #include "../../controller/convert.h"
+#include "../../controller/model.h"
 
 #define PROPERTY_RUNS	10000
 
@@ -593,6 +596,155 @@ START_TEST(test_property_beta)
 }
 END_TEST
 
+/* ---- the model reads both versions ---- */
+
+/* controller/gpu4.yaml: the Run (alpha) and its profile. */
+static void
+load_gpu4(struct json_object **run, struct json_object **profile)
+{
+	struct json_object *docs = NULL;
+	struct kc_status st = { 0 };
+	size_t len;
+	char *text = tu_fixture("controller/gpu4.yaml", &len);
+
+	ck_assert_msg(kc_yaml_parse(text, len, NULL, &docs, &st) == 0, "%s", st.message);
+	kc_free(text);
+	*run = json_object_get(json_object_array_get_idx(docs, 0));
+	*profile = json_object_get(json_object_array_get_idx(docs, 1));
+	json_object_put(docs);
+}
+
+/* A Run read at v1beta1 builds the same pods as at v1alpha1, but for the owner's version. */
+START_TEST(test_model_beta_same_pods)
+{
+	struct json_object *alpha, *profile, *beta, *pa, *pb, *ref;
+	struct ty_spec *sa = NULL, *sb = NULL;
+	struct ty_problems probs;
+	struct ty_control ca, cb;
+	struct ty_config cfg;
+
+	load_gpu4(&alpha, &profile);
+	ck_assert_int_eq(kc_json_set_str(kc_json_get(alpha, "spec"), "restartPolicy",
+	    "OnFailure"), 0);
+	ck_assert_int_eq(kc_json_set_int(kc_json_get(alpha, "spec"), "maxRestarts", 7), 0);
+	ck_assert_int_eq(kc_json_set_int(kc_json_get(alpha, "spec"), "activeDeadlineSeconds",
+	    3600), 0);
+	beta = convert_ok(alpha, TY_V1BETA1);
+	config_defaults(&cfg);
+	ck_assert_int_eq(model_validate(alpha, profile, &cfg, &sa, &probs), 0);
+	ck_assert_int_eq(model_validate(beta, profile, &cfg, &sb, &probs), 0);
+	ck_assert_int_eq(model_pod(sa, &cfg, 1, TY_PODGROUP_X_K8S, 3, &pa), 0);
+	ck_assert_int_eq(model_pod(sb, &cfg, 1, TY_PODGROUP_X_K8S, 3, &pb), 0);
+	ref = json_object_array_get_idx(kc_json_get(pb, "metadata", "ownerReferences"), 0);
+	ck_assert_str_eq(kc_json_str(ref, "apiVersion"), TY_V1BETA1);
+	ck_assert_int_eq(kc_json_set_str(ref, "apiVersion", TY_V1ALPHA1), 0);
+	ck_assert(kc_json_equal(pa, pb));
+
+	model_control(alpha, &ca);
+	model_control(beta, &cb);
+	ck_assert_int_eq(cb.restart_policy, TY_RESTART_ON_FAILURE);
+	ck_assert_int_eq(cb.max_restarts, 7);
+	ck_assert_int_eq(cb.active_deadline_s, 3600);
+	ck_assert_int_eq(cb.schedule_timeout_s, 600);
+	ck_assert(ca.generation == cb.generation && ca.session == cb.session &&
+	    ca.suspend == cb.suspend && ca.active_deadline_s == cb.active_deadline_s &&
+	    ca.schedule_timeout_s == cb.schedule_timeout_s &&
+	    ca.restart_policy == cb.restart_policy && ca.max_restarts == cb.max_restarts);
+
+	json_object_put(pa);
+	json_object_put(pb);
+	model_spec_free(sa);
+	model_spec_free(sb);
+	config_release(&cfg);
+	json_object_put(beta);
+	json_object_put(alpha);
+	json_object_put(profile);
+}
+END_TEST
+
+/* Problems of a v1beta1 Run name its v1beta1 fields; ingressFrom is checked and used. */
+START_TEST(test_model_beta_problems_and_peers)
+{
+	struct json_object *alpha, *profile, *beta, *np, *from, *peers, *bad;
+	struct ty_spec *sb = NULL;
+	struct ty_problems probs;
+	struct ty_config cfg;
+	char text[1024];
+
+	load_gpu4(&alpha, &profile);
+	beta = convert_ok(alpha, TY_V1BETA1);
+	config_defaults(&cfg);
+
+	bad = kc_json_copy(beta);
+	json_object_object_del(kc_json_get(bad, "spec", "container"), "image");
+	ck_assert_int_eq(kc_json_set_str(kc_json_ensure_obj(kc_json_get(bad, "spec"),
+	    "restart"), "policy", "Sometimes"), 0);
+	ck_assert_int_eq(model_validate(bad, profile, &cfg, &sb, &probs), KC_EINVALID);
+	model_problems_text(&probs, text, sizeof(text));
+	ck_assert_msg(strstr(text, "spec.container.image: required") != NULL, "%s", text);
+	ck_assert_msg(strstr(text, "spec.restart.policy: ") != NULL, "%s", text);
+	ck_assert_msg(strstr(text, "restartPolicy") == NULL, "%s", text);
+	json_object_put(bad);
+
+	peers = parse("[{\"namespaceSelector\":{\"matchLabels\":{\"team\":\"obs\"}}},"
+	    "{\"ipBlock\":{\"cidr\":\"10.0.0.0/8\"}}]");
+	ck_assert_int_eq(kc_json_put(kc_json_ensure_obj(kc_json_get(beta, "spec"), "network"),
+	    "ingressFrom", peers), 0);
+	ck_assert_int_eq(model_validate(beta, profile, &cfg, &sb, &probs), 0);
+	ck_assert_int_eq(model_network_policy(sb, &cfg, 1, &np), 0);
+	from = kc_json_get(json_object_array_get_idx(kc_json_get(np, "spec", "ingress"), 0),
+	    "from");
+	ck_assert_uint_eq(json_object_array_length(from), 3);	/* the run's own pods first */
+	ck_assert(kc_json_equal(json_object_array_get_idx(from, 1),
+	    json_object_array_get_idx(peers, 0)));
+	json_object_put(np);
+	model_spec_free(sb);
+
+	/* The same Run stored at v1alpha1 keeps its peers in the annotation. */
+	json_object_put(alpha);
+	alpha = convert_ok(beta, TY_V1ALPHA1);
+	ck_assert_int_eq(model_validate(alpha, profile, &cfg, &sb, &probs), 0);
+	ck_assert(kc_json_equal(sb->ingress_from, peers));
+	model_spec_free(sb);
+
+	for (int i = 0; i < TY_INGRESS_FROM_MAX; i++)
+		ck_assert_int_eq(kc_json_append(peers, json_object_new_object()), 0);
+	ck_assert_int_eq(model_validate(beta, profile, &cfg, &sb, &probs), KC_EINVALID);
+	ck_assert_str_eq(probs.p[0].field, "spec.network.ingressFrom");
+	ck_assert_str_eq(probs.p[0].message, "18 peers is more than the 16 allowed");
+
+	config_release(&cfg);
+	json_object_put(beta);
+	json_object_put(alpha);
+	json_object_put(profile);
+}
+END_TEST
+
+START_TEST(test_beta_path)
+{
+	static const char *const cases[][2] = {
+		{ "spec.image", "spec.container.image" },
+		{ "spec.resources.limits[nvidia.com/gpu]",
+		  "spec.container.resources.limits[nvidia.com/gpu]" },
+		{ "spec.env[2].name", "spec.container.env[2].name" },
+		{ "spec.maxRestarts", "spec.restart.limit" },
+		{ "spec.scheduleTimeoutSeconds", "spec.deadlines.schedulingSeconds" },
+		{ "spec.imageX", "spec.imageX" },
+		{ "spec.nodes", "spec.nodes" },
+		{ "metadata.name", "metadata.name" },
+		{ "spec", "spec" },
+	};
+	char buf[128];
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(cases); i++) {
+		ty_convert_beta_path(cases[i][0], buf, sizeof(buf));
+		ck_assert_str_eq(buf, cases[i][1]);
+	}
+	ty_convert_beta_path("spec.image", buf, 10);
+	ck_assert_str_eq(buf, "spec.cont");
+}
+END_TEST
+
 Suite *
 ctl_convert_suite(void)
 {
@@ -605,6 +757,9 @@ ctl_convert_suite(void)
 	tcase_add_loop_test(tc, test_errors, 0, (int)KC_ARRAY_SIZE(error_cases));
 	tcase_add_test(tc, test_passthrough);
 	tcase_add_test(tc, test_enomem);
+	tcase_add_test(tc, test_beta_path);
+	tcase_add_test(tc, test_model_beta_same_pods);
+	tcase_add_test(tc, test_model_beta_problems_and_peers);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("property");
 	tcase_add_test(tc, test_property_alpha);
