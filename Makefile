@@ -95,7 +95,7 @@ UNIT_SUITES	+= hash heap sbuf base64 validation
 UNIT_SUITES	+= ctl_metrics
 UNIT_SUITES	+= deflate ctl_expect alloc
 UNIT_SUITES	+= ctl_cache
-UNIT_SUITES	+= ctl_convert
+UNIT_SUITES	+= ctl_convert ctl_migrate
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c
@@ -176,6 +176,7 @@ SUITE_DEPS_ctl_model	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_session	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_cache	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_convert	= $(CTL_PURE_DEPS)
+SUITE_DEPS_ctl_migrate	= $(CTL_PURE_DEPS) controller/migrate.c
 SUITE_DEPS_client	+= lib/ratelimit.c
 SUITE_DEPS_ratelimit	= $(SUITE_DEPS_client)
 SUITE_DEPS_workqueue	= lib/ratelimit.c lib/workqueue.c
@@ -228,6 +229,8 @@ CTL_SRCS	 = $(CTL_PURE_SRCS) controller/manager.c controller/workers.c \
 # metrics.c: threads and a server, yet unit tested (ctl_metrics), so check_main
 # links it too (the rule below adds it), as it does expect.c (ctl_expect).
 CTL_SRCS	+= controller/metrics.c
+# migrate.c: the "migrate" subcommand; its pure parts are unit tested (ctl_migrate).
+CTL_SRCS	+= controller/migrate.c
 CONTROLLER_SRCS	 = controller/main.c $(CTL_SRCS)
 
 # Small programs that use libkc (examples/libkc/): each file is one program,
@@ -300,7 +303,8 @@ $(SAN)/tests/unit/check_main: $(UNIT_SRCS:%.c=$(SAN)/%.o) $(LIB_SRCS:%.c=$(SAN)/
     $(DC_SRCS:%.c=$(SAN)/%.o) $(CTL_PURE_SRCS:%.c=$(SAN)/%.o)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(TEST_LDLIBS) $(LDLIBS_ALL)
 
-$(SAN)/tests/unit/check_main: $(SAN)/controller/metrics.o $(SAN)/controller/expect.o
+$(SAN)/tests/unit/check_main: $(SAN)/controller/metrics.o $(SAN)/controller/expect.o \
+    $(SAN)/controller/migrate.o
 
 ifdef SUITE
 ONE_SRCS	 = $(sort $(LIB_CORE_SRCS) $(SUITE_DEPS_$(SUITE)) \

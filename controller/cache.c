@@ -51,6 +51,14 @@ const struct kc_resource ty_res_profiles = {
 	.group = "trainyard.dev", .version = "v1alpha1",
 	.resource = "resourceprofiles", .kind = "ResourceProfile", .namespaced = false,
 };
+const struct kc_resource ty_res_runs_v1beta1 = {
+	.group = "trainyard.dev", .version = "v1beta1", .resource = "runs",
+	.kind = "Run", .namespaced = true,
+};
+const struct kc_resource ty_res_profiles_v1beta1 = {
+	.group = "trainyard.dev", .version = "v1beta1",
+	.resource = "resourceprofiles", .kind = "ResourceProfile", .namespaced = false,
+};
 const struct kc_resource ty_res_podgroups_x = {
 	.group = "scheduling.x-k8s.io", .version = "v1alpha1",
 	.resource = "podgroups", .kind = "PodGroup", .namespaced = true,
@@ -681,4 +689,39 @@ cache_run_of(enum ty_cache_id id, const struct kc_item *it)
 	default:
 		return NULL;
 	}
+}
+
+const char *
+cache_trainyard_version(const struct json_object *group)
+{
+	static const char *const newest_first[] = { "v1beta1", "v1alpha1" };
+	struct json_object *versions = kc_json_get(group, "versions");
+	const char *name = kc_json_str(group, "name");
+
+	if (name == NULL || strcmp(name, TY_GROUP) != 0 ||
+	    !json_object_is_type(versions, json_type_array))
+		return NULL;
+	for (size_t i = 0; i < KC_ARRAY_SIZE(newest_first); i++)
+		for (size_t j = 0; j < json_object_array_length(versions); j++) {
+			const char *v = kc_json_str(json_object_array_get_idx(versions, j),
+			    "version");
+
+			if (v != NULL && strcmp(v, newest_first[i]) == 0)
+				return newest_first[i];
+		}
+	return NULL;
+}
+
+const struct kc_resource *
+cache_runs_res(const char *version)
+{
+	return version != NULL && strcmp(version, "v1beta1") == 0 ? &ty_res_runs_v1beta1 :
+	    &ty_res_runs;
+}
+
+const struct kc_resource *
+cache_profiles_res(const char *version)
+{
+	return version != NULL && strcmp(version, "v1beta1") == 0 ?
+	    &ty_res_profiles_v1beta1 : &ty_res_profiles;
 }

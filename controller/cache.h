@@ -29,9 +29,15 @@
 #include <kc/informer.h>
 #include <kc/macro.h>
 
-/* The kinds the controller follows, beside the built-ins of libkc. */
-extern const struct kc_resource ty_res_runs;
+/*
+ * The kinds the controller follows, beside the built-ins of libkc. Runs
+ * and ResourceProfiles at each served version of trainyard.dev; the
+ * controller uses the newest the server serves (cache_trainyard_version()).
+ */
+extern const struct kc_resource ty_res_runs;		/* v1alpha1 */
 extern const struct kc_resource ty_res_profiles;
+extern const struct kc_resource ty_res_runs_v1beta1;
+extern const struct kc_resource ty_res_profiles_v1beta1;
 extern const struct kc_resource ty_res_podgroups_x;	/* scheduling.x-k8s.io */
 extern const struct kc_resource ty_res_podgroups_sigs;	/* scheduling.sigs.k8s.io */
 
@@ -234,6 +240,18 @@ struct ty_cache_kind {
 };
 
 extern const struct ty_cache_kind cache_kinds[TY_CACHE_N];
+
+/*
+ * The version of trainyard.dev to read and write Runs and ResourceProfiles
+ * at, from the discovery document of the group (GET /apis/trainyard.dev,
+ * an APIGroup): "v1beta1" when it is served, else "v1alpha1" when it is,
+ * else NULL (the group lists neither, or 'group' is not an APIGroup).
+ */
+const char *cache_trainyard_version(const struct json_object *group);
+
+/* The Run and ResourceProfile resources of 'version' (v1beta1, else v1alpha1). */
+const struct kc_resource *cache_runs_res(const char *version);
+const struct kc_resource *cache_profiles_res(const char *version);
 
 /*
  * The Run named by a cached managed object (its trainyard.dev/run label),

@@ -72,6 +72,8 @@ struct ctl {
 	struct kc_workqueue	*queue;
 	struct kc_informer	*caches[TY_CACHE_N];	/* podgroups: NULL without API */
 	enum ty_podgroup_api	 pg_api;	/* resolved: X_K8S, SIGS_K8S, NONE */
+	/* Runs and ResourceProfiles at the newest trainyard.dev version served. */
+	const struct kc_resource *runs_res, *profiles_res;
 	struct expect		*expect;
 	struct recorder		*rec;
 	struct manager		*mgr;		/* manager.c's threads */
@@ -88,8 +90,9 @@ struct ctl {
 int	 manager_init(struct ctl *) _must_check_;
 /*
  * Starts everything after main() loaded the configuration and the rest
- * config: the shared rate limiter, the queue, the PodGroup API discovery,
- * one informer thread per cache, and waits until the caches are synced
+ * config: the shared rate limiter, the queue, discovery (the PodGroup API,
+ * the newest trainyard.dev version served), one informer thread per
+ * cache, and waits until the caches are synced
  * (0, or -ETIMEDOUT/-ECANCELED with a log line). The workers start with
  * manager_start_workers(): at once, or when this process leads.
  */

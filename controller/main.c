@@ -47,6 +47,7 @@
 #include <kc/transport.h>
 
 #include "controller.h"
+#include "migrate.h"
 
 #define DRAIN_MS	(20 * 1000)
 
@@ -78,6 +79,7 @@ usage(FILE *f)
 	    "           [--health-probe-bind-address ADDR] [--leader-elect]\n"
 	    "           [--leader-election-namespace NS] [--leader-election-id NAME]\n"
 	    "           [--version]\n"
+	    "       trainyard-controller migrate [--kubeconfig PATH] [--dry-run]\n"
 	    "\n"
 	    "Reconciles trainyard.dev Runs into pods, a PodGroup, a headless Service\n"
 	    "and a NetworkPolicy per session. The API server is found from\n"
@@ -389,6 +391,8 @@ main(int argc, char **argv)
 	pthread_t leader_tid, sig_tid;
 	int r;
 
+	if (argc > 1 && strcmp(argv[1], "migrate") == 0)
+		return migrate_main(argc - 1, argv + 1);
 	tune_malloc();
 	parse_flags(argc, argv, &f);
 	load_config(&c, &f);

@@ -206,7 +206,8 @@ static int
 add_informer(struct ctl *c, enum ty_cache_id id)
 {
 	const struct ty_cache_kind *k = &cache_kinds[id];
-	const struct kc_resource *res = k->res != NULL ? k->res :
+	const struct kc_resource *res = id == TY_CACHE_RUNS ? c->runs_res :
+	    id == TY_CACHE_PROFILES ? c->profiles_res : k->res != NULL ? k->res :
 	    c->pg_api == TY_PODGROUP_SIGS_K8S ? &ty_res_podgroups_sigs : &ty_res_podgroups_x;
 	struct kc_status st = { 0 };
 	struct thread *t = &c->mgr->informers[c->mgr->ninformers];
@@ -266,30 +267,58 @@ has_podgroups(struct kc_client *cl, const struct kc_resource *res, struct kc_sta
 	return found ? 1 : 0;
 }
 
+/*
+ * The version of trainyard.dev to use (cache_trainyard_version()) in
+ * *ret: NULL when the group is not served at all. Or the error.
+ */
 static int
-resolve_podgroup_api(struct ctl *c)
+trainyard_version(struct kc_client *cl, const char **ret, struct kc_status *st)
+{
+	struct json_object *group = NULL;
+	int r;
+
+	*ret = NULL;
+	if ((r = kc_client_get_path(cl, "/apis/" TY_GROUP, &group, st)) == KC_ENOTFOUND)
+		return 0;
+	if (r < 0)
+		return r;
+	*ret = cache_trainyard_version(group);
+	json_object_put(group);
+	return 0;
+}
+
+/*
+ * Discovery at startup, retried until the server answers (a guess would
+ * turn gangs off for good, or read Runs at a version about to go): the
+ * PodGroup API (unless the config names one), and the newest version of
+ * trainyard.dev served, so that the same binary runs before, during and
+ * after an upgrade of the CRDs.
+ */
+static int
+discover(struct ctl *c)
 {
 	struct kc_status st = { 0 };
 	struct kc_client *cl = NULL;
+	bool pg_auto = c->cfg.podgroup_api == TY_PODGROUP_AUTO;
+	const char *version = NULL;
 	int r, x = 0, sigs = 0;
 
-	if (c->cfg.podgroup_api != TY_PODGROUP_AUTO) {
+	if (!pg_auto)
 		c->pg_api = c->cfg.podgroup_api;
-		return 0;
-	}
 	if ((r = manager_client(c, &cl, &st)) < 0)
 		return kc_log_error_r(&mlog, r, "client: %s", st.message);
 	pthread_mutex_lock(&c->mgr->lock);
 	c->mgr->discovery_cl = cl;
 	pthread_mutex_unlock(&c->mgr->lock);
-	/* Retry until discovery answers: a guess would turn gangs off for good. */
 	while (!atomic_load(&c->stop_requested)) {
 		st = (struct kc_status){ 0 };
-		if ((x = has_podgroups(cl, &ty_res_podgroups_x, &st)) >= 0 &&
-		    (x == 1 || (sigs = has_podgroups(cl, &ty_res_podgroups_sigs, &st)) >= 0))
+		if ((r = trainyard_version(cl, &version, &st)) >= 0 &&
+		    (!pg_auto || ((x = has_podgroups(cl, &ty_res_podgroups_x, &st)) >= 0 &&
+		    (x == 1 || (sigs = has_podgroups(cl, &ty_res_podgroups_sigs, &st)) >= 0))))
 			break;
-		kc_log_warn(&mlog, "discovery of the PodGroup API failed, retrying: %s",
-		    st.message[0] != '\0' ? st.message : kc_strerror(x < 0 ? x : sigs));
+		kc_log_warn(&mlog, "discovery failed, retrying: %s",
+		    st.message[0] != '\0' ? st.message :
+		    kc_strerror(r < 0 ? r : x < 0 ? x : sigs));
 		for (int i = 0; i < 20 && !atomic_load(&c->stop_requested); i++)
 			(void)kc_clock_sleep_ms(100);
 		x = sigs = 0;
@@ -300,9 +329,17 @@ resolve_podgroup_api(struct ctl *c)
 	kc_client_free(cl);
 	if (atomic_load(&c->stop_requested))
 		return -ECANCELED;
-	c->pg_api = x == 1 ? TY_PODGROUP_X_K8S : sigs == 1 ? TY_PODGROUP_SIGS_K8S :
-	    TY_PODGROUP_NONE;
+	if (pg_auto)
+		c->pg_api = x == 1 ? TY_PODGROUP_X_K8S : sigs == 1 ? TY_PODGROUP_SIGS_K8S :
+		    TY_PODGROUP_NONE;
 	kc_log_info(&mlog, "PodGroup API: %s", config_podgroup_api_name(c->pg_api));
+	if (version == NULL)
+		kc_log_warn(&mlog, "trainyard.dev is not served (are the CRDs installed?): "
+		    "using v1alpha1");
+	c->runs_res = cache_runs_res(version);
+	c->profiles_res = cache_profiles_res(version);
+	kc_log_info(&mlog, "Runs and ResourceProfiles at %s/%s", TY_GROUP,
+	    c->runs_res->version);
 	return 0;
 }
 
@@ -353,7 +390,7 @@ manager_start(struct ctl *c)
 		.work = work, .arg = c,
 	    }, &c->mgr->workers)) < 0)
 		return kc_log_error_r(&mlog, r, "start: %s", kc_strerror(r));
-	if ((r = resolve_podgroup_api(c)) < 0)
+	if ((r = discover(c)) < 0)
 		return r;
 
 	/* The caches some reconciler watches; PodGroups only with an API. */

@@ -135,7 +135,7 @@ write_status(struct rctx *rc, struct json_object *status)
 	if ((r = kc_json_put(rc->run, "status", json_object_get(status))) < 0)
 		return r;
 	r = kc_client_update(rc->cl, &(struct kc_update_opts){
-		.res = &ty_res_runs, .ns = rc->ns, .name = rc->name,
+		.res = rc->c->runs_res, .ns = rc->ns, .name = rc->name,
 		.subresource = "status", .field_manager = TY_FIELD_MANAGER,
 	}, rc->run, &written, &st);
 	kc_log_debug(&rc->log, "update status: phase %s readyNodes %s: %s",
@@ -175,7 +175,7 @@ run_alive(struct rctx *rc)
 	int r;
 
 	r = kc_client_get(rc->cl, &(struct kc_get_opts){
-		.res = &ty_res_runs, .ns = rc->ns, .name = rc->name,
+		.res = rc->c->runs_res, .ns = rc->ns, .name = rc->name,
 	}, &live, &st);
 	if (r == KC_ENOTFOUND)
 		return 0;

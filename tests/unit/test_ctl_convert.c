@@ -32,6 +32,7 @@
 #include <kc/yaml.h>
 
 #include "testutil.h"
+#include "../../controller/cache.h"
 #include "../../controller/config.h"
 #include "../../controller/convert.h"
 #include "../../controller/model.h"
@@ -745,6 +746,50 @@ START_TEST(test_beta_path)
 }
 END_TEST
 
+/* The controller reads Runs at the newest version the server serves. */
+START_TEST(test_version_choice)
+{
+	static const struct {
+		const char	*group;
+		const char	*want;
+	} cases[] = {
+		{ "{\"kind\":\"APIGroup\",\"name\":\"trainyard.dev\",\"versions\":["
+		  "{\"groupVersion\":\"trainyard.dev/v1alpha1\",\"version\":\"v1alpha1\"}],"
+		  "\"preferredVersion\":{\"version\":\"v1alpha1\"}}", "v1alpha1" },
+		/* During the upgrade both are served, whichever is preferred. */
+		{ "{\"name\":\"trainyard.dev\",\"versions\":[{\"version\":\"v1alpha1\"},"
+		  "{\"version\":\"v1beta1\"}],\"preferredVersion\":{\"version\":"
+		  "\"v1alpha1\"}}", "v1beta1" },
+		{ "{\"name\":\"trainyard.dev\",\"versions\":[{\"version\":\"v1beta1\"},"
+		  "{\"version\":\"v1alpha1\"}]}", "v1beta1" },
+		{ "{\"name\":\"trainyard.dev\",\"versions\":[{\"version\":\"v1beta1\"}]}",
+		  "v1beta1" },
+		{ "{\"name\":\"trainyard.dev\",\"versions\":[{\"version\":\"v2\"}]}", NULL },
+		{ "{\"name\":\"trainyard.dev\",\"versions\":[]}", NULL },
+		{ "{\"name\":\"trainyard.dev\",\"versions\":{}}", NULL },
+		{ "{\"name\":\"apps\",\"versions\":[{\"version\":\"v1beta1\"}]}", NULL },
+		{ "[]", NULL },
+	};
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(cases); i++) {
+		struct json_object *g = parse(cases[i].group);
+		const char *v = cache_trainyard_version(g);
+
+		if (cases[i].want == NULL)
+			ck_assert_ptr_null(v);
+		else
+			ck_assert_str_eq(v, cases[i].want);
+		json_object_put(g);
+	}
+	ck_assert_ptr_eq(cache_runs_res("v1beta1"), &ty_res_runs_v1beta1);
+	ck_assert_str_eq(cache_runs_res("v1beta1")->version, "v1beta1");
+	ck_assert_ptr_eq(cache_runs_res("v1alpha1"), &ty_res_runs);
+	ck_assert_ptr_eq(cache_runs_res(NULL), &ty_res_runs);
+	ck_assert_ptr_eq(cache_profiles_res("v1beta1"), &ty_res_profiles_v1beta1);
+	ck_assert_ptr_eq(cache_profiles_res(NULL), &ty_res_profiles);
+}
+END_TEST
+
 Suite *
 ctl_convert_suite(void)
 {
@@ -758,6 +803,7 @@ ctl_convert_suite(void)
 	tcase_add_test(tc, test_passthrough);
 	tcase_add_test(tc, test_enomem);
 	tcase_add_test(tc, test_beta_path);
+	tcase_add_test(tc, test_version_choice);
 	tcase_add_test(tc, test_model_beta_same_pods);
 	tcase_add_test(tc, test_model_beta_problems_and_peers);
 	suite_add_tcase(s, tc);
