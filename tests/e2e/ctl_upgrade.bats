@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+#
+# ctl_upgrade.bats: the CRDs of crds/upgrade/ (v1beta1 stored, v1alpha1
+# served and deprecated) with the real kubectl, and "trainyard-controller
+# migrate" against them: every field of both versions is described, kubectl
+# prints the deprecation warning, and migrate rewrites ResourceProfiles,
+# drops managedFields of v1alpha1 and trims status.storedVersions, again
+# and again without harm. No Run is stored here: reading one at another
+# version needs the conversion webhook.
+
+load devcluster
+load controller
+
+CRDS="$BATS_TEST_DIRNAME/../../crds"
+
+setup_file() {
+	ctl_build
+	dc_start --kubernetes-version 1.32
+	kubectl apply -f "$CRDS/trainyard.dev_runs.yaml" \
+	    -f "$CRDS/trainyard.dev_resourceprofiles.yaml"
+	kubectl wait --for condition=established --timeout=20s \
+	    crd/runs.trainyard.dev crd/resourceprofiles.trainyard.dev
+	local i
+	for i in 1 2 3; do
+		printf 'apiVersion: trainyard.dev/v1alpha1\nkind: ResourceProfile\n%s\n%s\n' \
+		    "metadata: {name: p$i}" "spec: {maxNodes: $i}" |
+		    kubectl apply --server-side -f -
+	done
+	kubectl apply -f "$CRDS/upgrade/trainyard.dev_runs.yaml" \
+	    -f "$CRDS/upgrade/trainyard.dev_resourceprofiles.yaml"
+	kubectl wait --for condition=established --timeout=20s \
+	    crd/runs.trainyard.dev crd/resourceprofiles.trainyard.dev
+}
+
+teardown_file() {
+	dc_stop
+}
+
+# undescribed VERSION: the properties of trainyard.dev/VERSION's schemas
+# (as the API server publishes them) without a description, one a line.
+undescribed() {
+	kubectl get --raw "/openapi/v3/apis/trainyard.dev/$1" | python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+def walk(n, p):
+    for k, v in n.get("properties", {}).items():
+        if "description" not in v and "allOf" not in v and "$ref" not in v:
+            print(p + "." + k)
+        walk(v, p + "." + k)
+    if "items" in n:
+        walk(n["items"], p + "[]")
+for name, s in doc["components"]["schemas"].items():
+    if "trainyard" in name:
+        walk(s, name)
+'
+}
+
+@test "every field of both versions has a description" {
+	run undescribed v1beta1
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run undescribed v1alpha1
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run kubectl explain runs.spec --api-version=trainyard.dev/v1beta1 --recursive
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ingressFrom"* ]]
+	[[ "$output" != *"no description"* ]]
+	run kubectl explain runs.spec.container.image --api-version=trainyard.dev/v1beta1
+	[[ "$output" == *"Container image every node runs."* ]]
+	run kubectl explain runs.spec.restart.policy --api-version=trainyard.dev/v1beta1
+	[[ "$output" == *"Which failed sessions start a new one automatically"* ]]
+}
+
+@test "v1beta1 is stored, v1alpha1 deprecated with kubectl's warning" {
+	run kubectl get crd runs.trainyard.dev -o \
+	    jsonpath='{range .spec.versions[*]}{.name}={.storage},{.deprecated} {end}'
+	[ "$output" = "v1beta1=true, v1alpha1=false,true " ]
+	run kubectl get crd runs.trainyard.dev -o jsonpath='{.spec.conversion.strategy}'
+	[ "$output" = "Webhook" ]
+	run kubectl get crd resourceprofiles.trainyard.dev -o jsonpath='{.spec.conversion.strategy}'
+	[ "$output" = "None" ]
+	run kubectl get resourceprofiles.v1alpha1.trainyard.dev p1
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Warning: trainyard.dev/v1alpha1 ResourceProfile is deprecated; use trainyard.dev/v1beta1 ResourceProfile"* ]]
+}
+
+@test "migrate rewrites every object, drops v1alpha1 managedFields, trims storedVersions" {
+	run kubectl get crd resourceprofiles.trainyard.dev -o jsonpath='{.status.storedVersions}'
+	[ "$output" = '["v1alpha1","v1beta1"]' ]
+	run kubectl get rp p1 --show-managed-fields -o jsonpath='{.metadata.managedFields[*].apiVersion}'
+	[[ "$output" == *"trainyard.dev/v1alpha1"* ]]
+
+	run "$CTL_BIN" migrate --kubeconfig "$DC_DIR/kubeconfig" --dry-run
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"resourceprofiles.trainyard.dev: 3 would be rewritten, 0 skipped (gone), 0 failed"* ]]
+	run kubectl get crd resourceprofiles.trainyard.dev -o jsonpath='{.status.storedVersions}'
+	[ "$output" = '["v1alpha1","v1beta1"]' ]
+
+	run "$CTL_BIN" migrate --kubeconfig "$DC_DIR/kubeconfig"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"runs.trainyard.dev: 0 rewritten, 0 skipped (gone), 0 failed"* ]]
+	[[ "$output" == *"resourceprofiles.trainyard.dev: 3 rewritten, 0 skipped (gone), 0 failed"* ]]
+	[[ "$output" == *"resourceprofiles.trainyard.dev: status.storedVersions set to [v1beta1]"* ]]
+	run kubectl get crd resourceprofiles.trainyard.dev runs.trainyard.dev \
+	    -o jsonpath='{.items[*].status.storedVersions}'
+	[ "$output" = '["v1beta1"] ["v1beta1"]' ]
+	run kubectl get rp p1 --show-managed-fields -o jsonpath='{.metadata.managedFields[*].apiVersion}'
+	[[ "$output" != *"trainyard.dev/v1alpha1"* ]]
+	run kubectl get rp p2 -o jsonpath='{.spec.maxNodes}'
+	[ "$output" = 2 ]
+
+	# Again: nothing left to do, nothing harmed.
+	run "$CTL_BIN" migrate --kubeconfig "$DC_DIR/kubeconfig"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"resourceprofiles.trainyard.dev: status.storedVersions is already [v1beta1]"* ]]
+}
+
+@test "migrate: bad usage exits 2" {
+	run "$CTL_BIN" migrate --no-such-flag
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"usage: trainyard-controller migrate"* ]]
+	run "$CTL_BIN" migrate extra
+	[ "$status" -eq 2 ]
+}
