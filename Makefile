@@ -95,7 +95,7 @@ UNIT_SUITES	+= hash heap sbuf base64 validation
 UNIT_SUITES	+= ctl_metrics
 UNIT_SUITES	+= deflate ctl_expect alloc
 UNIT_SUITES	+= ctl_cache
-UNIT_SUITES	+= ctl_convert ctl_migrate
+UNIT_SUITES	+= ctl_convert
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c
@@ -175,8 +175,7 @@ SUITE_DEPS_ctl_config	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_model	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_session	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_cache	= $(CTL_PURE_DEPS)
-SUITE_DEPS_ctl_convert	= $(CTL_PURE_DEPS)
-SUITE_DEPS_ctl_migrate	= $(CTL_PURE_DEPS) controller/migrate.c
+SUITE_DEPS_ctl_convert	= $(CTL_PURE_DEPS) controller/migrate.c
 SUITE_DEPS_client	+= lib/ratelimit.c
 SUITE_DEPS_ratelimit	= $(SUITE_DEPS_client)
 SUITE_DEPS_workqueue	= lib/ratelimit.c lib/workqueue.c
@@ -229,7 +228,7 @@ CTL_SRCS	 = $(CTL_PURE_SRCS) controller/manager.c controller/workers.c \
 # metrics.c: threads and a server, yet unit tested (ctl_metrics), so check_main
 # links it too (the rule below adds it), as it does expect.c (ctl_expect).
 CTL_SRCS	+= controller/metrics.c
-# migrate.c: the "migrate" subcommand; its pure parts are unit tested (ctl_migrate).
+# migrate.c: the "migrate" subcommand; its pure parts are unit tested (ctl_convert).
 CTL_SRCS	+= controller/migrate.c
 CONTROLLER_SRCS	 = controller/main.c $(CTL_SRCS)
 
