@@ -88,7 +88,8 @@ for name, s in doc["components"]["schemas"].items():
 @test "migrate rewrites every object, drops v1alpha1 managedFields, trims storedVersions" {
 	run kubectl get crd resourceprofiles.trainyard.dev -o jsonpath='{.status.storedVersions}'
 	[ "$output" = '["v1alpha1","v1beta1"]' ]
-	run kubectl get rp p1 --show-managed-fields -o jsonpath='{.metadata.managedFields[*].apiVersion}'
+	run kubectl get resourceprofiles.v1beta1.trainyard.dev p1 --show-managed-fields \
+	    -o jsonpath='{.metadata.managedFields[*].apiVersion}'
 	[[ "$output" == *"trainyard.dev/v1alpha1"* ]]
 
 	run "$CTL_BIN" migrate --kubeconfig "$DC_DIR/kubeconfig" --dry-run
@@ -105,9 +106,10 @@ for name, s in doc["components"]["schemas"].items():
 	run kubectl get crd resourceprofiles.trainyard.dev runs.trainyard.dev \
 	    -o jsonpath='{.items[*].status.storedVersions}'
 	[ "$output" = '["v1beta1"] ["v1beta1"]' ]
-	run kubectl get rp p1 --show-managed-fields -o jsonpath='{.metadata.managedFields[*].apiVersion}'
+	run kubectl get resourceprofiles.v1beta1.trainyard.dev p1 --show-managed-fields \
+	    -o jsonpath='{.metadata.managedFields[*].apiVersion}'
 	[[ "$output" != *"trainyard.dev/v1alpha1"* ]]
-	run kubectl get rp p2 -o jsonpath='{.spec.maxNodes}'
+	run kubectl get resourceprofiles.v1beta1.trainyard.dev p2 -o jsonpath='{.spec.maxNodes}'
 	[ "$output" = 2 ]
 
 	# Again: nothing left to do, nothing harmed.
