@@ -1106,6 +1106,47 @@ views(const struct json_object *run, struct json_object **alpha, struct json_obj
 	return r;
 }
 
+static bool
+is_path_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	    ch == '.' || ch == '_' || ch == '[' || ch == ']' || ch == '/' || ch == '-';
+}
+
+/*
+ * Rewrites, in the NUL-terminated 'text' of 'size' bytes, every v1alpha1
+ * field path ("spec.image", "spec.resources.limits[cpu]") into its
+ * v1beta1 path (convert.h), truncating to fit.
+ */
+static void
+beta_paths(char *text, size_t size)
+{
+	char out[512], path[256], tok[256];
+	size_t o = 0, i = 0;
+
+	while (text[i] != '\0' && o + 1 < sizeof(out)) {
+		size_t n = 0;
+
+		if (strncmp(text + i, "spec.", 5) != 0 ||
+		    (i > 0 && is_path_char(text[i - 1]))) {
+			out[o++] = text[i++];
+			continue;
+		}
+		while (is_path_char(text[i + n]) && n + 1 < sizeof(tok)) {
+			tok[n] = text[i + n];
+			n++;
+		}
+		tok[n] = '\0';
+		ty_convert_beta_path(tok, path, sizeof(path));
+		o += kc_strlcpy(out + o, path, sizeof(out) - o);
+		if (o >= sizeof(out))
+			o = sizeof(out) - 1;
+		i += n;
+	}
+	out[o] = '\0';
+	kc_strlcpy(text, out, size);
+}
+
 int
 model_validate(const struct json_object *run, const struct json_object *profile,
     const struct ty_config *cfg, struct ty_spec **ret, struct ty_problems *probs)
@@ -1137,10 +1178,8 @@ model_validate(const struct json_object *run, const struct json_object *profile,
 	if (probs->total > 0) {
 		/* Name the fields as the author wrote them. */
 		for (unsigned i = 0; is_beta(run) && i < probs->n; i++) {
-			char path[sizeof(probs->p[i].field)];
-
-			ty_convert_beta_path(probs->p[i].field, path, sizeof(path));
-			kc_strlcpy(probs->p[i].field, path, sizeof(probs->p[i].field));
+			beta_paths(probs->p[i].field, sizeof(probs->p[i].field));
+			beta_paths(probs->p[i].message, sizeof(probs->p[i].message));
 		}
 		return KC_EINVALID;
 	}

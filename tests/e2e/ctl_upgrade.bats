@@ -5,8 +5,9 @@
 # migrate" against them: every field of both versions is described, kubectl
 # prints the deprecation warning, and migrate rewrites ResourceProfiles,
 # drops managedFields of v1alpha1 and trims status.storedVersions, again
-# and again without harm. No Run is stored here: reading one at another
-# version needs the conversion webhook.
+# and again without harm. Then the controller, started against these CRDs,
+# reads and writes Runs at v1beta1. Every Run here is stored and read at
+# v1beta1 (reading one at another version needs the conversion webhook).
 
 load devcluster
 load controller
@@ -15,7 +16,8 @@ CRDS="$BATS_TEST_DIRNAME/../../crds"
 
 setup_file() {
 	ctl_build
-	dc_start --kubernetes-version 1.32
+	dc_start --kubernetes-version 1.32 \
+	    --nodes "$DC_REPO/examples/devcluster/gpu-cluster.yaml" --pod-start-delay 100ms
 	kubectl apply -f "$CRDS/trainyard.dev_runs.yaml" \
 	    -f "$CRDS/trainyard.dev_resourceprofiles.yaml"
 	kubectl wait --for condition=established --timeout=20s \
@@ -33,7 +35,7 @@ setup_file() {
 }
 
 teardown_file() {
-	dc_stop
+	ctl_teardown_file
 }
 
 # undescribed VERSION: the properties of trainyard.dev/VERSION's schemas
@@ -124,4 +126,51 @@ for name, s in doc["components"]["schemas"].items():
 	[[ "$output" == *"usage: trainyard-controller migrate"* ]]
 	run "$CTL_BIN" migrate extra
 	[ "$status" -eq 2 ]
+}
+
+@test "the controller reads and writes Runs at v1beta1" {
+	kubectl apply -f "$CRDS/third-party/scheduling.x-k8s.io_podgroups.yaml" \
+	    -f "$DC_REPO/examples/priorityclasses.yaml" -f "$DC_REPO/examples/profiles.yaml"
+	ctl_config
+	ctl_start
+	grep -q "Runs and ResourceProfiles at trainyard.dev/v1beta1" "$DC_DIR/controller.log"
+	NS=upgrade
+	kubectl create namespace "$NS"
+	kubectl apply -n "$NS" -f - <<'EOF'
+apiVersion: trainyard.dev/v1beta1
+kind: Run
+metadata: {name: beta}
+spec:
+  nodes: 2
+  profile: cpu-small
+  container: {image: busybox, command: [sleep, "3600"]}
+  restart: {policy: OnFailure, limit: 1}
+  network:
+    ingressFrom:
+    - ipBlock: {cidr: 10.0.0.0/8}
+EOF
+	kubectl wait -n "$NS" --for=jsonpath='{.status.phase}'=Running \
+	    runs.v1beta1.trainyard.dev/beta --timeout="$CTL_WAIT"
+	run kubectl get -n "$NS" networkpolicy beta -o jsonpath='{.spec.ingress[0].from[*].ipBlock.cidr}'
+	[ "$output" = "10.0.0.0/8" ]
+	run kubectl get -n "$NS" pod beta-0 -o jsonpath='{.metadata.ownerReferences[0].apiVersion}'
+	[ "$output" = "trainyard.dev/v1beta1" ]
+	run kubectl get -n "$NS" pod beta-1 -o jsonpath='{.spec.containers[0].command}'
+	[ "$output" = '["sleep","3600"]' ]
+
+	# An invalid v1beta1 Run: the problems name its v1beta1 fields.
+	kubectl apply -n "$NS" -f - <<'EOF'
+apiVersion: trainyard.dev/v1beta1
+kind: Run
+metadata: {name: bad}
+spec:
+  nodes: 2
+  container: {image: busybox}
+EOF
+	kubectl wait -n "$NS" --for=condition=Valid=False runs.v1beta1.trainyard.dev/bad \
+	    --timeout="$CTL_WAIT"
+	run kubectl get -n "$NS" runs.v1beta1.trainyard.dev bad \
+	    -o jsonpath='{.status.conditions[?(@.type=="Valid")].message}'
+	[[ "$output" == *"spec.container.resources"* ]]
+	ctl_check
 }

@@ -692,6 +692,17 @@ START_TEST(test_model_beta_problems_and_peers)
 	ck_assert_msg(strstr(text, "restartPolicy") == NULL, "%s", text);
 	json_object_put(bad);
 
+	/* Paths inside messages too. */
+	bad = kc_json_copy(beta);
+	json_object_object_del(kc_json_get(bad, "spec"), "profile");
+	json_object_object_del(kc_json_get(bad, "spec", "container"), "resources");
+	ck_assert_int_eq(model_validate(bad, NULL, &cfg, &sb, &probs), KC_EINVALID);
+	model_problems_text(&probs, text, sizeof(text));
+	ck_assert_msg(strstr(text, "spec: neither spec.profile nor spec.container.resources is "
+	    "set: say what each node gets, with a ResourceProfile (spec.profile) or "
+	    "spec.container.resources.limits such as {nvidia.com/gpu: 8}") != NULL, "%s", text);
+	json_object_put(bad);
+
 	peers = parse("[{\"namespaceSelector\":{\"matchLabels\":{\"team\":\"obs\"}}},"
 	    "{\"ipBlock\":{\"cidr\":\"10.0.0.0/8\"}}]");
 	ck_assert_int_eq(kc_json_put(kc_json_ensure_obj(kc_json_get(beta, "spec"), "network"),
