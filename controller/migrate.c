@@ -235,9 +235,9 @@ migrate_items(struct kc_client *cl, const struct target *t, struct tally *n)
 		next = kc_json_str(list, "metadata", "continue");
 		if (next != NULL && next[0] != '\0' && (cont = kc_strdup(next)) == NULL)
 			return -ENOMEM;
-		(void)printf("%s.%s: page %u: %" PRIu64 " rewritten, %" PRIu64 " skipped, %"
-		    PRIu64 " failed\n", t->plural, t->group, ++page, n->rewritten, n->skipped,
-		    n->failed);
+		(void)printf("%s.%s: page %u: %" PRIu64 " %s, %" PRIu64 " skipped, %" PRIu64
+		    " failed\n", t->plural, t->group, ++page, n->rewritten,
+		    t->dry_run ? "would be rewritten" : "rewritten", n->skipped, n->failed);
 		(void)fflush(stdout);
 	} while (cont != NULL);
 	return 0;
