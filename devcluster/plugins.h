@@ -7,6 +7,7 @@
 
 #include "devcluster.h"
 
+#include "apps.h"
 #include "authz.h"
 #include "crd.h"
 #include "disruption.h"
