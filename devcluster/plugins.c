@@ -48,6 +48,7 @@ const struct dc_plugin *const dc_plugins[] = {
 	&disruption_plugin,	/* PodDisruptionBudgets; subresource pods/eviction */
 	&apps_plugin,		/* Deployments, ReplicaSets: scale, their controllers */
 	&tokens_plugin,		/* serviceaccounts/token, JWTs, OIDC discovery */
+	&authn_plugin,		/* TokenReview */
 	&exec_plugin,		/* pods/exec over WebSocket */
 };
 

@@ -8,6 +8,7 @@
 #include "devcluster.h"
 
 #include "apps.h"
+#include "authn.h"
 #include "authz.h"
 #include "crd.h"
 #include "disruption.h"
