@@ -86,7 +86,7 @@ UNIT_SUITES	+= dc_scheduler
 UNIT_SUITES	+= dc_tokens dc_protobuf2
 UNIT_SUITES	+= dc_nodes
 UNIT_SUITES	+= dc_disruption
-UNIT_SUITES	+= dc_apps
+UNIT_SUITES	+= dc_apps dc_authn
 UNIT_SUITES	+= dc_kubelet
 UNIT_SUITES	+= quantity ctl_config ctl_model ctl_session
 UNIT_SUITES	+= ratelimit workqueue informer
@@ -166,6 +166,8 @@ SUITE_DEPS_dc_nodes	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.
 SUITE_DEPS_dc_disruption = $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_dc_apps	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_authn	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_dc_exec	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
