@@ -1822,11 +1822,10 @@ status:
 	if (r < 0)
 		goto out;
 	if (created != NULL) {
+		/* NewReplicaSetCreated now; the revision annotation on the next pass. */
 		s.new_rs = created;
 		s.new_name = kc_json_str(created, "metadata", "name");
-		if ((r = deploy_revision(a, dt, d, new_rev)) < 0)
-			goto out;
-		/* The Deployment changed: the status goes on the next pass. */
+		r = deploy_status(a, dt, &s, now);
 		goto out;
 	}
 	if ((r = deploy_status(a, dt, &s, now)) < 0)

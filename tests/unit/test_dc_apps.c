@@ -321,6 +321,9 @@ START_TEST(test_deployment_rollout)
 	settle();
 	ck_assert_uint_eq(live_pods("nginx:1", &with), 3);
 	ck_assert_uint_eq(with, 3);
+	d = deploy("web");
+	ck_assert_str_eq(cond_reason(d, "Available"), "MinimumReplicasUnavailable");
+	ck_assert_str_eq(cond_reason(d, "Progressing"), "ReplicaSetUpdated");
 	ready_all();
 	settle();
 	d = deploy("web");
@@ -376,8 +379,8 @@ START_TEST(test_unready_blocks)
 	size_t with;
 
 	/* maxUnavailable 0: an old pod goes only once a new one is Ready. */
-	create_deploy("api", 2, "\"strategy\":{\"rollingUpdate\":{\"maxSurge\":1,"
-	    "\"maxUnavailable\":0}},", "busybox:1");
+	create_deploy("api", 2, "\"progressDeadlineSeconds\":30,\"strategy\":{"
+	    "\"rollingUpdate\":{\"maxSurge\":1,\"maxUnavailable\":0}},", "busybox:1");
 	settle();
 	ready_all();
 	settle();
@@ -391,6 +394,11 @@ START_TEST(test_unready_blocks)
 	ck_assert_uint_eq(live_pods("busybox:2", &with), 3);
 	ck_assert_uint_eq(with, 1);
 	ck_assert_str_eq(cond_reason(deploy("api"), "Progressing"), "ReplicaSetUpdated");
+	/* No progress for progressDeadlineSeconds: the deadline fires by itself. */
+	fake_clock_advance(30000);
+	settle();
+	ck_assert_str_eq(cond_reason(deploy("api"), "Progressing"), "ProgressDeadlineExceeded");
+	ck_assert_uint_eq(live_pods("busybox:2", &with), 3);
 }
 END_TEST
 
