@@ -72,6 +72,7 @@
 #define APPS_BURST		500	/* pods created or deleted per pass (burstReplicas) */
 #define APPS_OWNED_MAX		1024	/* ReplicaSets of one Deployment considered */
 #define APPS_HASH_DEPTH		64	/* nesting levels hashed */
+#define APPS_REV_HISTORY_MAX	2000	/* revision-history length (upstream's default) */
 #define MANAGER			"kube-controller-manager"
 #define ANN_CHANGE_CAUSE	"kubernetes.io/change-cause"
 #define ANN_LAST_APPLIED	"kubectl.kubernetes.io/last-applied-configuration"
@@ -914,9 +915,9 @@ scale_body(const struct dc_req *req, const char *verb, const struct json_object 
 
 /* Stores 'next' (consumed), a new version of 'old', as 'manager' wrote it. */
 static int
-store(struct dc *dc, const struct dc_rtype *rt, const struct json_object *old,
-    struct json_object *next, const char *subresource, const char *manager,
-    struct json_object **ret)
+store(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
+    const struct json_object *old, struct json_object *next, const char *subresource,
+    const char *manager, struct json_object **ret)
 {
 	int r;
 
@@ -927,7 +928,7 @@ store(struct dc *dc, const struct dc_rtype *rt, const struct json_object *old,
 		return -ENOMEM;
 	}
 	if (dc->hooks.managed_fields != NULL) {
-		struct dc_write_ctx wc = { .dc = dc, .rt = rt, .op = DC_OP_UPDATE,
+		struct dc_write_ctx wc = { .dc = dc, .rt = rt, .req = req, .op = DC_OP_UPDATE,
 		    .subresource = subresource, .field_manager = manager, .old = old };
 
 		if ((r = dc->hooks.managed_fields(&wc, next)) < 0) {
@@ -976,8 +977,7 @@ scale_write(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
 		scale_reply(resp, next);
 		goto out;
 	}
-	r = store(dc, rt, cur, next, "scale", mgr != NULL && mgr[0] != '\0' ? mgr :
-	    "kubectl", &stored);
+	r = store(dc, rt, req, cur, next, "scale", mgr, &stored);
 	next = NULL;
 	if (r == KC_ECONFLICT) {
 		errors_obj(resp, KC_ECONFLICT, rt, route->name, "Operation cannot be fulfilled "
@@ -1139,7 +1139,7 @@ write_status(struct dc *dc, const struct dc_rtype *rt, const struct json_object 
 		json_object_put(next);
 		return -ENOMEM;
 	}
-	r = store(dc, rt, obj, next, "status", MANAGER, NULL);
+	r = store(dc, rt, NULL, obj, next, "status", MANAGER, NULL);
 	return r == KC_ECONFLICT || r == KC_ENOTFOUND ? 0 : r;
 }
 
@@ -1334,13 +1334,20 @@ rs_update(struct apps *a, const struct json_object *d, const struct json_object 
 
 		if (old_rev > 0 && old_rev != revision) {
 			const char *hist = kc_json_str(ann, APPS_ANN_REV_HISTORY);
-			char buf[1024];
+			char buf[APPS_REV_HISTORY_MAX + 32];
+			const char *kept = buf;
+			int len;
 
-			if (hist != NULL && hist[0] != '\0')
-				(void)snprintf(buf, sizeof(buf), "%s,%" PRId64, hist, old_rev);
-			else
-				(void)snprintf(buf, sizeof(buf), "%" PRId64, old_rev);
-			if (kc_json_set_str(ann, APPS_ANN_REV_HISTORY, buf) < 0)
+			len = snprintf(buf, sizeof(buf), "%s%s%" PRId64, hist != NULL ? hist : "",
+			    hist != NULL && hist[0] != '\0' ? "," : "", old_rev);
+			/* Past the cap, the oldest revisions go (maxRevHistoryLengthInChars). */
+			if (len < 0 || (size_t)len >= sizeof(buf))
+				len = snprintf(buf, sizeof(buf), "%" PRId64, old_rev);
+			while (len > APPS_REV_HISTORY_MAX && strchr(kept, ',') != NULL) {
+				len -= (int)(strchr(kept, ',') + 1 - kept);
+				kept = strchr(kept, ',') + 1;
+			}
+			if (kc_json_set_str(ann, APPS_ANN_REV_HISTORY, kept) < 0)
 				goto oom;
 		}
 		if (set_ann_int(ann, APPS_ANN_REVISION, revision) < 0)
@@ -1360,7 +1367,7 @@ rs_update(struct apps *a, const struct json_object *d, const struct json_object 
 		json_object_put(next);
 		return 0;
 	}
-	r = store(a->dc, rst, rs, next, NULL, MANAGER, NULL);
+	r = store(a->dc, rst, NULL, rs, next, NULL, MANAGER, NULL);
 	return r == KC_ECONFLICT || r == KC_ENOTFOUND ? 0 : r;
 oom:
 	json_object_put(next);
@@ -1646,7 +1653,7 @@ deploy_revision(struct apps *a, const struct dc_rtype *dt, const struct json_obj
 		json_object_put(next);
 		return -ENOMEM;
 	}
-	r = store(a->dc, dt, d, next, NULL, MANAGER, NULL);
+	r = store(a->dc, dt, NULL, d, next, NULL, MANAGER, NULL);
 	return r == KC_ECONFLICT || r == KC_ENOTFOUND ? 0 : r;
 }
 
