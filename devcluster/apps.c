@@ -40,9 +40,9 @@
  *
  * Pods and ReplicaSets are matched to their owner by controller
  * ownerReference only: orphans are not adopted, and deleting an owner
- * leaves its dependents to the garbage collector. A scaling of a
- * Deployment with several active ReplicaSets is not spread
- * proportionally: the rolling update converges to the new size instead.
+ * leaves its dependents to the garbage collector. A change of replicas
+ * while several ReplicaSets are active is spread over them in proportion
+ * (apps_scale_plan()), as upstream's scale() does.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -428,6 +428,111 @@ apps_rolling_plan(struct apps_rs *rs, size_t n, int64_t replicas, int64_t surge,
 		down = min64(rs[i].spec, max_down - cleaned);
 		rs[i].spec -= down;
 		cleaned += down;
+	}
+}
+
+/* ReplicaSetsBySizeNewer (up) or BySizeOlder (down): larger first, then by age. */
+static int
+size_cmp(const struct apps_scale_rs *a, const struct apps_scale_rs *b, bool newer)
+{
+	if (a->spec != b->spec)
+		return a->spec > b->spec ? -1 : 1;
+	if (a->order != b->order)
+		return (a->order > b->order) == newer ? -1 : 1;
+	return 0;
+}
+
+/* getReplicaSetFraction */
+static int64_t
+fraction(const struct apps_scale_rs *rs, int64_t replicas, int64_t surge,
+    int64_t status_replicas)
+{
+	int64_t before = rs->max_before > 0 ? rs->max_before : status_replicas, max;
+
+	if (replicas == 0)
+		return -rs->spec;
+	if (before <= 0)
+		return 0;
+	max = replicas + surge;
+	/* math.Round of spec * max / before, all of them positive */
+	return (2 * rs->spec * max + before) / (2 * before) - rs->spec;
+}
+
+void
+apps_scale_plan(struct apps_scale_rs *rs, size_t n, int64_t replicas, int64_t surge,
+    int64_t status_replicas, bool rolling)
+{
+	size_t nactive = 0, one = SIZE_MAX, newest = SIZE_MAX, inew = SIZE_MAX;
+	size_t idx[APPS_OWNED_MAX + 1], k = 0;
+	int64_t all = 0, to_add, added = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (rs[i].spec > 0) {
+			nactive++;
+			one = i;
+			all += rs[i].spec;
+		}
+		if (rs[i].is_new)
+			inew = i;
+		if (!rs[i].is_new && (newest == SIZE_MAX || rs[i].order > rs[newest].order))
+			newest = i;
+	}
+	/* FindActiveOrLatest */
+	if (nactive <= 1) {
+		size_t t = nactive == 1 ? one : inew != SIZE_MAX ? inew : newest;
+
+		if (t != SIZE_MAX)
+			rs[t].spec = replicas;
+		return;
+	}
+	/* IsSaturated */
+	if (inew != SIZE_MAX && rs[inew].desired == replicas && rs[inew].spec == replicas &&
+	    rs[inew].available == replicas) {
+		for (size_t i = 0; i < n; i++)
+			if (i != inew)
+				rs[i].spec = 0;
+		return;
+	}
+	if (!rolling)
+		return;
+	to_add = (replicas > 0 ? replicas + surge : 0) - all;
+	if (to_add == 0)
+		return;
+	for (size_t i = 0; i < n && k < KC_ARRAY_SIZE(idx); i++)
+		if (rs[i].spec > 0)
+			idx[k++] = i;
+	if (k == 0)
+		return;
+	/* A short insertion sort: a Deployment has few active ReplicaSets. */
+	for (size_t i = 1; i < k; i++)
+		for (size_t j = i; j > 0 && size_cmp(&rs[idx[j]], &rs[idx[j - 1]], to_add > 0) < 0;
+		    j--) {
+			size_t t = idx[j];
+
+			idx[j] = idx[j - 1];
+			idx[j - 1] = t;
+		}
+	{
+		int64_t next[APPS_OWNED_MAX + 1];
+
+		for (size_t i = 0; i < k; i++) {
+			struct apps_scale_rs *r = &rs[idx[i]];
+			int64_t p = 0;
+
+			if (to_add != added) {
+				int64_t f = fraction(r, replicas, surge, status_replicas);
+				int64_t allowed = to_add - added;
+
+				p = to_add > 0 ? min64(f, allowed) : (f > allowed ? f : allowed);
+			}
+			next[i] = r->spec + p;
+			added += p;
+		}
+		next[0] += to_add - added;
+		if (next[0] < 0)
+			next[0] = 0;
+		for (size_t i = 0; i < k; i++)
+			rs[idx[i]].spec = next[i];
 	}
 }
 
@@ -1225,6 +1330,7 @@ struct owned {
 	const struct json_object *rs;
 	int64_t		 revision;
 	time_t		 created;
+	uint64_t	 order;		/* rank by creation: larger is newer */
 };
 
 static int
@@ -1248,15 +1354,22 @@ rev_cmp(const void *pa, const void *pb)
 	return owned_cmp(pa, pb);
 }
 
+/* An integer annotation of 'rs', or 'def' when absent or malformed. */
+static int64_t
+ann_int(const struct json_object *rs, const char *key, int64_t def)
+{
+	const char *s = kc_json_str(rs, "metadata", "annotations", key);
+	uint64_t v = 0;
+
+	if (s == NULL || kc_parse_u64(s, &v) < 0 || v > INT32_MAX)
+		return def;
+	return (int64_t)v;
+}
+
 static int64_t
 revision_of(const struct json_object *rs)
 {
-	const char *s = kc_json_str(rs, "metadata", "annotations", APPS_ANN_REVISION);
-	uint64_t v = 0;
-
-	if (s == NULL || kc_parse_u64(s, &v) < 0 || v > INT64_MAX)
-		return 0;
-	return (int64_t)v;
+	return ann_int(rs, APPS_ANN_REVISION, 0);
 }
 
 /* EqualIgnoreHash: the templates equal once pod-template-hash is dropped. */
@@ -1714,7 +1827,7 @@ deploy_sync(struct apps *a, const struct dc_rtype *dt, const struct json_object 
 	struct apps_rs *plan = NULL;
 	const char *type = kc_json_str(d, "spec", "strategy", "type");
 	bool recreate = str_eq(type, "Recreate"), paused = kc_json_bool(d, false, "spec",
-	    "paused");
+	    "paused"), scaling = false;
 	int64_t want = replicas_of(d), surge = 0, unavailable = 0, max_rev = 0, new_rev;
 	size_t n = 0, inew = SIZE_MAX;
 	int r = 0;
@@ -1739,6 +1852,8 @@ deploy_sync(struct apps *a, const struct dc_rtype *dt, const struct json_object 
 	}
 	if (n > 0)
 		qsort(rs, n, sizeof(*rs), owned_cmp);
+	for (size_t i = 0; i < n; i++)
+		rs[i].order = i;
 	for (size_t i = 0; i < n && inew == SIZE_MAX; i++) {
 		bool eq;
 
@@ -1771,15 +1886,36 @@ deploy_sync(struct apps *a, const struct dc_rtype *dt, const struct json_object 
 		if ((r = deploy_revision(a, dt, d, new_rev)) < 0)
 			goto out;
 	}
-	if (paused) {
-		/* sync(): scale only; no rollout while paused. */
-		bool others = false;
+	for (size_t i = 0; i < n && !scaling; i++) {
+		int64_t desired = ann_int(rs[i].rs, APPS_ANN_DESIRED, -1);
 
-		for (size_t i = inew != SIZE_MAX ? 1 : 0; i < n; i++)
-			others |= kc_json_int(rs[i].rs, 0, "spec", "replicas") > 0;
-		if (inew != SIZE_MAX && !others &&
-		    kc_json_int(rs[0].rs, 0, "spec", "replicas") != want)
-			r = rs_update(a, d, rs[0].rs, want, want + surge, 0);
+		scaling = kc_json_int(rs[i].rs, 0, "spec", "replicas") > 0 && desired >= 0 &&
+		    desired != want;
+	}
+	if (paused || scaling) {
+		/* sync(): scale only, no rollout (paused, or a scaling event). */
+		struct apps_scale_rs *sp;
+
+		if (n > 0 && (sp = kc_calloc(n, sizeof(*sp))) != NULL) {
+			for (size_t i = 0; i < n; i++)
+				sp[i] = (struct apps_scale_rs){
+					.spec = kc_json_int(rs[i].rs, 0, "spec", "replicas"),
+					.available = kc_json_int(rs[i].rs, 0, "status",
+					    "availableReplicas"),
+					.desired = ann_int(rs[i].rs, APPS_ANN_DESIRED, -1),
+					.max_before = ann_int(rs[i].rs, APPS_ANN_MAX, 0),
+					.order = rs[i].order,
+					.is_new = inew != SIZE_MAX && i == 0,
+				};
+			apps_scale_plan(sp, n, want, surge, kc_json_int(d, 0, "status", "replicas"),
+			    !recreate);
+			for (size_t i = 0; i < n && r == 0; i++)
+				if (sp[i].spec != kc_json_int(rs[i].rs, 0, "spec", "replicas") ||
+				    ann_int(rs[i].rs, APPS_ANN_DESIRED, -1) != want)
+					r = rs_update(a, d, rs[i].rs, sp[i].spec, want + surge, 0);
+			kc_free(sp);
+		} else if (n > 0)
+			r = -ENOMEM;
 	} else if (recreate) {
 		bool scaled = false, running = false;
 

@@ -78,4 +78,26 @@ struct apps_rs {
 void	 apps_rolling_plan(struct apps_rs *rs, size_t n, int64_t replicas, int64_t surge,
 	    int64_t unavailable);
 
+/* One ReplicaSet as a scaling event sees it. */
+struct apps_scale_rs {
+	int64_t	 spec;		/* spec.replicas; the plan rewrites it */
+	int64_t	 available;	/* status.availableReplicas */
+	int64_t	 desired;	/* desired-replicas annotation; -1: none */
+	int64_t	 max_before;	/* max-replicas annotation; 0: none */
+	uint64_t order;		/* creation order: larger is newer */
+	bool	 is_new;	/* the new ReplicaSet (at most one) */
+};
+
+/*
+ * A scaling event (sync.go, scale()): the one active ReplicaSet (or, with
+ * none, the new one or else the newest) takes 'replicas'; a saturated new
+ * ReplicaSet leaves the old ones at 0; otherwise, for a RollingUpdate, the
+ * replicas to add or remove (up to replicas + surge in all) are spread in
+ * proportion to each active ReplicaSet's size (GetProportion: its share of
+ * the max-replicas it was sized for, 'status_replicas' when unannotated),
+ * the leftovers to the largest. Rewrites each spec.
+ */
+void	 apps_scale_plan(struct apps_scale_rs *rs, size_t n, int64_t replicas, int64_t surge,
+	    int64_t status_replicas, bool rolling);
+
 #endif

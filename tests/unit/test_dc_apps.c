@@ -135,6 +135,44 @@ START_TEST(test_scaled)
 }
 END_TEST
 
+START_TEST(test_scale_plan)
+{
+	struct apps_scale_rs one[] = { { .spec = 3, .is_new = true, .desired = 3 } };
+	/* 4 -> 8 with maxSurge 2: 5 to add, by size, the larger first. */
+	struct apps_scale_rs prop[] = {
+		{ .spec = 2, .max_before = 5, .desired = 4, .order = 1, .is_new = true },
+		{ .spec = 3, .max_before = 5, .desired = 4, .order = 0 },
+	};
+	struct apps_scale_rs sat[] = {
+		{ .spec = 4, .available = 4, .desired = 4, .order = 1, .is_new = true },
+		{ .spec = 1, .desired = 5, .order = 0 },
+	};
+	struct apps_scale_rs zero[] = {
+		{ .spec = 2, .max_before = 5, .order = 1, .is_new = true },
+		{ .spec = 3, .max_before = 5, .order = 0 },
+	};
+	struct apps_scale_rs none[] = {
+		{ .spec = 0, .order = 0 }, { .spec = 0, .order = 1 },
+	};
+
+	apps_scale_plan(one, 1, 5, 1, 3, true);
+	ck_assert_int_eq(one[0].spec, 5);
+	apps_scale_plan(prop, 2, 8, 2, 5, true);
+	ck_assert_int_eq(prop[0].spec, 4);
+	ck_assert_int_eq(prop[1].spec, 6);
+	apps_scale_plan(sat, 2, 4, 1, 5, true);
+	ck_assert_int_eq(sat[0].spec, 4);
+	ck_assert_int_eq(sat[1].spec, 0);
+	apps_scale_plan(zero, 2, 0, 0, 5, true);
+	ck_assert_int_eq(zero[0].spec, 0);
+	ck_assert_int_eq(zero[1].spec, 0);
+	/* Nothing active, no new one: the newest takes them. */
+	apps_scale_plan(none, 2, 3, 1, 0, true);
+	ck_assert_int_eq(none[0].spec, 0);
+	ck_assert_int_eq(none[1].spec, 3);
+}
+END_TEST
+
 START_TEST(test_rolling_plan)
 {
 	/* A new ReplicaSet to create beside an old one of 4: surge 1. */
@@ -399,6 +437,12 @@ START_TEST(test_unready_blocks)
 	settle();
 	ck_assert_str_eq(cond_reason(deploy("api"), "Progressing"), "ProgressDeadlineExceeded");
 	ck_assert_uint_eq(live_pods("busybox:2", &with), 3);
+	/* Scaled in the middle of it: spread over both ReplicaSets by size. */
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_PATCH, .target = DEPLOYS "/api",
+	    .ctype = MERGE, .body = "{\"spec\":{\"replicas\":4}}" }, 200, NULL));
+	settle();
+	ck_assert_uint_eq(live_pods("busybox:2", &with), 5);
+	ck_assert_uint_eq(with, 2);
 }
 END_TEST
 
@@ -464,6 +508,7 @@ dc_apps_suite(void)
 	tcase_add_test(tc, test_hash);
 	tcase_add_test(tc, test_scaled);
 	tcase_add_test(tc, test_rolling_plan);
+	tcase_add_test(tc, test_scale_plan);
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_validation);
 	tcase_add_test(tc, test_deployment_rollout);
