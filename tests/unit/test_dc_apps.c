@@ -498,6 +498,49 @@ START_TEST(test_table)
 }
 END_TEST
 
+START_TEST(test_alloc_failures)
+{
+	struct json_object *t = parse("{\"metadata\":{\"labels\":{\"app\":\"a\"}},"
+	    "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}");
+	const struct dc_rtype *rst = registry_find(dc, "apps", "v1", "replicasets");
+	char ok[APPS_HASH_MAX], h[APPS_HASH_MAX];
+	int r;
+
+	ck_assert_int_eq(apps_template_hash(t, -1, ok), 0);
+	for (size_t n = 0;; n++) {
+		fail_alloc_after(n);
+		r = apps_template_hash(t, -1, h);
+		fail_alloc_after(SIZE_MAX);
+		if (r == 0)
+			break;
+		ck_assert_int_eq(r, -ENOMEM);
+		ck_assert_uint_lt(n, 1000);
+	}
+	ck_assert_str_eq(h, ok);
+	json_object_put(t);
+	/* A Deployment and its controllers' passes under a growing budget: no leak. */
+	for (size_t n = 0; n < 400; n++) {
+		struct dc_resp resp;
+
+		dct_raw(dc, &(struct dct_call){ .method = DC_POST, .target = DEPLOYS,
+		    .body = "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
+		    "\"name\":\"web\"},\"spec\":{\"replicas\":2,\"selector\":{\"matchLabels\":{"
+		    "\"app\":\"web\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":"
+		    "\"web\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"
+		    "\"nginx\"}]}}}}" }, &resp, n);
+		resp_clear(&resp);
+		fail_alloc_after(n);
+		(void)timers_run(dc);
+		fail_alloc_after(SIZE_MAX);
+		if (deploy("web") != NULL && coll_count(rst->coll, "default") > 0)
+			break;
+	}
+	settle();
+	ck_assert_ptr_nonnull(deploy("web"));
+	ck_assert_uint_eq(coll_count(rst->coll, "default"), 1);
+}
+END_TEST
+
 Suite *
 dc_apps_suite(void)
 {
@@ -515,6 +558,7 @@ dc_apps_suite(void)
 	tcase_add_test(tc, test_unready_blocks);
 	tcase_add_test(tc, test_recreate_and_cleanup);
 	tcase_add_test(tc, test_table);
+	tcase_add_test(tc, test_alloc_failures);
 	suite_add_tcase(s, tc);
 	return s;
 }

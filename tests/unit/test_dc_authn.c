@@ -3,6 +3,7 @@
  * a static token, an unknown one, a service-account JWT (tokens.c), the
  * audiences asked for, RBAC on tokenreviews and upstream's 400 messages.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -145,6 +146,27 @@ START_TEST(test_bad_requests)
 }
 END_TEST
 
+START_TEST(test_alloc_failures)
+{
+	struct json_object *st = NULL;
+	int r;
+
+	for (size_t n = 0;; n++) {
+		st = NULL;
+		fail_alloc_after(n);
+		r = authn_review_status(dc, "bob-token", NULL, &st);
+		fail_alloc_after(SIZE_MAX);
+		if (r == 0)
+			break;
+		ck_assert_int_eq(r, -ENOMEM);
+		ck_assert_ptr_null(st);
+		ck_assert_uint_lt(n, 1000);
+	}
+	ck_assert(kc_json_bool(st, false, "authenticated"));
+	json_object_put(st);
+}
+END_TEST
+
 Suite *
 dc_authn_suite(void)
 {
@@ -156,6 +178,7 @@ dc_authn_suite(void)
 	tcase_add_test(tc, test_invalid_token);
 	tcase_add_test(tc, test_service_account_token);
 	tcase_add_test(tc, test_bad_requests);
+	tcase_add_test(tc, test_alloc_failures);
 	suite_add_tcase(s, tc);
 	return s;
 }
