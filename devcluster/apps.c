@@ -1155,6 +1155,20 @@ set_controller(struct json_object *meta, const char *kind, const struct json_obj
 	return 0;
 }
 
+/*
+ * A create the write pipeline refused. A terminating or missing namespace
+ * (403, 404) is expected and retried on the next change; anything else
+ * (quota, an invalid template) is logged.
+ */
+static void
+refused(int r, const char *what, const struct json_object *owner, const char *action)
+{
+	if (r == KC_EFORBIDDEN || r == KC_ENOTFOUND)
+		return;
+	kc_log_warn(NULL, "%s %s/%s: %s: %s", what, kc_json_str(owner, "metadata", "namespace"),
+	    kc_json_str(owner, "metadata", "name"), action, kc_strerror(r));
+}
+
 /* A pod from the ReplicaSet's template (controller.GetPodFromTemplate). */
 static int
 pod_from_template(const struct json_object *rs, struct json_object **ret)
@@ -1289,8 +1303,7 @@ rs_sync(struct apps *a, const struct dc_rtype *rst, const struct json_object *rs
 			if ((r = pod_from_template(rs, &pod)) < 0)
 				break;
 			if ((r = api_create_object(a->dc, pt, pod, NULL)) < 0 && r != -ENOMEM) {
-				kc_log_warn(NULL, "replicaset %s/%s: create pod: %s", ns,
-				    kc_json_str(rs, "metadata", "name"), kc_strerror(r));
+				refused(r, "replicaset", rs, "create pod");
 				r = 0;
 				break;
 			}
@@ -1542,6 +1555,10 @@ rs_create(struct apps *a, const struct json_object *d, int64_t replicas, int64_t
 	if (r == KC_EEXISTS) {
 		*ret_collision = true;
 		return 0;
+	}
+	if (r < 0 && r != -ENOMEM) {
+		refused(r, "deployment", d, "create replica set");
+		r = 0;
 	}
 	return r;
 oom:
