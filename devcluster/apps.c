@@ -38,8 +38,9 @@
  *			deadline (minReadySeconds, progressDeadlineSeconds)
  *			re-arms the timer for a full pass.
  *
- * Pods and ReplicaSets are matched to their owner by controller
- * ownerReference only: orphans are not adopted, and deleting an owner
+ * Pods and ReplicaSets belong to the owner their controller
+ * ownerReference names; orphans matching an owner's selector are adopted
+ * (not released when their labels stop matching), and deleting an owner
  * leaves its dependents to the garbage collector. A change of replicas
  * while several ReplicaSets are active is spread over them in proportion
  * (apps_scale_plan()), as upstream's scale() does.
@@ -1169,6 +1170,81 @@ refused(int r, const char *what, const struct json_object *owner, const char *ac
 	    kc_json_str(owner, "metadata", "name"), action, kc_strerror(r));
 }
 
+/* Whether some ownerReference of 'obj' is a controller. */
+static bool
+has_controller(const struct json_object *obj)
+{
+	struct json_object *refs = kc_json_get(obj, "metadata", "ownerReferences");
+
+	for (size_t i = 0; i < arr_len(refs); i++)
+		if (kc_json_bool(json_object_array_get_idx(refs, i), false, "controller"))
+			return true;
+	return false;
+}
+
+/*
+ * ClaimPods / ClaimReplicaSets, the adoption half: every object of
+ * 'objs' without a controller, not being deleted, whose labels match the
+ * owner's spec.selector gets a controller ownerReference to 'owner'. The
+ * adopted ones are counted on the next pass (the write marks the
+ * namespace again). Returns how many it adopted, or -ENOMEM.
+ */
+static int
+adopt(struct apps *a, const struct dc_rtype *rt, const struct json_object *owner,
+    const char *kind, struct json_object *const *objs, size_t n)
+{
+	struct kc_label_selector *ls = NULL;
+	struct kc_status st = { 0 };
+	int r = 0, adopted = 0;
+
+	if (rt == NULL || kc_label_selector_from_json(kc_json_get(owner, "spec", "selector"),
+	    &ls, &st) < 0)
+		return 0;
+	if (kc_label_selector_is_empty(ls)) {
+		kc_label_selector_free(ls);
+		return 0;
+	}
+	for (size_t i = 0; i < n && r == 0; i++) {
+		struct json_object *next, *refs, *ref;
+
+		if (has_controller(objs[i]) || deleting(objs[i]) ||
+		    !kc_label_selector_matches(ls, kc_json_get(objs[i], "metadata", "labels")))
+			continue;
+		if ((next = kc_json_copy(objs[i])) == NULL) {
+			r = -ENOMEM;
+			break;
+		}
+		refs = kc_json_get(next, "metadata", "ownerReferences");
+		if (refs == NULL) {
+			if ((r = set_controller(kc_json_ensure_obj(next, "metadata"), kind,
+			    owner)) < 0) {
+				json_object_put(next);
+				break;
+			}
+		} else {
+			struct json_object *tmp = json_object_new_object();
+
+			if (tmp == NULL || set_controller(tmp, kind, owner) < 0 ||
+			    (ref = json_object_array_get_idx(kc_json_get(tmp, "ownerReferences"), 0))
+			    == NULL || kc_json_append(refs, json_object_get(ref)) < 0) {
+				if (tmp != NULL)
+					json_object_put(tmp);
+				json_object_put(next);
+				r = -ENOMEM;
+				break;
+			}
+			json_object_put(tmp);
+		}
+		r = store(a->dc, rt, NULL, objs[i], next, NULL, MANAGER, NULL);
+		if (r == 0)
+			adopted++;
+		else if (r == KC_ECONFLICT || r == KC_ENOTFOUND)
+			r = 0;
+	}
+	kc_label_selector_free(ls);
+	return r < 0 ? r : adopted;
+}
+
 /* A pod from the ReplicaSet's template (controller.GetPodFromTemplate). */
 static int
 pod_from_template(const struct json_object *rs, struct json_object **ret)
@@ -1277,6 +1353,8 @@ rs_sync(struct apps *a, const struct dc_rtype *rst, const struct json_object *rs
 
 	if (pt == NULL || deleting(rs))
 		return 0;
+	if ((r = adopt(a, pt, rs, "ReplicaSet", pods, npods)) != 0)
+		return r < 0 ? r : 0;	/* counted on the next pass */
 	if (npods > 0 && (active = kc_calloc(npods, sizeof(*active))) == NULL)
 		return -ENOMEM;
 	for (size_t i = 0; i < npods; i++) {
@@ -1856,6 +1934,9 @@ deploy_sync(struct apps *a, const struct dc_rtype *dt, const struct json_object 
 	    want, &surge, &unavailable) < 0)
 		return 0;
 	s.unavailable = recreate ? 0 : min64(unavailable, want);
+	if ((r = adopt(a, type_of(a->dc, APPS_GROUP, "replicasets"), d, "Deployment", rss,
+	    nrss)) != 0)
+		return r < 0 ? r : 0;	/* synced on the next pass */
 	if (nrss > 0 && (rs = kc_calloc(min64((int64_t)nrss, APPS_OWNED_MAX) + 1,
 	    sizeof(*rs))) == NULL)
 		return -ENOMEM;

@@ -4,8 +4,8 @@
 # (devcluster/authn.c), driven by the real kubectl: create and apply,
 # the get tables, scale, a rolling update that a pod which never becomes
 # Ready holds as maxUnavailable says, rollout status, history, undo
-# (--to-revision), restart, Recreate, pause, validation messages, the
-# cascade on delete; TokenReviews of a static, an invalid and a
+# (--to-revision), restart, Recreate, pause, validation messages,
+# adoption of orphans, the cascade on delete; TokenReviews of a static, an invalid and a
 # service-account token, and RBAC on tokenreviews.
 #
 # Pods start 100 ms after binding on the three nodes of nodes-small.yaml;
@@ -172,12 +172,28 @@ YAML
 	[[ "$output" == *'spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"z"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable'* ]]
 }
 
+@test "orphans: a Deployment deleted with --cascade=orphan, applied again, adopts them" {
+	deploy orph 2 busybox
+	kubectl rollout status deployment/orph --timeout=20s
+	before="$(kubectl get pods -l app=orph -o name | sort)"
+	kubectl delete deployment orph --cascade=orphan
+	kubectl delete rs -l app=orph --cascade=orphan
+	[ -z "$(kubectl get pods -l app=orph -o jsonpath='{.items[*].metadata.ownerReferences}')" ]
+	deploy orph 2 busybox
+	kubectl rollout status deployment/orph --timeout=20s
+	kubectl wait --for=jsonpath='{.metadata.ownerReferences[0].kind}'=ReplicaSet pod -l app=orph \
+	    --timeout=20s
+	[ "$(kubectl get pods -l app=orph -o name | sort)" = "$before" ]
+	[ "$(kubectl get rs -l app=orph --no-headers | wc -l)" -eq 1 ]
+	[ -z "$(kubectl get deploy orph -o jsonpath='{.status.collisionCount}')" ]
+}
+
 @test "deleting a Deployment cascades to its ReplicaSets and pods" {
-	kubectl delete deployment web api rec ssa --wait=true
+	kubectl delete deployment web api rec ssa orph --wait=true
 	kubectl wait --for=delete rs --all --timeout=20s
-	kubectl wait --for=delete pod -l 'app in (web,api,rec,ssa)' --timeout=20s
+	kubectl wait --for=delete pod -l 'app in (web,api,rec,ssa,orph)' --timeout=20s
 	[ -z "$(kubectl get rs -o name)" ]
-	run kubectl get pods -l 'app in (web,api,rec,ssa)' -o name
+	run kubectl get pods -l 'app in (web,api,rec,ssa,orph)' -o name
 	[ -z "$output" ]
 }
 
