@@ -1365,10 +1365,11 @@ rs_sync(struct apps *a, const struct dc_rtype *rst, const struct json_object *rs
 		if (!owned_by(p, "ReplicaSet", rs) || !pod_active(p))
 			continue;
 		active[nactive++] = pods[i];
-		json_object_object_foreach(labels != NULL ? labels :
-		    (struct json_object *)(uintptr_t)pl, k, v) {
-			if (labels != NULL && !kc_json_equal(v, kc_json_get(pl, k)))
-				match = false;
+		if (json_object_is_type(labels, json_type_object)) {
+			json_object_object_foreach(labels, k, v) {
+				if (!kc_json_equal(v, kc_json_get(pl, k)))
+					match = false;
+			}
 		}
 		labeled += match;
 		ready += pod_ready(p, NULL);
@@ -1391,8 +1392,10 @@ rs_sync(struct apps *a, const struct dc_rtype *rst, const struct json_object *rs
 		for (int64_t i = 0; i < min64(nactive - want, APPS_BURST) && r == 0; i++) {
 			r = api_delete_object(a->dc, pt, ns, kc_json_str(active[i], "metadata",
 			    "name"), -1);
-			if (r == KC_ENOTFOUND || r == KC_ECONFLICT)
+			if (r < 0 && r != -ENOMEM) {
+				refused(r, "replicaset", rs, "delete pod");
 				r = 0;
+			}
 		}
 	}
 	kc_free(active);
@@ -1499,6 +1502,21 @@ copied_annotation(const char *key)
 	    strcmp(key, APPS_ANN_MAX) != 0 && strcmp(key, ANN_ROLLBACK) != 0;
 }
 
+/* Copies the Deployment's own annotations to a ReplicaSet's 'ann'. */
+static int
+copy_annotations(struct json_object *ann, const struct json_object *d)
+{
+	struct json_object *dann = kc_json_get(d, "metadata", "annotations");
+
+	if (!json_object_is_type(dann, json_type_object))
+		return 0;
+	json_object_object_foreach(dann, k, v) {
+		if (copied_annotation(k) && kc_json_put(ann, k, json_object_get(v)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int
 set_ann_int(struct json_object *ann, const char *key, int64_t v)
 {
@@ -1534,8 +1552,6 @@ rs_update(struct apps *a, const struct json_object *d, const struct json_object 
 	    set_ann_int(ann, APPS_ANN_MAX, max_replicas) < 0))
 		goto oom;
 	if (revision > 0) {
-		struct json_object *dann = kc_json_get(d, "metadata", "annotations");
-
 		if (old_rev > 0 && old_rev != revision) {
 			const char *hist = kc_json_str(ann, APPS_ANN_REV_HISTORY);
 			char buf[APPS_REV_HISTORY_MAX + 32];
@@ -1556,11 +1572,8 @@ rs_update(struct apps *a, const struct json_object *d, const struct json_object 
 		}
 		if (set_ann_int(ann, APPS_ANN_REVISION, revision) < 0)
 			goto oom;
-		json_object_object_foreach(dann != NULL ? dann : ann, k, v) {
-			if (dann != NULL && copied_annotation(k) &&
-			    kc_json_put(ann, k, json_object_get(v)) < 0)
-				goto oom;
-		}
+		if (copy_annotations(ann, d) < 0)
+			goto oom;
 		if (kc_json_set_int(kc_json_ensure_obj(next, "spec"), "minReadySeconds",
 		    kc_json_int(d, 0, "spec", "minReadySeconds")) < 0)
 			goto oom;
@@ -1585,7 +1598,7 @@ rs_create(struct apps *a, const struct json_object *d, int64_t replicas, int64_t
 {
 	const struct dc_rtype *rst = type_of(a->dc, APPS_GROUP, "replicasets");
 	struct json_object *tpl = kc_json_get(d, "spec", "template");
-	struct json_object *rs = NULL, *meta, *spec, *t, *sel, *ann, *dann;
+	struct json_object *rs = NULL, *meta, *spec, *t, *sel, *ann;
 	const char *dname = kc_json_str(d, "metadata", "name");
 	const char *ns = kc_json_str(d, "metadata", "namespace");
 	char hash[APPS_HASH_MAX], name[DC_NAME_MAX + 1];
@@ -1622,12 +1635,8 @@ rs_create(struct apps *a, const struct json_object *d, int64_t replicas, int64_t
 	    kc_json_set_int(spec, "minReadySeconds", kc_json_int(d, 0, "spec",
 	    "minReadySeconds")) < 0)
 		goto oom;
-	dann = kc_json_get(d, "metadata", "annotations");
-	json_object_object_foreach(dann != NULL ? dann : ann, k, v) {
-		if (dann != NULL && copied_annotation(k) &&
-		    kc_json_put(ann, k, json_object_get(v)) < 0)
-			goto oom;
-	}
+	if (copy_annotations(ann, d) < 0)
+		goto oom;
 	r = api_create_object(a->dc, rst, rs, ret);
 	rs = NULL;
 	if (r == KC_EEXISTS) {
@@ -2057,8 +2066,6 @@ deploy_sync(struct apps *a, const struct dc_rtype *dt, const struct json_object 
 				r = rs_update(a, d, rs[i].rs, plan[k].spec, want + surge, 0);
 		}
 	}
-	if (r < 0)
-		goto out;
 status:
 	if (r < 0)
 		goto out;
