@@ -47,6 +47,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,8 @@
 #define APPS_HASH_DEPTH		64	/* nesting levels hashed */
 #define APPS_REV_HISTORY_MAX	2000	/* revision-history length (upstream's default) */
 #define MANAGER			"kube-controller-manager"
+#define RS_CONTROLLER		"replicaset-controller"
+#define DEPLOY_CONTROLLER	"deployment-controller"
 #define ANN_CHANGE_CAUSE	"kubernetes.io/change-cause"
 #define ANN_LAST_APPLIED	"kubectl.kubernetes.io/last-applied-configuration"
 #define ANN_ROLLBACK		"deprecated.deployment.rollback.to"
@@ -88,6 +91,7 @@ struct apps {
 	char			*dirty[APPS_DIRTY_MAX];
 	size_t			 ndirty;
 	time_t			 recheck;	/* earliest deadline; 0: none */
+	uint64_t		 event_seq;	/* Event names */
 };
 
 /*
@@ -110,13 +114,6 @@ static bool
 deleting(const struct json_object *obj)
 {
 	return kc_json_get(obj, "metadata", "deletionTimestamp") != NULL;
-}
-
-static void
-stamp(time_t t, char buf[KC_TIME_MAX])
-{
-	if (kc_time_format(t, buf, KC_TIME_MAX) < 0)
-		(void)kc_strlcpy(buf, "1970-01-01T00:00:00Z", KC_TIME_MAX);
 }
 
 static time_t
@@ -1019,31 +1016,33 @@ scale_body(const struct dc_req *req, const char *verb, const struct json_object 
 	return r;
 }
 
-/* Stores 'next' (consumed), a new version of 'old', as 'manager' wrote it. */
+/* metadata.generation of 'next' (a new version of 'old') follows its spec. */
 static int
-store(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
-    const struct json_object *old, struct json_object *next, const char *subresource,
-    const char *manager, struct json_object **ret)
+bump_generation(const struct json_object *old, struct json_object *next)
+{
+	if (kc_json_equal(kc_json_get(old, "spec"), kc_json_get(next, "spec")))
+		return 0;
+	return kc_json_set_int(kc_json_obj_of(next, "metadata"), "generation",
+	    kc_json_int(old, 1, "metadata", "generation") + 1);
+}
+
+/*
+ * A controller's write of 'next' (consumed) over 'old': generation,
+ * then api_update_object() as 'manager'. Conflicts and objects gone
+ * since the pass listed them are left to the next pass.
+ */
+static int
+store(struct dc *dc, const struct dc_rtype *rt, const struct json_object *old,
+    struct json_object *next, const char *subresource, const char *manager)
 {
 	int r;
 
-	if (!kc_json_equal(kc_json_get(old, "spec"), kc_json_get(next, "spec")) &&
-	    kc_json_set_int(kc_json_obj_of(next, "metadata"), "generation",
-	    kc_json_int(old, 1, "metadata", "generation") + 1) < 0) {
+	if (bump_generation(old, next) < 0) {
 		json_object_put(next);
 		return -ENOMEM;
 	}
-	if (dc->hooks.managed_fields != NULL) {
-		struct dc_write_ctx wc = { .dc = dc, .rt = rt, .req = req, .op = DC_OP_UPDATE,
-		    .subresource = subresource, .field_manager = manager, .old = old };
-
-		if ((r = dc->hooks.managed_fields(&wc, next)) < 0) {
-			json_object_put(next);
-			return r;
-		}
-	}
-	r = storage_update(dc->store, rt->coll, next, obj_rv(old), ret);
-	return r == DC_UNCHANGED ? 0 : r;
+	r = api_update_object(dc, rt, old, next, subresource, manager);
+	return r == KC_ECONFLICT || r == KC_ENOTFOUND ? 0 : r;
 }
 
 static int
@@ -1083,8 +1082,19 @@ scale_write(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
 		scale_reply(resp, next);
 		goto out;
 	}
-	r = store(dc, rt, req, cur, next, "scale", mgr, &stored);
+	if ((r = bump_generation(cur, next)) < 0)
+		goto out;
+	if (dc->hooks.managed_fields != NULL) {
+		struct dc_write_ctx wc = { .dc = dc, .rt = rt, .req = req, .op = DC_OP_UPDATE,
+		    .subresource = "scale", .field_manager = mgr, .old = cur };
+
+		if ((r = dc->hooks.managed_fields(&wc, next)) < 0)
+			goto out;
+	}
+	r = storage_update(dc->store, rt->coll, next, obj_rv(cur), &stored);
 	next = NULL;
+	if (r == DC_UNCHANGED)
+		r = 0;
 	if (r == KC_ECONFLICT) {
 		errors_obj(resp, KC_ECONFLICT, rt, route->name, "Operation cannot be fulfilled "
 		    "on %s \"%s\": the object has been modified; please apply your changes to "
@@ -1154,6 +1164,29 @@ set_controller(struct json_object *meta, const char *kind, const struct json_obj
 	    kc_json_set_bool(ref, "blockOwnerDeletion", true) < 0)
 		return -ENOMEM;
 	return 0;
+}
+
+/*
+ * A Normal Event about 'about' (a Deployment or ReplicaSet) from
+ * 'component', as the upstream controllers record them.
+ */
+static int record(struct apps *, const struct json_object *about, const char *kind,
+    const char *component, const char *reason, const char *fmt, ...) _printf_(6, 7);
+
+static int
+record(struct apps *a, const struct json_object *about, const char *kind,
+    const char *component, const char *reason, const char *fmt, ...)
+{
+	char msg[512];
+	struct api_event e = { .about = about, .kind = kind, .type = "Normal",
+	    .reason = reason, .message = msg, .component = component };
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	e.stamp = (uint64_t)kc_clock_wall_us() * UINT64_C(1000) + ++a->event_seq;
+	return api_record_event(a->dc, &e);
 }
 
 /*
@@ -1235,11 +1268,8 @@ adopt(struct apps *a, const struct dc_rtype *rt, const struct json_object *owner
 			}
 			json_object_put(tmp);
 		}
-		r = store(a->dc, rt, NULL, objs[i], next, NULL, MANAGER, NULL);
-		if (r == 0)
+		if ((r = store(a->dc, rt, objs[i], next, NULL, MANAGER)) == 0)
 			adopted++;
-		else if (r == KC_ECONFLICT || r == KC_ENOTFOUND)
-			r = 0;
 	}
 	kc_label_selector_free(ls);
 	return r < 0 ? r : adopted;
@@ -1320,7 +1350,6 @@ write_status(struct dc *dc, const struct dc_rtype *rt, const struct json_object 
     struct json_object *status)
 {
 	struct json_object *next;
-	int r;
 
 	if (kc_json_equal(status, kc_json_get(obj, "status"))) {
 		json_object_put(status);
@@ -1334,8 +1363,7 @@ write_status(struct dc *dc, const struct dc_rtype *rt, const struct json_object 
 		json_object_put(next);
 		return -ENOMEM;
 	}
-	r = store(dc, rt, NULL, obj, next, "status", MANAGER, NULL);
-	return r == KC_ECONFLICT || r == KC_ENOTFOUND ? 0 : r;
+	return store(dc, rt, obj, next, "status", MANAGER);
 }
 
 static int
@@ -1377,22 +1405,31 @@ rs_sync(struct apps *a, const struct dc_rtype *rst, const struct json_object *rs
 	}
 	if (nactive < want) {
 		for (int64_t i = 0; i < min64(want - nactive, APPS_BURST) && r == 0; i++) {
-			struct json_object *pod;
+			struct json_object *pod, *made = NULL;
 
 			if ((r = pod_from_template(rs, &pod)) < 0)
 				break;
-			if ((r = api_create_object(a->dc, pt, pod, NULL)) < 0 && r != -ENOMEM) {
-				refused(r, "replicaset", rs, "create pod");
-				r = 0;
+			if ((r = api_create_object(a->dc, pt, pod, &made)) < 0) {
+				if (r != -ENOMEM) {
+					refused(r, "replicaset", rs, "create pod");
+					r = 0;
+				}
 				break;
 			}
+			r = record(a, rs, "ReplicaSet", RS_CONTROLLER, "SuccessfulCreate",
+			    "Created pod: %s", kc_json_str(made, "metadata", "name"));
+			json_object_put(made);
 		}
 	} else if (nactive > want) {
 		qsort(active, (size_t)nactive, sizeof(*active), pod_rank_cmp);
 		for (int64_t i = 0; i < min64(nactive - want, APPS_BURST) && r == 0; i++) {
-			r = api_delete_object(a->dc, pt, ns, kc_json_str(active[i], "metadata",
-			    "name"), -1);
-			if (r < 0 && r != -ENOMEM) {
+			const char *pname = kc_json_str(active[i], "metadata", "name");
+
+			r = api_delete_object(a->dc, pt, ns, pname, -1);
+			if (r == 0)
+				r = record(a, rs, "ReplicaSet", RS_CONTROLLER, "SuccessfulDelete",
+				    "Deleted pod: %s", pname);
+			else if (r != -ENOMEM) {
 				refused(r, "replicaset", rs, "delete pod");
 				r = 0;
 			}
@@ -1537,7 +1574,7 @@ rs_update(struct apps *a, const struct json_object *d, const struct json_object 
 {
 	const struct dc_rtype *rst = type_of(a->dc, APPS_GROUP, "replicasets");
 	struct json_object *next, *meta, *ann;
-	int64_t old_rev = revision_of(rs);
+	int64_t old_rev = revision_of(rs), from = kc_json_int(rs, 0, "spec", "replicas");
 	int r;
 
 	if (rst == NULL)
@@ -1584,8 +1621,16 @@ rs_update(struct apps *a, const struct json_object *d, const struct json_object 
 		json_object_put(next);
 		return 0;
 	}
-	r = store(a->dc, rst, NULL, rs, next, NULL, MANAGER, NULL);
-	return r == KC_ECONFLICT || r == KC_ENOTFOUND ? 0 : r;
+	if (bump_generation(rs, next) < 0)
+		goto oom;
+	if ((r = api_update_object(a->dc, rst, rs, next, NULL, MANAGER)) < 0)
+		return r == KC_ECONFLICT || r == KC_ENOTFOUND ? 0 : r;
+	if (replicas >= 0 && replicas != from)
+		return record(a, d, "Deployment", DEPLOY_CONTROLLER, "ScalingReplicaSet",
+		    "Scaled %s replica set %s from %" PRId64 " to %" PRId64,
+		    replicas > from ? "up" : "down", kc_json_str(rs, "metadata", "name"), from,
+		    replicas);
+	return 0;
 oom:
 	json_object_put(next);
 	return -ENOMEM;
@@ -1643,6 +1688,9 @@ rs_create(struct apps *a, const struct json_object *d, int64_t replicas, int64_t
 		*ret_collision = true;
 		return 0;
 	}
+	if (r == 0)
+		return record(a, d, "Deployment", DEPLOY_CONTROLLER, "ScalingReplicaSet",
+		    "Scaled up replica set %s from 0 to %" PRId64, name, replicas);
 	if (r < 0 && r != -ENOMEM) {
 		refused(r, "deployment", d, "create replica set");
 		r = 0;
@@ -1686,7 +1734,7 @@ find_condition(const struct json_object *conds, const char *type)
  */
 static int
 set_condition(struct json_object *conds, const char *type, const char *status,
-    const char *reason, const char *msg, time_t now, bool touch)
+    const char *reason, const char *msg, bool touch)
 {
 	struct json_object *cur = find_condition(conds, type), *c;
 	char ts[KC_TIME_MAX];
@@ -1695,7 +1743,7 @@ set_condition(struct json_object *conds, const char *type, const char *status,
 	if (cur != NULL && str_eq(kc_json_str(cur, "status"), status) &&
 	    str_eq(kc_json_str(cur, "reason"), reason) && !touch)
 		return 0;
-	stamp(now, ts);
+	api_now(ts);
 	if (cur != NULL && str_eq(kc_json_str(cur, "status"), status))
 		ltt = kc_json_str(cur, "lastTransitionTime");
 	if ((c = json_object_new_object()) == NULL)
@@ -1775,30 +1823,30 @@ deploy_status(struct apps *a, const struct dc_rtype *dt, struct dsync *s, time_t
 	/* Available */
 	if (available >= want - s->unavailable) {
 		if (set_condition(conds, "Available", "True", "MinimumReplicasAvailable",
-		    "Deployment has minimum availability.", now, false) < 0)
+		    "Deployment has minimum availability.", false) < 0)
 			goto out;
 	} else if (set_condition(conds, "Available", "False", "MinimumReplicasUnavailable",
-	    "Deployment does not have minimum availability.", now, false) < 0)
+	    "Deployment does not have minimum availability.", false) < 0)
 		goto out;
 	/* Progressing */
 	cur = find_condition(conds, "Progressing");
 	if (paused) {
 		if (pds >= 0 && (cur == NULL || !str_eq(kc_json_str(cur, "reason"),
 		    "DeploymentPaused")) && set_condition(conds, "Progressing", "Unknown",
-		    "DeploymentPaused", "Deployment is paused", now, false) < 0)
+		    "DeploymentPaused", "Deployment is paused", false) < 0)
 			goto out;
 	} else if (pds >= 0 && str_eq(kc_json_str(cur, "reason"), "DeploymentPaused")) {
 		if (set_condition(conds, "Progressing", "Unknown", "DeploymentResumed",
-		    "Deployment is resumed", now, false) < 0)
+		    "Deployment is resumed", false) < 0)
 			goto out;
 	} else if (pds >= 0 && s->created) {
 		(void)snprintf(msg, sizeof(msg), "Created new replica set \"%s\"", who);
-		if (set_condition(conds, "Progressing", "True", "NewReplicaSetCreated", msg, now,
+		if (set_condition(conds, "Progressing", "True", "NewReplicaSetCreated", msg,
 		    false) < 0)
 			goto out;
 	} else if (pds >= 0 && s->new_rs != NULL && cur == NULL) {
 		(void)snprintf(msg, sizeof(msg), "Found new replica set \"%s\"", who);
-		if (set_condition(conds, "Progressing", "True", "FoundNewReplicaSet", msg, now,
+		if (set_condition(conds, "Progressing", "True", "FoundNewReplicaSet", msg,
 		    false) < 0)
 			goto out;
 	} else if (pds >= 0 && !(actual == updated && str_eq(kc_json_str(cur, "reason"),
@@ -1810,14 +1858,13 @@ deploy_status(struct apps *a, const struct dc_rtype *dt, struct dsync *s, time_t
 			(void)snprintf(msg, sizeof(msg), "%s \"%s\" has successfully progressed.",
 			    what, who);
 			if (set_condition(conds, "Progressing", "True", "NewReplicaSetAvailable",
-			    msg, now, false) < 0)
+			    msg, false) < 0)
 				goto out;
 		} else if (updated > o_upd || actual - updated < o_old ||
 		    ready > kc_json_int(old, 0, "readyReplicas") ||
 		    available > kc_json_int(old, 0, "availableReplicas")) {
 			(void)snprintf(msg, sizeof(msg), "%s \"%s\" is progressing.", what, who);
-			if (set_condition(conds, "Progressing", "True", "ReplicaSetUpdated", msg,
-			    now, true) < 0)
+			if (set_condition(conds, "Progressing", "True", "ReplicaSetUpdated", msg, true) < 0)
 				goto out;
 		} else if (cur != NULL && !str_eq(kc_json_str(cur, "reason"),
 		    "ProgressDeadlineExceeded")) {
@@ -1827,7 +1874,7 @@ deploy_status(struct apps *a, const struct dc_rtype *dt, struct dsync *s, time_t
 				(void)snprintf(msg, sizeof(msg), "%s \"%s\" has timed out "
 				    "progressing.", what, who);
 				if (set_condition(conds, "Progressing", "False",
-				    "ProgressDeadlineExceeded", msg, now, false) < 0)
+				    "ProgressDeadlineExceeded", msg, false) < 0)
 					goto out;
 			} else
 				note_deadline(&a->recheck, from + pds + 1);
@@ -1858,7 +1905,6 @@ deploy_revision(struct apps *a, const struct dc_rtype *dt, const struct json_obj
 {
 	struct json_object *next, *ann;
 	char buf[24];
-	int r;
 
 	(void)snprintf(buf, sizeof(buf), "%" PRId64, revision);
 	if (str_eq(kc_json_str(d, "metadata", "annotations", APPS_ANN_REVISION), buf))
@@ -1870,8 +1916,7 @@ deploy_revision(struct apps *a, const struct dc_rtype *dt, const struct json_obj
 		json_object_put(next);
 		return -ENOMEM;
 	}
-	r = store(a->dc, dt, NULL, d, next, NULL, MANAGER, NULL);
-	return r == KC_ECONFLICT || r == KC_ENOTFOUND ? 0 : r;
+	return store(a->dc, dt, d, next, NULL, MANAGER);
 }
 
 /* Pods of 'rs' that still exist and are not terminal (oldPodsRunning). */

@@ -90,6 +90,11 @@ YAML
 	[[ "$output" == *"2         nginx 1.26"* ]]
 	run kubectl get rs -l app=web --no-headers
 	[ "${#lines[@]}" -eq 2 ]
+	run kubectl describe deployment web
+	[[ "$output" =~ Normal\ +ScalingReplicaSet\ .*deployment-controller\ +Scaled\ up\ replica\ set\ web-[a-z0-9]+\ from\ 0\ to\ 1 ]]
+	[[ "$output" =~ Scaled\ down\ replica\ set\ web-[a-z0-9]+\ from\ [0-9]+\ to\ 0 ]]
+	run kubectl get events --field-selector reason=SuccessfulCreate -o jsonpath='{.items[0].source.component}'
+	[ "$output" = replicaset-controller ]
 	kubectl rollout undo deployment/web
 	kubectl rollout status deployment/web --timeout=20s
 	[ "$(kubectl get deploy web -o jsonpath='{.spec.template.spec.containers[0].image}')" = nginx:1.25 ]

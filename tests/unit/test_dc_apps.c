@@ -395,6 +395,25 @@ START_TEST(test_deployment_rollout)
 	ck_assert_str_eq(cond_reason(d, "Progressing"), "NewReplicaSetAvailable");
 	ck_assert_str_eq(kc_json_str(d, "metadata", "annotations",
 	    "deployment.kubernetes.io/revision"), "2");
+	/* Events: three ScalingReplicaSet on the Deployment, pods created and deleted. */
+	{
+		struct json_object **evs = NULL;
+		size_t nev = 0, scaling = 0, created = 0, deleted = 0;
+
+		ck_assert_int_eq(coll_list(dct_type(dc, "events")->coll, "default", NULL, &evs,
+		    &nev), 0);
+		for (size_t i = 0; i < nev; i++) {
+			const char *reason = kc_json_str(evs[i], "reason");
+
+			scaling += strcmp(reason, "ScalingReplicaSet") == 0;
+			created += strcmp(reason, "SuccessfulCreate") == 0;
+			deleted += strcmp(reason, "SuccessfulDelete") == 0;
+		}
+		objs_free(evs, nev);
+		ck_assert_uint_ge(scaling, 4);
+		ck_assert_uint_eq(created, 6);
+		ck_assert_uint_eq(deleted, 3);
+	}
 
 	/* Scale through the scale subresource. */
 	o = dct_run(dc, &(struct dct_call){ .method = DC_PATCH, .target = DEPLOYS "/web/scale",
