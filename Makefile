@@ -86,6 +86,7 @@ UNIT_SUITES	+= dc_scheduler
 UNIT_SUITES	+= dc_tokens dc_protobuf2
 UNIT_SUITES	+= dc_nodes
 UNIT_SUITES	+= dc_disruption
+UNIT_SUITES	+= dc_apps dc_authn
 UNIT_SUITES	+= dc_kubelet
 UNIT_SUITES	+= quantity ctl_config ctl_model ctl_session
 UNIT_SUITES	+= ratelimit workqueue informer
@@ -165,6 +166,10 @@ SUITE_DEPS_dc_nodes	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_dc_disruption = $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_apps	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_authn	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+			  tests/unit/dc_testutil.c
 SUITE_DEPS_dc_exec	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_quantity	= lib/quantity.c
@@ -216,6 +221,7 @@ DC_SRCS		+= devcluster/scheduler.c
 DC_SRCS		+= devcluster/nodes.c
 DC_SRCS		+= devcluster/tokens.c
 DC_SRCS		+= devcluster/disruption.c
+DC_SRCS		+= devcluster/apps.c devcluster/authn.c
 DC_SRCS		+= devcluster/kubelet.c
 DC_SRCS		+= devcluster/exec.c
 DC_SRCS		+= devcluster/plugins.c

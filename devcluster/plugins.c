@@ -46,7 +46,9 @@ const struct dc_plugin *const dc_plugins[] = {
 	&quota_plugin,		/* admission: ResourceQuota (last); quota status */
 	&kubelet_plugin,	/* pods after binding, pods/log, graceful deletion */
 	&disruption_plugin,	/* PodDisruptionBudgets; subresource pods/eviction */
+	&apps_plugin,		/* Deployments, ReplicaSets: scale, their controllers */
 	&tokens_plugin,		/* serviceaccounts/token, JWTs, OIDC discovery */
+	&authn_plugin,		/* TokenReview */
 	&exec_plugin,		/* pods/exec over WebSocket */
 };
 

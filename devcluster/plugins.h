@@ -7,6 +7,8 @@
 
 #include "devcluster.h"
 
+#include "apps.h"
+#include "authn.h"
 #include "authz.h"
 #include "crd.h"
 #include "disruption.h"

@@ -559,6 +559,119 @@ static const struct pb_msgtype t_token_request = MSGTYPE("TokenRequest",
 
 /* (end of the tokens helper's block) */
 
+/*
+ * apps/v1 Deployment, for kubectl 1.32+ "create deployment" (the apps
+ * helper's block). The pod template knows the fields that command sets
+ * and the common ones beside them; others are skipped as unknown.
+ */
+
+static const struct pb_field container_port_fields[] = {
+	F(1, "name", PBF_STRING, OE),
+	F(2, "hostPort", PBF_INT32, OE),
+	F(3, "containerPort", PBF_INT32, 0),
+	F(4, "protocol", PBF_STRING, OE),
+	F(5, "hostIP", PBF_STRING, OE),
+};
+static const struct pb_msgtype t_container_port = MSGTYPE("ContainerPort",
+    container_port_fields);
+
+static const struct pb_field env_var_fields[] = {
+	F(1, "name", PBF_STRING, 0),
+	F(2, "value", PBF_STRING, OE),
+};
+static const struct pb_msgtype t_env_var = MSGTYPE("EnvVar", env_var_fields);
+
+static const struct pb_field resources_fields[] = {
+	F(1, "limits", PBF_MAP_QUANTITY, OE),
+	F(2, "requests", PBF_MAP_QUANTITY, OE),
+};
+static const struct pb_msgtype t_resources = MSGTYPE("ResourceRequirements",
+    resources_fields);
+
+static const struct pb_field container_fields[] = {
+	F(1, "name", PBF_STRING, 0),
+	F(2, "image", PBF_STRING, OE),
+	F(3, "command", PBF_STRINGS, OE),
+	F(4, "args", PBF_STRINGS, OE),
+	F(5, "workingDir", PBF_STRING, OE),
+	M(6, "ports", PBF_MSGS, OE, &t_container_port),
+	M(7, "env", PBF_MSGS, OE, &t_env_var),
+	M(8, "resources", PBF_MSG, OE, &t_resources),
+	F(13, "terminationMessagePath", PBF_STRING, OE),
+	F(20, "terminationMessagePolicy", PBF_STRING, OE),
+	F(14, "imagePullPolicy", PBF_STRING, OE),
+	F(16, "stdin", PBF_BOOL, OE),
+	F(17, "stdinOnce", PBF_BOOL, OE),
+	F(18, "tty", PBF_BOOL, OE),
+};
+static const struct pb_msgtype t_container = MSGTYPE("Container", container_fields);
+
+static const struct pb_field pod_spec_fields[] = {
+	M(20, "initContainers", PBF_MSGS, OE, &t_container),
+	M(2, "containers", PBF_MSGS, 0, &t_container),
+	F(3, "restartPolicy", PBF_STRING, OE),
+	F(4, "terminationGracePeriodSeconds", PBF_INT64, PTR),
+	F(6, "dnsPolicy", PBF_STRING, OE),
+	F(7, "nodeSelector", PBF_MAP_STRING, OE),
+	F(8, "serviceAccountName", PBF_STRING, OE),
+	F(10, "nodeName", PBF_STRING, OE),
+	F(19, "schedulerName", PBF_STRING, OE),
+};
+static const struct pb_msgtype t_pod_spec = MSGTYPE("PodSpec", pod_spec_fields);
+
+static const struct pb_field pod_template_fields[] = {
+	M(1, "metadata", PBF_MSG, 0, &t_objectmeta),
+	M(2, "spec", PBF_MSG, 0, &t_pod_spec),
+};
+static const struct pb_msgtype t_pod_template = MSGTYPE("PodTemplateSpec",
+    pod_template_fields);
+
+static const struct pb_field rolling_update_fields[] = {
+	M(1, "maxUnavailable", PBF_MSG, PTR, &t_intorstr),
+	M(2, "maxSurge", PBF_MSG, PTR, &t_intorstr),
+};
+static const struct pb_msgtype t_rolling_update = MSGTYPE("RollingUpdateDeployment",
+    rolling_update_fields);
+
+static const struct pb_field strategy_fields[] = {
+	F(1, "type", PBF_STRING, OE),
+	M(2, "rollingUpdate", PBF_MSG, PTR, &t_rolling_update),
+};
+static const struct pb_msgtype t_strategy = MSGTYPE("DeploymentStrategy", strategy_fields);
+
+static const struct pb_field deploy_spec_fields[] = {
+	F(1, "replicas", PBF_INT32, PTR),
+	M(2, "selector", PBF_MSG, PTR, &t_label_selector),
+	M(3, "template", PBF_MSG, 0, &t_pod_template),
+	M(4, "strategy", PBF_MSG, OE, &t_strategy),
+	F(5, "minReadySeconds", PBF_INT32, OE),
+	F(6, "revisionHistoryLimit", PBF_INT32, PTR),
+	F(7, "paused", PBF_BOOL, OE),
+	F(9, "progressDeadlineSeconds", PBF_INT32, PTR),
+};
+static const struct pb_msgtype t_deploy_spec = MSGTYPE("DeploymentSpec", deploy_spec_fields);
+
+static const struct pb_field deploy_status_fields[] = {
+	F(1, "observedGeneration", PBF_INT64, OE),
+	F(2, "replicas", PBF_INT32, OE),
+	F(3, "updatedReplicas", PBF_INT32, OE),
+	F(7, "readyReplicas", PBF_INT32, OE),
+	F(4, "availableReplicas", PBF_INT32, OE),
+	F(5, "unavailableReplicas", PBF_INT32, OE),
+	F(8, "collisionCount", PBF_INT32, PTR),
+};
+static const struct pb_msgtype t_deploy_status = MSGTYPE("DeploymentStatus",
+    deploy_status_fields);
+
+static const struct pb_field deployment_fields[] = {
+	M(1, "metadata", PBF_MSG, 0, &t_objectmeta),
+	M(2, "spec", PBF_MSG, 0, &t_deploy_spec),
+	M(3, "status", PBF_MSG, 0, &t_deploy_status),
+};
+static const struct pb_msgtype t_deployment = MSGTYPE("Deployment", deployment_fields);
+
+/* (end of the apps helper's block) */
+
 /* k8s.io/apimachinery/pkg/runtime: the envelope. */
 
 static const struct pb_field typemeta_fields[] = {
@@ -607,14 +720,15 @@ static const struct pb_kind kinds[] = {
 	{ "scheduling.k8s.io", "v1", "PriorityClass", &t_priority_class },
 	{ "policy", "v1", "PodDisruptionBudget", &t_pdb },
 	{ "authentication.k8s.io", "v1", "TokenRequest", &t_token_request },
+	{ "apps", "v1", "Deployment", &t_deployment },
 };
 
 #define SUPPORTED_KINDS	"v1 Namespace, ConfigMap, Secret and ServiceAccount, " \
 			"rbac.authorization.k8s.io/v1 Role, ClusterRole, RoleBinding and " \
 			"ClusterRoleBinding, authorization.k8s.io/v1 " \
 			"SelfSubjectAccessReview and SelfSubjectRulesReview, v1 ResourceQuota, " \
-			"scheduling.k8s.io/v1 PriorityClass, policy/v1 PodDisruptionBudget and " \
-			"authentication.k8s.io/v1 TokenRequest"
+			"scheduling.k8s.io/v1 PriorityClass, policy/v1 PodDisruptionBudget, " \
+			"authentication.k8s.io/v1 TokenRequest and apps/v1 Deployment"
 
 /*
  * Decoded state

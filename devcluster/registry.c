@@ -58,6 +58,12 @@ static const struct dc_subres sub_serviceaccount[] = {
 	{ "token", "TokenRequest", DC_VERB_CREATE, "authentication.k8s.io", "v1" },
 };
 
+/* apps.c answers scale */
+static const struct dc_subres sub_apps[] = {
+	{ "status", NULL, DC_VERBS_RW, NULL, NULL },
+	{ "scale", "Scale", DC_VERBS_RW, "autoscaling", "v1" },
+};
+
 #define NS_VERBS	(DC_VERBS_ALL & ~DC_VERB_DELETECOLLECTION)
 
 const struct dc_rtype_def builtin_types[] = {
@@ -118,6 +124,18 @@ const struct dc_rtype_def builtin_types[] = {
 	  .categories = SN("all"), .subres = sub_status,
 	  .nsubres = KC_ARRAY_SIZE(sub_status), .ops = &ops_service,
 	  .group_priority = 18000 },
+	{ .group = "apps", .version = "v1", .plural = "deployments",
+	  .singular = "deployment", .kind = "Deployment", .namespaced = true,
+	  .verbs = DC_VERBS_ALL, .flags = DC_RT_STATUS | DC_RT_GENERATION,
+	  .short_names = SN("deploy"), .categories = SN("all"), .subres = sub_apps,
+	  .nsubres = KC_ARRAY_SIZE(sub_apps), .group_priority = 17800 },
+						/* hooks: a plug-in's types */
+	{ .group = "apps", .version = "v1", .plural = "replicasets",
+	  .singular = "replicaset", .kind = "ReplicaSet", .namespaced = true,
+	  .verbs = DC_VERBS_ALL, .flags = DC_RT_STATUS | DC_RT_GENERATION,
+	  .short_names = SN("rs"), .categories = SN("all"), .subres = sub_apps,
+	  .nsubres = KC_ARRAY_SIZE(sub_apps), .group_priority = 17800 },
+						/* hooks: a plug-in's types */
 	{ .group = "events.k8s.io", .version = "v1", .plural = "events",
 	  .singular = "event", .kind = "Event", .namespaced = true,
 	  .verbs = DC_VERBS_ALL, .flags = DC_RT_CREATE_ON_UPDATE,

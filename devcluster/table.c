@@ -42,6 +42,7 @@
 #include <kc/buf.h>
 #include <kc/json.h>
 #include <kc/sbuf.h>
+#include <kc/selector.h>
 #include <kc/str.h>
 
 #include "jsonpath.h"
@@ -1681,6 +1682,103 @@ PRINTER(priorityclass, priorityclass_row);
 
 /* PodDisruptionBudget (disruption.c) */
 
+/* Deployment, ReplicaSet */
+
+#define D_CONTAINERS	"Names of each container in the template."
+#define D_IMAGES	"Images referenced by each container in the template."
+
+static const struct coldef deployment_cols[] = {
+	COL_NAME,
+	{ "Ready", "string", "", "Number of the pod with ready state", 0 },
+	{ "Up-to-date", "integer", "", "Total number of non-terminated pods targeted by this "
+	    "deployment that have the desired template spec.", 0 },
+	{ "Available", "integer", "", "Total number of available pods (ready for at least "
+	    "minReadySeconds) targeted by this deployment.", 0 },
+	COL_AGE,
+	{ "Containers", "string", "", D_CONTAINERS, 1 },
+	{ "Images", "string", "", D_IMAGES, 1 },
+	{ "Selector", "string", "", "Label selector for pods. Existing ReplicaSets whose pods "
+	    "are selected by this will be the ones affected by this deployment.", 1 },
+};
+
+static const struct coldef replicaset_cols[] = {
+	COL_NAME,
+	{ "Desired", "integer", "", "Number of desired pods.", 0 },
+	{ "Current", "integer", "", "Number of actually running pods.", 0 },
+	{ "Ready", "integer", "", "Number of pods ready.", 0 },
+	COL_AGE,
+	{ "Containers", "string", "", D_CONTAINERS, 1 },
+	{ "Images", "string", "", D_IMAGES, 1 },
+	{ "Selector", "string", "", "Label selector for pods. If empty, it defaults to the "
+	    "labels on the pod template.", 1 },
+};
+
+/* The template's containers (names or images) and the selector: the wide cells. */
+static int
+workload_wide(const struct json_object *o, struct row *rw)
+{
+	const struct json_object *cs = arr_at(kc_json_get(o, "spec", "template", "spec"),
+	    "containers", NULL);
+	static const char *const keys[] = { "name", "image" };
+	struct kc_label_selector *ls = NULL;
+	struct kc_status st = { 0 };
+	struct kc_buf b;
+	char *sel = NULL;
+	int r = 0;
+
+	for (size_t k = 0; k < KC_ARRAY_SIZE(keys); k++) {
+		kc_buf_init(&b, CELL_MAX);
+		for (size_t i = 0; i < arr_len(cs) && r == 0; i++)
+			r = join(&b, ",", STR(arr_idx(cs, i), keys[k]));
+		if ((r = cell_buf(rw, &b, r)) < 0)
+			return r;
+	}
+	if (kc_label_selector_from_json(kc_json_get(o, "spec", "selector"), &ls, &st) == 0) {
+		r = kc_label_selector_string(ls, &sel);
+		kc_label_selector_free(ls);
+		if (r < 0)
+			return r;
+	}
+	r = cell_str(rw, sel != NULL ? sel : "");
+	kc_free(sel);
+	return r;
+}
+
+static int
+deployment_row(const struct json_object *o, struct row *rw)
+{
+	char ready[48];
+	int r;
+
+	(void)snprintf(ready, sizeof(ready), "%" PRId64 "/%" PRId64,
+	    kc_json_int(o, 0, "status", "readyReplicas"), kc_json_int(o, 1, "spec", "replicas"));
+	if ((r = cell_str(rw, STR(o, "metadata", "name"))) < 0 ||
+	    (r = cell_str(rw, ready)) < 0 ||
+	    (r = cell_int(rw, kc_json_int(o, 0, "status", "updatedReplicas"))) < 0 ||
+	    (r = cell_int(rw, kc_json_int(o, 0, "status", "availableReplicas"))) < 0 ||
+	    (r = cell_age(rw, kc_json_str(o, "metadata", "creationTimestamp"))) < 0)
+		return r;
+	return workload_wide(o, rw);
+}
+
+PRINTER(deployment, deployment_row);
+
+static int
+replicaset_row(const struct json_object *o, struct row *rw)
+{
+	int r;
+
+	if ((r = cell_str(rw, STR(o, "metadata", "name"))) < 0 ||
+	    (r = cell_int(rw, kc_json_int(o, 1, "spec", "replicas"))) < 0 ||
+	    (r = cell_int(rw, kc_json_int(o, 0, "status", "replicas"))) < 0 ||
+	    (r = cell_int(rw, kc_json_int(o, 0, "status", "readyReplicas"))) < 0 ||
+	    (r = cell_age(rw, kc_json_str(o, "metadata", "creationTimestamp"))) < 0)
+		return r;
+	return workload_wide(o, rw);
+}
+
+PRINTER(replicaset, replicaset_row);
+
 static const struct coldef pdb_cols[] = {
 	COL_NAME,
 	{ "Min Available", "string", "", "The minimum number of pods that must be "
@@ -2015,6 +2113,8 @@ static const struct {
 	{ "networking.k8s.io", "networkpolicies", &networkpolicy_printer },
 	{ "scheduling.k8s.io", "priorityclasses", &priorityclass_printer },
 	{ "policy", "poddisruptionbudgets", &pdb_printer },
+	{ "apps", "deployments", &deployment_printer },
+	{ "apps", "replicasets", &replicaset_printer },
 	{ "rbac.authorization.k8s.io", "rolebindings", &rolebinding_printer },
 	{ "rbac.authorization.k8s.io", "clusterrolebindings", &clusterrolebinding_printer },
 	{ "admissionregistration.k8s.io", "mutatingwebhookconfigurations", &webhook_printer },

@@ -947,6 +947,24 @@ static const struct kc_smp_field pod_fields[] = {
 	{ "status.resourceClaimStatuses", KC_SMP_MERGE | KC_SMP_RETAIN_KEYS, "name" },
 };
 
+/* k8s.io/api/apps/v1 DeploymentSpec, ReplicaSetSpec: a PodTemplateSpec inside. */
+static const struct kc_smp_field workload_fields[] = {
+	META_FIELDS,
+	CONTAINER_FIELDS("spec.template.spec.containers"),
+	CONTAINER_FIELDS("spec.template.spec.initContainers"),
+	CONTAINER_FIELDS("spec.template.spec.ephemeralContainers"),
+	{ "spec.template.spec.volumes", KC_SMP_MERGE | KC_SMP_RETAIN_KEYS, "name" },
+	{ "spec.template.spec.imagePullSecrets", KC_SMP_MERGE, "name" },
+	{ "spec.template.spec.hostAliases", KC_SMP_MERGE, "ip" },
+	{ "spec.template.spec.topologySpreadConstraints", KC_SMP_MERGE, "topologyKey" },
+	{ "spec.template.spec.schedulingGates", KC_SMP_MERGE, "name" },
+	{ "spec.template.spec.resourceClaims", KC_SMP_MERGE | KC_SMP_RETAIN_KEYS, "name" },
+	{ "spec.template.metadata.ownerReferences", KC_SMP_MERGE, "uid" },
+	{ "spec.template.metadata.finalizers", KC_SMP_MERGE, NULL },
+	{ "spec.strategy", KC_SMP_RETAIN_KEYS, NULL },
+	{ "status.conditions", KC_SMP_MERGE, "type" },
+};
+
 static const struct kc_smp_field service_fields[] = {
 	META_FIELDS,
 	{ "spec.ports", KC_SMP_MERGE, "port" },
@@ -978,6 +996,7 @@ static const struct kc_smp_field webhookconfiguration_fields[] = {
 SCHEMA(kc_smp_schema_object, "object", object_fields);
 SCHEMA(kc_smp_schema_pod, "Pod", pod_fields);
 SCHEMA(kc_smp_schema_service, "Service", service_fields);
+SCHEMA(kc_smp_schema_workload, "Workload", workload_fields);
 SCHEMA(kc_smp_schema_node, "Node", node_fields);
 SCHEMA(kc_smp_schema_namespace, "Namespace", namespace_fields);
 SCHEMA(kc_smp_schema_serviceaccount, "ServiceAccount", serviceaccount_fields);
@@ -999,6 +1018,8 @@ static const struct {
 	{ "", "Event", &kc_smp_schema_object },
 	{ "", "Endpoints", &kc_smp_schema_object },
 	{ "events.k8s.io", "Event", &kc_smp_schema_object },
+	{ "apps", "Deployment", &kc_smp_schema_workload },
+	{ "apps", "ReplicaSet", &kc_smp_schema_workload },
 	{ "coordination.k8s.io", "Lease", &kc_smp_schema_object },
 	{ "networking.k8s.io", "NetworkPolicy", &kc_smp_schema_object },
 	{ "rbac.authorization.k8s.io", "Role", &kc_smp_schema_object },

@@ -115,7 +115,7 @@ START_TEST(health_version_auth)
 	ck_assert_str_eq(kc_buf_str(&resp.body), "404 page not found\n");
 	resp_clear(&resp);
 	expect(DC_GET, "/openapi/v3", NULL, 404);
-	expect(DC_GET, "/apis/apps/v1/deployments", NULL, 404);
+	expect(DC_GET, "/apis/batch/v1/jobs", NULL, 404);
 	dct_expect_message(do_call(DC_GET, "/api/v1/foos", NULL, 404),
 	    "the server could not find the requested resource");
 	dct_expect_message(do_call(DC_GET, "/api/v1/pods/p1", NULL, 404),

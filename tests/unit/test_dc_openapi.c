@@ -123,7 +123,8 @@ add_runs(void)
 START_TEST(root_lists_group_versions)
 {
 	static const char *const want[] = {
-		"api/v1", "apis/apiextensions.k8s.io/v1", "apis/coordination.k8s.io/v1",
+		"api/v1", "apis/apiextensions.k8s.io/v1", "apis/apps/v1",
+		"apis/coordination.k8s.io/v1",
 		"apis/events.k8s.io/v1", "apis/networking.k8s.io/v1", "apis/policy/v1",
 		"apis/rbac.authorization.k8s.io/v1", "apis/scheduling.k8s.io/v1",
 		"apis/admissionregistration.k8s.io/v1",

@@ -937,8 +937,8 @@ START_TEST(envelope_errors)
 	body = envelope("v1", "Pod", "", 0, &len);
 	decode_fails(body, len, KC_EMEDIATYPE, "kind \"Pod\" in group \"\" version \"v1\"");
 	kc_free(body);
-	body = envelope("apps/v1", "Deployment", "", 0, &len);
-	decode_fails(body, len, KC_EMEDIATYPE, "group \"apps\" version \"v1\"");
+	body = envelope("batch/v1", "Job", "", 0, &len);
+	decode_fails(body, len, KC_EMEDIATYPE, "group \"batch\" version \"v1\"");
 	kc_free(body);
 	body = envelope("v2", "Namespace", "", 0, &len);
 	decode_fails(body, len, KC_EMEDIATYPE, "\"Namespace\"");

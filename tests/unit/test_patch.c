@@ -471,7 +471,9 @@ START_TEST(test_smp_schemas)
 	    "ValidatingWebhookConfiguration"), &kc_smp_schema_webhookconfiguration);
 	/* Custom resources have no strategic merge patch. */
 	ck_assert_ptr_null(kc_smp_schema_for("trainyard.dev", "Run"));
-	ck_assert_ptr_null(kc_smp_schema_for("apps", "Deployment"));
+	ck_assert_ptr_null(kc_smp_schema_for("batch", "Job"));
+	ck_assert_ptr_eq(kc_smp_schema_for("apps", "Deployment"), &kc_smp_schema_workload);
+	ck_assert_ptr_eq(kc_smp_schema_for("apps", "ReplicaSet"), &kc_smp_schema_workload);
 	ck_assert_ptr_null(kc_smp_schema_for("", "Run"));
 	ck_assert_ptr_null(kc_smp_schema_for(NULL, "Pod"));
 	ck_assert_ptr_null(kc_smp_schema_for("", NULL));

@@ -145,6 +145,7 @@ struct kc_smp_schema {
 extern const struct kc_smp_schema kc_smp_schema_object;	/* metadata only */
 extern const struct kc_smp_schema kc_smp_schema_pod;
 extern const struct kc_smp_schema kc_smp_schema_service;
+extern const struct kc_smp_schema kc_smp_schema_workload;	/* apps/v1 */
 extern const struct kc_smp_schema kc_smp_schema_node;
 extern const struct kc_smp_schema kc_smp_schema_namespace;
 extern const struct kc_smp_schema kc_smp_schema_serviceaccount;
@@ -153,7 +154,8 @@ extern const struct kc_smp_schema kc_smp_schema_webhookconfiguration;
 /*
  * The schema of a built-in group ("" for core) and kind: Pod, Service,
  * ConfigMap, Secret, Node, Namespace, ServiceAccount, Event, Endpoints,
- * Lease, NetworkPolicy, the RBAC kinds, webhook configurations and
+ * Lease, NetworkPolicy, the RBAC kinds, webhook configurations, apps/v1
+ * Deployment and ReplicaSet, and
  * CustomResourceDefinition. NULL for anything else: a custom resource
  * has no strategic merge patch (the server answers 415).
  */
