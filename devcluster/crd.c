@@ -118,6 +118,7 @@ struct crd {
 	char			*group;
 	char			*plural;	/* spec.names.plural (the storage) */
 	char			*storage;	/* the storage version */
+	struct dc		*dc;
 	bool			 terminating;
 	bool			 webhook;	/* conversion strategy Webhook */
 	bool			 seen;
@@ -898,7 +899,28 @@ with_api_version(const struct json_object *o, const char *av)
 	return out;
 }
 
-/* Storage to this version: apiVersion, then the version's defaults. */
+/*
+ * 'obj' (in its apiVersion) in 'av' through the CRD's conversion webhook:
+ * only inside a request (hooks.convert asks the webhook and the request
+ * waits for it), never for a watch event.
+ */
+static int
+webhook_convert(const struct crd *c, const struct json_object *obj, const char *av,
+    struct json_object **ret)
+{
+	struct dc *dc = c->dc;
+
+	if (dc == NULL || !dc->conv_allowed || dc->hooks.convert == NULL)
+		return KC_EINTERNAL;
+	return dc->hooks.convert(dc, c->obj, obj, av, ret);
+}
+
+/*
+ * Storage to this version: through the webhook when the object is
+ * stored at another version of a CRD with strategy Webhook (the hook
+ * prunes and defaults with this version's schema); otherwise apiVersion,
+ * then the version's defaults.
+ */
 static int
 cr_convert_out(const struct dc_rtype *rt, const struct json_object *stored,
     struct json_object **ret)
@@ -907,6 +929,9 @@ cr_convert_out(const struct dc_rtype *rt, const struct json_object *stored,
 	struct json_object *out;
 	int r;
 
+	if (v != NULL && v->crd->webhook &&
+	    !str_eq(kc_json_str(stored, "apiVersion"), rt->api_version))
+		return webhook_convert(v->crd, stored, rt->api_version, ret);
 	if (v != NULL && v->has_defaults) {
 		if ((out = kc_json_copy(stored)) == NULL ||
 		    kc_json_set_str(out, "apiVersion", rt->api_version) < 0) {
@@ -931,7 +956,7 @@ cr_convert_out(const struct dc_rtype *rt, const struct json_object *stored,
 	return 0;
 }
 
-/* This version to storage (strategy None: apiVersion only). */
+/* This version to storage: the webhook, or (strategy None) apiVersion only. */
 static int
 cr_convert_in(const struct dc_rtype *rt, const struct json_object *obj,
     struct json_object **ret)
@@ -944,13 +969,13 @@ cr_convert_in(const struct dc_rtype *rt, const struct json_object *obj,
 		*ret = json_object_get((struct json_object *)(uintptr_t)obj);
 		return 0;
 	}
-	if (v->crd->webhook && strcmp(v->name, v->crd->storage) != 0)
-		return KC_EINTERNAL;
 	(void)snprintf(av, sizeof(av), "%s/%s", rt->group, v->crd->storage);
 	if (str_eq(kc_json_str(obj, "apiVersion"), av)) {
 		*ret = json_object_get((struct json_object *)(uintptr_t)obj);
 		return 0;
 	}
+	if (v->crd->webhook)
+		return webhook_convert(v->crd, obj, av, ret);
 	if ((out = with_api_version(obj, av)) == NULL)
 		return -ENOMEM;
 	*ret = out;
@@ -1244,11 +1269,12 @@ cr_request(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
 		    "definition is terminating");
 		return 1;
 	}
-	if (v->crd->webhook && v->crd->storage != NULL && strcmp(v->name, v->crd->storage) != 0) {
+	if (v->crd->webhook && v->crd->storage != NULL && strcmp(v->name, v->crd->storage) != 0 &&
+	    strcmp(verb, "watch") == 0) {
 		errors_reply(resp, KC_EINTERNAL, "conversion webhook for %s/%s, Kind=%s failed: "
-		    "the devcluster does not call conversion webhooks; use the storage "
-		    "version %s/%s", rt->group, v->crd->storage, rt->kind, rt->group,
-		    v->crd->storage);
+		    "the devcluster does not convert watch events through conversion webhooks; "
+		    "watch at the storage version %s/%s", rt->group, v->crd->storage, rt->kind,
+		    rt->group, v->crd->storage);
 		return 1;
 	}
 	if (fv != NULL && fv[0] != '\0' && strcmp(fv, "Ignore") != 0 &&
@@ -1768,6 +1794,7 @@ crd_sync(struct crd_state *s, const char *name, const struct json_object *obj)
 		TAILQ_INSERT_TAIL(&s->crds, c, link);
 	}
 	c->seen = true;
+	c->dc = s->dc;
 	if (c->obj != NULL)
 		json_object_put(c->obj);
 	c->obj = json_object_get((struct json_object *)(uintptr_t)obj);

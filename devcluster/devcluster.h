@@ -139,6 +139,13 @@ struct dc_req {
 	uint64_t	 id;
 	struct dc_user	 user;		/* set by dispatch.c after authentication */
 	bool		 authenticated;
+	/*
+	 * Set by api_handle() when the answer waits for a conversion
+	 * webhook: http.c holds the request (the plug-ins' hold_ms says
+	 * how long) and hands it to api_handle() again, with its reply
+	 * as api_handle() left it.
+	 */
+	bool		 redo;
 };
 
 /*
@@ -186,6 +193,14 @@ struct dc_resp {
 	struct resp_header headers[DC_RESP_HEADERS_MAX];
 	size_t		 nheaders;
 	struct dc_stream *stream;		/* a streamed reply */
+	/*
+	 * A committed write whose reply waits for a conversion webhook:
+	 * the stored object (a reference), its type and the status the
+	 * reply will have. api_handle() finishes it when it comes again.
+	 */
+	struct json_object	*deferred;
+	const struct dc_rtype	*deferred_rt;
+	int			 deferred_status;
 };
 
 /*
@@ -538,6 +553,18 @@ struct dc_hooks {
 	/* Called before exit (persistence flushes). */
 	void	(*shutdown)(struct dc *);
 	/*
+	 * Converts 'obj' (a stored object or a request's, its apiVersion
+	 * set) of the CustomResourceDefinition 'crd', whose conversion
+	 * strategy is Webhook, to 'api_version': 0 with a new tree in
+	 * '*ret'; -EINPROGRESS when the webhook has been asked (the
+	 * request is answered again once it replied: dc->conv_pending);
+	 * KC_EINTERNAL when it failed (dc->conv_error holds kube-apiserver's
+	 * message); -ENOMEM. NULL: KC_EINTERNAL.
+	 */
+	int	(*convert)(struct dc *, const struct json_object *crd,
+		    const struct json_object *obj, const char *api_version,
+		    struct json_object **ret);
+	/*
 	 * Group commit (persistence). With 'commit' false, http.c asks it
 	 * before writing any reply or watch bytes: 0 when every write so
 	 * far is durable, DC_DECLINED while some are not (the bytes wait
@@ -705,6 +732,15 @@ struct dc {
 	struct dc_disc		*disc;		/* discovery.c's cache */
 	uint64_t		 next_rid;
 	bool			 stopping;	/* SIGTERM received */
+	/*
+	 * The request being answered waits for a conversion webhook
+	 * (hooks.convert gave -EINPROGRESS), or a conversion failed with
+	 * conv_error: api_handle() resets both, and at its end answers
+	 * again later (req->redo) or with a 500 carrying the message.
+	 */
+	bool			 conv_pending;
+	bool			 conv_allowed;	/* inside api_handle(), not a watch */
+	char			 conv_error[1024];
 	void			*plugin_states[DC_PLUGINS_MAX]; /* plugin_state() */
 };
 

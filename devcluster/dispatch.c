@@ -942,8 +942,8 @@ public_route(const struct dc_route *route)
 	return route->kind == DC_ROUTE_HEALTH || route->kind == DC_ROUTE_VERSION;
 }
 
-void
-api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
+static void
+handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
 {
 	struct dc_route route;
 	struct kc_status st = { 0 };
@@ -1030,4 +1030,55 @@ api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
 		kc_log_debug(&lc, "%s %s -> %d (%s)", method_name(req->method), req->path,
 		    resp->status, req->user.name != NULL ? req->user.name : "");
 	}
+}
+
+/* The reply of a committed write that waited for a conversion webhook. */
+static void
+deferred_reply(struct dc_resp *resp)
+{
+	struct json_object *view = NULL;
+	int r;
+
+	if ((r = api_view(resp->deferred_rt, resp->deferred, &view)) == -EINPROGRESS)
+		return;
+	json_object_put(resp->deferred);
+	resp->deferred = NULL;
+	if (r < 0)
+		errors_internal(resp, r);
+	else
+		reply_json(resp, resp->deferred_status, view);
+}
+
+/*
+ * A request that needs a conversion webhook's answer is answered in
+ * passes: each pass that meets a conversion not done yet asks the
+ * webhook (hooks.convert: -EINPROGRESS, dc->conv_pending), throws its
+ * reply away and sets req->redo, and http.c holds the request while
+ * the webhook works, then calls again. Only reads and the steps of a
+ * write before it commits are repeated; a committed write keeps its
+ * outcome in resp->deferred and only its reply waits. A failed
+ * conversion ends the request with a 500 and kube-apiserver's message.
+ */
+void
+api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
+{
+	dc->conv_pending = false;
+	dc->conv_error[0] = '\0';
+	dc->conv_allowed = true;
+	req->redo = false;
+	if (resp->deferred != NULL)
+		deferred_reply(resp);
+	else
+		handle(dc, req, resp);
+	if (dc->conv_error[0] != '\0') {
+		resp_clear(resp);
+		errors_reply(resp, KC_EINTERNAL, "%s", dc->conv_error);
+	} else if (dc->conv_pending) {
+		if (resp->deferred == NULL)
+			resp_clear(resp);
+		req->redo = true;
+	}
+	dc->conv_allowed = false;
+	dc->conv_pending = false;
+	dc->conv_error[0] = '\0';
 }

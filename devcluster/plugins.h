@@ -8,6 +8,7 @@
 #include "devcluster.h"
 
 #include "authz.h"
+#include "convwebhook.h"
 #include "crd.h"
 #include "disruption.h"
 #include "exec.h"

@@ -183,10 +183,16 @@ render(const struct dc_watcher *w, const struct json_object *obj, bool cols,
     struct json_object **ret)
 {
 	struct json_object *view = NULL, *table = NULL;
+	bool allowed;
 	char rv[24];
 	int r;
 
-	if ((r = api_view(w->rt, obj, &view)) < 0)
+	/* Watch events never wait for a conversion webhook. */
+	allowed = w->hub->dc->conv_allowed;
+	w->hub->dc->conv_allowed = false;
+	r = api_view(w->rt, obj, &view);
+	w->hub->dc->conv_allowed = allowed;
+	if (r < 0)
 		return r;
 	if (w->fmt == DC_FMT_JSON) {
 		*ret = view;

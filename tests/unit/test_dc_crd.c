@@ -39,6 +39,7 @@ setup(void)
 	fake_clock_install(NOW_MS);
 	dc = dct_new(NULL);
 	ck_assert_int_eq(crd_init(dc), 0);
+	ck_assert_int_eq(convwebhook_plugin.init(dc, NULL, NULL), 0);
 }
 
 static void
@@ -559,7 +560,7 @@ START_TEST(cr_webhook_conversion)
 	    "\"spec\":{\"group\":\"example.com\",\"scope\":\"Namespaced\",\"names\":"
 	    "{\"plural\":\"hooks\",\"kind\":\"Hook\"},\"conversion\":{\"strategy\":\"Webhook\","
 	    "\"webhook\":{\"conversionReviewVersions\":[\"v1\"],\"clientConfig\":{\"url\":"
-	    "\"https://conv.example.com/convert\"}}},\"versions\":[{\"name\":\"v1\","
+	    "\"https://127.0.0.1:1/convert\"}}},\"versions\":[{\"name\":\"v1\","
 	    "\"served\":true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":"
 	    "{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}},"
 	    "{\"name\":\"v2\",\"served\":true,\"storage\":false,\"schema\":{\"openAPIV3Schema\":"
@@ -570,8 +571,13 @@ START_TEST(cr_webhook_conversion)
 	expect(DC_GET, "/apis/example.com/v1/namespaces/default/hooks/h", NULL, 200);
 	o = call(DC_GET, "/apis/example.com/v2/namespaces/default/hooks/h", NULL, 500);
 	check_str(o, "InternalError", "reason");
+	ck_assert_msg(strstr(kc_json_str(o, "message"),
+	    "conversion webhook for example.com/v1, Kind=Hook failed: Post "
+	    "\"https://127.0.0.1:1/convert?timeout=30s\": ") != NULL, "%s",
+	    kc_json_str(o, "message"));
 	ck_assert_ptr_nonnull(strstr(kc_json_str(o, "message"),
-	    "conversion webhook for example.com/v1, Kind=Hook failed"));
+	    "conversion webhook for example.com/v1, Kind=Hook failed: Post "
+	    "\"https://127.0.0.1:1/convert?timeout=30s\": "));
 	json_object_put(o);
 	expect(DC_POST, "/apis/example.com/v2/namespaces/default/hooks",
 	    "{\"metadata\":{\"name\":\"h2\"}}", 500);
