@@ -562,8 +562,8 @@ batch_add(struct cw_state *s, const struct json_object *crd, const char *desired
 	struct batch *b;
 	const char *name = kc_json_str(crd, "metadata", "name");
 
-	TAILQ_FOREACH(b, &s->waiting, link)
-		if (strcmp(b->desired, desired) == 0 &&
+	for (b = TAILQ_FIRST(&s->waiting); b != NULL; b = TAILQ_NEXT(b, link))
+		if (str_eq(b->desired, desired) &&
 		    str_eq(kc_json_str(b->crd, "metadata", "name"), name))
 			break;
 	if (b == NULL) {
@@ -582,12 +582,12 @@ batch_add(struct cw_state *s, const struct json_object *crd, const char *desired
 	if (b->n == b->cap) {
 		size_t cap = b->cap == 0 ? 8 : b->cap * 2;
 		struct json_object **o = kc_realloc(b->objs, cap * sizeof(*o));
+		char **k;
 
 		if (o == NULL)
 			return -ENOMEM;
 		b->objs = o;
-		char **k = kc_realloc(b->keys, cap * sizeof(*k));
-		if (k == NULL)
+		if ((k = kc_realloc(b->keys, cap * sizeof(*k))) == NULL)
 			return -ENOMEM;
 		b->keys = k;
 		b->cap = cap;
