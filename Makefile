@@ -80,7 +80,7 @@ UNIT_SUITES	 = err buf str json jsonstream log yaml selector patch cert kubeconf
 UNIT_SUITES	+= dc_router dc_storage dc_watch dc_errors dc_auth dc_discovery \
 		   dc_api
 UNIT_SUITES	+= dc_openapi
-UNIT_SUITES	+= dc_crd
+UNIT_SUITES	+= dc_crd dc_convwebhook
 UNIT_SUITES	+= dc_gc dc_persist
 UNIT_SUITES	+= dc_authz
 UNIT_SUITES	+= dc_faults
@@ -146,6 +146,8 @@ SUITE_DEPS_dc_openapi	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c l
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_dc_crd	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_convwebhook = $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c \
+			  lib/cert.c lib/quantity.c tests/unit/dc_testutil.c tests/server/testserver.c
 SUITE_DEPS_dc_gc	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_dc_persist	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \

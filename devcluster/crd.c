@@ -839,10 +839,30 @@ fail:
 }
 
 /* Pruning and defaults again (idempotent), for internal writes too. */
+/*
+ * The version whose schema applies to 'obj': the one its apiVersion
+ * names (a write converted to another storage version by a webhook),
+ * else 'v'.
+ */
+static const struct crd_ver *
+ver_for(const struct crd_ver *v, const struct json_object *obj)
+{
+	const char *av = kc_json_str(obj, "apiVersion"), *slash;
+	const struct crd_ver *o;
+
+	if (v == NULL || av == NULL || (slash = strchr(av, '/')) == NULL ||
+	    strcmp(slash + 1, v->name) == 0)
+		return v;
+	TAILQ_FOREACH(o, &v->crd->vers, link)
+		if (strcmp(o->name, slash + 1) == 0)
+			return o;
+	return v;
+}
+
 static int
 cr_defaults(struct dc_write_ctx *wc, struct json_object *obj)
 {
-	const struct crd_ver *v = ver_of(wc->rt);
+	const struct crd_ver *v = ver_for(ver_of(wc->rt), obj);
 	int r;
 
 	if (v == NULL || v->schema == NULL)
@@ -856,7 +876,7 @@ static int
 cr_validate(struct dc_write_ctx *wc, const struct json_object *obj,
     const struct json_object *old, struct dc_errs *errs)
 {
-	const struct crd_ver *v = ver_of(wc->rt);
+	const struct crd_ver *v = ver_for(ver_of(wc->rt), obj);
 	struct schema_errs *se;
 	int r;
 
