@@ -840,9 +840,10 @@ fail:
 
 /* Pruning and defaults again (idempotent), for internal writes too. */
 /*
- * The version whose schema applies to 'obj': the one its apiVersion
- * names (a write converted to another storage version by a webhook),
- * else 'v'.
+ * The version whose schema applies to 'obj': for a CRD with a conversion
+ * webhook, the one its apiVersion names (a write the webhook converted
+ * to the storage version: another structure); else 'v', whose defaults
+ * a write gets, as upstream defaults in the version it decodes.
  */
 static const struct crd_ver *
 ver_for(const struct crd_ver *v, const struct json_object *obj)
@@ -850,7 +851,7 @@ ver_for(const struct crd_ver *v, const struct json_object *obj)
 	const char *av = kc_json_str(obj, "apiVersion"), *slash;
 	const struct crd_ver *o;
 
-	if (v == NULL || av == NULL || (slash = strchr(av, '/')) == NULL ||
+	if (v == NULL || !v->crd->webhook || av == NULL || (slash = strchr(av, '/')) == NULL ||
 	    strcmp(slash + 1, v->name) == 0)
 		return v;
 	TAILQ_FOREACH(o, &v->crd->vers, link)
