@@ -638,6 +638,43 @@ crd_prepare_update(struct dc_write_ctx *wc, struct json_object *obj,
 	return crd_set_status(wc->dc, obj, false);
 }
 
+/*
+ * ValidateCustomResourceDefinitionStoredVersions: every stored version
+ * stays in spec.versions (so a version is removed only after the
+ * storage migration trimmed it from status.storedVersions), and the
+ * storage version is among them. Checked on updates: a create's status
+ * is the server's.
+ */
+static void
+stored_versions_validate(const struct json_object *crd, struct dc_errs *errs)
+{
+	const struct json_object *stored = kc_json_get(crd, "status", "storedVersions");
+	const char *sv = schema_crd_storage_version(crd);
+	char field[64], repr[DC_SEGMENT_MAX + 2], detail[DC_SEGMENT_MAX + 32];
+
+	if (arr_len(stored) == 0) {
+		errs_invalid(errs, "status.storedVersions", "[]string{}",
+		    "must have at least one stored version");
+		return;
+	}
+	if (sv != NULL && !jstrv_has(stored, sv)) {
+		(void)snprintf(repr, sizeof(repr), "\"%.*s\"", DC_SEGMENT_MAX - 1, sv);
+		(void)snprintf(detail, sizeof(detail), "must have the storage version %.*s",
+		    DC_SEGMENT_MAX - 1, sv);
+		errs_invalid(errs, "status.storedVersions", repr, detail);
+	}
+	for (size_t i = 0; i < arr_len(stored); i++) {
+		const char *name = json_object_get_string(arr_at(stored, i));
+
+		if (name != NULL && schema_crd_version(crd, name) != NULL)
+			continue;
+		(void)snprintf(field, sizeof(field), "status.storedVersions[%zu]", i);
+		(void)snprintf(repr, sizeof(repr), "\"%.*s\"", DC_SEGMENT_MAX - 1,
+		    name != NULL ? name : "");
+		errs_invalid(errs, field, repr, "must appear in spec.versions");
+	}
+}
+
 static int
 crd_validate(struct dc_write_ctx *wc, const struct json_object *obj,
     const struct json_object *old, struct dc_errs *errs)
@@ -655,6 +692,8 @@ crd_validate(struct dc_write_ctx *wc, const struct json_object *obj,
 	else if (r == KC_EINVALID)
 		errs_merge(errs, se);
 	kc_free(se);
+	if (r != -ENOMEM && old != NULL)
+		stored_versions_validate(obj, errs);
 	return r == -ENOMEM ? r : 0;
 }
 

@@ -227,6 +227,28 @@ START_TEST(crd_status_and_discovery)
 	    DC_RT_STORAGE);
 	ck_assert(!(registry_find(dc, "trainyard.dev", "v1beta1", "runs")->flags &
 	    DC_RT_STORAGE));
+
+	/* A stored version stays in spec.versions until storedVersions drops it. */
+	o = run(&(struct dct_call){ .method = DC_PATCH, .target = CRDS "/runs.trainyard.dev",
+	    .ctype = "application/json-patch+json",
+	    .body = "[{\"op\":\"remove\",\"path\":\"/spec/versions/1\"}]" }, 422, NULL);
+	ck_assert_ptr_nonnull(strstr(kc_json_str(o, "message"), "status.storedVersions[0]: "
+	    "Invalid value: \"v1beta1\": must appear in spec.versions"));
+	json_object_put(o);
+	/* The status subresource takes a trimmed list; the server never trims it. */
+	o = run(&(struct dct_call){ .method = DC_PATCH,
+	    .target = CRDS "/runs.trainyard.dev/status",
+	    .ctype = "application/merge-patch+json",
+	    .body = "{\"status\":{\"storedVersions\":[\"v1alpha1\"]}}" }, 200, NULL);
+	ck_assert_uint_eq(json_object_array_length(kc_json_get(o, "status", "storedVersions")),
+	    1);
+	json_object_put(o);
+	o = run(&(struct dct_call){ .method = DC_PATCH, .target = CRDS "/runs.trainyard.dev",
+	    .ctype = "application/json-patch+json",
+	    .body = "[{\"op\":\"remove\",\"path\":\"/spec/versions/1\"}]" }, 200, NULL);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(
+	    kc_json_get(o, "status", "storedVersions"), 0)), "v1alpha1");
+	json_object_put(o);
 }
 END_TEST
 
