@@ -181,17 +181,6 @@ oom:
 	return -ENOMEM;
 }
 
-void
-convwebhook_objs_free(struct json_object **objs, size_t n)
-{
-	if (objs == NULL)
-		return;
-	for (size_t i = 0; i < n; i++)
-		if (objs[i] != NULL)
-			json_object_put(objs[i]);
-	kc_free(objs);
-}
-
 /* Go's %T of a decoded JSON value. */
 static const char *
 go_type(const struct json_object *v)
@@ -433,7 +422,7 @@ convwebhook_check(const char *review_version, const char *uid, const char *desir
 	out = NULL;
 	r = 0;
 out:
-	convwebhook_objs_free(out, n);
+	objs_free(out, n);
 	if (review != NULL)
 		json_object_put(review);
 	return r;
@@ -821,7 +810,7 @@ batch_done(struct cw_state *s, struct batch *b, int r, const struct kc_status *s
 		(void)entry_put(s, b->keys[i], out[i], NULL);
 		out[i] = NULL;
 	}
-	convwebhook_objs_free(out, b->n);
+	objs_free(out, b->n);
 }
 
 static int64_t

@@ -41,13 +41,11 @@ const char *convwebhook_review_version(const struct json_object *crd);
  * namespace and uid against objs[i]; metadata restored from objs[i]
  * except labels and annotations, which come from the answer. On
  * success, 0 and a new array of n new trees in '*ret' (free with
- * convwebhook_objs_free()). KC_EINTERNAL with kube-apiserver's message
+ * objs_free()). KC_EINTERNAL with kube-apiserver's message
  * (its "conversion webhook for <gvk> ..." form) in 'err'; -ENOMEM.
  */
 int	convwebhook_check(const char *review_version, const char *uid, const char *desired,
 	    const char *body, size_t len, const struct json_object *const *objs, size_t n,
 	    struct json_object ***ret, char *err, size_t err_size) _must_check_;
-
-void	convwebhook_objs_free(struct json_object **objs, size_t n);
 
 #endif

@@ -891,6 +891,18 @@ resp_init(struct kc_http_resp *resp, size_t max)
 	kc_buf_init(&resp->body, max);
 }
 
+/* The end of a request: on failure no body is kept and no status known. */
+static int
+request_end(struct kc_http_resp *resp, int r, struct kc_status *st)
+{
+	if (r < 0) {
+		kc_buf_free(&resp->body);
+		if (st != NULL)
+			st->http_code = 0;
+	}
+	return r;
+}
+
 static int
 curl_request(void *p, const struct kc_http_req *req, struct kc_http_resp *resp,
     struct kc_status *st)
@@ -933,12 +945,7 @@ curl_request(void *p, const struct kc_http_req *req, struct kc_http_resp *resp,
 		}
 	}
 	t->x = (struct xfer){ 0 };
-	if (r < 0) {
-		kc_buf_free(&resp->body);
-		if (st != NULL)
-			st->http_code = 0;
-	}
-	return r;
+	return request_end(resp, r, st);
 }
 
 static int
@@ -1010,12 +1017,7 @@ kc_transport_curl_step(void *p, struct kc_status *st)
 	t->call_req = NULL;
 	t->call_url = kc_free(t->call_url);
 	t->x = (struct xfer){ 0 };
-	if (r < 0) {
-		kc_buf_free(&resp->body);
-		if (st != NULL)
-			st->http_code = 0;
-	}
-	return r;
+	return request_end(resp, r, st);
 }
 
 const struct kc_transport_ops kc_transport_curl = {

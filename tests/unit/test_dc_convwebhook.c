@@ -431,7 +431,7 @@ START_TEST(review_checks)
 	ck_assert_str_eq(kc_json_str(out[0], "metadata", "labels", "k"), "v");
 	ck_assert_ptr_null(kc_json_get(out[0], "metadata", "annotations"));
 	ck_assert_str_eq(kc_json_str(out[0], "metadata", "uid"), "u1");
-	convwebhook_objs_free(out, 1);
+	objs_free(out, 1);
 	json_object_put(in);
 }
 END_TEST
