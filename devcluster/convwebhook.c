@@ -18,10 +18,11 @@
  * conversion are held.
  *
  * Answers are kept CONVWEBHOOK_FRESH_MS, keyed by the FNV-1a 64 of the
- * object's JSON text and the desired apiVersion, so the next pass of
- * the request finds them; kube-apiserver keeps none, and neither does a
- * request that comes later (it asks the webhook again). A failure is
- * kept until the request that waited for it has been answered with it.
+ * object's JSON text and the desired apiVersion, for the later passes
+ * of the request that asked (dc->conv_again); a request's first pass
+ * never uses them and asks the webhook, as kube-apiserver, which keeps
+ * no answers, does. A failure is kept until the request that waited for
+ * it has been answered with it.
  *
  * The call: POST to clientConfig.url, or to the Service through its
  * Endpoints (kube-apiserver with --enable-aggregator-routing: the
@@ -870,7 +871,8 @@ cw_convert(struct dc *dc, const struct json_object *crd, const struct json_objec
 	entries_expire(s, kc_clock_now_ms());
 	if ((r = key_of(obj, api_version, key, sizeof(key))) < 0)
 		return r;
-	if ((e = (struct entry *)kc_hmap_get(&s->map, key)) != NULL) {
+	/* A request's first pass always asks the webhook, as kube-apiserver does. */
+	if (dc->conv_again && (e = (struct entry *)kc_hmap_get(&s->map, key)) != NULL) {
 		if (e->error != NULL) {
 			e->used = true;
 			(void)kc_strlcpy(dc->conv_error, e->error, sizeof(dc->conv_error));

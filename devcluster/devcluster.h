@@ -740,6 +740,7 @@ struct dc {
 	 */
 	bool			 conv_pending;
 	bool			 conv_allowed;	/* inside api_handle(), not a watch */
+	bool			 conv_again;	/* a later pass of a held request */
 	char			 conv_error[1024];
 	void			*plugin_states[DC_PLUGINS_MAX]; /* plugin_state() */
 };

@@ -1065,6 +1065,7 @@ api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
 	dc->conv_pending = false;
 	dc->conv_error[0] = '\0';
 	dc->conv_allowed = true;
+	dc->conv_again = req->redo;
 	req->redo = false;
 	if (resp->deferred != NULL)
 		deferred_reply(resp);
@@ -1079,6 +1080,7 @@ api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
 		req->redo = true;
 	}
 	dc->conv_allowed = false;
+	dc->conv_again = false;
 	dc->conv_pending = false;
 	dc->conv_error[0] = '\0';
 }
