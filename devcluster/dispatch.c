@@ -400,7 +400,7 @@ do_list(struct rctx *c, enum dc_format fmt)
 	uint64_t rv = 0, snap, cur = storage_rv(c->dc->store);
 	int64_t limit = 0;
 	size_t n = 0, i, matched = 0;
-	bool more = false, selecting;
+	bool more = false, pending = false, selecting;
 	char rvbuf[24];
 	int r;
 
@@ -501,7 +501,13 @@ do_list(struct rctx *c, enum dc_format fmt)
 			last = objs[i];
 			continue;
 		}
-		if ((r = api_view(c->rt, objs[i], &view)) < 0)
+		if ((r = api_view(c->rt, objs[i], &view)) == -EINPROGRESS) {
+			/* Ask for every item that needs it: one review, one more pass. */
+			pending = true;
+			matched++;
+			continue;
+		}
+		if (r < 0)
 			goto fail;
 		if (fmt != DC_FMT_JSON)
 			r = api_table_add_row(c->rt, out, view, include_param(c->req), c->now);
@@ -516,6 +522,10 @@ do_list(struct rctx *c, enum dc_format fmt)
 			goto fail;
 		matched++;
 		last = objs[i];
+	}
+	if (pending) {
+		r = -EINPROGRESS;
+		goto fail;
 	}
 	meta = kc_json_obj_of(out, "metadata");
 	(void)snprintf(rvbuf, sizeof(rvbuf), "%" PRIu64, snap);
