@@ -819,6 +819,7 @@ send_due(void *arg)
 {
 	struct cw_state *s = arg;
 	struct batch *b;
+	bool failed = false;
 
 	while ((b = TAILQ_FIRST(&s->waiting)) != NULL) {
 		int r = batch_send(s, b);
@@ -829,7 +830,10 @@ send_due(void *arg)
 			batch_fail(s, b, "conversion webhook failed: out of memory");
 		TAILQ_REMOVE(&s->waiting, b, link);
 		batch_free(b);
+		failed = true;
 	}
+	if (failed && s->dc->hub != NULL)
+		watchhub_conversions_done(s->dc->hub);
 	return DC_TIMER_STOP;
 }
 
@@ -838,6 +842,7 @@ step_due(void *arg)
 {
 	struct cw_state *s = arg;
 	struct batch *b, *next;
+	bool done = false;
 
 	for (b = TAILQ_FIRST(&s->running); b != NULL; b = next) {
 		struct kc_status st = { 0 };
@@ -849,7 +854,10 @@ step_due(void *arg)
 		batch_done(s, b, r, &st);
 		TAILQ_REMOVE(&s->running, b, link);
 		batch_free(b);
+		done = true;
 	}
+	if (done && s->dc->hub != NULL)
+		watchhub_conversions_done(s->dc->hub);
 	return TAILQ_EMPTY(&s->running) ? DC_TIMER_STOP : CONVWEBHOOK_POLL_MS;
 }
 

@@ -1308,8 +1308,8 @@ cr_scale(struct dc *dc, const struct dc_rtype *rt, const struct crd_ver *v,
 
 /*
  * Every request on a custom resource type: the deprecation warning,
- * fieldValidation, 405 for creates while the CRD terminates, 500 where
- * a conversion webhook would be needed, and the scale subresource.
+ * fieldValidation, 405 for creates while the CRD terminates, and the
+ * scale subresource.
  */
 static int
 cr_request(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
@@ -1327,14 +1327,6 @@ cr_request(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
 	if (strcmp(verb, "create") == 0 && v->crd->terminating) {
 		errors_obj(resp, KC_EMETHOD, rt, "", "create not allowed while custom resource "
 		    "definition is terminating");
-		return 1;
-	}
-	if (v->crd->webhook && v->crd->storage != NULL && strcmp(v->name, v->crd->storage) != 0 &&
-	    strcmp(verb, "watch") == 0) {
-		errors_reply(resp, KC_EINTERNAL, "conversion webhook for %s/%s, Kind=%s failed: "
-		    "the devcluster does not convert watch events through conversion webhooks; "
-		    "watch at the storage version %s/%s", rt->group, v->crd->storage, rt->kind,
-		    rt->group, v->crd->storage);
 		return 1;
 	}
 	if (fv != NULL && fv[0] != '\0' && strcmp(fv, "Ignore") != 0 &&

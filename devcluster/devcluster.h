@@ -1089,6 +1089,11 @@ void	 watchhub_drop_rtype(struct dc_hub *, const struct dc_rtype *);
 size_t	 watchhub_count(const struct dc_hub *);
 /* Sends bookmarks to the watchers that asked (the periodic timer). */
 void	 watchhub_bookmarks(struct dc_hub *);
+/*
+ * Conversion webhook calls ended: the watchers waiting for one try again
+ * (their events were held back in order, -EINPROGRESS from api_view()).
+ */
+void	 watchhub_conversions_done(struct dc_hub *);
 /* Reference-counted byte chunks; chunk_new() copies, NULL on -ENOMEM. */
 struct dc_chunk *chunk_new(const void *data, size_t len);
 struct dc_chunk *chunk_ref(struct dc_chunk *);

@@ -351,6 +351,71 @@ START_TEST(unreachable)
 }
 END_TEST
 
+/* The next line of a watch, once the webhook answered; NULL at its end. */
+static char *
+next_line(struct dc_stream *st)
+{
+	for (unsigned n = 0; n < 2000000; n++) {
+		bool end = false;
+		struct dc_chunk *c = st->ops->pull(st, &end);
+
+		if (c != NULL) {
+			char *line = kc_asprintf("%.*s", (int)c->len, c->data);
+
+			chunk_unref(c);
+			ck_assert_ptr_nonnull(line);
+			return line;
+		}
+		if (end)
+			return NULL;
+		fake_clock_advance(1);
+		(void)timers_run(dc);
+	}
+	ck_abort_msg("no watch event");
+	return NULL;
+}
+
+START_TEST(watch_at_another_version)
+{
+	struct dc_stream *st = NULL;
+	struct kc_status kst = { 0 };
+	char client[128], *line;
+
+	(void)snprintf(client, sizeof(client), "\"url\":\"https://localhost:%d/convert\"",
+	    ts_port(ts));
+	add_crd(client);
+	post(HOOKS1, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"color\":\"red\"}}");
+	ck_assert_int_eq(watchhub_start(dc, &(struct dc_watch_opts){
+	    .rt = registry_find(dc, "example.com", "v2", "hooks"), .ns = "default",
+	    .initial = true }, &st, &kst), 0);
+	/* The initial ADDED, converted. */
+	line = next_line(st);
+	ck_assert_ptr_nonnull(strstr(line, "\"type\":\"ADDED\""));
+	ck_assert_ptr_nonnull(strstr(line, "\"colour\":\"red\""));
+	kc_free(line);
+	/* Later events, in order, each converted. */
+	post(HOOKS1, "{\"metadata\":{\"name\":\"b\"},\"spec\":{\"color\":\"green\"}}");
+	post(HOOKS1, "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"color\":\"blue\"}}");
+	line = next_line(st);
+	ck_assert_ptr_nonnull(strstr(line, "\"colour\":\"green\""));
+	kc_free(line);
+	line = next_line(st);
+	ck_assert_ptr_nonnull(strstr(line, "\"colour\":\"blue\""));
+	kc_free(line);
+	/* A failure: an ERROR event with the message, then the end. */
+	atomic_store(&mode, M_FAIL);
+	post(HOOKS1, "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"color\":\"grey\"}}");
+	line = next_line(st);
+	ck_assert_ptr_nonnull(strstr(line, "\"type\":\"ERROR\""));
+	ck_assert_ptr_nonnull(strstr(line, "conversion webhook for example.com/v1, Kind=Hook "
+	    "failed: spec.colour: not a colour"));
+	ck_assert_ptr_nonnull(strstr(line, "\"code\":500"));
+	kc_free(line);
+	ck_assert_ptr_null(next_line(st));
+	st->ops->release(st);
+}
+END_TEST
+
 #define UID	"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
 
 /* convwebhook_check() of one object sent for v2 in a v1 review. */
@@ -448,6 +513,7 @@ dc_convwebhook_suite(void)
 	tcase_add_test(tc, wrong_answers);
 	tcase_add_test(tc, unreachable);
 	tcase_add_test(tc, review_checks);
+	tcase_add_test(tc, watch_at_another_version);
 	suite_add_tcase(s, tc);
 	return s;
 }
