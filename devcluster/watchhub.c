@@ -482,6 +482,7 @@ pend_push(struct dc_watcher *w, struct dc_event *ev, int type, bool prev)
 	p->prev = prev;
 	TAILQ_INSERT_TAIL(&w->pend, p, link);
 	w->npend++;
+	w->conv_wait = true;		/* woken when the webhook has answered */
 }
 
 static void

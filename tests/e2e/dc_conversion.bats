@@ -169,6 +169,53 @@ YAML
 	[ "$(kubectl get hooks.v2.example.com d -o jsonpath='{.spec.colour}')" = ochre ]
 }
 
+@test "get -w at v2 converts every event" {
+	wh_mode convert
+	kubectl get hooks.v2.example.com -w -o json >"$WH/watch.out" 2>&1 &
+	watcher=$!
+	kubectl apply -f - <<'YAML'
+apiVersion: example.com/v1
+kind: Hook
+metadata: {name: w}
+spec: {color: violet}
+YAML
+	for i in $(seq 100); do
+		grep -q '"colour": "violet"' "$WH/watch.out" && break
+		sleep 0.1
+	done
+	kill "$watcher"
+	wait "$watcher" || true
+	grep -q '"colour": "violet"' "$WH/watch.out"
+	grep -q '"colour": "red"' "$WH/watch.out"
+	# The raw stream: every event in v2.
+	run timeout 3 kubectl get --raw '/apis/example.com/v2/namespaces/default/hooks?watch=true&resourceVersion=0'
+	echo "$output" | grep -F '"apiVersion":"example.com/v2","kind":"Hook","metadata":{"annotations"' | grep -F '"spec":{"colour":"violet"}'
+	! echo "$output" | grep -F '"spec":{"color"'
+}
+
+@test "a watch whose conversion fails gets an ERROR and ends" {
+	wh_mode convert
+	kubectl get hooks.v2.example.com -w --output-watch-events >"$WH/watch2.out" 2>&1 &
+	watcher=$!
+	wh_mode fail
+	kubectl apply -f - <<'YAML'
+apiVersion: example.com/v1
+kind: Hook
+metadata: {name: x}
+spec: {color: black}
+YAML
+	# kubectl's watch ends on the ERROR (it may retry once with a new watch).
+	for i in $(seq 100); do
+		grep -q 'colour: not a colour' "$WH/watch2.out" && break
+		sleep 0.1
+	done
+	kill "$watcher" 2>/dev/null || true
+	wait "$watcher" || true
+	wh_mode convert
+	grep -q 'conversion webhook for example.com/v1, Kind=Hook failed: colour: not a colour' \
+	    "$WH/watch2.out"
+}
+
 @test "a wrong answer is a 500 with kube-apiserver's message" {
 	wh_mode bad-uid
 	run kubectl get hooks.v2.example.com a
