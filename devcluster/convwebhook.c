@@ -86,6 +86,8 @@ struct batch {
 	char			*body;
 	struct kc_http_req	 req;
 	struct kc_http_resp	 resp;
+	struct dc_conv_fault	 fault;		/* injected (faults.c) */
+	uint64_t		 hold_until_ms;	/* an injected delay */
 };
 
 TAILQ_HEAD(batch_list, batch);
@@ -725,8 +727,17 @@ batch_send(struct cw_state *s, struct batch *b)
 	}
 	(void)kc_strlcpy(b->review_version, rv, sizeof(b->review_version));
 	api_uuid(b->uid);
+	if (s->dc->hooks.conv_fault != NULL)
+		s->dc->hooks.conv_fault(s->dc, str_or_empty(kc_json_str(b->crd, "metadata", "name")),
+		    &b->fault);
+	b->hold_until_ms = kc_clock_now_ms() + b->fault.delay_ms;
 	if ((r = resolve(s, b, why, sizeof(why))) == -ENOMEM)
 		return r;
+	if (r == 0 && b->fault.wrong == DC_CONV_UNREACHABLE) {
+		(void)textf(why, sizeof(why), "dial tcp %s: connect: connection refused "
+		    "(injected)", b->rc.server + strlen("https://"));
+		r = KC_EINTERNAL;
+	}
 	if (r < 0) {
 		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: Post \"%s\": %s",
 		    gvk, b->url, why);
@@ -763,6 +774,47 @@ batch_send(struct cw_state *s, struct batch *b)
 	return 1;
 }
 
+/*
+ * An injected wrong answer: the webhook's answer in b->resp with a bad
+ * uid, one object fewer, or its first object renamed. 0 or -ENOMEM; an
+ * answer that is not a review is left for the checks.
+ */
+static int
+answer_break(struct batch *b)
+{
+	struct json_object *review = NULL, *objs, *first;
+	char *text;
+	size_t len;
+
+	if (b->resp.body.data == NULL ||
+	    kc_json_parse(b->resp.body.data, b->resp.body.len, &review, NULL) < 0)
+		return 0;
+	objs = kc_json_get(review, "response", "convertedObjects");
+	first = json_object_is_type(objs, json_type_array) ?
+	    json_object_array_get_idx(objs, 0) : NULL;
+	if (b->fault.wrong == DC_CONV_BAD_UID && kc_json_get(review, "response") != NULL &&
+	    kc_json_set_str(kc_json_get(review, "response"), "uid", "injected-bad-uid") < 0)
+		goto oom;
+	if (b->fault.wrong == DC_CONV_WRONG_COUNT && first != NULL)
+		(void)json_object_array_del_idx(objs, json_object_array_length(objs) - 1, 1);
+	if (b->fault.wrong == DC_CONV_RENAME && kc_json_get(first, "metadata") != NULL &&
+	    kc_json_set_str(kc_json_get(first, "metadata"), "name", "injected-rename") < 0)
+		goto oom;
+	if ((text = kc_json_dump(review, &len)) == NULL)
+		goto oom;
+	json_object_put(review);
+	kc_buf_reset(&b->resp.body);
+	if (kc_buf_append(&b->resp.body, text, len) < 0) {
+		kc_free(text);
+		return -ENOMEM;
+	}
+	kc_free(text);
+	return 0;
+oom:
+	json_object_put(review);
+	return -ENOMEM;
+}
+
 /* The answer to 'b' arrived (r 0, in b->resp) or the call failed. */
 static void
 batch_done(struct cw_state *s, struct batch *b, int r, const struct kc_status *st)
@@ -783,6 +835,12 @@ batch_done(struct cw_state *s, struct batch *b, int r, const struct kc_status *s
 		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: the server "
 		    "responded with the status code %d but did not return more information", gvk,
 		    b->resp.status);
+		batch_fail(s, b, msg);
+		return;
+	}
+	if (b->fault.wrong != DC_CONV_RIGHT && (r = answer_break(b)) < 0) {
+		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: %s", gvk,
+		    kc_strerror(r));
 		batch_fail(s, b, msg);
 		return;
 	}
@@ -849,6 +907,8 @@ step_due(void *arg)
 		int r;
 
 		next = TAILQ_NEXT(b, link);
+		if (kc_clock_now_ms() < b->hold_until_ms)
+			continue;	/* an injected slow webhook */
 		if ((r = kc_transport_curl_step(b->t, &st)) == 1)
 			continue;
 		batch_done(s, b, r, &st);

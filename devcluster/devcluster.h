@@ -498,6 +498,20 @@ struct dc_attrs {
  * noted). A handler hook returns 0 after filling 'resp', DC_DECLINED to
  * fall back to the default, or a negative code (500).
  */
+/* What an injected fault does to a conversion webhook call. */
+enum dc_conv_wrong {
+	DC_CONV_RIGHT,		/* the answer as the webhook gave it */
+	DC_CONV_BAD_UID,	/* response.uid replaced */
+	DC_CONV_WRONG_COUNT,	/* the last converted object dropped */
+	DC_CONV_RENAME,		/* the first converted object renamed */
+	DC_CONV_UNREACHABLE,	/* no call: the connection fails */
+};
+
+struct dc_conv_fault {
+	enum dc_conv_wrong	 wrong;
+	uint32_t		 delay_ms;	/* the answer is held this long */
+};
+
 struct dc_hooks {
 	/* true to allow; NULL: allow everything (no RBAC yet). */
 	bool	(*authorize)(struct dc *, const struct dc_attrs *, char *reason,
@@ -564,6 +578,12 @@ struct dc_hooks {
 	int	(*convert)(struct dc *, const struct json_object *crd,
 		    const struct json_object *obj, const char *api_version,
 		    struct json_object **ret);
+	/*
+	 * Fault injection for a conversion webhook call to the CRD named
+	 * 'crd' ("runs.trainyard.dev"), asked once per call (faults.c):
+	 * fills 'ret', zeroed by the caller. NULL: no faults.
+	 */
+	void	(*conv_fault)(struct dc *, const char *crd, struct dc_conv_fault *ret);
 	/*
 	 * Group commit (persistence). With 'commit' false, http.c asks it
 	 * before writing any reply or watch bytes: 0 when every write so

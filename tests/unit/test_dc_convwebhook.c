@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <check.h>
 
@@ -355,7 +356,7 @@ END_TEST
 static char *
 next_line(struct dc_stream *st)
 {
-	for (unsigned n = 0; n < 2000000; n++) {
+	for (unsigned n = 0; n < 20000000; n++) {
 		bool end = false;
 		struct dc_chunk *c = st->ops->pull(st, &end);
 
@@ -413,6 +414,75 @@ START_TEST(watch_at_another_version)
 	kc_free(line);
 	ck_assert_ptr_null(next_line(st));
 	st->ops->release(st);
+}
+END_TEST
+
+/* Adds a fault rule from its JSON. */
+static void
+add_fault(const char *json)
+{
+	struct json_object *o = NULL;
+	struct fault_spec spec;
+	struct kc_status st = { 0 };
+
+	ck_assert_int_eq(kc_json_parse(json, strlen(json), &o, NULL), 0);
+	ck_assert_msg(faults_parse(o, &spec, &st) == 0, "%s", st.message);
+	ck_assert_int_eq(faults_add(dc, &spec, NULL), 0);
+	json_object_put(o);
+}
+
+START_TEST(injected_faults)
+{
+	struct json_object *o, *bad = NULL;
+	struct fault_spec spec;
+	struct kc_status st = { 0 };
+	char client[128], want[256];
+	struct timespec t0, t1;
+
+	ck_assert_int_eq(faults_init(dc), 0);
+	(void)snprintf(client, sizeof(client), "\"url\":\"https://localhost:%d/convert\"",
+	    ts_port(ts));
+	add_crd(client);
+	post(HOOKS1, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"color\":\"red\"}}");
+	add_fault("{\"verb\":\"convert\",\"resource\":\"hooks.example.com\","
+	    "\"webhook\":\"bad-uid\",\"count\":1}");
+	expect_failure(HOOKS2 "/a", "conversion webhook for example.com/v1, Kind=Hook failed: "
+	    "expected response.uid=\"");
+	dct_put(get(HOOKS2 "/a", 200));		/* count 1: once */
+	add_fault("{\"verb\":\"convert\",\"resource\":\"*\",\"webhook\":\"wrong-count\","
+	    "\"count\":1}");
+	expect_failure(HOOKS2 "/a", "conversion webhook for example.com/v1, Kind=Hook returned "
+	    "0 objects, expected 1");
+	add_fault("{\"verb\":\"convert\",\"resource\":\"*\",\"webhook\":\"rename\",\"count\":1}");
+	expect_failure(HOOKS2 "/a", "conversion webhook for example.com/v1, Kind=Hook returned "
+	    "invalid object: must have the same name: a != injected-rename");
+	add_fault("{\"verb\":\"convert\",\"resource\":\"*\",\"webhook\":\"unreachable\","
+	    "\"count\":1}");
+	(void)snprintf(want, sizeof(want), "conversion webhook for example.com/v1, Kind=Hook "
+	    "failed: Post \"https://localhost:%d/convert?timeout=30s\": dial tcp localhost:%d: "
+	    "connect: connection refused (injected)", ts_port(ts), ts_port(ts));
+	expect_failure(HOOKS2 "/a", want);
+	/* Slow: the answer is held, then right. */
+	add_fault("{\"verb\":\"convert\",\"resource\":\"*\",\"latencyMs\":300,\"count\":1}");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	o = get(HOOKS2 "/a", 200);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_str_eq(kc_json_str(o, "spec", "colour"), "red");
+	dct_put(o);
+	ck_assert_int_ge((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000,
+	    300);
+	/* Rules that make no sense are refused. */
+	ck_assert_int_eq(kc_json_parse("{\"verb\":\"convert\",\"resource\":\"*\","
+	    "\"webhook\":\"late\"}", 50, &bad, NULL), 0);
+	ck_assert_int_eq(faults_parse(bad, &spec, &st), KC_EBADREQUEST);
+	ck_assert_str_eq(st.message, "webhook: unsupported value \"late\": supported values: "
+	    "bad-uid, wrong-count, rename, unreachable");
+	json_object_put(bad);
+	ck_assert_int_eq(kc_json_parse("{\"verb\":\"get\",\"resource\":\"*\",\"code\":500,"
+	    "\"webhook\":\"rename\"}", 59, &bad, NULL), 0);
+	ck_assert_int_eq(faults_parse(bad, &spec, &st), KC_EBADREQUEST);
+	ck_assert_str_eq(st.message, "webhook: only for the verb convert");
+	json_object_put(bad);
 }
 END_TEST
 
@@ -514,6 +584,7 @@ dc_convwebhook_suite(void)
 	tcase_add_test(tc, unreachable);
 	tcase_add_test(tc, review_checks);
 	tcase_add_test(tc, watch_at_another_version);
+	tcase_add_test(tc, injected_faults);
 	suite_add_tcase(s, tc);
 	return s;
 }
