@@ -36,14 +36,16 @@
  *			converter (additionalPrinterColumns) is what
  *			crd_plugin's table_conv gives the core.
  *
- * Conversion is strategy None for every CRD: objects are stored in the
- * storage version and only apiVersion changes between versions; reads
- * apply the defaults of the version read. A CRD whose strategy is
- * Webhook is stored and served, but a request in a version other than
- * the storage version would need the webhook, which the devcluster does
- * not call: it gets a 500 naming the conversion webhook, as a failing
- * webhook would give. Objects stored under an older storage version
- * are converted None-style even then.
+ * Conversion: objects are stored in the storage version of the moment
+ * and keep the apiVersion they were stored at. With strategy None only
+ * apiVersion changes between versions, and reads apply the defaults of
+ * the version read. With strategy Webhook every object whose stored
+ * version is not the one asked for goes through hooks.convert (the
+ * conversion webhook caller, convwebhook.c), reads and writes alike;
+ * such a CRD's writes are defaulted and validated with the schema of
+ * the version they are stored in. A CRD update or create appends the
+ * storage version to status.storedVersions, which only its status
+ * subresource trims, and a stored version must stay in spec.versions.
  *
  * Deleting a CRD follows the finalizer controller: once the first
  * DELETE set deletionTimestamp, creates of its resources get 405, a

@@ -81,6 +81,7 @@
 #define DC_UNCHANGED		1		/* a write that changed nothing */
 #define DC_DECLINED		1		/* a hook that did not handle it */
 #define DC_PLUGINS_MAX		32		/* rows of the plug-in table */
+#define DC_CONV_PASSES_MAX	16		/* passes of a request for conversions */
 
 struct dc;
 struct dc_api;
@@ -146,6 +147,7 @@ struct dc_req {
 	 * as api_handle() left it.
 	 */
 	bool		 redo;
+	unsigned	 passes;	/* answers thrown away for a webhook */
 };
 
 /*

@@ -1084,6 +1084,11 @@ api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
 	if (dc->conv_error[0] != '\0') {
 		resp_clear(resp);
 		errors_reply(resp, KC_EINTERNAL, "%s", dc->conv_error);
+	} else if (dc->conv_pending && ++req->passes > DC_CONV_PASSES_MAX) {
+		/* What it needs changes faster than the webhook converts it. */
+		resp_clear(resp);
+		errors_reply(resp, KC_EINTERNAL, "conversion webhook: the objects changed "
+		    "during %d conversions in a row", DC_CONV_PASSES_MAX);
 	} else if (dc->conv_pending) {
 		if (resp->deferred == NULL)
 			resp_clear(resp);
