@@ -97,6 +97,7 @@ struct cw_state {
 	struct kc_hmap		 map;
 	struct entry_list	 entries;	/* oldest first */
 	size_t			 nentries;
+	size_t			 nused;		/* failures given to a request */
 	struct batch_list	 waiting;	/* not sent yet */
 	struct batch_list	 running;
 	struct dc_timer		 send_timer;
@@ -441,6 +442,8 @@ entry_free(struct cw_state *s, struct entry *e)
 	kc_hmap_del(&s->map, &e->h);
 	TAILQ_REMOVE(&s->entries, e, link);
 	s->nentries--;
+	if (e->used)
+		s->nused--;
 	if (e->obj != NULL)
 		json_object_put(e->obj);
 	kc_free(e->error);
@@ -942,6 +945,8 @@ cw_convert(struct dc *dc, const struct json_object *crd, const struct json_objec
 	/* A request's first pass always asks the webhook, as kube-apiserver does. */
 	if (dc->conv_again && (e = (struct entry *)kc_hmap_get(&s->map, key)) != NULL) {
 		if (e->error != NULL) {
+			if (!e->used)
+				s->nused++;
 			e->used = true;
 			(void)kc_strlcpy(dc->conv_error, e->error, sizeof(dc->conv_error));
 			return KC_EINTERNAL;
@@ -979,9 +984,9 @@ cw_after(struct dc *dc, const struct dc_req *req, const struct dc_resp *resp)
 
 	(void)req;
 	(void)resp;
-	if (s == NULL)
+	if (s == NULL || s->nused == 0)
 		return 0;
-	for (e = TAILQ_FIRST(&s->entries); e != NULL; e = next) {
+	for (e = TAILQ_FIRST(&s->entries); e != NULL && s->nused > 0; e = next) {
 		next = TAILQ_NEXT(e, link);
 		if (e->error != NULL && e->used)
 			entry_free(s, e);
