@@ -70,6 +70,7 @@ TAILQ_HEAD(entry_list, entry);
 /* Objects waiting to be sent, or sent, in one ConversionReview. */
 struct batch {
 	TAILQ_ENTRY(batch)	 link;
+	uint64_t		 seq;		/* requests wait for theirs */
 	struct json_object	*crd;		/* a reference */
 	char			*desired;	/* "trainyard.dev/v1beta1" */
 	struct json_object	**objs;		/* references */
@@ -102,6 +103,7 @@ struct cw_state {
 	struct batch_list	 running;
 	struct dc_timer		 send_timer;
 	struct dc_timer		 step_timer;
+	uint64_t		 next_seq;
 };
 
 /* snprintf() into a message buffer: cut when it does not fit. */
@@ -564,6 +566,7 @@ batch_add(struct cw_state *s, const struct json_object *crd, const char *desired
 	if (b == NULL) {
 		if ((b = kc_calloc(1, sizeof(*b))) == NULL)
 			return -ENOMEM;
+		b->seq = ++s->next_seq;
 		b->crd = json_object_get((struct json_object *)(uintptr_t)crd);
 		if ((b->desired = kc_strdup(desired)) == NULL) {
 			batch_free(b);
@@ -571,6 +574,10 @@ batch_add(struct cw_state *s, const struct json_object *crd, const char *desired
 		}
 		TAILQ_INSERT_TAIL(&s->waiting, b, link);
 	}
+	if (s->dc->conv_lo == 0 || b->seq < s->dc->conv_lo)
+		s->dc->conv_lo = b->seq;
+	if (b->seq > s->dc->conv_hi)
+		s->dc->conv_hi = b->seq;
 	for (size_t i = 0; i < b->n; i++)
 		if (strcmp(b->keys[i], key) == 0)
 			return 0;
@@ -965,6 +972,19 @@ cw_convert(struct dc *dc, const struct json_object *crd, const struct json_objec
  * The plug-in
  */
 
+/* Whether a call of 'list' is one 'req' waits for. */
+static bool
+batch_waited(const struct batch_list *list, const struct dc_req *req)
+{
+	const struct batch *b;
+
+	TAILQ_FOREACH(b, list, link)
+		if (b->seq >= req->conv_lo && b->seq <= req->conv_hi)
+			return true;
+	return false;
+}
+
+/* A request answered again is held while the calls it asked for run. */
 static uint64_t
 cw_hold_ms(struct dc *dc, const struct dc_req *req)
 {
@@ -972,7 +992,9 @@ cw_hold_ms(struct dc *dc, const struct dc_req *req)
 
 	if (!req->redo || s == NULL)
 		return 0;
-	return TAILQ_EMPTY(&s->waiting) && TAILQ_EMPTY(&s->running) ? 0 : CONVWEBHOOK_POLL_MS;
+	if (batch_waited(&s->waiting, req) || batch_waited(&s->running, req))
+		return CONVWEBHOOK_POLL_MS;
+	return 0;
 }
 
 /* A request was answered: the failures it was given are forgotten. */

@@ -148,6 +148,7 @@ struct dc_req {
 	 */
 	bool		 redo;
 	unsigned	 passes;	/* answers thrown away for a webhook */
+	uint64_t	 conv_lo, conv_hi;	/* the webhook calls it waits for */
 };
 
 /*
@@ -575,7 +576,9 @@ struct dc_hooks {
 	 * '*ret'; -EINPROGRESS when the webhook has been asked (the
 	 * request is answered again once it replied: dc->conv_pending);
 	 * KC_EINTERNAL when it failed (dc->conv_error holds kube-apiserver's
-	 * message); -ENOMEM. NULL: KC_EINTERNAL.
+	 * message); -ENOMEM. NULL: KC_EINTERNAL. A call it asks for widens
+	 * [dc->conv_lo, dc->conv_hi], the sequence numbers of the calls the
+	 * request then waits for.
 	 */
 	int	(*convert)(struct dc *, const struct json_object *crd,
 		    const struct json_object *obj, const char *api_version,
@@ -763,6 +766,7 @@ struct dc {
 	bool			 conv_pending;
 	bool			 conv_allowed;	/* inside api_handle(), not a watch */
 	bool			 conv_again;	/* a later pass of a held request */
+	uint64_t		 conv_lo, conv_hi;	/* calls asked for (hooks.convert) */
 	char			 conv_error[1024];
 	void			*plugin_states[DC_PLUGINS_MAX]; /* plugin_state() */
 };

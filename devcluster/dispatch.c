@@ -1076,6 +1076,7 @@ api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
 	dc->conv_error[0] = '\0';
 	dc->conv_allowed = true;
 	dc->conv_again = req->redo;
+	dc->conv_lo = dc->conv_hi = 0;
 	req->redo = false;
 	if (resp->deferred != NULL)
 		deferred_reply(resp);
@@ -1093,6 +1094,8 @@ api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
 		if (resp->deferred == NULL)
 			resp_clear(resp);
 		req->redo = true;
+		req->conv_lo = dc->conv_lo;
+		req->conv_hi = dc->conv_hi;
 	}
 	dc->conv_allowed = false;
 	dc->conv_again = false;

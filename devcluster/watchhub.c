@@ -205,6 +205,7 @@ watch_view(const struct dc_watcher *w, const struct json_object *obj,
 {
 	struct dc *dc = w->hub->dc;
 	bool allowed = dc->conv_allowed, again = dc->conv_again, pending = dc->conv_pending;
+	uint64_t lo = dc->conv_lo, hi = dc->conv_hi;
 	char saved[sizeof(dc->conv_error)];
 	int r;
 
@@ -219,6 +220,8 @@ watch_view(const struct dc_watcher *w, const struct json_object *obj,
 	dc->conv_allowed = allowed;
 	dc->conv_again = again;
 	dc->conv_pending = pending;
+	dc->conv_lo = lo;
+	dc->conv_hi = hi;
 	memcpy(dc->conv_error, saved, sizeof(saved));
 	return r;
 }
