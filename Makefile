@@ -58,6 +58,9 @@ LIB_DATA_SRCS	 = $(LIB_CORE_SRCS) lib/yaml.c lib/selector.c lib/patch.c \
 LIB_SRCS	 = $(LIB_DATA_SRCS) lib/kubeconfig.c lib/transport.c \
 		   lib/client.c lib/watch.c
 LIB_DATA_SRCS	+= lib/quantity.c
+# The one piece of libkc's client side the devcluster uses: the transport's
+# calls that never wait, for conversion webhooks (devcluster/convwebhook.c).
+DC_CLIENT_SRCS	 = lib/kubeconfig.c lib/transport.c
 
 # trainyard-controller's pure modules: json-c in, json-c or structs out, no
 # threads and no network (the unit test binary links them).
@@ -77,7 +80,7 @@ UNIT_SUITES	 = err buf str json jsonstream log yaml selector patch cert kubeconf
 UNIT_SUITES	+= dc_router dc_storage dc_watch dc_errors dc_auth dc_discovery \
 		   dc_api
 UNIT_SUITES	+= dc_openapi
-UNIT_SUITES	+= dc_crd
+UNIT_SUITES	+= dc_crd dc_convwebhook
 UNIT_SUITES	+= dc_gc dc_persist
 UNIT_SUITES	+= dc_authz
 UNIT_SUITES	+= dc_faults
@@ -133,44 +136,46 @@ SUITE_DEPS_dc_rbac	= devcluster/rbac.c lib/selector.c lib/yaml.c
 SUITE_DEPS_dc_sched	= devcluster/sched.c devcluster/sched_res.c devcluster/sched_plan.c \
 			  devcluster/sched_fit.c devcluster/sched_gang.c \
 			  devcluster/sched_pgstatus.c lib/quantity.c lib/selector.c lib/yaml.c
-SUITE_DEPS_dc_router	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
-SUITE_DEPS_dc_storage	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
-SUITE_DEPS_dc_watch	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
-SUITE_DEPS_dc_errors	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
-SUITE_DEPS_dc_auth	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
-SUITE_DEPS_dc_discovery	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
-SUITE_DEPS_dc_api	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+SUITE_DEPS_dc_router	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_storage	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_watch	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_errors	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_auth	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_discovery	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c
+SUITE_DEPS_dc_api	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_openapi	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+SUITE_DEPS_dc_openapi	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_crd	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+SUITE_DEPS_dc_crd	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_gc	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+SUITE_DEPS_dc_convwebhook = $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c \
+			  lib/cert.c lib/quantity.c tests/unit/dc_testutil.c tests/server/testserver.c
+SUITE_DEPS_dc_gc	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_persist	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+SUITE_DEPS_dc_persist	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_authz	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+SUITE_DEPS_dc_authz	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_faults	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+SUITE_DEPS_dc_faults	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_quota	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+SUITE_DEPS_dc_quota	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_scheduler = $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+SUITE_DEPS_dc_scheduler = $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_tokens	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+SUITE_DEPS_dc_tokens	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_dc_protobuf2	= devcluster/protobuf.c
-SUITE_DEPS_dc_kubelet	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+SUITE_DEPS_dc_kubelet	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_nodes	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+SUITE_DEPS_dc_nodes	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_disruption = $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+SUITE_DEPS_dc_disruption = $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_apps	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+SUITE_DEPS_dc_apps	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_authn	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+SUITE_DEPS_dc_authn	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
-SUITE_DEPS_dc_exec	= $(DC_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
+SUITE_DEPS_dc_exec	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_quantity	= lib/quantity.c
 # cache.c's transforms read informer items and deflate Runs.
@@ -212,7 +217,7 @@ DC_PURE_SRCS	 = devcluster/schema.c devcluster/schema_crd.c devcluster/regex.c \
 		   devcluster/sched_pgstatus.c
 DC_SRCS		+= $(DC_PURE_SRCS)
 DC_SRCS		+= devcluster/openapi.c devcluster/ssa.c
-DC_SRCS		+= devcluster/crd.c
+DC_SRCS		+= devcluster/crd.c devcluster/convwebhook.c
 DC_SRCS		+= devcluster/gc.c devcluster/namespace.c devcluster/persist.c
 DC_SRCS		+= devcluster/authz.c
 DC_SRCS		+= devcluster/quota.c
@@ -274,7 +279,7 @@ $(BUILD)/lib/libkc.a: $(LIB_OBJS)
 	ar rcs $@ $^
 
 $(BUILD)/bin/trainyard-devcluster: $(DEVCLUSTER_SRCS:%.c=$(BUILD)/%.o) \
-    $(LIB_DATA_SRCS:%.c=$(BUILD)/%.o)
+    $(LIB_DATA_SRCS:%.c=$(BUILD)/%.o) $(DC_CLIENT_SRCS:%.c=$(BUILD)/%.o)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
@@ -291,7 +296,7 @@ $(SAN)/%.o: %.c
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(SAN_FLAGS) $(TEST_CFLAGS) -c $< -o $@
 
 $(SAN)/bin/trainyard-devcluster: $(DEVCLUSTER_SRCS:%.c=$(SAN)/%.o) \
-    $(LIB_DATA_SRCS:%.c=$(SAN)/%.o)
+    $(LIB_DATA_SRCS:%.c=$(SAN)/%.o) $(DC_CLIENT_SRCS:%.c=$(SAN)/%.o)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 

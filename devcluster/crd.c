@@ -36,14 +36,16 @@
  *			converter (additionalPrinterColumns) is what
  *			crd_plugin's table_conv gives the core.
  *
- * Conversion is strategy None for every CRD: objects are stored in the
- * storage version and only apiVersion changes between versions; reads
- * apply the defaults of the version read. A CRD whose strategy is
- * Webhook is stored and served, but a request in a version other than
- * the storage version would need the webhook, which the devcluster does
- * not call: it gets a 500 naming the conversion webhook, as a failing
- * webhook would give. Objects stored under an older storage version
- * are converted None-style even then.
+ * Conversion: objects are stored in the storage version of the moment
+ * and keep the apiVersion they were stored at. With strategy None only
+ * apiVersion changes between versions, and reads apply the defaults of
+ * the version read. With strategy Webhook every object whose stored
+ * version is not the one asked for goes through hooks.convert (the
+ * conversion webhook caller, convwebhook.c), reads and writes alike;
+ * such a CRD's writes are defaulted and validated with the schema of
+ * the version they are stored in. A CRD update or create appends the
+ * storage version to status.storedVersions, which only its status
+ * subresource trims, and a stored version must stay in spec.versions.
  *
  * Deleting a CRD follows the finalizer controller: once the first
  * DELETE set deletionTimestamp, creates of its resources get 405, a
@@ -118,6 +120,7 @@ struct crd {
 	char			*group;
 	char			*plural;	/* spec.names.plural (the storage) */
 	char			*storage;	/* the storage version */
+	struct dc		*dc;
 	bool			 terminating;
 	bool			 webhook;	/* conversion strategy Webhook */
 	bool			 seen;
@@ -637,6 +640,43 @@ crd_prepare_update(struct dc_write_ctx *wc, struct json_object *obj,
 	return crd_set_status(wc->dc, obj, false);
 }
 
+/*
+ * ValidateCustomResourceDefinitionStoredVersions: every stored version
+ * stays in spec.versions (so a version is removed only after the
+ * storage migration trimmed it from status.storedVersions), and the
+ * storage version is among them. Checked on updates: a create's status
+ * is the server's.
+ */
+static void
+stored_versions_validate(const struct json_object *crd, struct dc_errs *errs)
+{
+	const struct json_object *stored = kc_json_get(crd, "status", "storedVersions");
+	const char *sv = schema_crd_storage_version(crd);
+	char field[64], repr[DC_SEGMENT_MAX + 2], detail[DC_SEGMENT_MAX + 32];
+
+	if (arr_len(stored) == 0) {
+		errs_invalid(errs, "status.storedVersions", "[]string{}",
+		    "must have at least one stored version");
+		return;
+	}
+	if (sv != NULL && !jstrv_has(stored, sv)) {
+		(void)snprintf(repr, sizeof(repr), "\"%.*s\"", DC_SEGMENT_MAX - 1, sv);
+		(void)snprintf(detail, sizeof(detail), "must have the storage version %.*s",
+		    DC_SEGMENT_MAX - 1, sv);
+		errs_invalid(errs, "status.storedVersions", repr, detail);
+	}
+	for (size_t i = 0; i < arr_len(stored); i++) {
+		const char *name = json_object_get_string(arr_at(stored, i));
+
+		if (name != NULL && schema_crd_version(crd, name) != NULL)
+			continue;
+		(void)snprintf(field, sizeof(field), "status.storedVersions[%zu]", i);
+		(void)snprintf(repr, sizeof(repr), "\"%.*s\"", DC_SEGMENT_MAX - 1,
+		    name != NULL ? name : "");
+		errs_invalid(errs, field, repr, "must appear in spec.versions");
+	}
+}
+
 static int
 crd_validate(struct dc_write_ctx *wc, const struct json_object *obj,
     const struct json_object *old, struct dc_errs *errs)
@@ -654,6 +694,8 @@ crd_validate(struct dc_write_ctx *wc, const struct json_object *obj,
 	else if (r == KC_EINVALID)
 		errs_merge(errs, se);
 	kc_free(se);
+	if (r != -ENOMEM && old != NULL)
+		stored_versions_validate(obj, errs);
 	return r == -ENOMEM ? r : 0;
 }
 
@@ -838,10 +880,31 @@ fail:
 }
 
 /* Pruning and defaults again (idempotent), for internal writes too. */
+/*
+ * The version whose schema applies to 'obj': for a CRD with a conversion
+ * webhook, the one its apiVersion names (a write the webhook converted
+ * to the storage version: another structure); else 'v', whose defaults
+ * a write gets, as upstream defaults in the version it decodes.
+ */
+static const struct crd_ver *
+ver_for(const struct crd_ver *v, const struct json_object *obj)
+{
+	const char *av = kc_json_str(obj, "apiVersion"), *slash;
+	const struct crd_ver *o;
+
+	if (v == NULL || !v->crd->webhook || av == NULL || (slash = strchr(av, '/')) == NULL ||
+	    strcmp(slash + 1, v->name) == 0)
+		return v;
+	TAILQ_FOREACH(o, &v->crd->vers, link)
+		if (strcmp(o->name, slash + 1) == 0)
+			return o;
+	return v;
+}
+
 static int
 cr_defaults(struct dc_write_ctx *wc, struct json_object *obj)
 {
-	const struct crd_ver *v = ver_of(wc->rt);
+	const struct crd_ver *v = ver_for(ver_of(wc->rt), obj);
 	int r;
 
 	if (v == NULL || v->schema == NULL)
@@ -855,7 +918,7 @@ static int
 cr_validate(struct dc_write_ctx *wc, const struct json_object *obj,
     const struct json_object *old, struct dc_errs *errs)
 {
-	const struct crd_ver *v = ver_of(wc->rt);
+	const struct crd_ver *v = ver_for(ver_of(wc->rt), obj);
 	struct schema_errs *se;
 	int r;
 
@@ -898,7 +961,28 @@ with_api_version(const struct json_object *o, const char *av)
 	return out;
 }
 
-/* Storage to this version: apiVersion, then the version's defaults. */
+/*
+ * 'obj' (in its apiVersion) in 'av' through the CRD's conversion webhook:
+ * only inside a request (hooks.convert asks the webhook and the request
+ * waits for it), never for a watch event.
+ */
+static int
+webhook_convert(const struct crd *c, const struct json_object *obj, const char *av,
+    struct json_object **ret)
+{
+	struct dc *dc = c->dc;
+
+	if (dc == NULL || !dc->conv_allowed || dc->hooks.convert == NULL)
+		return KC_EINTERNAL;
+	return dc->hooks.convert(dc, c->obj, obj, av, ret);
+}
+
+/*
+ * Storage to this version: through the webhook when the object is
+ * stored at another version of a CRD with strategy Webhook (the hook
+ * prunes and defaults with this version's schema); otherwise apiVersion,
+ * then the version's defaults.
+ */
 static int
 cr_convert_out(const struct dc_rtype *rt, const struct json_object *stored,
     struct json_object **ret)
@@ -907,6 +991,9 @@ cr_convert_out(const struct dc_rtype *rt, const struct json_object *stored,
 	struct json_object *out;
 	int r;
 
+	if (v != NULL && v->crd->webhook &&
+	    !str_eq(kc_json_str(stored, "apiVersion"), rt->api_version))
+		return webhook_convert(v->crd, stored, rt->api_version, ret);
 	if (v != NULL && v->has_defaults) {
 		if ((out = kc_json_copy(stored)) == NULL ||
 		    kc_json_set_str(out, "apiVersion", rt->api_version) < 0) {
@@ -931,7 +1018,7 @@ cr_convert_out(const struct dc_rtype *rt, const struct json_object *stored,
 	return 0;
 }
 
-/* This version to storage (strategy None: apiVersion only). */
+/* This version to storage: the webhook, or (strategy None) apiVersion only. */
 static int
 cr_convert_in(const struct dc_rtype *rt, const struct json_object *obj,
     struct json_object **ret)
@@ -944,13 +1031,13 @@ cr_convert_in(const struct dc_rtype *rt, const struct json_object *obj,
 		*ret = json_object_get((struct json_object *)(uintptr_t)obj);
 		return 0;
 	}
-	if (v->crd->webhook && strcmp(v->name, v->crd->storage) != 0)
-		return KC_EINTERNAL;
 	(void)snprintf(av, sizeof(av), "%s/%s", rt->group, v->crd->storage);
 	if (str_eq(kc_json_str(obj, "apiVersion"), av)) {
 		*ret = json_object_get((struct json_object *)(uintptr_t)obj);
 		return 0;
 	}
+	if (v->crd->webhook)
+		return webhook_convert(v->crd, obj, av, ret);
 	if ((out = with_api_version(obj, av)) == NULL)
 		return -ENOMEM;
 	*ret = out;
@@ -1223,8 +1310,8 @@ cr_scale(struct dc *dc, const struct dc_rtype *rt, const struct crd_ver *v,
 
 /*
  * Every request on a custom resource type: the deprecation warning,
- * fieldValidation, 405 for creates while the CRD terminates, 500 where
- * a conversion webhook would be needed, and the scale subresource.
+ * fieldValidation, 405 for creates while the CRD terminates, and the
+ * scale subresource.
  */
 static int
 cr_request(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
@@ -1242,13 +1329,6 @@ cr_request(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
 	if (strcmp(verb, "create") == 0 && v->crd->terminating) {
 		errors_obj(resp, KC_EMETHOD, rt, "", "create not allowed while custom resource "
 		    "definition is terminating");
-		return 1;
-	}
-	if (v->crd->webhook && v->crd->storage != NULL && strcmp(v->name, v->crd->storage) != 0) {
-		errors_reply(resp, KC_EINTERNAL, "conversion webhook for %s/%s, Kind=%s failed: "
-		    "the devcluster does not call conversion webhooks; use the storage "
-		    "version %s/%s", rt->group, v->crd->storage, rt->kind, rt->group,
-		    v->crd->storage);
 		return 1;
 	}
 	if (fv != NULL && fv[0] != '\0' && strcmp(fv, "Ignore") != 0 &&
@@ -1768,6 +1848,7 @@ crd_sync(struct crd_state *s, const char *name, const struct json_object *obj)
 		TAILQ_INSERT_TAIL(&s->crds, c, link);
 	}
 	c->seen = true;
+	c->dc = s->dc;
 	if (c->obj != NULL)
 		json_object_put(c->obj);
 	c->obj = json_object_get((struct json_object *)(uintptr_t)obj);

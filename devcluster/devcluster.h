@@ -82,6 +82,7 @@
 #define DC_UNCHANGED		1		/* a write that changed nothing */
 #define DC_DECLINED		1		/* a hook that did not handle it */
 #define DC_PLUGINS_MAX		32		/* rows of the plug-in table */
+#define DC_CONV_PASSES_MAX	16		/* passes of a request for conversions */
 
 struct dc;
 struct dc_api;
@@ -140,6 +141,15 @@ struct dc_req {
 	uint64_t	 id;
 	struct dc_user	 user;		/* set by dispatch.c after authentication */
 	bool		 authenticated;
+	/*
+	 * Set by api_handle() when the answer waits for a conversion
+	 * webhook: http.c holds the request (the plug-ins' hold_ms says
+	 * how long) and hands it to api_handle() again, with its reply
+	 * as api_handle() left it.
+	 */
+	bool		 redo;
+	unsigned	 passes;	/* answers thrown away for a webhook */
+	uint64_t	 conv_lo, conv_hi;	/* the webhook calls it waits for */
 };
 
 /*
@@ -187,6 +197,14 @@ struct dc_resp {
 	struct resp_header headers[DC_RESP_HEADERS_MAX];
 	size_t		 nheaders;
 	struct dc_stream *stream;		/* a streamed reply */
+	/*
+	 * A committed write whose reply waits for a conversion webhook:
+	 * the stored object (a reference), its type and the status the
+	 * reply will have. api_handle() finishes it when it comes again.
+	 */
+	struct json_object	*deferred;
+	const struct dc_rtype	*deferred_rt;
+	int			 deferred_status;
 };
 
 /*
@@ -484,6 +502,20 @@ struct dc_attrs {
  * noted). A handler hook returns 0 after filling 'resp', DC_DECLINED to
  * fall back to the default, or a negative code (500).
  */
+/* What an injected fault does to a conversion webhook call. */
+enum dc_conv_wrong {
+	DC_CONV_RIGHT,		/* the answer as the webhook gave it */
+	DC_CONV_BAD_UID,	/* response.uid replaced */
+	DC_CONV_WRONG_COUNT,	/* the last converted object dropped */
+	DC_CONV_RENAME,		/* the first converted object renamed */
+	DC_CONV_UNREACHABLE,	/* no call: the connection fails */
+};
+
+struct dc_conv_fault {
+	enum dc_conv_wrong	 wrong;
+	uint32_t		 delay_ms;	/* the answer is held this long */
+};
+
 struct dc_hooks {
 	/* true to allow; NULL: allow everything (no RBAC yet). */
 	bool	(*authorize)(struct dc *, const struct dc_attrs *, char *reason,
@@ -538,6 +570,26 @@ struct dc_hooks {
 		    const struct json_object *obj);
 	/* Called before exit (persistence flushes). */
 	void	(*shutdown)(struct dc *);
+	/*
+	 * Converts 'obj' (a stored object or a request's, its apiVersion
+	 * set) of the CustomResourceDefinition 'crd', whose conversion
+	 * strategy is Webhook, to 'api_version': 0 with a new tree in
+	 * '*ret'; -EINPROGRESS when the webhook has been asked (the
+	 * request is answered again once it replied: dc->conv_pending);
+	 * KC_EINTERNAL when it failed (dc->conv_error holds kube-apiserver's
+	 * message); -ENOMEM. NULL: KC_EINTERNAL. A call it asks for widens
+	 * [dc->conv_lo, dc->conv_hi], the sequence numbers of the calls the
+	 * request then waits for.
+	 */
+	int	(*convert)(struct dc *, const struct json_object *crd,
+		    const struct json_object *obj, const char *api_version,
+		    struct json_object **ret);
+	/*
+	 * Fault injection for a conversion webhook call to the CRD named
+	 * 'crd' ("runs.trainyard.dev"), asked once per call (faults.c):
+	 * fills 'ret', zeroed by the caller. NULL: no faults.
+	 */
+	void	(*conv_fault)(struct dc *, const char *crd, struct dc_conv_fault *ret);
 	/*
 	 * Group commit (persistence). With 'commit' false, http.c asks it
 	 * before writing any reply or watch bytes: 0 when every write so
@@ -706,6 +758,17 @@ struct dc {
 	struct dc_disc		*disc;		/* discovery.c's cache */
 	uint64_t		 next_rid;
 	bool			 stopping;	/* SIGTERM received */
+	/*
+	 * The request being answered waits for a conversion webhook
+	 * (hooks.convert gave -EINPROGRESS), or a conversion failed with
+	 * conv_error: api_handle() resets both, and at its end answers
+	 * again later (req->redo) or with a 500 carrying the message.
+	 */
+	bool			 conv_pending;
+	bool			 conv_allowed;	/* inside api_handle(), not a watch */
+	bool			 conv_again;	/* a later pass of a held request */
+	uint64_t		 conv_lo, conv_hi;	/* calls asked for (hooks.convert) */
+	char			 conv_error[1024];
 	void			*plugin_states[DC_PLUGINS_MAX]; /* plugin_state() */
 };
 
@@ -1053,6 +1116,11 @@ void	 watchhub_drop_rtype(struct dc_hub *, const struct dc_rtype *);
 size_t	 watchhub_count(const struct dc_hub *);
 /* Sends bookmarks to the watchers that asked (the periodic timer). */
 void	 watchhub_bookmarks(struct dc_hub *);
+/*
+ * Conversion webhook calls ended: the watchers waiting for one try again
+ * (their events were held back in order, -EINPROGRESS from api_view()).
+ */
+void	 watchhub_conversions_done(struct dc_hub *);
 /* Reference-counted byte chunks; chunk_new() copies, NULL on -ENOMEM. */
 struct dc_chunk *chunk_new(const void *data, size_t len);
 struct dc_chunk *chunk_ref(struct dc_chunk *);

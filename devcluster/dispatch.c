@@ -400,7 +400,7 @@ do_list(struct rctx *c, enum dc_format fmt)
 	uint64_t rv = 0, snap, cur = storage_rv(c->dc->store);
 	int64_t limit = 0;
 	size_t n = 0, i, matched = 0;
-	bool more = false, selecting;
+	bool more = false, pending = false, selecting;
 	char rvbuf[24];
 	int r;
 
@@ -501,7 +501,13 @@ do_list(struct rctx *c, enum dc_format fmt)
 			last = objs[i];
 			continue;
 		}
-		if ((r = api_view(c->rt, objs[i], &view)) < 0)
+		if ((r = api_view(c->rt, objs[i], &view)) == -EINPROGRESS) {
+			/* Ask for every item that needs it: one review, one more pass. */
+			pending = true;
+			matched++;
+			continue;
+		}
+		if (r < 0)
 			goto fail;
 		if (fmt != DC_FMT_JSON)
 			r = api_table_add_row(c->rt, out, view, include_param(c->req), c->now);
@@ -516,6 +522,10 @@ do_list(struct rctx *c, enum dc_format fmt)
 			goto fail;
 		matched++;
 		last = objs[i];
+	}
+	if (pending) {
+		r = -EINPROGRESS;
+		goto fail;
 	}
 	meta = kc_json_obj_of(out, "metadata");
 	(void)snprintf(rvbuf, sizeof(rvbuf), "%" PRIu64, snap);
@@ -942,8 +952,8 @@ public_route(const struct dc_route *route)
 	return route->kind == DC_ROUTE_HEALTH || route->kind == DC_ROUTE_VERSION;
 }
 
-void
-api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
+static void
+handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
 {
 	struct dc_route route;
 	struct kc_status st = { 0 };
@@ -1030,4 +1040,65 @@ api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
 		kc_log_debug(&lc, "%s %s -> %d (%s)", method_name(req->method), req->path,
 		    resp->status, req->user.name != NULL ? req->user.name : "");
 	}
+}
+
+/* The reply of a committed write that waited for a conversion webhook. */
+static void
+deferred_reply(struct dc_resp *resp)
+{
+	struct json_object *view = NULL;
+	int r;
+
+	if ((r = api_view(resp->deferred_rt, resp->deferred, &view)) == -EINPROGRESS)
+		return;
+	json_object_put(resp->deferred);
+	resp->deferred = NULL;
+	if (r < 0)
+		errors_internal(resp, r);
+	else
+		reply_json(resp, resp->deferred_status, view);
+}
+
+/*
+ * A request that needs a conversion webhook's answer is answered in
+ * passes: each pass that meets a conversion not done yet asks the
+ * webhook (hooks.convert: -EINPROGRESS, dc->conv_pending), throws its
+ * reply away and sets req->redo, and http.c holds the request while
+ * the webhook works, then calls again. Only reads and the steps of a
+ * write before it commits are repeated; a committed write keeps its
+ * outcome in resp->deferred and only its reply waits. A failed
+ * conversion ends the request with a 500 and kube-apiserver's message.
+ */
+void
+api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
+{
+	dc->conv_pending = false;
+	dc->conv_error[0] = '\0';
+	dc->conv_allowed = true;
+	dc->conv_again = req->redo;
+	dc->conv_lo = dc->conv_hi = 0;
+	req->redo = false;
+	if (resp->deferred != NULL)
+		deferred_reply(resp);
+	else
+		handle(dc, req, resp);
+	if (dc->conv_error[0] != '\0') {
+		resp_clear(resp);
+		errors_reply(resp, KC_EINTERNAL, "%s", dc->conv_error);
+	} else if (dc->conv_pending && ++req->passes > DC_CONV_PASSES_MAX) {
+		/* What it needs changes faster than the webhook converts it. */
+		resp_clear(resp);
+		errors_reply(resp, KC_EINTERNAL, "conversion webhook: the objects changed "
+		    "during %d conversions in a row", DC_CONV_PASSES_MAX);
+	} else if (dc->conv_pending) {
+		if (resp->deferred == NULL)
+			resp_clear(resp);
+		req->redo = true;
+		req->conv_lo = dc->conv_lo;
+		req->conv_hi = dc->conv_hi;
+	}
+	dc->conv_allowed = false;
+	dc->conv_again = false;
+	dc->conv_pending = false;
+	dc->conv_error[0] = '\0';
 }

@@ -62,6 +62,7 @@ struct fault {
 	uint64_t	 count;		/* 0: unlimited */
 	uint32_t	 latency_ms;
 	char		 message[512];
+	int		 webhook;	/* verb "convert": enum dc_conv_wrong */
 	uint64_t	 matched;
 	uint64_t	 injected;
 };
@@ -98,7 +99,7 @@ static const struct {
 
 static const char *const verbs[] = {
 	"create", "get", "list", "watch", "update", "patch", "delete",
-	"deletecollection", "*", NULL,
+	"deletecollection", "convert", "*", NULL,
 };
 
 static struct faults *
@@ -106,6 +107,8 @@ state(const struct dc *dc)
 {
 	return plugin_state(dc, &faults_plugin);
 }
+
+static void	faults_conv_fault(struct dc *, const char *, struct dc_conv_fault *);
 
 int
 faults_init(struct dc *dc)
@@ -121,6 +124,7 @@ faults_init(struct dc *dc)
 		return -ENOMEM;
 	}
 	f->next_id = 1;
+	dc->hooks.conv_fault = faults_conv_fault;
 	plugin_set_state(dc, &faults_plugin, f);
 	return 0;
 }
@@ -132,6 +136,8 @@ faults_fini(struct dc *dc)
 
 	if (f == NULL)
 		return;
+	if (dc->hooks.conv_fault == faults_conv_fault)
+		dc->hooks.conv_fault = NULL;
 	kc_free(f->rows);
 	kc_free(f);
 	plugin_set_state(dc, &faults_plugin, NULL);
@@ -208,9 +214,12 @@ faults_parse(const struct json_object *o, struct fault_spec *ret, struct kc_stat
 {
 	static const char *const known[] = {
 		"verb", "resource", "group", "namespace", "code", "retryAfterSeconds",
-		"share", "count", "latencyMs", "message", NULL,
+		"share", "count", "latencyMs", "message", "webhook", NULL,
 	};
-	const char *verb, *resource, *group, *ns, *message;
+	static const char *const wrongs[] = {
+		"", "bad-uid", "wrong-count", "rename", "unreachable", NULL,
+	};
+	const char *verb, *resource, *group, *ns, *message, *webhook;
 	double code = 0, retry = 0, share = 1, count = 0, latency = 0;
 	size_t i;
 	int r;
@@ -235,6 +244,7 @@ faults_parse(const struct json_object *o, struct fault_spec *ret, struct kc_stat
 	    (r = member_str(o, "group", &group, st)) < 0 ||
 	    (r = member_str(o, "namespace", &ns, st)) < 0 ||
 	    (r = member_str(o, "message", &message, st)) < 0 ||
+	    (r = member_str(o, "webhook", &webhook, st)) < 0 ||
 	    (r = member_num(o, "code", 599, &code, st)) < 0 ||
 	    (r = member_num(o, "retryAfterSeconds", 3600, &retry, st)) < 0 ||
 	    (r = member_num(o, "share", 1, &share, st)) < 0 ||
@@ -252,7 +262,7 @@ faults_parse(const struct json_object *o, struct fault_spec *ret, struct kc_stat
 	if (verbs[i] == NULL) {
 		kc_status_set(st, KC_EBADREQUEST, "verb: unsupported value \"%.32s\": "
 		    "supported values: create, get, list, watch, update, patch, delete, "
-		    "deletecollection, *", verb);
+		    "deletecollection, convert, *", verb);
 		return KC_EBADREQUEST;
 	}
 	if (resource[0] == '\0') {
@@ -264,7 +274,26 @@ faults_parse(const struct json_object *o, struct fault_spec *ret, struct kc_stat
 		    "values: 400, 401, 403, 404, 409, 410, 429, 500, 503, 504", code);
 		return KC_EBADREQUEST;
 	}
-	if (code == 0 && latency == 0) {
+	if (strcmp(verb, "convert") == 0) {
+		for (i = 0; wrongs[i] != NULL; i++)
+			if (strcmp(wrongs[i], webhook != NULL ? webhook : "") == 0)
+				break;
+		if (wrongs[i] == NULL) {
+			kc_status_set(st, KC_EBADREQUEST, "webhook: unsupported value \"%.32s\": "
+			    "supported values: bad-uid, wrong-count, rename, unreachable",
+			    webhook);
+			return KC_EBADREQUEST;
+		}
+		if (code != 0 || (i == 0 && latency == 0)) {
+			kc_status_set(st, KC_EBADREQUEST, "a convert rule takes webhook, "
+			    "latencyMs or both, and no code");
+			return KC_EBADREQUEST;
+		}
+		ret->webhook = (int)i;
+	} else if (webhook != NULL) {
+		kc_status_set(st, KC_EBADREQUEST, "webhook: only for the verb convert");
+		return KC_EBADREQUEST;
+	} else if (code == 0 && latency == 0) {
 		kc_status_set(st, KC_EBADREQUEST, "a rule needs a code, latencyMs or both");
 		return KC_EBADREQUEST;
 	}
@@ -327,6 +356,7 @@ faults_add(struct dc *dc, const struct fault_spec *spec, uint64_t *ret_id)
 	r->share_ppm = spec->share_ppm;
 	r->count = spec->count;
 	r->latency_ms = spec->latency_ms;
+	r->webhook = spec->webhook;
 	(void)kc_strlcpy(r->message, spec->message, sizeof(r->message));
 	if (ret_id != NULL)
 		*ret_id = r->id;
@@ -405,6 +435,34 @@ faults_decide(struct dc *dc, const struct dc_route *route)
 	return NULL;
 }
 
+/*
+ * hooks.conv_fault: the first "convert" rule for 'crd' (its name, or
+ * "*") that hits decides what happens to this webhook call.
+ */
+static void
+faults_conv_fault(struct dc *dc, const char *crd, struct dc_conv_fault *ret)
+{
+	struct faults *f = state(dc);
+
+	if (f == NULL)
+		return;
+	for (size_t i = 0; i < f->nrules; i++) {
+		struct fault *r = &f->rules[i];
+		uint64_t k;
+
+		if (strcmp(r->verb, "convert") != 0 || (r->count != 0 && r->injected >= r->count) ||
+		    (strcmp(r->resource, "*") != 0 && strcmp(r->resource, crd) != 0))
+			continue;
+		k = ++r->matched;
+		if (k * r->share_ppm / PPM == (k - 1) * r->share_ppm / PPM)
+			continue;
+		r->injected++;
+		ret->wrong = (enum dc_conv_wrong)r->webhook;
+		ret->delay_ms = r->latency_ms;
+		return;
+	}
+}
+
 int
 fault_code(const struct fault *r)
 {
@@ -455,6 +513,8 @@ rule_json(const struct fault *r, struct json_object **ret)
 	    kc_json_set_int(o, "retryAfterSeconds", r->retry_after) < 0 ||
 	    kc_json_put(o, "share", json_object_new_double((double)r->share_ppm / PPM)) < 0 ||
 	    kc_json_set_int(o, "count", (int64_t)r->count) < 0 ||
+	    (r->webhook != 0 && kc_json_set_str(o, "webhook", (const char *const []){
+	    "", "bad-uid", "wrong-count", "rename", "unreachable" }[r->webhook]) < 0) ||
 	    kc_json_set_int(o, "latencyMs", r->latency_ms) < 0 ||
 	    kc_json_set_str(o, "message", r->message) < 0 ||
 	    kc_json_set_int(o, "matched", (int64_t)r->matched) < 0 ||

@@ -28,6 +28,7 @@ struct fault_spec {
 	uint64_t	 count;			/* hits before it stops; 0: no end */
 	uint32_t	 latency_ms;
 	char		 message[512];		/* "" for the default */
+	int		 webhook;		/* verb "convert": enum dc_conv_wrong */
 };
 
 struct faults_stats {

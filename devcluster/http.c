@@ -434,6 +434,16 @@ dispatch(struct conn *c)
 			}
 		}
 		api_handle(dc, &c->req, &c->resp);
+		/* It waits for a conversion webhook: ask again after a hold. */
+		if (c->req.redo) {
+			c->hold_dispatch = true;
+			timer_init(&c->hold, dc, conn_unhold, c);
+			timer_arm(&c->hold, 0);
+			lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
+			rx_pause(c, true);
+			probe_start(c);
+			return;
+		}
 		/* The plug-ins count it; an injected latency holds the reply. */
 		if ((hold = plugins_after(dc, &c->req, &c->resp)) > 0) {
 			timer_init(&c->hold, dc, conn_unhold, c);

@@ -37,6 +37,7 @@ const struct dc_plugin *const dc_plugins[] = {
 	&openapi_plugin,	/* /openapi/v2, /openapi/v3, protobuf bodies */
 	&ssa_plugin,		/* server-side apply, managedFields */
 	&crd_plugin,		/* CustomResourceDefinitions; Tables of custom resources */
+	&convwebhook_plugin,	/* conversion webhooks of custom resources (hooks.convert) */
 	&gc_plugin,		/* garbage collector */
 	&namespace_plugin,	/* namespace controller */
 	&authz_plugin,		/* RBAC authorizer, access reviews */

@@ -10,6 +10,7 @@
 #include "apps.h"
 #include "authn.h"
 #include "authz.h"
+#include "convwebhook.h"
 #include "crd.h"
 #include "disruption.h"
 #include "exec.h"

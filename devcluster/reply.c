@@ -35,6 +35,8 @@ resp_clear(struct dc_resp *resp)
 		kc_free(resp->headers[i].value);
 	if (resp->stream != NULL)
 		resp->stream->ops->release(resp->stream);
+	if (resp->deferred != NULL)
+		json_object_put(resp->deferred);
 	resp_init(resp);
 }
 
@@ -199,7 +201,14 @@ reply_object(struct rctx *c, int status, const struct json_object *stored)
 		c->resp->content_type = JSON_CT;
 		return;
 	}
-	if ((r = api_view(c->rt, stored, &view)) < 0) {
+	if ((r = api_view(c->rt, stored, &view)) == -EINPROGRESS) {
+		/* Committed: only the reply waits for the conversion webhook. */
+		c->resp->deferred = json_object_get((struct json_object *)(uintptr_t)stored);
+		c->resp->deferred_rt = c->rt;
+		c->resp->deferred_status = status;
+		return;
+	}
+	if (r < 0) {
 		errors_internal(c->resp, r);
 		return;
 	}

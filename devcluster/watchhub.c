@@ -100,6 +100,22 @@ struct dc_watcher {
 	size_t			 rbytes;
 	bool			 replaying;
 	struct dc_timer		 timeout;
+	/*
+	 * Events waiting for a conversion webhook, in order: once one
+	 * waits, every later event waits behind it (not counted in the
+	 * ring; bounded by the same backlog).
+	 */
+	TAILQ_HEAD(pend_list, pend) pend;
+	uint32_t		 npend;
+	bool			 conv_wait;	/* pull found nothing converted yet */
+	char			 conv_error[1024];	/* of the last failed conversion */
+};
+
+struct pend {
+	TAILQ_ENTRY(pend)	 link;
+	struct dc_event		*ev;		/* a reference */
+	int			 type;
+	bool			 prev;
 };
 
 struct dc_hub {
@@ -177,6 +193,39 @@ out:
 	return c;
 }
 
+/*
+ * The view of 'obj' for 'w'. A conversion webhook may be asked (the
+ * request or write that caused the event never waits for it): then
+ * -EINPROGRESS, and watchhub_conversions_done() wakes the watcher; a
+ * failed conversion is KC_EINTERNAL with its message in w->conv_error.
+ */
+static int
+watch_view(const struct dc_watcher *w, const struct json_object *obj,
+    struct json_object **ret)
+{
+	struct dc *dc = w->hub->dc;
+	bool allowed = dc->conv_allowed, again = dc->conv_again, pending = dc->conv_pending;
+	uint64_t lo = dc->conv_lo, hi = dc->conv_hi;
+	char saved[sizeof(dc->conv_error)];
+	int r;
+
+	memcpy(saved, dc->conv_error, sizeof(saved));
+	dc->conv_allowed = true;
+	dc->conv_again = true;
+	dc->conv_error[0] = '\0';
+	r = api_view(w->rt, obj, ret);
+	if (r == KC_EINTERNAL && dc->conv_error[0] != '\0')
+		(void)kc_strlcpy(((struct dc_watcher *)(uintptr_t)w)->conv_error,
+		    dc->conv_error, sizeof(w->conv_error));
+	dc->conv_allowed = allowed;
+	dc->conv_again = again;
+	dc->conv_pending = pending;
+	dc->conv_lo = lo;
+	dc->conv_hi = hi;
+	memcpy(dc->conv_error, saved, sizeof(saved));
+	return r;
+}
+
 /* The object a watcher sends for 'obj': its view, or a one-row Table. */
 static int
 render(const struct dc_watcher *w, const struct json_object *obj, bool cols,
@@ -186,7 +235,7 @@ render(const struct dc_watcher *w, const struct json_object *obj, bool cols,
 	char rv[24];
 	int r;
 
-	if ((r = api_view(w->rt, obj, &view)) < 0)
+	if ((r = watch_view(w, obj, &view)) < 0)
 		return r;
 	if (w->fmt == DC_FMT_JSON) {
 		*ret = view;
@@ -209,13 +258,15 @@ render(const struct dc_watcher *w, const struct json_object *obj, bool cols,
 
 static struct dc_chunk *
 object_chunk(const struct dc_watcher *w, int type, const struct json_object *obj,
-    bool cols)
+    bool cols, int *ret_r)
 {
 	struct json_object *o = NULL;
 	struct dc_chunk *c;
 
-	if (render(w, obj, cols, &o) < 0)
+	*ret_r = -ENOMEM;
+	if ((*ret_r = render(w, obj, cols, &o)) < 0)
 		return NULL;
+	*ret_r = -ENOMEM;
 	c = event_line(ev_names[type], o);
 	json_object_put(o);
 	return c;
@@ -251,7 +302,7 @@ cache_push(struct dc_hub *hub, struct dc_event *ev)
  * state (a DELETED caused by the selectors). Cached on the event.
  */
 static struct dc_chunk *
-event_chunk(struct dc_watcher *w, struct dc_event *ev, int type, bool prev)
+event_chunk(struct dc_watcher *w, struct dc_event *ev, int type, bool prev, int *ret_r)
 {
 	bool cols = w->fmt != DC_FMT_JSON && !w->cols_sent;
 	unsigned key = (unsigned)type | (unsigned)w->fmt << 2 |
@@ -260,6 +311,7 @@ event_chunk(struct dc_watcher *w, struct dc_event *ev, int type, bool prev)
 	struct dc_ser *s;
 	struct dc_chunk *c;
 
+	*ret_r = -ENOMEM;
 	for (s = ev->sers; s != NULL; s = s->next)
 		if (s->rt == w->rt && s->key == key)
 			return chunk_ref(s->chunk);
@@ -268,7 +320,7 @@ event_chunk(struct dc_watcher *w, struct dc_event *ev, int type, bool prev)
 			return NULL;
 	} else
 		obj = json_object_get(ev->obj);
-	c = object_chunk(w, type, obj, cols);
+	c = object_chunk(w, type, obj, cols, ret_r);
 	json_object_put(obj);
 	if (c == NULL)
 		return NULL;
@@ -309,6 +361,14 @@ drop_queue(struct dc_watcher *w)
 	w->init = NULL;
 	w->ninit = 0;
 	w->init_pos = 0;
+	while (!TAILQ_EMPTY(&w->pend)) {
+		struct pend *p = TAILQ_FIRST(&w->pend);
+
+		TAILQ_REMOVE(&w->pend, p, link);
+		event_unref(p->ev);
+		kc_free(p);
+	}
+	w->npend = 0;
 }
 
 static void
@@ -390,26 +450,76 @@ selected(const struct dc_watcher *w, const struct json_object *obj)
 	return obj != NULL && obj_in_ns(w, obj) && api_matches(w->rt, w->ls, w->fs, obj);
 }
 
+/* A failed conversion: an ERROR event with its Status, and the end. */
+static void
+conversion_failed(struct dc_watcher *w)
+{
+	struct json_object *st = NULL;
+	struct dc_chunk *c = NULL;
+
+	drop_queue(w);
+	if (errors_status_body(KC_EINTERNAL, w->conv_error, NULL, &st) == 0) {
+		c = event_line("ERROR", st);
+		json_object_put(st);
+	}
+	if (c != NULL)
+		enqueue(w, c);
+	end_watch(w);
+}
+
+/* An event waits for the conversion webhook (the reference is taken). */
+static void
+pend_push(struct dc_watcher *w, struct dc_event *ev, int type, bool prev)
+{
+	struct pend *p;
+
+	if (w->ended)
+		return;
+	if (w->npend >= w->hub->backlog_events || (p = kc_calloc(1, sizeof(*p))) == NULL) {
+		drop_queue(w);
+		end_watch(w);
+		return;
+	}
+	p->ev = event_ref(ev);
+	p->type = type;
+	p->prev = prev;
+	TAILQ_INSERT_TAIL(&w->pend, p, link);
+	w->npend++;
+	w->conv_wait = true;		/* woken when the webhook has answered */
+}
+
 static void
 deliver(struct dc_watcher *w, struct dc_event *ev)
 {
 	bool cur = ev->type != DC_EV_DELETED && selected(w, ev->obj);
 	bool old = ev->prev != NULL && selected(w, ev->prev);
 	struct dc_chunk *c;
+	bool prev = false;
+	int type, r;
 
 	if (!cur && !old)
 		return;
 	if (cur && !old)
-		c = event_chunk(w, ev, EV_ADDED, false);
+		type = EV_ADDED;
 	else if (cur)
-		c = event_chunk(w, ev, EV_MODIFIED, false);
-	else if (ev->type == DC_EV_DELETED)
-		c = event_chunk(w, ev, EV_DELETED, false);
-	else
-		c = event_chunk(w, ev, EV_DELETED, true);
-	if (c == NULL) {
-		drop_queue(w);
-		end_watch(w);
+		type = EV_MODIFIED;
+	else {
+		type = EV_DELETED;
+		prev = ev->type != DC_EV_DELETED;
+	}
+	if (!TAILQ_EMPTY(&w->pend)) {
+		pend_push(w, ev, type, prev);
+		return;
+	}
+	if ((c = event_chunk(w, ev, type, prev, &r)) == NULL) {
+		if (r == -EINPROGRESS)
+			pend_push(w, ev, type, prev);
+		else if (r == KC_EINTERNAL && w->conv_error[0] != '\0')
+			conversion_failed(w);
+		else {
+			drop_queue(w);
+			end_watch(w);
+		}
 		return;
 	}
 	if (w->fmt != DC_FMT_JSON)
@@ -473,19 +583,29 @@ stream_pull(struct dc_stream *s, bool *ret_end)
 {
 	struct dc_watcher *w = (struct dc_watcher *)s;
 	struct dc_chunk *c;
+	struct pend *p;
+	int r;
 
 	*ret_end = false;
 	if (w->init_pos < w->ninit) {
 		struct json_object *obj = w->init[w->init_pos];
 
+		c = object_chunk(w, EV_ADDED, obj, w->init_cols, &r);
+		if (c == NULL && r == -EINPROGRESS) {
+			w->conv_wait = true;
+			return NULL;
+		}
 		w->init[w->init_pos++] = NULL;
-		c = object_chunk(w, EV_ADDED, obj, w->init_cols);
 		json_object_put(obj);
 		w->init_cols = false;
 		if (c != NULL)
 			return c;
-		drop_queue(w);
-		end_watch(w);
+		if (r == KC_EINTERNAL && w->conv_error[0] != '\0')
+			conversion_failed(w);
+		else {
+			drop_queue(w);
+			end_watch(w);
+		}
 	}
 	if (w->init != NULL && w->init_pos == w->ninit) {
 		objs_free(w->init, w->ninit);
@@ -504,8 +624,43 @@ stream_pull(struct dc_stream *s, bool *ret_end)
 		}
 		return c;
 	}
+	if ((p = TAILQ_FIRST(&w->pend)) != NULL) {
+		c = event_chunk(w, p->ev, p->type, p->prev, &r);
+		if (c == NULL && r == -EINPROGRESS) {
+			w->conv_wait = true;
+			return NULL;
+		}
+		TAILQ_REMOVE(&w->pend, p, link);
+		w->npend--;
+		event_unref(p->ev);
+		kc_free(p);
+		if (c != NULL) {
+			if (w->fmt != DC_FMT_JSON)
+				w->cols_sent = true;
+			return c;
+		}
+		if (r == KC_EINTERNAL && w->conv_error[0] != '\0')
+			conversion_failed(w);
+		else {
+			drop_queue(w);
+			end_watch(w);
+		}
+		return stream_pull(s, ret_end);
+	}
 	*ret_end = w->ended;
 	return NULL;
+}
+
+void
+watchhub_conversions_done(struct dc_hub *hub)
+{
+	struct dc_watcher *w;
+
+	TAILQ_FOREACH(w, &hub->all, all)
+		if (w->conv_wait) {
+			w->conv_wait = false;
+			wake(w);
+		}
 }
 
 static void
@@ -555,6 +710,7 @@ watchhub_start(struct dc *dc, const struct dc_watch_opts *o, struct dc_stream **
 	if ((w = kc_calloc(1, sizeof(*w))) == NULL)
 		return -ENOMEM;
 	w->stream.ops = &watcher_ops;
+	TAILQ_INIT(&w->pend);
 	w->hub = hub;
 	w->rt = o->rt;
 	w->coll = o->rt->coll;

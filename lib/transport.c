@@ -102,6 +102,10 @@ struct curl_transport {
 	struct curl_slist	*connect_to;	/* "sni:port:host:port" */
 	CURL			*easy;
 	CURLM			*multi;
+	struct curl_slist	*headers;	/* of the attempt in progress */
+	bool			 added;		/* easy is on multi */
+	char			*call_url;	/* kc_transport_curl_start()'s */
+	const struct kc_http_req *call_req;
 	atomic_bool		 cancelled;
 	char			 errbuf[CURL_ERROR_SIZE];
 	struct xfer		 x;
@@ -221,6 +225,8 @@ setup_server(struct curl_transport *t, struct kc_status *st)
 }
 
 static void *curl_close(void *);
+static int attempt_finish(struct curl_transport *, const struct kc_http_req *, const char *,
+    int, CURLcode, struct kc_status *);
 
 static int
 curl_open(const struct kc_transport_opts *opts, void **ret, struct kc_status *st)
@@ -286,6 +292,10 @@ curl_close(void *p)
 		curl_easy_cleanup(t->easy);
 	if (t->multi != NULL)
 		curl_multi_cleanup(t->multi);
+	if (t->call_req != NULL)
+		(void)attempt_finish(t, t->call_req, t->call_url, -ECANCELED, CURLE_OK, NULL);
+	curl_slist_free_all(t->headers);
+	kc_free(t->call_url);
 	curl_slist_free_all(t->connect_to);
 	kc_rest_config_free(t->rc);
 	kc_free(t->user_agent);
@@ -652,7 +662,8 @@ setup_easy(struct curl_transport *t, const struct kc_http_req *req, const char *
 	SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
 	SETOPT(CURLOPT_NOSIGNAL, 1L);
 	SETOPT(CURLOPT_ERRORBUFFER, t->errbuf);
-	SETOPT(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	SETOPT(CURLOPT_HTTP_VERSION, t->opts.http1 ? (long)CURL_HTTP_VERSION_1_1 :
+	    (long)CURL_HTTP_VERSION_2TLS);
 	SETOPT(CURLOPT_ACCEPT_ENCODING, "");
 	SETOPT(CURLOPT_USERAGENT, t->user_agent);
 	SETOPT(CURLOPT_CONNECTTIMEOUT_MS, (long)t->opts.connect_timeout_ms);
@@ -720,63 +731,25 @@ setup_easy(struct curl_transport *t, const struct kc_http_req *req, const char *
 
 #undef SETOPT
 
-/* Runs the easy handle on the multi handle until done or cancelled. */
-static int
-run_transfer(struct curl_transport *t, CURLcode *ret_cc, struct kc_status *st)
-{
-	CURLMcode mc;
-	CURLMsg *msg;
-	int running = 1, left, r = 0;
-
-	*ret_cc = CURLE_OK;
-	if ((mc = curl_multi_add_handle(t->multi, t->easy)) != CURLM_OK)
-		return mc == CURLM_OUT_OF_MEMORY ? -ENOMEM :
-		    kc_status_set(st, KC_ETRANSPORT, "curl: %s", curl_multi_strerror(mc));
-	for (;;) {
-		if (is_cancelled(t)) {
-			r = kc_status_set(st, -ECANCELED, "cancelled");
-			break;
-		}
-		if ((mc = curl_multi_perform(t->multi, &running)) != CURLM_OK)
-			break;
-		if (running == 0)
-			break;
-		if ((mc = curl_multi_poll(t->multi, NULL, 0, POLL_MS, NULL)) != CURLM_OK)
-			break;
-	}
-	if (r == 0 && mc != CURLM_OK)
-		r = mc == CURLM_OUT_OF_MEMORY ? -ENOMEM :
-		    kc_status_set(st, KC_ETRANSPORT, "curl: %s", curl_multi_strerror(mc));
-	if (r == 0) {
-		while ((msg = curl_multi_info_read(t->multi, &left)) != NULL)
-			if (msg->msg == CURLMSG_DONE && msg->easy_handle == t->easy)
-				*ret_cc = msg->data.result;
-	}
-	(void)curl_multi_remove_handle(t->multi, t->easy);
-	return r;
-}
-
 /*
- * One attempt: token, headers, transfer. 0 when an HTTP answer arrived;
- * *ret_cc is curl's code for the retry decision.
+ * The first half of an attempt: token, headers, the easy handle set up
+ * and added to the multi handle. The headers stay in t->headers until
+ * attempt_finish().
  */
 static int
-attempt(struct curl_transport *t, const struct kc_http_req *req, const char *url,
-    bool stream, CURLcode *ret_cc, struct kc_status *st)
+attempt_start(struct curl_transport *t, const struct kc_http_req *req, const char *url,
+    bool stream, struct kc_status *st)
 {
-	_cleanup_(slist_freep) struct curl_slist *headers = NULL;
 	struct kc_http_resp *resp = t->x.resp;
 	const char *token = NULL;
-	CURLcode cc;
-	long code = 0;
+	CURLMcode mc;
 	int r;
 
-	*ret_cc = CURLE_OK;
 	if ((r = kc_rest_config_token(t->rc, &token, st)) < 0)
 		return r;
-	if ((r = build_headers(t, req, token, &headers, st)) < 0)
+	if ((r = build_headers(t, req, token, &t->headers, st)) < 0)
 		return r;
-	if ((r = setup_easy(t, req, url, headers, stream, st)) < 0)
+	if ((r = setup_easy(t, req, url, t->headers, stream, st)) < 0)
 		return r;
 	kc_buf_reset(&resp->body);
 	resp->status = 0;
@@ -785,11 +758,73 @@ attempt(struct curl_transport *t, const struct kc_http_req *req, const char *url
 	t->x.err = 0;
 	t->x.fn_stopped = false;
 	t->x.status_known = false;
+	if ((mc = curl_multi_add_handle(t->multi, t->easy)) != CURLM_OK)
+		return mc == CURLM_OUT_OF_MEMORY ? -ENOMEM :
+		    kc_status_set(st, KC_ETRANSPORT, "curl: %s", curl_multi_strerror(mc));
+	t->added = true;
+	return 0;
+}
 
-	r = run_transfer(t, &cc, st);
-	/* The handle points into 'headers' and 'rc': drop what it keeps. */
+/*
+ * Moves the transfer on without waiting: 1 while it runs, 0 when it
+ * ended (*ret_cc is curl's code for it), or a code.
+ */
+static int
+transfer_step(struct curl_transport *t, CURLcode *ret_cc, struct kc_status *st)
+{
+	CURLMcode mc;
+	CURLMsg *msg;
+	int running = 1, left;
+
+	*ret_cc = CURLE_OK;
+	if ((mc = curl_multi_perform(t->multi, &running)) != CURLM_OK)
+		return mc == CURLM_OUT_OF_MEMORY ? -ENOMEM :
+		    kc_status_set(st, KC_ETRANSPORT, "curl: %s", curl_multi_strerror(mc));
+	if (running != 0)
+		return 1;
+	while ((msg = curl_multi_info_read(t->multi, &left)) != NULL)
+		if (msg->msg == CURLMSG_DONE && msg->easy_handle == t->easy)
+			*ret_cc = msg->data.result;
+	return 0;
+}
+
+/* Runs the added easy handle until done or cancelled. */
+static int
+run_transfer(struct curl_transport *t, CURLcode *ret_cc, struct kc_status *st)
+{
+	CURLMcode mc;
+	int r;
+
+	for (;;) {
+		if (is_cancelled(t))
+			return kc_status_set(st, -ECANCELED, "cancelled");
+		if ((r = transfer_step(t, ret_cc, st)) <= 0)
+			return r;
+		if ((mc = curl_multi_poll(t->multi, NULL, 0, POLL_MS, NULL)) != CURLM_OK)
+			return mc == CURLM_OUT_OF_MEMORY ? -ENOMEM :
+			    kc_status_set(st, KC_ETRANSPORT, "curl: %s", curl_multi_strerror(mc));
+	}
+}
+
+/*
+ * The second half: the easy handle leaves the multi handle and the
+ * outcome 'r' of the transfer (0 or a code, curl's 'cc') becomes the
+ * attempt's. 0 when an HTTP answer arrived.
+ */
+static int
+attempt_finish(struct curl_transport *t, const struct kc_http_req *req, const char *url,
+    int r, CURLcode cc, struct kc_status *st)
+{
+	struct kc_http_resp *resp = t->x.resp;
+	long code = 0;
+
+	if (t->added)
+		(void)curl_multi_remove_handle(t->multi, t->easy);
+	t->added = false;
+	/* The handle points into the headers and 'rc': drop what it keeps. */
 	(void)curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, NULL);
-	*ret_cc = cc;
+	curl_slist_free_all(t->headers);
+	t->headers = NULL;
 	if (r < 0)
 		return r;
 	if (t->x.err != 0) {
@@ -819,6 +854,24 @@ attempt(struct curl_transport *t, const struct kc_http_req *req, const char *url
 	return 0;
 }
 
+/*
+ * One attempt: token, headers, transfer. 0 when an HTTP answer arrived;
+ * *ret_cc is curl's code for the retry decision.
+ */
+static int
+attempt(struct curl_transport *t, const struct kc_http_req *req, const char *url,
+    bool stream, CURLcode *ret_cc, struct kc_status *st)
+{
+	CURLcode cc = CURLE_OK;
+	int r;
+
+	*ret_cc = CURLE_OK;
+	if ((r = attempt_start(t, req, url, stream, st)) == 0)
+		r = run_transfer(t, &cc, st);
+	*ret_cc = cc;
+	return attempt_finish(t, req, url, r, cc, st);
+}
+
 static int
 check_req(const struct kc_http_req *req, struct kc_status *st)
 {
@@ -836,6 +889,18 @@ resp_init(struct kc_http_resp *resp, size_t max)
 {
 	memset(resp, 0, sizeof(*resp));
 	kc_buf_init(&resp->body, max);
+}
+
+/* The end of a request: on failure no body is kept and no status known. */
+static int
+request_end(struct kc_http_resp *resp, int r, struct kc_status *st)
+{
+	if (r < 0) {
+		kc_buf_free(&resp->body);
+		if (st != NULL)
+			st->http_code = 0;
+	}
+	return r;
 }
 
 static int
@@ -880,12 +945,7 @@ curl_request(void *p, const struct kc_http_req *req, struct kc_http_resp *resp,
 		}
 	}
 	t->x = (struct xfer){ 0 };
-	if (r < 0) {
-		kc_buf_free(&resp->body);
-		if (st != NULL)
-			st->http_code = 0;
-	}
-	return r;
+	return request_end(resp, r, st);
 }
 
 static int
@@ -913,6 +973,51 @@ curl_stream(void *p, const struct kc_http_req *req, struct kc_http_resp *resp,
 	if (r < 0)
 		kc_buf_free(&resp->body);
 	return r;
+}
+
+int
+kc_transport_curl_start(void *p, const struct kc_http_req *req, struct kc_http_resp *resp,
+    struct kc_status *st)
+{
+	struct curl_transport *t = p;
+	int r;
+
+	resp_init(resp, t->opts.max_response);
+	if ((r = check_req(req, st)) < 0)
+		return r;
+	if (t->call_req != NULL)
+		return kc_status_set(st, -EBUSY, "transport: a call is in progress");
+	if ((t->call_url = kc_asprintf("%s%s", t->base, req->path)) == NULL)
+		return -ENOMEM;
+	t->x = (struct xfer){ .resp = resp };
+	if ((r = attempt_start(t, req, t->call_url, false, st)) < 0) {
+		(void)attempt_finish(t, req, t->call_url, r, CURLE_OK, NULL);
+		t->x = (struct xfer){ 0 };
+		t->call_url = kc_free(t->call_url);
+		kc_buf_free(&resp->body);
+		return r;
+	}
+	t->call_req = req;
+	return 0;
+}
+
+int
+kc_transport_curl_step(void *p, struct kc_status *st)
+{
+	struct curl_transport *t = p;
+	struct kc_http_resp *resp = t->x.resp;
+	CURLcode cc = CURLE_OK;
+	int r;
+
+	if (t->call_req == NULL)
+		return kc_status_set(st, -EINVAL, "transport: no call in progress");
+	if ((r = transfer_step(t, &cc, st)) == 1)
+		return 1;
+	r = attempt_finish(t, t->call_req, t->call_url, r, cc, st);
+	t->call_req = NULL;
+	t->call_url = kc_free(t->call_url);
+	t->x = (struct xfer){ 0 };
+	return request_end(resp, r, st);
 }
 
 const struct kc_transport_ops kc_transport_curl = {

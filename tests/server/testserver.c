@@ -91,6 +91,7 @@ struct exchange {
 	char		*body;
 	size_t		 body_len;
 	bool		 echo;
+	bool		 handler;	/* the body comes from ts_opts.handler */
 	bool		 streamed;	/* has a chunk or head step */
 	struct step	*steps;
 	size_t		 nsteps;
@@ -105,6 +106,8 @@ struct ts_server {
 	char			 url[64];
 	struct kc_cert_pair	*ca, *srv, *client, *other;
 	struct lws_protocols	 protocols[2];
+	ts_handler_fn		*handler;
+	void			*handler_arg;
 
 	/* The script: read by the lws thread only, after ts_start(). */
 	struct exchange		*ex;
@@ -130,6 +133,7 @@ struct conn {
 	struct exchange		*ex;		/* the answer */
 	struct exchange		 own;		/* an error answer */
 	const char		*body;		/* what the answer sends */
+	char			*made;		/* a handler's body */
 	size_t			 body_len;
 	size_t			 step;
 	size_t			 off;
@@ -361,6 +365,8 @@ parse_directive(struct exchange *e, int line, const char *word, const char *arg)
 		free(data);
 		if (r < 0)
 			return r;
+	} else if (strcmp(word, "handler") == 0) {
+		e->handler = true;
 	} else if (strcmp(word, "echo") == 0) {
 		e->echo = true;
 	} else if (strcmp(word, "repeat") == 0) {
@@ -755,6 +761,8 @@ conn_reset(struct conn *c)
 	}
 	request_free(c->req);
 	c->req = NULL;
+	free(c->made);
+	c->made = NULL;
 	exchange_clear(&c->own);
 	c->ex = NULL;
 	c->body = NULL;
@@ -774,7 +782,12 @@ finish_request(struct conn *c)
 	struct ts_request *r = c->req;
 
 	choose_answer(c);
-	if (c->ex->echo) {
+	if (c->ex->handler && c->s->handler != NULL) {
+		c->made = c->s->handler(c->s->handler_arg, r, &c->body_len);
+		c->body = c->made != NULL ? c->made : "";
+		if (c->made == NULL)
+			c->body_len = 0;
+	} else if (c->ex->echo) {
 		c->body = r->body;
 		c->body_len = r->body_len;
 	} else {
@@ -1034,9 +1047,9 @@ ts_thread(void *arg)
 }
 
 static int
-make_certs(struct ts_server *s)
+make_certs(struct ts_server *s, const char *dns_name)
 {
-	static const char *const dns[] = { "localhost", NULL };
+	const char *const dns[] = { "localhost", dns_name, NULL };
 	static const char *const ips[] = { "127.0.0.1", "::1", NULL };
 	static const char *const orgs[] = { "system:masters", NULL };
 	struct kc_status st = { 0 };
@@ -1110,6 +1123,8 @@ ts_start(const struct ts_opts *opts, struct ts_server **ret)
 	pthread_cond_init(&s->cv, NULL);
 	atomic_init(&s->stop, false);
 
+	s->handler = opts->handler;
+	s->handler_arg = opts->handler_arg;
 	if (opts->script_text != NULL) {
 		r = parse_script(s, opts->script_text);
 	} else if ((r = kc_read_file(opts->script, TS_FILE_MAX, &text, NULL)) < 0) {
@@ -1118,7 +1133,7 @@ ts_start(const struct ts_opts *opts, struct ts_server **ret)
 		r = parse_script(s, text);
 		kc_free(text);
 	}
-	if (r < 0 || (r = make_certs(s)) < 0)
+	if (r < 0 || (r = make_certs(s, opts->dns_name)) < 0)
 		goto fail;
 
 	if (getenv("TS_LWS_DEBUG") != NULL)

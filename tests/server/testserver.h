@@ -17,12 +17,23 @@
 #include <stddef.h>
 
 struct ts_server;
+struct ts_request;
+
+/*
+ * Makes the body of an exchange with a "handler" line from the request
+ * (a conversion webhook that really converts): a malloc()ed body and its
+ * length, or NULL for an empty one. Runs on the server's thread.
+ */
+typedef char	*ts_handler_fn(void *arg, const struct ts_request *req, size_t *ret_len);
 
 struct ts_opts {
 	const char	*script;	/* path of the script file */
 	const char	*script_text;	/* or the script itself (wins) */
 	bool		 require_client_cert;	/* verify against ts_client_ca */
 	bool		 http2;		/* offer h2 over ALPN (default http/1.1) */
+	const char	*dns_name;	/* one more name the certificate has */
+	ts_handler_fn	*handler;	/* for "handler" exchanges */
+	void		*handler_arg;
 };
 
 /* A request as the server received it. */

@@ -39,6 +39,7 @@ setup(void)
 	fake_clock_install(NOW_MS);
 	dc = dct_new(NULL);
 	ck_assert_int_eq(crd_init(dc), 0);
+	ck_assert_int_eq(convwebhook_plugin.init(dc, NULL, NULL), 0);
 }
 
 static void
@@ -226,6 +227,28 @@ START_TEST(crd_status_and_discovery)
 	    DC_RT_STORAGE);
 	ck_assert(!(registry_find(dc, "trainyard.dev", "v1beta1", "runs")->flags &
 	    DC_RT_STORAGE));
+
+	/* A stored version stays in spec.versions until storedVersions drops it. */
+	o = run(&(struct dct_call){ .method = DC_PATCH, .target = CRDS "/runs.trainyard.dev",
+	    .ctype = "application/json-patch+json",
+	    .body = "[{\"op\":\"remove\",\"path\":\"/spec/versions/1\"}]" }, 422, NULL);
+	ck_assert_ptr_nonnull(strstr(kc_json_str(o, "message"), "status.storedVersions[0]: "
+	    "Invalid value: \"v1beta1\": must appear in spec.versions"));
+	json_object_put(o);
+	/* The status subresource takes a trimmed list; the server never trims it. */
+	o = run(&(struct dct_call){ .method = DC_PATCH,
+	    .target = CRDS "/runs.trainyard.dev/status",
+	    .ctype = "application/merge-patch+json",
+	    .body = "{\"status\":{\"storedVersions\":[\"v1alpha1\"]}}" }, 200, NULL);
+	ck_assert_uint_eq(json_object_array_length(kc_json_get(o, "status", "storedVersions")),
+	    1);
+	json_object_put(o);
+	o = run(&(struct dct_call){ .method = DC_PATCH, .target = CRDS "/runs.trainyard.dev",
+	    .ctype = "application/json-patch+json",
+	    .body = "[{\"op\":\"remove\",\"path\":\"/spec/versions/1\"}]" }, 200, NULL);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(
+	    kc_json_get(o, "status", "storedVersions"), 0)), "v1alpha1");
+	json_object_put(o);
 }
 END_TEST
 
@@ -559,7 +582,7 @@ START_TEST(cr_webhook_conversion)
 	    "\"spec\":{\"group\":\"example.com\",\"scope\":\"Namespaced\",\"names\":"
 	    "{\"plural\":\"hooks\",\"kind\":\"Hook\"},\"conversion\":{\"strategy\":\"Webhook\","
 	    "\"webhook\":{\"conversionReviewVersions\":[\"v1\"],\"clientConfig\":{\"url\":"
-	    "\"https://conv.example.com/convert\"}}},\"versions\":[{\"name\":\"v1\","
+	    "\"https://127.0.0.1:1/convert\"}}},\"versions\":[{\"name\":\"v1\","
 	    "\"served\":true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":"
 	    "{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}},"
 	    "{\"name\":\"v2\",\"served\":true,\"storage\":false,\"schema\":{\"openAPIV3Schema\":"
@@ -570,8 +593,13 @@ START_TEST(cr_webhook_conversion)
 	expect(DC_GET, "/apis/example.com/v1/namespaces/default/hooks/h", NULL, 200);
 	o = call(DC_GET, "/apis/example.com/v2/namespaces/default/hooks/h", NULL, 500);
 	check_str(o, "InternalError", "reason");
+	ck_assert_msg(strstr(kc_json_str(o, "message"),
+	    "conversion webhook for example.com/v1, Kind=Hook failed: Post "
+	    "\"https://127.0.0.1:1/convert?timeout=30s\": ") != NULL, "%s",
+	    kc_json_str(o, "message"));
 	ck_assert_ptr_nonnull(strstr(kc_json_str(o, "message"),
-	    "conversion webhook for example.com/v1, Kind=Hook failed"));
+	    "conversion webhook for example.com/v1, Kind=Hook failed: Post "
+	    "\"https://127.0.0.1:1/convert?timeout=30s\": "));
 	json_object_put(o);
 	expect(DC_POST, "/apis/example.com/v2/namespaces/default/hooks",
 	    "{\"metadata\":{\"name\":\"h2\"}}", 500);

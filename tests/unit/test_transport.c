@@ -1173,6 +1173,120 @@ START_TEST(test_request_alloc_failures)
 }
 END_TEST
 
+/* Steps a started call until it ends (a real deadline: 10 s). */
+static int
+step_until_done(void *t, unsigned *steps, struct kc_status *st)
+{
+	uint64_t deadline = real_ms() + 10000;
+	int r;
+
+	*steps = 0;
+	while ((r = kc_transport_curl_step(t, st)) == 1) {
+		(*steps)++;
+		ck_assert_uint_lt(real_ms(), deadline);
+	}
+	return r;
+}
+
+START_TEST(test_call_without_waiting)
+{
+	struct ts_server *s = start(
+	    "request POST /convert?timeout=30s\n"
+	    "status 200\n"
+	    "echo\n"
+	    "request POST /convert\n"
+	    "delay 300\n"
+	    "status 200\n"
+	    "body late\n");
+	struct kc_rest_config rc;
+	struct kc_http_resp resp;
+	struct kc_status st = { 0 };
+	static const char body[] = "{\"kind\":\"ConversionReview\"}";
+	struct kc_http_req req = {
+		.method = "POST", .path = "/convert?timeout=30s", .body = body,
+		.body_len = sizeof(body) - 1, .content_type = "application/json",
+	};
+	char server[64];
+	uint64_t t0;
+	unsigned steps;
+	void *t;
+
+	/* The certificate names 127.0.0.1 and localhost: reach it as "localhost". */
+	rc_for(s, &rc);
+	(void)snprintf(server, sizeof(server), "https://127.0.0.1:%d", ts_port(s));
+	rc.server = server;
+	rc.tls_server_name = "localhost";
+	t = open_with(&rc, &(struct kc_transport_opts){ .http1 = true, .timeout_ms = 30000 });
+	ck_assert_int_eq(kc_transport_curl_start(t, &req, &resp, &st), 0);
+	ck_assert_int_eq(kc_transport_curl_start(t, &req, &resp, &st), -EBUSY);
+	ck_assert_int_eq(step_until_done(t, &steps, &st), 0);
+	ck_assert_int_eq(resp.status, 200);
+	ck_assert_str_eq(kc_buf_str(&resp.body), body);
+	kc_http_resp_free(&resp);
+	ck_assert_str_eq(ts_request(s, 0)->path, "/convert?timeout=30s");
+	ck_assert_str_eq(ts_request(s, 0)->body, body);
+	ck_assert(!ts_request(s, 0)->http2);
+	ck_assert_int_eq(kc_transport_curl_step(t, &st), -EINVAL);
+
+	/* A slow answer: every step returns at once, and many are needed. */
+	req.path = "/convert";
+	t0 = real_ms();
+	ck_assert_int_eq(kc_transport_curl_start(t, &req, &resp, &st), 0);
+	ck_assert_int_eq(kc_transport_curl_step(t, &st), 1);
+	ck_assert_uint_lt(real_ms() - t0, 200);
+	ck_assert_int_eq(step_until_done(t, &steps, &st), 0);
+	ck_assert_uint_gt(steps, 1);
+	ck_assert_str_eq(kc_buf_str(&resp.body), "late");
+	kc_http_resp_free(&resp);
+
+	/* A call abandoned by close(): nothing leaks. */
+	ck_assert_int_eq(kc_transport_curl_start(t, &req, &resp, &st), 0);
+	T->close(t);
+	kc_http_resp_free(&resp);
+	ts_stop(s);
+}
+END_TEST
+
+START_TEST(test_call_errors)
+{
+	struct ts_server *s = start("request POST /convert\nstatus 200\nbody {}\n");
+	struct kc_rest_config rc;
+	struct kc_http_resp resp;
+	struct kc_status st = { 0 };
+	struct kc_http_req req = { .method = "POST", .path = "/convert", .body = "{}",
+	    .body_len = 2 };
+	char server[64];
+	unsigned steps;
+	void *t;
+
+	/* Verified against the CA under another name: a TLS error. */
+	rc_for(s, &rc);
+	rc.tls_server_name = "svc.ns.svc";
+	t = open_with(&rc, &(struct kc_transport_opts){ .http1 = true });
+	ck_assert_int_eq(kc_transport_curl_start(t, &req, &resp, &st), 0);
+	ck_assert_int_eq(step_until_done(t, &steps, &st), KC_ETLS);
+	ck_assert_ptr_null(resp.body.data);
+	T->close(t);
+
+	/* Refused. */
+	(void)snprintf(server, sizeof(server), "https://127.0.0.1:%d", dead_port());
+	rc.server = server;
+	rc.tls_server_name = NULL;
+	t = open_with(&rc, &(struct kc_transport_opts){ .http1 = true });
+	ck_assert_int_eq(kc_transport_curl_start(t, &req, &resp, &st), 0);
+	ck_assert_int_eq(step_until_done(t, &steps, &st), KC_ETRANSPORT);
+	ck_assert_str_ne(st.message, "");
+	T->close(t);
+
+	/* A bad request never starts. */
+	req.path = "no-slash";
+	t = open_with(&rc, &(struct kc_transport_opts){ .http1 = true });
+	ck_assert_int_eq(kc_transport_curl_start(t, &req, &resp, &st), -EINVAL);
+	T->close(t);
+	ts_stop(s);
+}
+END_TEST
+
 Suite *
 transport_suite(void)
 {
@@ -1208,6 +1322,8 @@ transport_suite(void)
 	tcase_add_test(tc, test_bad_input);
 	tcase_add_test(tc, test_open_alloc_failures);
 	tcase_add_test(tc, test_request_alloc_failures);
+	tcase_add_test(tc, test_call_without_waiting);
+	tcase_add_test(tc, test_call_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }

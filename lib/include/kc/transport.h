@@ -42,6 +42,7 @@ struct kc_transport_opts {
 	uint32_t	 timeout_ms;	/* whole request, 0: 60 s; not for streams */
 	size_t		 max_response;	/* 0: KC_RESPONSE_MAX_DEFAULT */
 	const char	*user_agent;	/* NULL: "trainyard/<version>" */
+	bool		 http1;		/* HTTP/1.1 only (webhooks), no h2 */
 };
 
 struct kc_http_req {
@@ -115,6 +116,22 @@ struct kc_transport_ops {
 
 /* The libcurl transport, the one kc_client_new() uses by default. */
 extern const struct kc_transport_ops kc_transport_curl;
+
+/*
+ * A call that never waits, for an event loop (the devcluster's conversion
+ * webhook caller): kc_transport_curl_start() sends 'req' on an instance
+ * of kc_transport_curl (one call at a time, no rate limit, no retries),
+ * and each kc_transport_curl_step() moves it on without blocking. 'req'
+ * and its strings must stay valid until the call ends. _step() returns
+ * 1 while the call runs, 0 once an HTTP answer arrived (any status, in
+ * 'resp'), or an error as ->request() does, which frees resp's body.
+ * ->close() abandons a call in progress. Call _step() from a timer
+ * (the transfer makes progress only then); the request's timeout
+ * counts from _start().
+ */
+int	kc_transport_curl_start(void *, const struct kc_http_req *, struct kc_http_resp *resp,
+	    struct kc_status *);
+int	kc_transport_curl_step(void *, struct kc_status *);
 
 /*
  * Global setup of the curl transport: call once from main() before any

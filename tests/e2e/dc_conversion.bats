@@ -1,0 +1,293 @@
+#!/usr/bin/env bats
+#
+# dc_conversion.bats: the real kubectl against a CRD whose conversion
+# strategy is Webhook, on a trainyard-devcluster. The webhook
+# (convwebhook.py) runs on the host and is reached as kube-apiserver with
+# aggregator routing reaches it: through a selector-less Service whose
+# Endpoints point at 127.0.0.1, TLS verified as conv.default.svc against
+# the CRD's caBundle. It really converts (spec.color in v1, spec.colour in
+# v2), so a conversion that did not happen shows as a pruned field.
+
+load devcluster
+
+setup_file() {
+	dc_start --kubernetes-version 1.32
+	export WH="$BATS_FILE_TMPDIR/wh"
+	mkdir -p "$WH"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+	    -keyout "$WH/ca.key" -out "$WH/ca.crt" -days 1 -subj /CN=conv-ca 2>/dev/null
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+	    -keyout "$WH/tls.key" -out "$WH/tls.csr" -subj /CN=conv.default.svc 2>/dev/null
+	printf 'subjectAltName=DNS:conv.default.svc\n' >"$WH/ext"
+	openssl x509 -req -in "$WH/tls.csr" -CA "$WH/ca.crt" -CAkey "$WH/ca.key" \
+	    -CAcreateserial -out "$WH/tls.crt" -days 1 -extfile "$WH/ext" 2>/dev/null
+	wh_start
+	kubectl apply -f - <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: conv, namespace: default}
+spec:
+  ports: [{name: https, port: 443, targetPort: 9443}]
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: hooks.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: hooks, singular: hook, kind: Hook}
+  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: [v1]
+      clientConfig:
+        service: {namespace: default, name: conv, path: /convert}
+        caBundle: $(base64 -w0 <"$WH/ca.crt")
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {color: {type: string}}}
+  - name: v2
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {colour: {type: string}, size: {type: string}}}
+YAML
+	kubectl wait --for condition=established --timeout=20s crd/hooks.example.com
+}
+
+teardown_file() {
+	wh_stop
+	dc_stop
+}
+
+# Starts the webhook and points the Endpoints at its port.
+wh_start() {
+	rm -f "$WH/port"
+	python3 "$BATS_TEST_DIRNAME/convwebhook.py" "$WH/tls.crt" "$WH/tls.key" "$WH/port" \
+	    "$WH/mode" 3>&- &
+	echo $! >"$WH/pid"
+	local i
+	for i in $(seq 100); do
+		[ -s "$WH/port" ] && break
+		sleep 0.05
+	done
+	[ -s "$WH/port" ]
+	kubectl apply -f - <<YAML
+apiVersion: v1
+kind: Endpoints
+metadata: {name: conv, namespace: default}
+subsets:
+- addresses: [{ip: 127.0.0.1}]
+  ports: [{name: https, port: $(cat "$WH/port")}]
+YAML
+}
+
+wh_stop() {
+	if [ -f "$WH/pid" ]; then
+		kill "$(cat "$WH/pid")" 2>/dev/null || true
+		wait "$(cat "$WH/pid")" 2>/dev/null || true
+		rm -f "$WH/pid"
+	fi
+}
+
+wh_mode() {
+	echo "$1" >"$WH/mode"
+}
+
+@test "an object stored at v1 is read at v2 through the webhook" {
+	wh_mode convert
+	kubectl apply -f - <<'YAML'
+apiVersion: example.com/v1
+kind: Hook
+metadata: {name: a, labels: {team: blue}}
+spec: {color: red}
+YAML
+	run kubectl get hooks.v2.example.com a -o json
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -r .apiVersion)" = example.com/v2 ]
+	[ "$(echo "$output" | jq -r .spec.colour)" = red ]
+	[ "$(echo "$output" | jq -r .spec.color)" = null ]
+	[ "$(echo "$output" | jq -r .metadata.labels.team)" = blue ]
+	uid="$(kubectl get hooks.v1.example.com a -o jsonpath='{.metadata.uid}')"
+	[ "$(echo "$output" | jq -r .metadata.uid)" = "$uid" ]
+}
+
+@test "lists at v2 convert every item" {
+	wh_mode convert
+	kubectl apply -f - <<'YAML'
+apiVersion: example.com/v1
+kind: Hook
+metadata: {name: b}
+spec: {color: green}
+YAML
+	run kubectl get hooks.v2.example.com -o json
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -r '[.items[].spec.colour] | sort | join(",")')" = green,red ]
+	[ "$(echo "$output" | jq -r '[.items[].apiVersion] | unique | join(",")')" = example.com/v2 ]
+}
+
+@test "writes at v2 are stored at v1 and answered at v2" {
+	wh_mode convert
+	run kubectl apply -o json -f - <<'YAML'
+apiVersion: example.com/v2
+kind: Hook
+metadata: {name: c}
+spec: {colour: blue}
+YAML
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -r .spec.colour)" = blue ]
+	[ "$(kubectl get hooks.v1.example.com c -o jsonpath='{.spec.color}')" = blue ]
+	kubectl patch hooks.v2.example.com c --type merge -p '{"spec":{"colour":"teal"}}'
+	[ "$(kubectl get hooks.v1.example.com c -o jsonpath='{.spec.color}')" = teal ]
+	[ "$(kubectl get hooks.v2.example.com c -o jsonpath='{.spec.colour}')" = teal ]
+}
+
+@test "server-side apply at both versions" {
+	wh_mode convert
+	kubectl apply --server-side --field-manager=alice -f - <<'YAML'
+apiVersion: example.com/v2
+kind: Hook
+metadata: {name: d}
+spec: {colour: amber}
+YAML
+	[ "$(kubectl get hooks.v1.example.com d -o jsonpath='{.spec.color}')" = amber ]
+	kubectl apply --server-side --field-manager=alice -f - <<'YAML'
+apiVersion: example.com/v1
+kind: Hook
+metadata: {name: d}
+spec: {color: ochre}
+YAML
+	[ "$(kubectl get hooks.v2.example.com d -o jsonpath='{.spec.colour}')" = ochre ]
+}
+
+@test "get -w at v2 converts every event" {
+	wh_mode convert
+	kubectl get hooks.v2.example.com -w -o json >"$WH/watch.out" 2>&1 &
+	watcher=$!
+	kubectl apply -f - <<'YAML'
+apiVersion: example.com/v1
+kind: Hook
+metadata: {name: w}
+spec: {color: violet}
+YAML
+	for i in $(seq 100); do
+		grep -q '"colour": "violet"' "$WH/watch.out" && break
+		sleep 0.1
+	done
+	kill "$watcher"
+	wait "$watcher" || true
+	grep -q '"colour": "violet"' "$WH/watch.out"
+	grep -q '"colour": "red"' "$WH/watch.out"
+	# The raw stream: every event in v2.
+	run timeout 3 kubectl get --raw '/apis/example.com/v2/namespaces/default/hooks?watch=true&resourceVersion=0'
+	echo "$output" | grep -F '"apiVersion":"example.com/v2","kind":"Hook","metadata":{"annotations"' | grep -F '"spec":{"colour":"violet"}'
+	! echo "$output" | grep -F '"spec":{"color"'
+}
+
+@test "a watch whose conversion fails gets an ERROR and ends" {
+	wh_mode convert
+	kubectl get hooks.v2.example.com -w --output-watch-events >"$WH/watch2.out" 2>&1 &
+	watcher=$!
+	wh_mode fail
+	kubectl apply -f - <<'YAML'
+apiVersion: example.com/v1
+kind: Hook
+metadata: {name: x}
+spec: {color: black}
+YAML
+	# kubectl's watch ends on the ERROR (it may retry once with a new watch).
+	for i in $(seq 100); do
+		grep -q 'colour: not a colour' "$WH/watch2.out" && break
+		sleep 0.1
+	done
+	kill "$watcher" 2>/dev/null || true
+	wait "$watcher" || true
+	wh_mode convert
+	grep -q 'conversion webhook for example.com/v1, Kind=Hook failed: colour: not a colour' \
+	    "$WH/watch2.out"
+}
+
+@test "a wrong answer is a 500 with kube-apiserver's message" {
+	wh_mode bad-uid
+	run kubectl get hooks.v2.example.com a
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'conversion webhook for example.com/v1, Kind=Hook failed: expected response.uid='
+	wh_mode rename
+	run kubectl get hooks.v2.example.com a
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'conversion webhook for example.com/v1, Kind=Hook returned invalid object: must have the same name: a != other'
+	wh_mode drop
+	run kubectl get hooks.v2.example.com a
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'conversion webhook for example.com/v1, Kind=Hook returned 0 objects, expected 1'
+	wh_mode fail
+	run kubectl get hooks.v2.example.com a
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'conversion webhook for example.com/v1, Kind=Hook failed: colour: not a colour'
+	# A write that cannot be converted stores nothing.
+	run kubectl create -f - <<'YAML'
+apiVersion: example.com/v2
+kind: Hook
+metadata: {name: e}
+spec: {colour: grey}
+YAML
+	[ "$status" -ne 0 ]
+	wh_mode convert
+	run kubectl get hooks.v1.example.com e
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'not found'
+	[ "$(kubectl get hooks.v2.example.com a -o jsonpath='{.spec.colour}')" = red ]
+}
+
+@test "a slow webhook holds only the requests that need it" {
+	wh_mode slow
+	kubectl get hooks.v2.example.com a -o name >"$WH/slow.out" 2>&1 &
+	slow=$!
+	# Meanwhile the devcluster answers everyone else: the slow get is still waiting.
+	kubectl get ns default -o name
+	kubectl get hooks.v1.example.com a -o name
+	kill -0 "$slow"
+	[ ! -s "$WH/slow.out" ]
+	wait "$slow"
+	grep -x hook.example.com/a "$WH/slow.out"
+	wh_mode convert
+}
+
+@test "the webhook killed: exact errors, then recovery with nothing lost" {
+	wh_mode convert
+	wh_stop
+	run kubectl get hooks.v2.example.com a
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'conversion webhook for example.com/v1, Kind=Hook failed: Post "https://conv.default.svc:443/convert?timeout=30s": '
+	# At the stored version nothing needs the webhook.
+	[ "$(kubectl get hooks.v1.example.com a -o jsonpath='{.spec.color}')" = red ]
+	kubectl delete endpoints conv
+	run kubectl get hooks.v2.example.com a
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'failed: Post "https://conv.default.svc:443/convert?timeout=30s": endpoints "conv" not found'
+	wh_start
+	[ "$(kubectl get hooks.v2.example.com a -o jsonpath='{.spec.colour}')" = red ]
+	[ "$(kubectl get hooks.v2.example.com c -o jsonpath='{.spec.colour}')" = teal ]
+}
+
+@test "storedVersions: a stored version cannot leave spec.versions until trimmed" {
+	run kubectl get crd hooks.example.com -o jsonpath='{.status.storedVersions}'
+	[ "$output" = '["v1"]' ]
+	run kubectl patch crd hooks.example.com --type json \
+	    -p '[{"op":"replace","path":"/spec/versions/0/storage","value":false},{"op":"replace","path":"/spec/versions/1/storage","value":true}]'
+	[ "$status" -eq 0 ]
+	run kubectl get crd hooks.example.com -o jsonpath='{.status.storedVersions}'
+	[ "$output" = '["v1","v2"]' ]
+	run kubectl patch crd hooks.example.com --type json -p '[{"op":"remove","path":"/spec/versions/0"}]'
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'status.storedVersions[0]: Invalid value: "v1": must appear in spec.versions'
+}
