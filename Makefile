@@ -95,9 +95,11 @@ UNIT_SUITES	+= hash heap sbuf base64 validation
 UNIT_SUITES	+= ctl_metrics
 UNIT_SUITES	+= deflate ctl_expect alloc
 UNIT_SUITES	+= ctl_cache
+UNIT_SUITES	+= ctl_review ctl_webhook ctl_certs
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
-		   tests/unit/testutil.c tests/unit/dc_testutil.c
+		   tests/unit/testutil.c tests/unit/dc_testutil.c \
+		   tests/unit/convert_standin.c
 UNIT_SRCS	 = tests/unit/check_main.c $(TEST_SUPPORT_SRCS) \
 		   $(UNIT_SUITES:%=tests/unit/test_%.c)
 
@@ -188,6 +190,10 @@ SUITE_DEPS_sbuf		=
 SUITE_DEPS_base64	=
 SUITE_DEPS_validation	=
 SUITE_DEPS_ctl_expect	= $(CTL_PURE_DEPS) controller/expect.c
+SUITE_DEPS_ctl_review	= controller/review.c tests/unit/convert_standin.c
+SUITE_DEPS_ctl_webhook	= $(SUITE_DEPS_client) lib/cert.c controller/review.c \
+			  controller/webhook.c controller/metrics.c tests/unit/convert_standin.c
+SUITE_DEPS_ctl_certs	= $(SUITE_DEPS_client) lib/cert.c lib/patch.c controller/certs.c
 
 # trainyard-devcluster: main.c plus DC_SRCS, which the unit suites link too.
 # It links only libkc's data modules (ARCHITECTURE.md).
@@ -226,6 +232,9 @@ CTL_SRCS	 = $(CTL_PURE_SRCS) controller/manager.c controller/workers.c \
 # metrics.c: threads and a server, yet unit tested (ctl_metrics), so check_main
 # links it too (the rule below adds it), as it does expect.c (ctl_expect).
 CTL_SRCS	+= controller/metrics.c
+# The conversion webhook and its certificates: unit tested too (ctl_review,
+# ctl_webhook, ctl_certs), linked into check_main by the rule below.
+CTL_SRCS	+= controller/review.c controller/webhook.c controller/certs.c
 CONTROLLER_SRCS	 = controller/main.c $(CTL_SRCS)
 
 # Small programs that use libkc (examples/libkc/): each file is one program,
@@ -298,7 +307,8 @@ $(SAN)/tests/unit/check_main: $(UNIT_SRCS:%.c=$(SAN)/%.o) $(LIB_SRCS:%.c=$(SAN)/
     $(DC_SRCS:%.c=$(SAN)/%.o) $(CTL_PURE_SRCS:%.c=$(SAN)/%.o)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(TEST_LDLIBS) $(LDLIBS_ALL)
 
-$(SAN)/tests/unit/check_main: $(SAN)/controller/metrics.o $(SAN)/controller/expect.o
+$(SAN)/tests/unit/check_main: $(SAN)/controller/metrics.o $(SAN)/controller/expect.o \
+    $(SAN)/controller/review.o $(SAN)/controller/webhook.o $(SAN)/controller/certs.o
 
 ifdef SUITE
 ONE_SRCS	 = $(sort $(LIB_CORE_SRCS) $(SUITE_DEPS_$(SUITE)) \
