@@ -91,6 +91,10 @@ enum fam_id {
 	F_PODS_DELETED,
 	F_LEADER,
 	F_BUILD_INFO,
+	F_WH_REVIEWS,
+	F_WH_OBJECTS,
+	F_WH_DURATION,
+	F_WH_CERT_EXPIRY,
 	F_COUNT,
 };
 
@@ -178,6 +182,19 @@ static const struct fam_desc fams[F_COUNT] = {
 	[F_BUILD_INFO] = { "trainyard_build_info",
 	    "Always 1; the version of trainyard-controller as a label.", GAUGE,
 	    { "version" }, NULL, 0, 1 },
+	[F_WH_REVIEWS] = { "trainyard_webhook_conversion_reviews_total",
+	    "ConversionReviews answered, by review version (v1, v1beta1) and result "
+	    "(success, failure, invalid, error).", COUNTER, { "version", "result" }, NULL,
+	    0, 16 },
+	[F_WH_OBJECTS] = { "trainyard_webhook_conversion_objects_total",
+	    "Objects in the ConversionReviews answered, by desired apiVersion and "
+	    "result.", COUNTER, { "desired_version", "result" }, NULL, 0, 16 },
+	[F_WH_DURATION] = { "trainyard_webhook_conversion_duration_seconds",
+	    "Time from a ConversionReview's headers to its answer, by result.", HISTOGRAM,
+	    { "result" }, BUCKETS(b_fast), 8 },
+	[F_WH_CERT_EXPIRY] = { "trainyard_webhook_certificate_expiry_timestamp_seconds",
+	    "When the serving certificate of the webhook expires (unix seconds); 0 "
+	    "until one is loaded.", GAUGE, { NULL }, NULL, 0, 1 },
 };
 
 struct series {
@@ -489,6 +506,22 @@ metrics_client_observe(void *arg, const struct kc_request_info *info)
 	if (strcmp(verb, "watch") != 0)
 		record(m, F_API_DURATION, L(verb, res), OP_OBSERVE,
 		    (double)info->latency_ms / 1000.0);
+}
+
+void
+metrics_webhook_review(struct metrics *m, const char *version, const char *result,
+    const char *desired, size_t objects, double seconds)
+{
+	record(m, F_WH_REVIEWS, L(version, result), OP_ADD, 1);
+	if (objects > 0)
+		record(m, F_WH_OBJECTS, L(desired, result), OP_ADD, (double)objects);
+	record(m, F_WH_DURATION, L(result), OP_OBSERVE, seconds);
+}
+
+void
+metrics_webhook_cert_expiry(struct metrics *m, double unix_s)
+{
+	record(m, F_WH_CERT_EXPIRY, NOL, OP_SET, unix_s);
 }
 
 void
@@ -933,8 +966,8 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 	return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
 
-static void
-lws_logger(int level, const char *line)
+void
+metrics_lws_logger(int level, const char *line)
 {
 	char buf[512];
 	size_t n = kc_strlcpy(buf, line, sizeof(buf));
@@ -1031,7 +1064,7 @@ metrics_start(struct metrics *m, const struct metrics_opts *opts,
 	if (m->nlis == 0)
 		return 0;
 
-	lws_set_log_level(LLL_ERR, lws_logger);
+	lws_set_log_level(LLL_ERR, metrics_lws_logger);
 	m->protocols[0] = (struct lws_protocols){
 		.name = "http",
 		.callback = callback,

@@ -124,6 +124,23 @@ void	metrics_set_leader(struct metrics *, bool leader);
 void	metrics_client_observe(void *arg, const struct kc_request_info *info);
 
 /*
+ * One ConversionReview answered (webhook.c): 'version' the review's
+ * ("v1", "v1beta1", "unknown"), 'result' ("success", "failure",
+ * "invalid", "error"), 'desired' its desiredAPIVersion ("" when none),
+ * 'objects' how many it held, 'seconds' how long the answer took:
+ * trainyard_webhook_conversion_reviews_total{version,result},
+ * _objects_total{desired_version,result} and _duration_seconds{result}.
+ */
+void	metrics_webhook_review(struct metrics *, const char *version, const char *result,
+	    const char *desired, size_t objects, double seconds);
+
+/* trainyard_webhook_certificate_expiry_timestamp_seconds: the serving notAfter. */
+void	metrics_webhook_cert_expiry(struct metrics *, double unix_s);
+
+/* libwebsockets' log lines, at debug level: for lws_set_log_level(). */
+void	metrics_lws_logger(int level, const char *line);
+
+/*
  * A kc_workqueue_observe_fn: 'arg' is the struct metrics. Feeds
  * trainyard_workqueue_queue_duration_seconds and _work_duration_seconds.
  */
