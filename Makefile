@@ -193,7 +193,7 @@ SUITE_DEPS_ctl_expect	= $(CTL_PURE_DEPS) controller/expect.c
 SUITE_DEPS_ctl_review	= controller/review.c tests/unit/convert_standin.c
 SUITE_DEPS_ctl_webhook	= $(SUITE_DEPS_client) lib/cert.c controller/review.c \
 			  controller/webhook.c controller/metrics.c tests/unit/convert_standin.c
-SUITE_DEPS_ctl_certs	= $(SUITE_DEPS_client) lib/cert.c lib/patch.c controller/certs.c
+SUITE_DEPS_ctl_certs	= $(SUITE_DEPS_ctl_webhook) controller/certs.c
 
 # trainyard-devcluster: main.c plus DC_SRCS, which the unit suites link too.
 # It links only libkc's data modules (ARCHITECTURE.md).
