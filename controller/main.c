@@ -472,6 +472,7 @@ main(int argc, char **argv)
 	struct sigthread sigt = { .c = &c };
 	struct webhook *wh = NULL;
 	struct certs_runner *certs = NULL;
+	struct metrics_auth *mauth = NULL;
 	pthread_t leader_tid, sig_tid;
 	int r;
 
@@ -503,14 +504,28 @@ main(int argc, char **argv)
 	if ((r = metrics_new(KC_VERSION, &c.metrics)) < 0)
 		fatal("metrics: %s", kc_strerror(r));
 	metrics_set_ready(c.metrics, false, "caches syncing");
+	/* The webhook first: secure metrics serve its certificate. */
+	start_webhook(&c, &wh, &certs);
+	if (c.cfg.metrics_secure) {
+		if (wh == NULL)
+			fatal("--metrics-secure: serves the webhook's certificate, and the "
+			    "webhook is off (--webhook-bind-address)");
+		if ((r = metrics_auth_new(&(struct metrics_auth_opts){ .rc = c.rc },
+		    &mauth, &st)) < 0)
+			fatal("metrics: %s", st.message[0] != '\0' ? st.message :
+			    kc_strerror(r));
+	}
 	if ((r = metrics_start(c.metrics, &(struct metrics_opts){
 		.metrics_addr = c.cfg.metrics_bind_address,
 		.health_addr = c.cfg.health_probe_bind_address,
+		.tls_setup = mauth != NULL ? webhook_tls_setup : NULL,
+		.tls_arg = wh,
+		.auth = mauth,
 	}, &st)) < 0)
 		fatal("%s", st.message[0] != '\0' ? st.message : kc_strerror(r));
-	kc_log_info(&mainlog, "metrics on port %d, health probes on port %d",
-	    metrics_port(c.metrics, false), metrics_port(c.metrics, true));
-	start_webhook(&c, &wh, &certs);
+	kc_log_info(&mainlog, "metrics on port %d (%s), health probes on port %d",
+	    metrics_port(c.metrics, false), mauth != NULL ? "HTTPS, TokenReview and "
+	    "SubjectAccessReview" : "HTTP", metrics_port(c.metrics, true));
 
 	kc_log_info(&mainlog, "trainyard-controller %s starting: %s, %u workers, "
 	    "%.0f qps (burst %u)", KC_VERSION, c.rc->server, c.cfg.workers,
@@ -551,8 +566,9 @@ main(int argc, char **argv)
 	manager_free(&c);
 	/* The webhook last: other replicas may still read through it. */
 	certs = certs_stop(certs);
+	c.metrics = metrics_free(c.metrics);	/* its TLS serves the webhook's pair */
+	mauth = metrics_auth_free(mauth);
 	wh = webhook_free(wh);
-	c.metrics = metrics_free(c.metrics);
 	kc_rest_config_free(c.rc);
 	config_release(&c.cfg);
 	kc_transport_global_cleanup();

@@ -26,7 +26,8 @@
  * to METRICS_LABEL_MAX - 1 bytes and made valid UTF-8.
  *
  * The server is libwebsockets in a thread of its own with its own context,
- * plain HTTP/1.1, GET and HEAD only (405 otherwise), 404 for other paths,
+ * HTTP/1.1 (the metrics listener over TLS with bearer-token authentication
+ * and authorization when secure, below), GET and HEAD only (405 otherwise), 404 for other paths,
  * on one or two listen addresses (--metrics-bind-address and
  * --health-probe-bind-address; the same address twice is one listener).
  * Every path is served on every listener.
@@ -42,14 +43,23 @@
 #include <kc/client.h>
 #include <kc/err.h>
 #include <kc/informer.h>
+#include <kc/kubeconfig.h>
 #include <kc/macro.h>
 #include <kc/workqueue.h>
 
 #define METRICS_LABEL_MAX	64		/* bytes of a label value, with NUL */
 #define METRICS_TEXT_MAX	(8u << 20)	/* largest /metrics answer */
 #define METRICS_REASON_MAX	256		/* the /readyz reason, with NUL */
+#define METRICS_TOKEN_MAX	8192		/* a scrape's bearer token */
 
 struct metrics;
+struct metrics_auth;
+
+/*
+ * Prepares the SSL_CTX (passed as void *) of the secure metrics listener:
+ * its certificate, TLS version floor. 0 or -1. webhook_tls_setup() is one.
+ */
+typedef int	metrics_tls_fn(void *arg, void *ssl_ctx);
 
 /* Called on the server thread before each scrape is rendered. */
 typedef void	metrics_collect_fn(void *arg, struct metrics *m);
@@ -62,7 +72,48 @@ struct metrics_opts {
 	 */
 	const char	*metrics_addr;
 	const char	*health_addr;
+	/*
+	 * Secure /metrics (--metrics-secure): both set, or both NULL (plain
+	 * HTTP). The metrics listener then speaks TLS set up by 'tls_setup',
+	 * and each /metrics request needs a bearer token 'auth' allows
+	 * (401 without or with a bad one, 403 when not allowed). The health
+	 * listener stays plain and must be another address. 'auth' is the
+	 * caller's and must outlive the server.
+	 */
+	metrics_tls_fn	*tls_setup;
+	void		*tls_arg;
+	struct metrics_auth *auth;
 };
+
+struct metrics_auth_opts {
+	const struct kc_rest_config *rc;	/* the API server */
+	const struct kc_transport_ops *ops;	/* NULL: libcurl (tests: a fake) */
+	uint32_t	 ttl_ms;		/* decisions are cached; 0: 10 s */
+};
+
+/*
+ * A scrape authenticator: TokenReview (authentication.k8s.io/v1), then
+ * SubjectAccessReview (authorization.k8s.io/v1) for GET on the
+ * non-resource URL /metrics. Errors as kc_client_new().
+ */
+int	metrics_auth_new(const struct metrics_auth_opts *opts, struct metrics_auth **ret,
+	    struct kc_status *st) _must_check_;
+
+/* NULL is fine; returns NULL. */
+struct metrics_auth *metrics_auth_free(struct metrics_auth *);
+
+/*
+ * Decides a token: 200 allowed, 401 not authenticated, 403 not allowed
+ * (the reason in 'why'), 500 when the API server cannot answer (not
+ * cached). Cached answers come at once; others make up to two API
+ * requests. One caller at a time (the server's auth thread); -ENOMEM.
+ */
+int	metrics_auth_check(struct metrics_auth *, const char *token, char *why,
+	    size_t size);
+
+/* The cached decision for a token (as metrics_auth_check()), or 0. Any thread. */
+int	metrics_auth_cached(struct metrics_auth *, const char *token, char *why,
+	    size_t size);
 
 /*
  * A registry with every family and trainyard_build_info{version} = 1.

@@ -223,6 +223,15 @@ cert_cb(SSL *ssl, void *arg)
 	return ok;
 }
 
+int
+webhook_tls_setup(void *arg, void *ssl_ctx)
+{
+	if (SSL_CTX_set_min_proto_version(ssl_ctx, TLS1_2_VERSION) != 1)
+		return -1;
+	SSL_CTX_set_cert_cb(ssl_ctx, cert_cb, arg);
+	return 0;
+}
+
 static int
 file_digest(const char *a, size_t alen, const char *b, size_t blen, unsigned char *md)
 {
@@ -551,10 +560,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 	switch (reason) {
 	case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_SERVER_VERIFY_CERTS:
 		/* 'user' is the vhost's SSL_CTX. */
-		if (SSL_CTX_set_min_proto_version(user, TLS1_2_VERSION) != 1)
-			return 1;
-		SSL_CTX_set_cert_cb(user, cert_cb, w);
-		return 0;
+		return webhook_tls_setup(w, user) < 0 ? 1 : 0;
 	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
 		if (w->nconns >= w->o.max_conns) {
 			kc_log_debug(&wlog, "connection refused: %u open", w->nconns);

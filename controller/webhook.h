@@ -147,6 +147,14 @@ int	webhook_reload(struct webhook *, struct kc_status *st) _must_check_;
 /* Whether /readyz answers 200; the reason in 'reason' when not. */
 bool	webhook_ready(struct webhook *, char *reason, size_t size);
 
+/*
+ * Sets up another server's SSL_CTX (a void * so that callers need no
+ * OpenSSL) to serve this webhook's certificate, renewals included, with
+ * TLS 1.2 as the floor: secure /metrics uses it (a metrics_tls_fn, 'arg'
+ * is the webhook). 0, or -1 when OpenSSL refuses.
+ */
+int	webhook_tls_setup(void *arg, void *ssl_ctx);
+
 /* The notAfter of the certificate being served (unix seconds), 0 if none. */
 int64_t	webhook_cert_expiry(struct webhook *);
 

@@ -28,7 +28,7 @@
 # stand-in CRD of the same kind in another group (it checks what a CRD
 # with x-kubernetes-preserve-unknown-fields can: the object's metadata)
 # and its pod template through a real Pod dry-run. The Prometheus
-# operator's kinds get minimal CRDs for the same reason.
+# operator's and cert-manager's kinds get minimal CRDs for the same reason.
 
 load devcluster
 
@@ -167,6 +167,8 @@ setup_file() {
 	standin_crd standin.trainyard.dev deployments Deployment v1
 	standin_crd monitoring.coreos.com prometheusrules PrometheusRule v1
 	standin_crd monitoring.coreos.com servicemonitors ServiceMonitor v1
+	standin_crd cert-manager.io certificates Certificate v1
+	standin_crd cert-manager.io issuers Issuer v1
 	kubectl apply -f "$MF/namespace.yaml"
 }
 
@@ -196,10 +198,10 @@ teardown_file() {
 	[ "$status" -eq 0 ]
 	local y="$BATS_TEST_TMPDIR/cm.yaml"
 	echo "$output" >"$y"
-	kinds="$(grep -E '^kind: (Certificate|Issuer)$' "$y" | sort | uniq -c | awk '{print $2 "=" $1}' |
+	kinds="$(grep -E '^kind: (Certificate|Issuer)$' "$y" | sort | uniq -c | awk '{print $3 "=" $1}' |
 	    tr '\n' ' ')"
 	[ "$kinds" = "Certificate=2 Issuer=2 " ]
-	kubectl create --dry-run=client -o json -f "$y" >"$BATS_TEST_TMPDIR/cm.json"
+	kubectl apply --dry-run=server -o json -f - < <(standin <"$y") >"$BATS_TEST_TMPDIR/cm.json"
 	jq -e '[.items[] | select(.kind == "CustomResourceDefinition") |
 	    .metadata.annotations["cert-manager.io/inject-ca-from"]] ==
 		["trainyard-system/trainyard-webhook-cert", "trainyard-system/trainyard-webhook-cert"]' \
@@ -277,6 +279,7 @@ teardown_file() {
 	# Self-managed webhook certificates, in the pod's own namespace.
 	jq -e '.spec.template.spec.containers[0] |
 	    (.args | index("--webhook-cert-mode=self") != null)
+	    and (.args | index("--metrics-secure") != null)
 	    and (.env[] | select(.name == "POD_NAMESPACE") |
 		.valueFrom.fieldRef.fieldPath == "metadata.namespace")' "$d"
 	# The restricted Pod Security profile, at pod and container level.
@@ -442,8 +445,6 @@ update secrets/trainyard-webhook-certs -n trainyard-system
 create secrets -n trainyard-system
 get customresourcedefinitions.apiextensions.k8s.io/runs.trainyard.dev
 patch customresourcedefinitions.apiextensions.k8s.io/resourceprofiles.trainyard.dev
-create tokenreviews.authentication.k8s.io
-create subjectaccessreviews.authorization.k8s.io
 EOF
 	while read -r q; do
 		[ -n "$q" ] || continue

@@ -34,6 +34,7 @@
 
 #include "../../controller/metrics.h"
 #include "../../controller/webhook.h"
+#include "../fakes/fake_transport.h"
 #include "convert_standin.h"
 #include "testutil.h"
 
@@ -512,6 +513,128 @@ START_TEST(test_off_and_bad_address)
 }
 END_TEST
 
+/* ---- secure /metrics: the webhook's certificate, TokenReview and SAR ---------- */
+
+#define TR_PATH		"/apis/authentication.k8s.io/v1/tokenreviews"
+#define SAR_PATH	"/apis/authorization.k8s.io/v1/subjectaccessreviews"
+
+static int
+scrape(int port, const struct kc_cert_pair *ca, const char *token, char *body, size_t size)
+{
+	struct client cl;
+	struct kc_http_resp resp = { 0 };
+	struct kc_status st = { 0 };
+	int r;
+
+	client_open(&cl, port, ca);
+	kc_transport_curl.close(cl.h);
+	cl.rc.token = (char *)(uintptr_t)token;
+	ck_assert_int_eq(kc_transport_curl.open(&(struct kc_transport_opts){ .rc = &cl.rc,
+	    .timeout_ms = 10000 }, &cl.h, &st), 0);
+	r = kc_transport_curl.request(cl.h, &(struct kc_http_req){ .method = "GET",
+	    .path = "/metrics", .accept = "text/plain" }, &resp, &st);
+	ck_assert_msg(r == 0, "GET /metrics: %s", st.message);
+	r = resp.status;
+	if (body != NULL)
+		(void)kc_strlcpy(body, kc_buf_str(&resp.body), size);
+	kc_http_resp_free(&resp);
+	client_close(&cl);
+	return r;
+}
+
+START_TEST(test_secure_metrics)
+{
+	struct fixture fx;
+	struct fake_transport *ft = ft_new();
+	struct kc_rest_config rc = { .server = (char *)(uintptr_t)"https://fake" };
+	struct metrics_auth *auth = NULL;
+	struct metrics *m = NULL;
+	struct kc_status st = { 0 };
+	char body[4096];
+	int port, hport;
+
+	fx_start(&fx, NULL, true);
+	ft_expect(ft, &(struct ft_exchange){ .method = "POST", .path = TR_PATH,
+	    .status = 201, .resp_body = "{\"kind\":\"TokenReview\",\"status\":"
+	    "{\"authenticated\":true,\"user\":{\"username\":\"system:serviceaccount:"
+	    "monitoring:prometheus\",\"uid\":\"u1\",\"groups\":[\"system:serviceaccounts\"]}}}" });
+	ft_expect(ft, &(struct ft_exchange){ .method = "POST", .path = SAR_PATH,
+	    .status = 201, .resp_body = "{\"kind\":\"SubjectAccessReview\","
+	    "\"status\":{\"allowed\":true}}" });
+	ft_expect(ft, &(struct ft_exchange){ .method = "POST", .path = TR_PATH,
+	    .status = 201, .resp_body = "{\"kind\":\"TokenReview\",\"status\":"
+	    "{\"authenticated\":false,\"error\":\"invalid bearer token\"}}" });
+	ft_expect(ft, &(struct ft_exchange){ .method = "POST", .path = TR_PATH,
+	    .status = 201, .resp_body = "{\"kind\":\"TokenReview\",\"status\":"
+	    "{\"authenticated\":true,\"user\":{\"username\":\"bob\"}}}" });
+	ft_expect(ft, &(struct ft_exchange){ .method = "POST", .path = SAR_PATH,
+	    .status = 201, .resp_body = "{\"kind\":\"SubjectAccessReview\","
+	    "\"status\":{\"allowed\":false}}" });
+	ck_assert_int_eq(metrics_auth_new(&(struct metrics_auth_opts){ .rc = &rc,
+	    .ops = &fake_transport_ops, .ttl_ms = 60000 }, &auth, &st), 0);
+	ck_assert_int_eq(metrics_new("test", &m), 0);
+	/* Secure metrics and health on one address: refused. */
+	ck_assert_int_eq(metrics_start(m, &(struct metrics_opts){
+		.metrics_addr = "127.0.0.1:7", .health_addr = "127.0.0.1:7",
+		.tls_setup = webhook_tls_setup, .tls_arg = fx.w, .auth = auth,
+	}, &st), KC_ECONFIG);
+	ck_assert_int_eq(metrics_start(m, &(struct metrics_opts){
+		.metrics_addr = "127.0.0.1:0", .health_addr = "127.0.0.1:0",
+		.tls_setup = webhook_tls_setup, .tls_arg = fx.w, .auth = auth,
+	}, &st), 0);
+	port = metrics_port(m, false);
+	hport = metrics_port(m, true);
+
+	ck_assert_int_eq(scrape(port, fx.ca, NULL, body, sizeof(body)), 401);
+	ck_assert_int_eq(scrape(port, fx.ca, "good", body, sizeof(body)), 200);
+	ck_assert_ptr_nonnull(strstr(body, "# TYPE trainyard_reconcile_total counter"));
+	/* Cached: no more API requests for it. */
+	ck_assert_int_eq(scrape(port, fx.ca, "good", NULL, 0), 200);
+	ck_assert_int_eq(scrape(port, fx.ca, "forged", body, sizeof(body)), 401);
+	ck_assert_int_eq(scrape(port, fx.ca, "forged", NULL, 0), 401);
+	ck_assert_int_eq(scrape(port, fx.ca, "bob", body, sizeof(body)), 403);
+	ck_assert_ptr_nonnull(strstr(body, "Forbidden (user=bob"));
+	ft_done(ft);
+	/* The tokens went to the TokenReviews; the user to the SAR, for /metrics. */
+	ck_assert_ptr_nonnull(strstr(ft_request(ft, 0)->body, "\"token\":\"good\""));
+	{
+		struct json_object *sar = NULL;
+		const struct ft_request *rq = ft_request(ft, 1);
+
+		ck_assert_int_eq(kc_json_parse(rq->body, rq->body_len, &sar, &st), 0);
+		ck_assert_str_eq(kc_json_str(sar, "spec", "nonResourceAttributes", "path"),
+		    "/metrics");
+		ck_assert_str_eq(kc_json_str(sar, "spec", "nonResourceAttributes", "verb"),
+		    "get");
+		ck_assert_str_eq(kc_json_str(sar, "spec", "user"),
+		    "system:serviceaccount:monitoring:prometheus");
+		ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(
+		    kc_json_get(sar, "spec", "groups"), 0)), "system:serviceaccounts");
+		json_object_put(sar);
+	}
+	/* Health stays plain HTTP, no token. */
+	{
+		char server[64];
+		struct kc_rest_config prc = { .server = server };
+		struct kc_http_resp resp = { 0 };
+		void *h = NULL;
+
+		(void)snprintf(server, sizeof(server), "http://127.0.0.1:%d", hport);
+		ck_assert_int_eq(kc_transport_curl.open(&(struct kc_transport_opts){
+		    .rc = &prc, .timeout_ms = 5000 }, &h, &st), 0);
+		ck_assert_int_eq(kc_transport_curl.request(h, &(struct kc_http_req){
+		    .method = "GET", .path = "/healthz" }, &resp, &st), 0);
+		ck_assert_int_eq(resp.status, 200);
+		kc_http_resp_free(&resp);
+		kc_transport_curl.close(h);
+	}
+	m = metrics_free(m);
+	auth = metrics_auth_free(auth);
+	ft_free(ft);
+	fx_stop(&fx);
+}
+END_TEST
+
 Suite *
 ctl_webhook_suite(void)
 {
@@ -528,6 +651,7 @@ ctl_webhook_suite(void)
 	tcase_add_test(tc, test_body_cap);
 	tcase_add_test(tc, test_connection_cap);
 	tcase_add_test(tc, test_off_and_bad_address);
+	tcase_add_test(tc, test_secure_metrics);
 	suite_add_tcase(s, tc);
 	return s;
 }
