@@ -30,6 +30,7 @@
 #include <kc/err.h>
 #include <kc/json.h>
 #include <kc/log.h>
+#include <kc/sbuf.h>
 #include <kc/selector.h>
 #include <kc/str.h>
 #include <kc/validation.h>
@@ -406,23 +407,42 @@ set_duration(struct ty_config *c, const struct key *k, struct json_object *v,
 	return 0;
 }
 
+/*
+ * A string that must be one of 'names' (n of them): its index, stored in
+ * the key's enum field. The message lists them all.
+ */
 static int
-set_podgroup_api(struct ty_config *c, const struct key *k, struct json_object *v,
-    struct kc_status *st)
+set_named(struct ty_config *c, const struct key *k, struct json_object *v,
+    const char *const *names, size_t n, struct kc_status *st)
 {
+	char list[256];
+	struct kc_sbuf sb;
 	const char *s;
 	int r;
 
 	if ((r = want_type(v, json_type_string, "a string", k, st)) < 0)
 		return r;
 	s = json_object_get_string(v);
-	for (size_t i = 0; i < KC_ARRAY_SIZE(podgroup_api_names); i++)
-		if (strcmp(s, podgroup_api_names[i]) == 0) {
-			*FIELD_PTR(c, k, enum ty_podgroup_api) = (enum ty_podgroup_api)i;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*FIELD_PTR(c, k, int) = (int)i;
 			return 0;
 		}
-	return kc_status_set(st, KC_ECONFIG, "%s: \"%.64s\" is not one of auto, "
-	    "scheduling.x-k8s.io, scheduling.sigs.k8s.io, none", k->name, s);
+	kc_sbuf_init(&sb, list, sizeof(list));
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			kc_sbuf_puts(&sb, ", ");
+		kc_sbuf_puts(&sb, names[i]);
+	}
+	return kc_status_set(st, KC_ECONFIG, "%s: \"%.64s\" is not one of %s", k->name, s,
+	    list);
+}
+
+static int
+set_podgroup_api(struct ty_config *c, const struct key *k, struct json_object *v,
+    struct kc_status *st)
+{
+	return set_named(c, k, v, podgroup_api_names, KC_ARRAY_SIZE(podgroup_api_names), st);
 }
 
 static int
@@ -462,19 +482,7 @@ static int
 set_cert_mode(struct ty_config *c, const struct key *k, struct json_object *v,
     struct kc_status *st)
 {
-	const char *s;
-	int r;
-
-	if ((r = want_type(v, json_type_string, "a string", k, st)) < 0)
-		return r;
-	s = json_object_get_string(v);
-	for (size_t i = 0; i < KC_ARRAY_SIZE(cert_mode_names); i++)
-		if (strcmp(s, cert_mode_names[i]) == 0) {
-			*FIELD_PTR(c, k, enum ty_cert_mode) = (enum ty_cert_mode)i;
-			return 0;
-		}
-	return kc_status_set(st, KC_ECONFIG, "%s: \"%.64s\" is not one of files, self",
-	    k->name, s);
+	return set_named(c, k, v, cert_mode_names, KC_ARRAY_SIZE(cert_mode_names), st);
 }
 
 /* "10.0.0.0/8", "fd00::/64": an address and a prefix length that fits it. */

@@ -307,15 +307,8 @@ struct metrics {
 
 /* Per connection, zeroed by lws; reused across keep-alive requests. */
 struct conn {
-	struct kc_buf	 body;
-	size_t		 off;
-	int		 status;
-	const char	*ctype;
+	struct metrics_http_out out;	/* the answer */
 	bool		 active;
-	bool		 head;
-	bool		 headers_sent;
-	bool		 close_after;
-	bool		 allow;		/* send "Allow: GET, HEAD" */
 	bool		 auth_wait;	/* waiting for the auth thread */
 	uint64_t	 auth_id;
 	struct auth_req	*req;		/* while auth_wait */
@@ -1128,10 +1121,10 @@ metrics_parse_addr(const char *addr, char *host, size_t size, int *ret_port)
 static void
 reply(struct conn *c, int status, const char *ctype, const char *text)
 {
-	c->status = status;
-	c->ctype = ctype;
-	if (kc_buf_puts(&c->body, text) < 0)
-		c->close_after = true;	/* an empty answer, then close */
+	c->out.status = status;
+	c->out.ctype = ctype;
+	if (kc_buf_puts(&c->out.body, text) < 0)
+		c->out.close_after = true;	/* an empty answer, then close */
 }
 
 static void
@@ -1141,19 +1134,19 @@ handle(struct metrics *m, struct conn *c, int method, const char *path)
 	int r;
 
 	if (method != LWSHUMETH_GET && method != LWSHUMETH_HEAD) {
-		c->allow = true;
-		c->close_after = true;
+		c->out.allow = "GET, HEAD";
+		c->out.close_after = true;
 		reply(c, 405, "text/plain; charset=utf-8", "method not allowed\n");
 		return;
 	}
 	if (strcmp(path, "/metrics") == 0) {
-		if ((r = metrics_render(m, &c->body)) < 0) {
+		if ((r = metrics_render(m, &c->out.body)) < 0) {
 			kc_log_debug(&mlog, "render: %s", kc_strerror(r));
 			reply(c, 500, "text/plain; charset=utf-8", "metrics unavailable\n");
 			return;
 		}
-		c->status = 200;
-		c->ctype = "text/plain; version=0.0.4; charset=utf-8";
+		c->out.status = 200;
+		c->out.ctype = "text/plain; version=0.0.4; charset=utf-8";
 	} else if (strcmp(path, "/healthz") == 0) {
 		reply(c, 200, "text/plain; charset=utf-8", "ok\n");
 	} else if (strcmp(path, "/readyz") == 0) {
@@ -1246,7 +1239,7 @@ auth_finish(struct metrics *m)
 			c->auth_wait = false;
 			c->req = NULL;
 			if (q->code == 200) {
-				handle(m, c, c->head ? LWSHUMETH_HEAD : LWSHUMETH_GET,
+				handle(m, c, c->out.head ? LWSHUMETH_HEAD : LWSHUMETH_GET,
 				    "/metrics");
 			} else {
 				if (q->code == 500)
@@ -1277,67 +1270,80 @@ auth_abandon(struct metrics *m, struct conn *c)
 }
 
 static int
-write_headers(struct lws *wsi, struct conn *c)
+write_headers(struct lws *wsi, struct metrics_http_out *o)
 {
 	unsigned char buf[LWS_PRE + 1024];
 	unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof(buf) - 1;
 	int n;
 
-	if (lws_add_http_header_status(wsi, (unsigned)c->status, &p, end) ||
+	if (lws_add_http_header_status(wsi, (unsigned)o->status, &p, end) ||
 	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE,
-	    (const unsigned char *)c->ctype, (int)strlen(c->ctype), &p, end) ||
+	    (const unsigned char *)o->ctype, (int)strlen(o->ctype), &p, end) ||
 	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
 	    (const unsigned char *)"no-store", 8, &p, end) ||
-	    (c->allow && lws_add_http_header_by_name(wsi, (const unsigned char *)"allow:",
-	    (const unsigned char *)"GET, HEAD", 9, &p, end)) ||
-	    lws_add_http_header_content_length(wsi, c->body.len, &p, end) ||
+	    (o->allow != NULL && lws_add_http_header_by_name(wsi,
+	    (const unsigned char *)"allow:", (const unsigned char *)o->allow,
+	    (int)strlen(o->allow), &p, end)) ||
+	    (o->close_after && lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION,
+	    (const unsigned char *)"close", 5, &p, end)) ||
+	    lws_add_http_header_content_length(wsi, o->body.len, &p, end) ||
 	    lws_finalize_http_header(wsi, &p, end))
 		return -1;
 	n = lws_ptr_diff(p, start);
 	if (lws_write(wsi, start, (size_t)n, LWS_WRITE_HTTP_HEADERS) != n)
 		return -1;
-	c->headers_sent = true;
+	o->headers_sent = true;
+	return 0;
+}
+
+int
+metrics_http_write(struct lws *wsi, struct metrics_http_out *o)
+{
+	unsigned char buf[LWS_PRE + WRITE_MAX];
+	size_t n;
+	bool last;
+
+	if (!o->headers_sent) {
+		if (write_headers(wsi, o) < 0)
+			return -1;
+		if (!o->head && o->body.len > 0) {
+			lws_callback_on_writable(wsi);
+			return 1;
+		}
+		return 0;
+	}
+	n = KC_MIN(o->body.len - o->off, (size_t)WRITE_MAX);
+	last = o->off + n == o->body.len;
+	memcpy(buf + LWS_PRE, o->body.data + o->off, n);
+	if (lws_write(wsi, buf + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) !=
+	    (int)n)
+		return -1;
+	o->off += n;
+	if (!last) {
+		lws_callback_on_writable(wsi);
+		return 1;
+	}
 	return 0;
 }
 
 static void
 conn_end(struct conn *c)
 {
-	kc_buf_free(&c->body);
+	kc_buf_free(&c->out.body);
 	c->active = false;
 }
 
 static int
 writable(struct lws *wsi, struct conn *c)
 {
-	unsigned char buf[LWS_PRE + WRITE_MAX];
-	size_t n;
-	bool last;
+	int r;
 
 	if (!c->active || c->auth_wait)
 		return 0;
-	if (!c->headers_sent) {
-		if (write_headers(wsi, c) < 0)
-			return -1;
-		if (!c->head && c->body.len > 0) {
-			lws_callback_on_writable(wsi);
-			return 0;
-		}
-	} else {
-		n = KC_MIN(c->body.len - c->off, (size_t)WRITE_MAX);
-		last = c->off + n == c->body.len;
-		memcpy(buf + LWS_PRE, c->body.data + c->off, n);
-		if (lws_write(wsi, buf + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL :
-		    LWS_WRITE_HTTP) != (int)n)
-			return -1;
-		c->off += n;
-		if (!last) {
-			lws_callback_on_writable(wsi);
-			return 0;
-		}
-	}
+	if ((r = metrics_http_write(wsi, &c->out)) != 0)
+		return r < 0 ? -1 : 0;
 	conn_end(c);
-	if (c->close_after || c->head)
+	if (c->out.close_after || c->out.head)
 		return -1;
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
@@ -1363,17 +1369,16 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 		return 0;
 	case LWS_CALLBACK_HTTP:
 		m = lws_context_user(lws_get_context(wsi));
-		if (c != NULL)
-			auth_abandon(m, c);
+		auth_abandon(m, c);
 		conn_end(c);
 		*c = (struct conn){ .active = true };
-		kc_buf_init(&c->body, METRICS_TEXT_MAX);
+		kc_buf_init(&c->out.body, METRICS_TEXT_MAX);
 		method = lws_http_get_uri_and_method(wsi, &uri, &ulen);
 		if (uri == NULL || ulen < 0 || (size_t)ulen >= sizeof(path))
 			ulen = 0;
 		memcpy(path, uri != NULL ? uri : "", (size_t)ulen);
 		path[ulen] = '\0';
-		c->head = method == LWSHUMETH_HEAD;
+		c->out.head = method == LWSHUMETH_HEAD;
 		if (m->auth != NULL && m->metrics_idx >= 0 &&
 		    lws_get_vhost(wsi) == m->lis[m->metrics_idx].vh &&
 		    strcmp(path, "/metrics") == 0 &&

@@ -191,6 +191,34 @@ void	metrics_webhook_cert_expiry(struct metrics *, double unix_s);
 /* libwebsockets' log lines, at debug level: for lws_set_log_level(). */
 void	metrics_lws_logger(int level, const char *line);
 
+struct lws;
+
+/*
+ * An HTTP/1.1 answer written from libwebsockets' writable callbacks, for
+ * the controller's servers (metrics.c, webhook.c): the status line, the
+ * Content-Type, "Cache-Control: no-store", "Allow" when set, "Connection:
+ * close" when close_after, the Content-Length, then the body (none for a
+ * HEAD) in pieces. Zero it, fill status, ctype and body.
+ */
+struct metrics_http_out {
+	struct kc_buf	 body;
+	size_t		 off;		/* of the body, written */
+	int		 status;
+	const char	*ctype;
+	const char	*allow;		/* NULL: no Allow header */
+	bool		 head;		/* headers only */
+	bool		 headers_sent;
+	bool		 close_after;	/* the caller closes once written */
+};
+
+/*
+ * Writes what one writable callback may: 1 when more is to come (the next
+ * callback is asked for), 0 when the answer is out (the caller then ends
+ * the transaction or closes), -1 when the connection failed. Server
+ * thread only.
+ */
+int	metrics_http_write(struct lws *wsi, struct metrics_http_out *o);
+
 /*
  * A kc_workqueue_observe_fn: 'arg' is the struct metrics. Feeds
  * trainyard_workqueue_queue_duration_seconds and _work_duration_seconds.

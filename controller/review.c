@@ -213,7 +213,7 @@ review_handle(const char *body, size_t len, review_convert_fn *convert,
 
 	msg[0] = '\0';
 	if (json_object_array_length(objects) > REVIEW_OBJECTS_MAX) {
-		(void)snprintf(msg, sizeof(msg), "%zu objects in one review (at most %u)",
+		(void)snprintf(msg, sizeof(msg), "%zu objects in one review (at most %d)",
 		    json_object_array_length(objects), REVIEW_OBJECTS_MAX);
 		r = KC_EINVALID;
 	} else {

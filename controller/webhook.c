@@ -109,19 +109,12 @@ struct webhook {
 
 /* Per connection, zeroed by lws; reused across keep-alive requests. */
 struct conn {
-	struct kc_buf	 body;
-	struct kc_buf	 out;
-	size_t		 off;
-	int		 status;
-	const char	*ctype;
-	const char	*allow;		/* "Allow:" value for a 405, or NULL */
+	struct kc_buf	 body;		/* the request's */
+	struct metrics_http_out out;	/* the answer */
 	uint64_t	 t0_ms;
 	bool		 active;
 	bool		 reading;	/* a /convert body is coming */
 	bool		 answered;
-	bool		 head;
-	bool		 headers_sent;
-	bool		 close_after;
 };
 
 /* ---- certificates -------------------------------------------------------- */
@@ -372,11 +365,11 @@ static const struct route {
 static void
 reply(struct conn *c, int status, const char *text)
 {
-	c->status = status;
-	c->ctype = "text/plain; charset=utf-8";
-	kc_buf_reset(&c->out);
-	if (kc_buf_puts(&c->out, text) < 0)
-		c->close_after = true;
+	c->out.status = status;
+	c->out.ctype = "text/plain; charset=utf-8";
+	kc_buf_reset(&c->out.body);
+	if (kc_buf_puts(&c->out.body, text) < 0)
+		c->out.close_after = true;
 	c->answered = true;
 }
 
@@ -384,7 +377,7 @@ static void
 conn_end(struct conn *c)
 {
 	kc_buf_free(&c->body);
-	kc_buf_free(&c->out);
+	kc_buf_free(&c->out.body);
 	c->active = false;
 }
 
@@ -394,18 +387,18 @@ convert(struct webhook *w, struct conn *c)
 	struct review_info info;
 	int r;
 
-	kc_buf_reset(&c->out);
+	kc_buf_reset(&c->out.body);
 	r = review_handle(c->body.data != NULL ? c->body.data : "", c->body.len, w->o.convert,
-	    &c->out, &info);
+	    &c->out.body, &info);
 	kc_buf_free(&c->body);
 	if (r < 0) {
 		kc_log_warn(&wlog, "answering a review: %s", kc_strerror(r));
 		reply(c, 500, "cannot answer the review\n");
-		c->close_after = true;
+		c->out.close_after = true;
 		info.result = "error";
 	} else {
-		c->status = r;
-		c->ctype = r == 200 ? "application/json" : "text/plain; charset=utf-8";
+		c->out.status = r;
+		c->out.ctype = r == 200 ? "application/json" : "text/plain; charset=utf-8";
 		c->answered = true;
 		if (r != 200)
 			kc_log_debug(&wlog, "review refused (%d): %s", r, info.message);
@@ -428,24 +421,24 @@ begin(struct webhook *w, struct conn *c, struct lws *wsi)
 	conn_end(c);
 	*c = (struct conn){ .active = true, .t0_ms = kc_clock_now_ms() };
 	kc_buf_init(&c->body, w->o.body_max);
-	kc_buf_init(&c->out, REVIEW_ANSWER_MAX);
+	kc_buf_init(&c->out.body, REVIEW_ANSWER_MAX);
 	method = lws_http_get_uri_and_method(wsi, &uri, &ulen);
-	c->head = method == LWSHUMETH_HEAD;
+	c->out.head = method == LWSHUMETH_HEAD;
 	for (size_t i = 0; uri != NULL && ulen > 0 && i < KC_ARRAY_SIZE(routes); i++)
 		if (strlen(routes[i].path) == (size_t)ulen &&
 		    memcmp(routes[i].path, uri, (size_t)ulen) == 0)
 			rt = &routes[i];
 	if (rt == NULL) {
 		reply(c, 404, "404 page not found\n");
-		c->close_after = method == LWSHUMETH_POST || method == LWSHUMETH_PUT ||
+		c->out.close_after = method == LWSHUMETH_POST || method == LWSHUMETH_PUT ||
 		    method == LWSHUMETH_PATCH;
 		return;
 	}
 	if (rt->post ? method != LWSHUMETH_POST :
 	    method != LWSHUMETH_GET && method != LWSHUMETH_HEAD) {
 		reply(c, 405, "method not allowed\n");
-		c->allow = rt->allow;
-		c->close_after = true;	/* its body, if any, is never read */
+		c->out.allow = rt->allow;
+		c->out.close_after = true;	/* its body, if any, is never read */
 		return;
 	}
 	switch (rt->id) {
@@ -468,14 +461,14 @@ begin(struct webhook *w, struct conn *c, struct lws *wsi)
 			length = UINT64_MAX;
 	} else if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0) {
 		reply(c, 411, "a Content-Length is required\n");
-		c->close_after = true;
+		c->out.close_after = true;
 		return;
 	}
 	if (length > w->o.body_max) {
 		(void)snprintf(msg, sizeof(msg), "request body larger than %zu bytes\n",
 		    w->o.body_max);
 		reply(c, 413, msg);
-		c->close_after = true;
+		c->out.close_after = true;
 		return;
 	}
 	if (length == 0) {
@@ -487,65 +480,18 @@ begin(struct webhook *w, struct conn *c, struct lws *wsi)
 }
 
 static int
-write_headers(struct lws *wsi, struct conn *c)
-{
-	unsigned char buf[LWS_PRE + 1024];
-	unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof(buf) - 1;
-	int n;
-
-	if (lws_add_http_header_status(wsi, (unsigned)c->status, &p, end) ||
-	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE,
-	    (const unsigned char *)c->ctype, (int)strlen(c->ctype), &p, end) ||
-	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
-	    (const unsigned char *)"no-store", 8, &p, end) ||
-	    (c->allow != NULL && lws_add_http_header_by_name(wsi,
-	    (const unsigned char *)"allow:", (const unsigned char *)c->allow,
-	    (int)strlen(c->allow), &p, end)) ||
-	    (c->close_after && lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION,
-	    (const unsigned char *)"close", 5, &p, end)) ||
-	    lws_add_http_header_content_length(wsi, c->out.len, &p, end) ||
-	    lws_finalize_http_header(wsi, &p, end))
-		return -1;
-	n = lws_ptr_diff(p, start);
-	if (lws_write(wsi, start, (size_t)n, LWS_WRITE_HTTP_HEADERS) != n)
-		return -1;
-	c->headers_sent = true;
-	return 0;
-}
-
-static int
 writable(struct webhook *w, struct lws *wsi, struct conn *c)
 {
-	unsigned char buf[LWS_PRE + WRITE_MAX];
-	size_t n;
-	bool last;
+	int r;
 
 	if (!c->active || !c->answered)
 		return 0;
-	if (!c->headers_sent) {
-		lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, (int)w->o.timeout_s);
-		if (write_headers(wsi, c) < 0)
-			return -1;
-		if (!c->head && c->out.len > 0) {
-			lws_callback_on_writable(wsi);
-			return 0;
-		}
-	} else {
-		n = KC_MIN(c->out.len - c->off, (size_t)WRITE_MAX);
-		last = c->off + n == c->out.len;
-		memcpy(buf + LWS_PRE, c->out.data + c->off, n);
-		if (lws_write(wsi, buf + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL :
-		    LWS_WRITE_HTTP) != (int)n)
-			return -1;
-		c->off += n;
-		if (!last) {
-			lws_callback_on_writable(wsi);
-			return 0;
-		}
-	}
+	lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, (int)w->o.timeout_s);
+	if ((r = metrics_http_write(wsi, &c->out)) != 0)
+		return r < 0 ? -1 : 0;
 	lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
 	conn_end(c);
-	if (c->close_after || c->head)
+	if (c->out.close_after || c->out.head)
 		return -1;
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
@@ -591,7 +537,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 			/* More than Content-Length said: refuse, then close. */
 			c->reading = false;
 			reply(c, 413, "request body larger than its Content-Length\n");
-			c->close_after = true;
+			c->out.close_after = true;
 			lws_callback_on_writable(wsi);
 		}
 		return 0;
