@@ -192,7 +192,7 @@ SUITE_DEPS_sbuf		=
 SUITE_DEPS_base64	=
 SUITE_DEPS_validation	=
 SUITE_DEPS_ctl_expect	= $(CTL_PURE_DEPS) controller/expect.c
-SUITE_DEPS_ctl_review	= controller/review.c tests/unit/convert_standin.c
+SUITE_DEPS_ctl_review	= controller/review.c controller/convert.c tests/unit/convert_standin.c
 SUITE_DEPS_ctl_webhook	= $(SUITE_DEPS_client) lib/cert.c controller/review.c \
 			  controller/webhook.c controller/metrics.c tests/unit/convert_standin.c
 SUITE_DEPS_ctl_certs	= $(SUITE_DEPS_ctl_webhook) controller/certs.c

@@ -22,6 +22,7 @@
 #include <kc/json.h>
 #include <kc/str.h>
 
+#include "../../controller/convert.h"
 #include "../../controller/webhook.h"
 #include "convert_standin.h"
 #include "testutil.h"
@@ -447,6 +448,45 @@ START_TEST(test_selftest_fails)
 }
 END_TEST
 
+/* The real converter behind the handler: the self-test and a mixed review. */
+START_TEST(test_with_ty_convert)
+{
+	struct kc_status st = { 0 };
+	_cleanup_(kc_freep) char *req = NULL;
+	struct kc_buf out;
+	struct json_object *ans = NULL, *objs;
+	size_t len;
+
+	ck_assert_msg(review_selftest(ty_convert, &st) == 0, "%s", st.message);
+	req = tu_fixture("review/v1-to-beta.request.json", &len);
+	kc_buf_init(&out, REVIEW_ANSWER_MAX);
+	ck_assert_int_eq(review_handle(req, len, ty_convert, &out, NULL), 200);
+	ck_assert_int_eq(kc_json_parse(out.data, out.len, &ans, &st), 0);
+	ck_assert_str_eq(kc_json_str(ans, "response", "result", "status"), "Success");
+	objs = kc_json_get(ans, "response", "convertedObjects");
+	ck_assert_uint_eq(json_object_array_length(objs), 3);
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(objs, 0), "spec", "container",
+	    "image"), "pytorch:2.3");
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(objs, 2), "metadata", "name"),
+	    "r3");
+	json_object_put(ans);
+	kc_buf_free(&out);
+	/* Its data failures name the object and the field. */
+	req = kc_free(req);
+	req = tu_fixture("review/failure.request.json", &len);
+	kc_buf_init(&out, REVIEW_ANSWER_MAX);
+	ck_assert_int_eq(review_handle(req, len, ty_convert, &out, NULL), 200);
+	ck_assert_int_eq(kc_json_parse(out.data, out.len, &ans, &st), 0);
+	ck_assert_str_eq(kc_json_str(ans, "response", "result", "status"), "Failure");
+	ck_assert_ptr_nonnull(strstr(kc_json_str(ans, "response", "result", "message"),
+	    "team-a/broken"));
+	ck_assert_ptr_nonnull(strstr(kc_json_str(ans, "response", "result", "message"),
+	    "spec"));
+	json_object_put(ans);
+	kc_buf_free(&out);
+}
+END_TEST
+
 Suite *
 ctl_review_suite(void)
 {
@@ -471,6 +511,7 @@ ctl_review_suite(void)
 	tcase_add_test(tc, test_answer_cap);
 	tcase_add_test(tc, test_selftest);
 	tcase_add_test(tc, test_selftest_fails);
+	tcase_add_test(tc, test_with_ty_convert);
 	suite_add_tcase(s, tc);
 	return s;
 }
