@@ -599,6 +599,7 @@ open_server(struct webhook *w, struct kc_status *st)
 	info.max_http_header_data = HEADER_MAX;
 	info.max_http_header_pool = (unsigned short)KC_MIN(w->o.max_conns, 1024u);
 	info.server_string = "trainyard-controller";
+	info.timeout_secs = w->o.timeout_s;	/* the TLS handshake's, among others */
 	if ((w->ctx = lws_create_context(&info)) == NULL)
 		return kc_status_set(st, -ENOMEM, "webhook: cannot create the server");
 
@@ -615,6 +616,8 @@ open_server(struct webhook *w, struct kc_status *st)
 	info.alpn = "http/1.1";
 	info.keepalive_timeout = (int)w->o.keepalive_s;
 	info.timeout_secs = w->o.timeout_s;
+	/* A connection that sends no request (or no handshake) in time. */
+	info.timeout_secs_ah_idle = w->o.timeout_s;
 	if ((w->vh = lws_create_vhost(w->ctx, &info)) == NULL)
 		return kc_status_set(st, KC_ECONFIG, "%s: cannot listen (address in use or "
 		    "not local)", w->addr);

@@ -448,17 +448,38 @@ tcp_connect(int port)
 	return fd;
 }
 
-/* Whether the server closed 'fd' within a second. */
+/* Whether the server closed 'fd' within 'ms'. */
 static bool
-closed_soon(int fd)
+closed_within(int fd, int ms)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	char c;
 
-	if (poll(&p, 1, 1000) <= 0)
+	if (poll(&p, 1, ms) <= 0)
 		return false;
 	return read(fd, &c, 1) <= 0;
 }
+
+static bool
+closed_soon(int fd)
+{
+	return closed_within(fd, 1000);
+}
+
+/* A client that connects and says nothing is dropped after timeout_s. */
+START_TEST(test_idle_timeout)
+{
+	struct fixture fx;
+	int fd;
+
+	fx_start(&fx, &(struct webhook_opts){ .timeout_s = 1 }, true);
+	fd = tcp_connect(fx.port);
+	ck_assert(!closed_within(fd, 300));
+	ck_assert(closed_within(fd, 4000));
+	close(fd);
+	fx_stop(&fx);
+}
+END_TEST
 
 START_TEST(test_connection_cap)
 {
@@ -650,6 +671,7 @@ ctl_webhook_suite(void)
 	tcase_add_test(tc, test_set_cert_from_memory);
 	tcase_add_test(tc, test_body_cap);
 	tcase_add_test(tc, test_connection_cap);
+	tcase_add_test(tc, test_idle_timeout);
 	tcase_add_test(tc, test_off_and_bad_address);
 	tcase_add_test(tc, test_secure_metrics);
 	suite_add_tcase(s, tc);
