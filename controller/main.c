@@ -523,9 +523,11 @@ main(int argc, char **argv)
 		.auth = mauth,
 	}, &st)) < 0)
 		fatal("%s", st.message[0] != '\0' ? st.message : kc_strerror(r));
-	kc_log_info(&mainlog, "metrics on port %d (%s), health probes on port %d",
-	    metrics_port(c.metrics, false), mauth != NULL ? "HTTPS, TokenReview and "
-	    "SubjectAccessReview" : "HTTP", metrics_port(c.metrics, true));
+	kc_log_info(&mainlog, "metrics on port %d, health probes on port %d",
+	    metrics_port(c.metrics, false), metrics_port(c.metrics, true));
+	if (mauth != NULL)
+		kc_log_info(&mainlog, "secure metrics on port %d: HTTPS, TokenReview and "
+		    "SubjectAccessReview", metrics_port(c.metrics, false));
 
 	kc_log_info(&mainlog, "trainyard-controller %s starting: %s, %u workers, "
 	    "%.0f qps (burst %u)", KC_VERSION, c.rc->server, c.cfg.workers,

@@ -122,8 +122,7 @@ hook() {
 	POD_NAMESPACE=trainyard-system ctl_proc_launch s --kubeconfig "$DC_DIR/sa.kubeconfig" \
 	    --webhook-cert-mode=self --metrics-secure
 	ctl_proc_wait s 'msg=started'
-	mport="$(sed -n 's/.*metrics on port \([0-9]*\) (HTTPS.*/\1/p' "$DC_DIR/ctl-s.log" |
-	    tail -1)"
+	mport="$(port_of s 'secure metrics')"
 	[ -n "$mport" ]
 	run hook "$mport" -o /dev/null -w '%{http_code}' "https://$SVC:$mport/metrics"
 	[ "$status" -eq 0 ]
