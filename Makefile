@@ -99,8 +99,7 @@ UNIT_SUITES	+= ctl_review ctl_webhook ctl_certs
 UNIT_SUITES	+= ctl_convert
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
-		   tests/unit/testutil.c tests/unit/dc_testutil.c \
-		   tests/unit/convert_standin.c
+		   tests/unit/testutil.c tests/unit/dc_testutil.c
 UNIT_SRCS	 = tests/unit/check_main.c $(TEST_SUPPORT_SRCS) \
 		   $(UNIT_SUITES:%=tests/unit/test_%.c)
 
@@ -192,9 +191,9 @@ SUITE_DEPS_sbuf		=
 SUITE_DEPS_base64	=
 SUITE_DEPS_validation	=
 SUITE_DEPS_ctl_expect	= $(CTL_PURE_DEPS) controller/expect.c
-SUITE_DEPS_ctl_review	= controller/review.c controller/convert.c tests/unit/convert_standin.c
+SUITE_DEPS_ctl_review	= controller/review.c controller/convert.c
 SUITE_DEPS_ctl_webhook	= $(SUITE_DEPS_client) lib/cert.c controller/review.c \
-			  controller/webhook.c controller/metrics.c tests/unit/convert_standin.c
+			  controller/convert.c controller/webhook.c controller/metrics.c
 SUITE_DEPS_ctl_certs	= $(SUITE_DEPS_ctl_webhook) controller/certs.c
 
 # trainyard-devcluster: main.c plus DC_SRCS, which the unit suites link too.

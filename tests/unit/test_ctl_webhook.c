@@ -32,10 +32,10 @@
 #include <kc/str.h>
 #include <kc/transport.h>
 
+#include "../../controller/convert.h"
 #include "../../controller/metrics.h"
 #include "../../controller/webhook.h"
 #include "../fakes/fake_transport.h"
-#include "convert_standin.h"
 #include "testutil.h"
 
 #define SVC	"trainyard-webhook.trainyard-system.svc"
@@ -187,7 +187,7 @@ fx_start(struct fixture *fx, const struct webhook_opts *extra, bool with_cert)
 	o.addr = "127.0.0.1:0";
 	o.cert_dir = fx->dir;
 	if (o.convert == NULL)
-		o.convert = standin_convert;
+		o.convert = ty_convert;
 	o.metrics = fx->m;
 	r = webhook_start(&o, &fx->w, &st);
 	ck_assert_msg(r == 0, "start: %s", st.message);
@@ -392,7 +392,7 @@ START_TEST(test_set_cert_from_memory)
 	struct client cl;
 
 	ck_assert_int_eq(webhook_start(&(struct webhook_opts){ .addr = "127.0.0.1:0",
-	    .convert = standin_convert }, &w, &st), 0);
+	    .convert = ty_convert }, &w, &st), 0);
 	/* A key that is not the certificate's is refused. */
 	other = make_leaf(ca, 10);
 	ck_assert_int_lt(webhook_set_cert(w, leaf->cert_pem, leaf->cert_pem_len,
@@ -522,13 +522,13 @@ START_TEST(test_off_and_bad_address)
 	struct kc_status st = { 0 };
 
 	ck_assert_int_eq(webhook_start(&(struct webhook_opts){ .addr = "0",
-	    .convert = standin_convert }, &w, &st), 0);
+	    .convert = ty_convert }, &w, &st), 0);
 	ck_assert_ptr_null(w);
 	ck_assert_int_eq(webhook_start(&(struct webhook_opts){ .addr = "",
-	    .convert = standin_convert }, &w, &st), 0);
+	    .convert = ty_convert }, &w, &st), 0);
 	ck_assert_ptr_null(w);
 	ck_assert_int_eq(webhook_start(&(struct webhook_opts){ .addr = "nonsense",
-	    .convert = standin_convert }, &w, &st), KC_ECONFIG);
+	    .convert = ty_convert }, &w, &st), KC_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(st.message, "nonsense"));
 	ck_assert_ptr_null(w);
 }
