@@ -62,7 +62,7 @@ LIB_DATA_SRCS	+= lib/quantity.c
 # trainyard-controller's pure modules: json-c in, json-c or structs out, no
 # threads and no network (the unit test binary links them).
 CTL_PURE_SRCS	 = controller/config.c controller/model.c controller/session.c \
-		   controller/cache.c
+		   controller/cache.c controller/convert.c
 
 # The client side's concurrency: shared rate limit, work queue, informers.
 LIB_SRCS	+= lib/ratelimit.c lib/workqueue.c lib/informer.c
@@ -95,6 +95,7 @@ UNIT_SUITES	+= hash heap sbuf base64 validation
 UNIT_SUITES	+= ctl_metrics
 UNIT_SUITES	+= deflate ctl_expect alloc
 UNIT_SUITES	+= ctl_cache
+UNIT_SUITES	+= ctl_convert
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c
@@ -174,6 +175,7 @@ SUITE_DEPS_ctl_config	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_model	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_session	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_cache	= $(CTL_PURE_DEPS)
+SUITE_DEPS_ctl_convert	= $(CTL_PURE_DEPS)
 SUITE_DEPS_client	+= lib/ratelimit.c
 SUITE_DEPS_ratelimit	= $(SUITE_DEPS_client)
 SUITE_DEPS_workqueue	= lib/ratelimit.c lib/workqueue.c
