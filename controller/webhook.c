@@ -25,10 +25,10 @@
  * Requests. HTTP/1.1 only (ALPN "http/1.1"; kube-apiserver speaks
  * HTTP/1.1 to webhooks), keep-alive. A body needs a Content-Length of at
  * most body_max (413 otherwise; 411 for chunked bodies); it is read into
- * the connection's kc_buf, answered once complete, the answer written in
- * WRITE_MAX pieces. Headers are bounded (HEADER_MAX), reading the body
- * and writing the answer time out after timeout_s, idle keep-alive
- * connections after keepalive_s. At most max_conns connections: the one
+ * the connection's kc_buf, answered once complete, the answer written by
+ * metrics_http_write() (metrics.c). Headers are bounded (HEADER_MAX); the
+ * TLS handshake, the request headers, the body and the answer each time
+ * out after timeout_s, idle keep-alive connections after keepalive_s. At most max_conns connections: the one
  * past it is closed as it is accepted (LWS_CALLBACK_FILTER_NETWORK_-
  * CONNECTION), counted from LWS_CALLBACK_WSI_CREATE to _WSI_DESTROY.
  *
@@ -66,7 +66,6 @@
 #include "metrics.h"
 #include "webhook.h"
 
-#define WRITE_MAX	16384
 #define HEADER_MAX	8192
 #define CONN_MARK	((void *)&conn_mark)
 
