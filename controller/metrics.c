@@ -1428,14 +1428,30 @@ metrics_lws_logger(int level, const char *line)
 	kc_log_debug(&(struct kc_log_ctx){ .action = "libwebsockets" }, "%s", buf);
 }
 
+void
+metrics_lws_run(struct lws_context *ctx, atomic_bool *stop)
+{
+	while (!atomic_load(stop))
+		if (lws_service(ctx, 0) < 0)
+			break;
+}
+
+const char *
+metrics_lws_iface(const char *host)
+{
+	if (strcmp(host, "localhost") == 0)
+		return "127.0.0.1";
+	if (*host == '\0' || strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0)
+		return NULL;
+	return host;
+}
+
 static void *
 serve(void *arg)
 {
 	struct metrics *m = arg;
 
-	while (!atomic_load(&m->stop))
-		if (lws_service(m->ctx, 0) < 0)
-			break;
+	metrics_lws_run(m->ctx, &m->stop);
 	return NULL;
 }
 
@@ -1467,12 +1483,8 @@ open_vhost(struct metrics *m, struct listener *l, size_t idx, struct kc_status *
 {
 	struct lws_context_creation_info info;
 	char name[32];
-	const char *iface = l->host;
+	const char *iface = metrics_lws_iface(l->host);
 
-	if (strcmp(iface, "localhost") == 0)
-		iface = "127.0.0.1";
-	if (*iface == '\0' || strcmp(iface, "0.0.0.0") == 0 || strcmp(iface, "::") == 0)
-		iface = NULL;
 	(void)snprintf(name, sizeof(name), "listener%u", (unsigned)(idx % 10));
 	memset(&info, 0, sizeof(info));
 	info.port = l->port;

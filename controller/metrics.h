@@ -35,6 +35,7 @@
 #ifndef TY_METRICS_H
 #define TY_METRICS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -192,6 +193,16 @@ void	metrics_webhook_cert_expiry(struct metrics *, double unix_s);
 void	metrics_lws_logger(int level, const char *line);
 
 struct lws;
+struct lws_context;
+
+/* Services 'ctx' until '*stop' (then woken by lws_cancel_service()). */
+void	metrics_lws_run(struct lws_context *ctx, atomic_bool *stop);
+
+/*
+ * The libwebsockets interface for a bind address's host: "127.0.0.1" for
+ * "localhost", NULL (every interface) for "", "0.0.0.0" and "::".
+ */
+const char *metrics_lws_iface(const char *host);
 
 /*
  * An HTTP/1.1 answer written from libwebsockets' writable callbacks, for

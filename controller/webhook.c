@@ -568,9 +568,7 @@ serve(void *arg)
 {
 	struct webhook *w = arg;
 
-	while (!atomic_load(&w->stop))
-		if (lws_service(w->ctx, 0) < 0)
-			break;
+	metrics_lws_run(w->ctx, &w->stop);
 	return NULL;
 }
 
@@ -578,12 +576,8 @@ static int
 open_server(struct webhook *w, struct kc_status *st)
 {
 	struct lws_context_creation_info info;
-	const char *iface = w->host;
+	const char *iface = metrics_lws_iface(w->host);
 
-	if (strcmp(iface, "localhost") == 0)
-		iface = "127.0.0.1";
-	if (*iface == '\0' || strcmp(iface, "0.0.0.0") == 0 || strcmp(iface, "::") == 0)
-		iface = NULL;
 	lws_set_log_level(LLL_ERR, metrics_lws_logger);
 	w->protocols[0] = (struct lws_protocols){
 		.name = "http",
