@@ -663,8 +663,7 @@ certs_start(const struct certs_runner_opts *opts, struct certs_runner **ret,
 {
 	struct certs_runner *cr;
 	pthread_condattr_t ca;
-	uint64_t wait_s = 0;
-	int r, first;
+	int r;
 
 	*ret = NULL;
 	if ((cr = kc_calloc(1, sizeof(*cr))) == NULL)
@@ -675,9 +674,7 @@ certs_start(const struct certs_runner_opts *opts, struct certs_runner **ret,
 		kc_free(cr);
 		return r;
 	}
-	if ((first = step(cr, &wait_s, st)) < 0)
-		wait_s = 10;
-	cr->wait_s = wait_s;
+	cr->wait_s = 0;		/* the thread syncs at once */
 	if (pthread_mutex_init(&cr->mu, NULL) != 0 || pthread_condattr_init(&ca) != 0) {
 		kc_client_free(cr->cl);
 		kc_free(cr);
@@ -701,7 +698,7 @@ certs_start(const struct certs_runner_opts *opts, struct certs_runner **ret,
 	}
 	cr->started = true;
 	*ret = cr;
-	return first;
+	return 0;
 }
 
 struct certs_runner *

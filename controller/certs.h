@@ -101,11 +101,11 @@ struct certs_runner_opts {
 };
 
 /*
- * Runs certs_sync() now, then on a thread of its own at each renew_at
- * (and at least hourly, so a Secret changed by another replica is picked
- * up), retrying failures after 10 s doubling to 5 min. The first sync's
- * failure is not fatal (the thread retries) but is returned, with the
- * reason in 'st', after the thread started. -ENOMEM, or -errno when the
+ * Runs certs_sync() on a thread of its own: at once, then at each
+ * renew_at (and at least hourly, so a Secret changed by another replica
+ * is picked up), retrying failures after 10 s doubling to 5 min (each
+ * logged as a warning). Returns at once, so a slow API server never holds
+ * up the start. 0; -ENOMEM, errors of kc_client_new(), or -errno when the
  * thread cannot start (then '*ret' is NULL).
  */
 int	certs_start(const struct certs_runner_opts *opts, struct certs_runner **ret,

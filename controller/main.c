@@ -390,8 +390,9 @@ static const char *const webhook_crds[] = {
 
 /*
  * The conversion webhook: serves from its own thread on every replica.
- * With --webhook-cert-mode=self, certs.c keeps its certificate (a first
- * failure is logged and retried: /readyz of the webhook says why).
+ * With --webhook-cert-mode=self, certs.c keeps its certificate from a
+ * thread of its own (failures are logged and retried; until one is
+ * loaded, the webhook's /readyz says so).
  */
 static void
 start_webhook(struct ctl *c, struct webhook **ret_w, struct certs_runner **ret_cr)
@@ -429,12 +430,9 @@ start_webhook(struct ctl *c, struct webhook **ret_w, struct certs_runner **ret_c
 		},
 		.rc = c->rc,
 		.webhook = *ret_w,
-	}, ret_cr, &st)) < 0) {
-		if (*ret_cr == NULL)
-			fatal("webhook certificates: %s", st.message[0] != '\0' ? st.message :
-			    kc_strerror(r));
-		kc_log_warn(&mainlog, "webhook certificates: %s (retrying)", st.message);
-	}
+	}, ret_cr, &st)) < 0)
+		fatal("webhook certificates: %s", st.message[0] != '\0' ? st.message :
+		    kc_strerror(r));
 }
 
 /*

@@ -65,6 +65,11 @@ hook() {
 	    openssl x509 -noout -ext subjectAltName | grep -F "DNS:$SVC, DNS:$SVC.cluster.local"
 	port="$(port_of a 'conversion webhook')"
 	[ -n "$port" ]
+	# The certificate thread serves what it wrote a moment later.
+	for i in $(seq 100); do
+		hook "$port" "https://$SVC:$port/readyz" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
 	run hook "$port" "https://$SVC:$port/readyz"
 	[ "$status" -eq 0 ]
 	[ "$output" = ok ]
@@ -83,6 +88,10 @@ hook() {
 	    --webhook-cert-mode=self
 	ctl_proc_wait b 'msg=started'
 	port="$(port_of b 'conversion webhook')"
+	for i in $(seq 100); do
+		hook "$port" "https://$SVC:$port/readyz" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
 	run hook "$port" "https://$SVC:$port/readyz"
 	[ "$output" = ok ]
 	[ "$(kubectl -n trainyard-system get secret trainyard-webhook-certs \
@@ -124,6 +133,10 @@ hook() {
 	ctl_proc_wait s 'msg=started'
 	mport="$(port_of s 'secure metrics')"
 	[ -n "$mport" ]
+	for i in $(seq 100); do
+		hook "$mport" -o /dev/null "https://$SVC:$mport/metrics" 2>/dev/null && break
+		sleep 0.1
+	done
 	run hook "$mport" -o /dev/null -w '%{http_code}' "https://$SVC:$mport/metrics"
 	[ "$status" -eq 0 ]
 	[ "$output" = 401 ]
