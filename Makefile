@@ -99,6 +99,7 @@ UNIT_SUITES	+= hash heap sbuf base64 validation
 UNIT_SUITES	+= ctl_metrics
 UNIT_SUITES	+= deflate ctl_expect alloc
 UNIT_SUITES	+= ctl_cache
+UNIT_SUITES	+= ctl_review ctl_webhook ctl_certs
 UNIT_SUITES	+= ctl_convert
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
@@ -200,6 +201,10 @@ SUITE_DEPS_sbuf		=
 SUITE_DEPS_base64	=
 SUITE_DEPS_validation	=
 SUITE_DEPS_ctl_expect	= $(CTL_PURE_DEPS) controller/expect.c
+SUITE_DEPS_ctl_review	= controller/review.c controller/convert.c
+SUITE_DEPS_ctl_webhook	= $(SUITE_DEPS_client) lib/cert.c controller/review.c \
+			  controller/convert.c controller/webhook.c controller/metrics.c
+SUITE_DEPS_ctl_certs	= $(SUITE_DEPS_ctl_webhook) controller/certs.c
 
 # trainyard-devcluster: main.c plus DC_SRCS, which the unit suites link too.
 # It links only libkc's data modules (ARCHITECTURE.md).
@@ -241,6 +246,9 @@ CTL_SRCS	 = $(CTL_PURE_SRCS) controller/manager.c controller/workers.c \
 CTL_SRCS	+= controller/metrics.c
 # migrate.c: the "migrate" subcommand; its pure parts are unit tested (ctl_convert).
 CTL_SRCS	+= controller/migrate.c
+# The conversion webhook and its certificates: unit tested too (ctl_review,
+# ctl_webhook, ctl_certs), linked into check_main by the rule below.
+CTL_SRCS	+= controller/review.c controller/webhook.c controller/certs.c
 CONTROLLER_SRCS	 = controller/main.c $(CTL_SRCS)
 
 # Small programs that use libkc (examples/libkc/): each file is one program,
@@ -314,7 +322,8 @@ $(SAN)/tests/unit/check_main: $(UNIT_SRCS:%.c=$(SAN)/%.o) $(LIB_SRCS:%.c=$(SAN)/
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(TEST_LDLIBS) $(LDLIBS_ALL)
 
 $(SAN)/tests/unit/check_main: $(SAN)/controller/metrics.o $(SAN)/controller/expect.o \
-    $(SAN)/controller/migrate.o
+    $(SAN)/controller/migrate.o $(SAN)/controller/review.o $(SAN)/controller/webhook.o \
+    $(SAN)/controller/certs.o
 
 ifdef SUITE
 ONE_SRCS	 = $(sort $(LIB_CORE_SRCS) $(SUITE_DEPS_$(SUITE)) \
@@ -379,7 +388,7 @@ check-style:
 	@! grep -lE '<(curl|yaml|zlib|libwebsockets|openssl/)' lib/include/kc/*.h || \
 	    { echo 'check-style: third-party header in a public kc/ header'; exit 1; }
 	@! grep -l '<libwebsockets.h>' $(STYLE_SRCS) | \
-	    grep -vxE 'controller/metrics.c|devcluster/http.c|devcluster/exec.c|tests/server/testserver.c' || \
+	    grep -vxE 'controller/metrics.c|controller/webhook.c|devcluster/http.c|devcluster/exec.c|tests/server/testserver.c' || \
 	    { echo 'check-style: libwebsockets outside its allowed files'; exit 1; }
 	@! grep -lE '"(\.\./)*(controller|devcluster)/' lib/*.c lib/*.h || \
 	    { echo 'check-style: lib/ includes a program header'; exit 1; }

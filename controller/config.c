@@ -30,6 +30,7 @@
 #include <kc/err.h>
 #include <kc/json.h>
 #include <kc/log.h>
+#include <kc/sbuf.h>
 #include <kc/selector.h>
 #include <kc/str.h>
 #include <kc/validation.h>
@@ -47,6 +48,8 @@ enum str_rule {
 	S_LABEL,		/* a DNS-1123 label, required */
 	S_LABEL_OPT,		/* a DNS-1123 label or "" */
 	S_ADDR,			/* "HOST:PORT" or "0" */
+	S_ADDR_OPT,		/* "HOST:PORT", "0" or "" */
+	S_PATH_OPT,		/* an absolute path or "" */
 };
 
 struct key {
@@ -64,6 +67,7 @@ struct key {
 
 static key_set_fn set_string, set_uint, set_qps, set_bool, set_duration;
 static key_set_fn set_podgroup_api, set_log_level, set_log_format, set_peers;
+static key_set_fn set_cert_mode;
 
 static const struct key keys[] = {
 	{ "schedulerName", set_string, FIELD(scheduler_name), TY_SUBDOMAIN_MAX,
@@ -106,9 +110,24 @@ static const struct key keys[] = {
 	{ "logFormat", set_log_format, FIELD(log_format), 0, 0, 0, 0, true },
 	{ "watchNamespace", set_string, FIELD(watch_namespace), TY_LABEL_MAX,
 	    S_LABEL_OPT, 0, 0, true },
+	{ "metricsSecure", set_bool, FIELD(metrics_secure), 0, 0, 0, 0, false },
+	{ "webhook.bindAddress", set_string, FIELD(webhook.bind_address), TY_ADDR_MAX,
+	    S_ADDR_OPT, 0, 0, true },
+	{ "webhook.certDir", set_string, FIELD(webhook.cert_dir), TY_PATH_MAX, S_PATH_OPT,
+	    0, 0, true },
+	{ "webhook.certMode", set_cert_mode, FIELD(webhook.cert_mode), 0, 0, 0, 0, true },
+	{ "webhook.serviceName", set_string, FIELD(webhook.service), TY_LABEL_MAX, S_LABEL,
+	    0, 0, true },
+	{ "webhook.secretName", set_string, FIELD(webhook.secret), TY_SUBDOMAIN_MAX,
+	    S_SUBDOMAIN, 0, 0, true },
 };
 
-static const char *const sections[] = { "leaderElection", "restartBackoff" };
+static const char *const sections[] = { "leaderElection", "restartBackoff", "webhook" };
+
+static const char *const cert_mode_names[] = {
+	[TY_CERT_FILES] = "files",
+	[TY_CERT_SELF] = "self",
+};
 
 static const char *const podgroup_api_names[] = {
 	[TY_PODGROUP_AUTO] = "auto",
@@ -146,12 +165,27 @@ config_defaults(struct ty_config *c)
 	    sizeof(c->health_probe_bind_address));
 	c->log_level = KC_LOG_INFO;
 	c->log_format = KC_LOG_TEXT;
+	c->metrics_secure = false;
+	kc_strlcpy(c->webhook.bind_address, ":9443", sizeof(c->webhook.bind_address));
+	kc_strlcpy(c->webhook.cert_dir, "/tmp/k8s-webhook-server/serving-certs",
+	    sizeof(c->webhook.cert_dir));
+	c->webhook.cert_mode = TY_CERT_FILES;
+	kc_strlcpy(c->webhook.service, "trainyard-webhook", sizeof(c->webhook.service));
+	kc_strlcpy(c->webhook.secret, "trainyard-webhook-certs", sizeof(c->webhook.secret));
 }
 
 void
 config_release(struct ty_config *c)
 {
 	kc_json_putp(&c->ingress_peers);
+}
+
+const char *
+config_cert_mode_name(enum ty_cert_mode mode)
+{
+	if ((size_t)mode >= KC_ARRAY_SIZE(cert_mode_names))
+		return "?";
+	return cert_mode_names[mode];
 }
 
 const char *
@@ -237,6 +271,19 @@ string_problem(const char *s, enum str_rule rule)
 			return "must be a lowercase DNS-1123 label (at most 63 "
 			    "characters: a-z, 0-9 and '-')";
 		return NULL;
+	case S_PATH_OPT:
+		if (len == 0)
+			return NULL;
+		if (s[0] != '/')
+			return "must be an absolute path";
+		for (size_t i = 0; i < len; i++)
+			if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+				return "must not hold control characters";
+		return NULL;
+	case S_ADDR_OPT:
+		if (len == 0)
+			return NULL;
+		/* FALLTHROUGH */
 	case S_ADDR:
 		if (!is_bind_address(s))
 			return "must be HOST:PORT (\":8080\", \"127.0.0.1:8080\", "
@@ -360,23 +407,42 @@ set_duration(struct ty_config *c, const struct key *k, struct json_object *v,
 	return 0;
 }
 
+/*
+ * A string that must be one of 'names' (n of them): its index, stored in
+ * the key's enum field. The message lists them all.
+ */
 static int
-set_podgroup_api(struct ty_config *c, const struct key *k, struct json_object *v,
-    struct kc_status *st)
+set_named(struct ty_config *c, const struct key *k, struct json_object *v,
+    const char *const *names, size_t n, struct kc_status *st)
 {
+	char list[256];
+	struct kc_sbuf sb;
 	const char *s;
 	int r;
 
 	if ((r = want_type(v, json_type_string, "a string", k, st)) < 0)
 		return r;
 	s = json_object_get_string(v);
-	for (size_t i = 0; i < KC_ARRAY_SIZE(podgroup_api_names); i++)
-		if (strcmp(s, podgroup_api_names[i]) == 0) {
-			*FIELD_PTR(c, k, enum ty_podgroup_api) = (enum ty_podgroup_api)i;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*FIELD_PTR(c, k, int) = (int)i;
 			return 0;
 		}
-	return kc_status_set(st, KC_ECONFIG, "%s: \"%.64s\" is not one of auto, "
-	    "scheduling.x-k8s.io, scheduling.sigs.k8s.io, none", k->name, s);
+	kc_sbuf_init(&sb, list, sizeof(list));
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			kc_sbuf_puts(&sb, ", ");
+		kc_sbuf_puts(&sb, names[i]);
+	}
+	return kc_status_set(st, KC_ECONFIG, "%s: \"%.64s\" is not one of %s", k->name, s,
+	    list);
+}
+
+static int
+set_podgroup_api(struct ty_config *c, const struct key *k, struct json_object *v,
+    struct kc_status *st)
+{
+	return set_named(c, k, v, podgroup_api_names, KC_ARRAY_SIZE(podgroup_api_names), st);
 }
 
 static int
@@ -410,6 +476,13 @@ set_log_format(struct ty_config *c, const struct key *k, struct json_object *v,
 		    "json", k->name, json_object_get_string(v));
 	*FIELD_PTR(c, k, enum kc_log_format) = f;
 	return 0;
+}
+
+static int
+set_cert_mode(struct ty_config *c, const struct key *k, struct json_object *v,
+    struct kc_status *st)
+{
+	return set_named(c, k, v, cert_mode_names, KC_ARRAY_SIZE(cert_mode_names), st);
 }
 
 /* "10.0.0.0/8", "fd00::/64": an address and a prefix length that fits it. */

@@ -40,12 +40,27 @@
 #define TY_SUBDOMAIN_MAX	254	/* a DNS-1123 subdomain and its NUL */
 #define TY_LABEL_MAX		64	/* a DNS-1123 label and its NUL */
 #define TY_ADDR_MAX		256	/* "HOST:PORT" and its NUL */
+#define TY_PATH_MAX		1024	/* a file or directory path and its NUL */
 
 enum ty_podgroup_api {
 	TY_PODGROUP_AUTO,	/* discovery decides: x-k8s.io, then sigs.k8s.io */
 	TY_PODGROUP_X_K8S,	/* scheduling.x-k8s.io/v1alpha1 */
 	TY_PODGROUP_SIGS_K8S,	/* scheduling.sigs.k8s.io/v1alpha1 (older) */
 	TY_PODGROUP_NONE,	/* no gang scheduling */
+};
+
+/* Where the webhook's serving certificate comes from. */
+enum ty_cert_mode {
+	TY_CERT_FILES,		/* tls.crt, tls.key in webhook.certDir (cert-manager) */
+	TY_CERT_SELF,		/* the controller's own CA, in webhook.secretName */
+};
+
+struct ty_webhook_config {
+	char		 bind_address[TY_ADDR_MAX];	/* "", "0": off */
+	char		 cert_dir[TY_PATH_MAX];
+	enum ty_cert_mode cert_mode;
+	char		 service[TY_LABEL_MAX];		/* its Service, for the SAN */
+	char		 secret[TY_SUBDOMAIN_MAX];	/* self: the Secret */
 };
 
 struct ty_leader_config {
@@ -74,6 +89,8 @@ struct ty_config {
 	struct ty_leader_config	 leader;
 	char			 metrics_bind_address[TY_ADDR_MAX];	/* "0": off */
 	char			 health_probe_bind_address[TY_ADDR_MAX];
+	bool			 metrics_secure;	/* HTTPS, TokenReview, SAR */
+	struct ty_webhook_config webhook;
 	enum kc_log_level	 log_level;
 	enum kc_log_format	 log_format;
 	char			 watch_namespace[TY_LABEL_MAX];	/* "": all */
@@ -86,7 +103,9 @@ struct ty_config {
  * failure toleration, restart backoff 10 s doubling to 5 min, 4 workers,
  * 100 QPS with a burst of 200, leader election off (trainyard-system,
  * trainyard-controller, 15 s / 10 s / 2 s), ":8080", ":8081", info, text,
- * all namespaces. Never fails; overwrites 'cfg' without releasing it.
+ * all namespaces, metrics over plain HTTP, the webhook on ":9443" with
+ * the files of /tmp/k8s-webhook-server/serving-certs, Service
+ * trainyard-webhook, Secret trainyard-webhook-certs. Never fails; overwrites 'cfg' without releasing it.
  */
 void	config_defaults(struct ty_config *cfg);
 
@@ -129,6 +148,9 @@ int	config_set_flag(struct ty_config *cfg, const char *key, const char *value,
  * restartBackoff.max. KC_ECONFIG with "KEY: reason" when one fails.
  */
 int	config_validate(const struct ty_config *cfg, struct kc_status *st) _must_check_;
+
+/* "files" or "self". */
+const char *config_cert_mode_name(enum ty_cert_mode mode);
 
 /* "auto", "scheduling.x-k8s.io", "scheduling.sigs.k8s.io" or "none". */
 const char *config_podgroup_api_name(enum ty_podgroup_api api);

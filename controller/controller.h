@@ -9,6 +9,10 @@
  *	expect.c      what this process created or deleted that the caches do
  *	              not show yet ("expectations": no duplicate pods)
  *	events.c      the Event recorder
+ *	metrics.c     /metrics (secure: TokenReview, SubjectAccessReview), health
+ *	review.c webhook.c   the conversion webhook: ConversionReviews (pure), its
+ *	              HTTPS server (webhook.h); certs.c its self-managed
+ *	              certificates (certs.h)
  *	config.c model.c session.c cache.c   pure: configuration, the Run API
  *	              and the desired objects, the session rules and the
  *	              status-write policy, the cached forms (their own headers)

@@ -7,7 +7,9 @@
  *	    [--kube-api-burst B] [--log-level L] [--log-format F]
  *	    [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR]
  *	    [--leader-elect] [--leader-election-namespace NS]
- *	    [--leader-election-id NAME]
+ *	    [--leader-election-id NAME] [--metrics-secure]
+ *	    [--webhook-bind-address ADDR] [--webhook-cert-dir DIR]
+ *	    [--webhook-cert-mode files|self]
  *
  * Configuration: the defaults, then the --config file, then the flags
  * (config.c checks each and the rules between them; a bad value stops the
@@ -16,7 +18,10 @@
  *
  * Startup: the allocator is set up before anything else (tune_malloc()),
  * then /healthz and /metrics answer (liveness holds while the caches
- * sync), then the informers sync, then /readyz turns ready (leader and
+ * sync), then the conversion webhook serves (every replica, before leader
+ * election and before the caches, which may need it to read Runs stored
+ * at another version), with its certificate from --webhook-cert-dir or,
+ * with --webhook-cert-mode=self, from certs.c, then the informers sync, then /readyz turns ready (leader and
  * standby alike), then the workers start: at once, or with leader
  * election once this process holds the Lease.
  *
@@ -46,8 +51,11 @@
 #include <kc/str.h>
 #include <kc/transport.h>
 
+#include "certs.h"
 #include "controller.h"
+#include "convert.h"
 #include "migrate.h"
+#include "webhook.h"
 
 #define DRAIN_MS	(20 * 1000)
 
@@ -78,6 +86,8 @@ usage(FILE *f)
 	    "           [--log-format text|json] [--metrics-bind-address ADDR]\n"
 	    "           [--health-probe-bind-address ADDR] [--leader-elect]\n"
 	    "           [--leader-election-namespace NS] [--leader-election-id NAME]\n"
+	    "           [--metrics-secure] [--webhook-bind-address ADDR]\n"
+	    "           [--webhook-cert-dir DIR] [--webhook-cert-mode files|self]\n"
 	    "           [--version]\n"
 	    "       trainyard-controller migrate [--kubeconfig PATH] [--dry-run]\n"
 	    "\n"
@@ -124,6 +134,10 @@ parse_flags(int argc, char **argv, struct flags *f)
 		{ "leader-elect", no_argument, NULL, 'E' },
 		{ "leader-election-namespace", required_argument, NULL, 'N' },
 		{ "leader-election-id", required_argument, NULL, 'I' },
+		{ "metrics-secure", no_argument, NULL, 'S' },
+		{ "webhook-bind-address", required_argument, NULL, 'W' },
+		{ "webhook-cert-dir", required_argument, NULL, 'D' },
+		{ "webhook-cert-mode", required_argument, NULL, 'C' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -171,6 +185,18 @@ parse_flags(int argc, char **argv, struct flags *f)
 		case 'I':
 			flag_set(f, "leaderElection.id", optarg);
 			break;
+		case 'S':
+			flag_set(f, "metricsSecure", "true");
+			break;
+		case 'W':
+			flag_set(f, "webhook.bindAddress", optarg);
+			break;
+		case 'D':
+			flag_set(f, "webhook.certDir", optarg);
+			break;
+		case 'C':
+			flag_set(f, "webhook.certMode", optarg);
+			break;
 		case 'V':
 			(void)printf("trainyard-controller %s\n", KC_VERSION);
 			exit(0);
@@ -199,6 +225,10 @@ flag_name(const char *key)
 		{ "leaderElection.enabled", "--leader-elect" },
 		{ "leaderElection.namespace", "--leader-election-namespace" },
 		{ "leaderElection.id", "--leader-election-id" },
+		{ "metricsSecure", "--metrics-secure" },
+		{ "webhook.bindAddress", "--webhook-bind-address" },
+		{ "webhook.certDir", "--webhook-cert-dir" },
+		{ "webhook.certMode", "--webhook-cert-mode" },
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
@@ -355,6 +385,58 @@ signal_main(void *arg)
 	return NULL;
 }
 
+/* The CRDs whose caBundle the self-managed certificates keep. */
+static const char *const webhook_crds[] = {
+	"runs.trainyard.dev", "resourceprofiles.trainyard.dev", NULL,
+};
+
+/*
+ * The conversion webhook: serves from its own thread on every replica.
+ * With --webhook-cert-mode=self, certs.c keeps its certificate from a
+ * thread of its own (failures are logged and retried; until one is
+ * loaded, the webhook's /readyz says so).
+ */
+static void
+start_webhook(struct ctl *c, struct webhook **ret_w, struct certs_runner **ret_cr)
+{
+	const struct ty_webhook_config *wc = &c->cfg.webhook;
+	const char *ns = getenv("POD_NAMESPACE");
+	bool self = wc->cert_mode == TY_CERT_SELF;
+	struct kc_status st = { 0 };
+	int r;
+
+	*ret_cr = NULL;
+	if ((r = webhook_start(&(struct webhook_opts){
+		.addr = wc->bind_address,
+		.cert_dir = self || wc->cert_dir[0] == '\0' ? NULL : wc->cert_dir,
+		.convert = ty_convert,
+		.metrics = c->metrics,
+	}, ret_w, &st)) < 0)
+		fatal("webhook: %s", st.message[0] != '\0' ? st.message : kc_strerror(r));
+	if (*ret_w == NULL) {
+		kc_log_info(&mainlog, "conversion webhook off");
+		return;
+	}
+	kc_log_info(&mainlog, "conversion webhook on port %d, certificates: %s",
+	    webhook_port(*ret_w), config_cert_mode_name(wc->cert_mode));
+	if (!self)
+		return;
+	if (ns == NULL || *ns == '\0')
+		ns = c->cfg.leader.ns;
+	if ((r = certs_start(&(struct certs_runner_opts){
+		.certs = {
+			.ns = ns,
+			.secret = wc->secret,
+			.service = wc->service,
+			.crds = webhook_crds,
+		},
+		.rc = c->rc,
+		.webhook = *ret_w,
+	}, ret_cr, &st)) < 0)
+		fatal("webhook certificates: %s", st.message[0] != '\0' ? st.message :
+		    kc_strerror(r));
+}
+
 /*
  * The allocator, before the first thread. glibc gives a thread that meets
  * contention an arena of its own, up to eight per core, and an arena
@@ -388,6 +470,9 @@ main(int argc, char **argv)
 	struct flags f = { 0 };
 	struct kc_status st = { 0 };
 	struct sigthread sigt = { .c = &c };
+	struct webhook *wh = NULL;
+	struct certs_runner *certs = NULL;
+	struct metrics_auth *mauth = NULL;
 	pthread_t leader_tid, sig_tid;
 	int r;
 
@@ -421,13 +506,30 @@ main(int argc, char **argv)
 	if ((r = metrics_new(KC_VERSION, &c.metrics)) < 0)
 		fatal("metrics: %s", kc_strerror(r));
 	metrics_set_ready(c.metrics, false, "caches syncing");
+	/* The webhook first: secure metrics serve its certificate. */
+	start_webhook(&c, &wh, &certs);
+	if (c.cfg.metrics_secure) {
+		if (wh == NULL)
+			fatal("--metrics-secure: serves the webhook's certificate, and the "
+			    "webhook is off (--webhook-bind-address)");
+		if ((r = metrics_auth_new(&(struct metrics_auth_opts){ .rc = c.rc },
+		    &mauth, &st)) < 0)
+			fatal("metrics: %s", st.message[0] != '\0' ? st.message :
+			    kc_strerror(r));
+	}
 	if ((r = metrics_start(c.metrics, &(struct metrics_opts){
 		.metrics_addr = c.cfg.metrics_bind_address,
 		.health_addr = c.cfg.health_probe_bind_address,
+		.tls_setup = mauth != NULL ? webhook_tls_setup : NULL,
+		.tls_arg = wh,
+		.auth = mauth,
 	}, &st)) < 0)
 		fatal("%s", st.message[0] != '\0' ? st.message : kc_strerror(r));
 	kc_log_info(&mainlog, "metrics on port %d, health probes on port %d",
 	    metrics_port(c.metrics, false), metrics_port(c.metrics, true));
+	if (mauth != NULL)
+		kc_log_info(&mainlog, "secure metrics on port %d: HTTPS, TokenReview and "
+		    "SubjectAccessReview", metrics_port(c.metrics, false));
 
 	kc_log_info(&mainlog, "trainyard-controller %s starting: %s, %u workers, "
 	    "%.0f qps (burst %u)", KC_VERSION, c.rc->server, c.cfg.workers,
@@ -466,7 +568,11 @@ main(int argc, char **argv)
 		c.leader = kc_leader_free(c.leader);
 	}
 	manager_free(&c);
-	c.metrics = metrics_free(c.metrics);
+	/* The webhook last: other replicas may still read through it. */
+	certs = certs_stop(certs);
+	c.metrics = metrics_free(c.metrics);	/* its TLS serves the webhook's pair */
+	mauth = metrics_auth_free(mauth);
+	wh = webhook_free(wh);
 	kc_rest_config_free(c.rc);
 	config_release(&c.cfg);
 	kc_transport_global_cleanup();

@@ -35,6 +35,22 @@
  * connections time out. metrics_stop() sets a flag, wakes the loop with
  * lws_cancel_service(), joins the thread, then destroys the context, so
  * every callback runs on the server thread.
+ *
+ * Secure /metrics (--metrics-secure). The metrics listener then speaks
+ * TLS: its vhost's SSL_CTX is handed to opts->tls_setup (webhook.c's, so
+ * the webhook's certificate machinery serves it, renewals included). Each
+ * /metrics request needs "Authorization: Bearer TOKEN": no token is 401 at
+ * once; a token the cache knows is answered at once; any other goes to
+ * the auth thread, which asks the API server (a TokenReview, then a
+ * SubjectAccessReview for GET on the non-resource URL /metrics, as
+ * kube-rbac-proxy and controller-runtime's filters do) while the
+ * connection waits with its input paused. The thread queues the decision
+ * and wakes the loop (lws_cancel_service()); LWS_CALLBACK_EVENT_WAIT_-
+ * CANCELLED, on the server thread, answers every connection still there
+ * (one that closed meanwhile has its request marked gone). Decisions
+ * (200, 401, 403) are cached by the token's SHA-256 for ttl_ms, at most
+ * AUTH_CACHE of them; an API failure is a 500 and is not cached. The
+ * health listener stays plain HTTP for the kubelet.
  */
 #include <errno.h>
 #include <math.h>
@@ -45,13 +61,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <libwebsockets.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
 
 #include <kc/alloc.h>
 #include <kc/buf.h>
+#include <kc/clock.h>
+#include <kc/json.h>
 #include <kc/log.h>
 #include <kc/str.h>
 
@@ -60,7 +81,11 @@
 #define LABELS_MAX	3
 #define WRITE_MAX	16384
 #define HEADER_MAX	4096
+#define HEADER_MAX_SECURE	(METRICS_TOKEN_MAX + 4096)	/* a bearer token fits */
 #define OTHER		"_other"
+#define AUTH_CACHE	256		/* cached scrape decisions */
+#define AUTH_QUEUE	64		/* scrapes waiting for the API server */
+#define AUTH_WAIT_S	30		/* longest a scrape waits for a decision */
 
 enum mtype {
 	COUNTER,
@@ -91,6 +116,10 @@ enum fam_id {
 	F_PODS_DELETED,
 	F_LEADER,
 	F_BUILD_INFO,
+	F_WH_REVIEWS,
+	F_WH_OBJECTS,
+	F_WH_DURATION,
+	F_WH_CERT_EXPIRY,
 	F_COUNT,
 };
 
@@ -178,6 +207,19 @@ static const struct fam_desc fams[F_COUNT] = {
 	[F_BUILD_INFO] = { "trainyard_build_info",
 	    "Always 1; the version of trainyard-controller as a label.", GAUGE,
 	    { "version" }, NULL, 0, 1 },
+	[F_WH_REVIEWS] = { "trainyard_webhook_conversion_reviews_total",
+	    "ConversionReviews answered, by review version (v1, v1beta1) and result "
+	    "(success, failure, invalid, error).", COUNTER, { "version", "result" }, NULL,
+	    0, 16 },
+	[F_WH_OBJECTS] = { "trainyard_webhook_conversion_objects_total",
+	    "Objects in the ConversionReviews answered, by desired apiVersion and "
+	    "result.", COUNTER, { "desired_version", "result" }, NULL, 0, 16 },
+	[F_WH_DURATION] = { "trainyard_webhook_conversion_duration_seconds",
+	    "Time from a ConversionReview's headers to its answer, by result.", HISTOGRAM,
+	    { "result" }, BUCKETS(b_fast), 8 },
+	[F_WH_CERT_EXPIRY] = { "trainyard_webhook_certificate_expiry_timestamp_seconds",
+	    "When the serving certificate of the webhook expires (unix seconds); 0 "
+	    "until one is loaded.", GAUGE, { NULL }, NULL, 0, 1 },
 };
 
 struct series {
@@ -203,6 +245,32 @@ struct listener {
 	struct lws_vhost *vh;
 };
 
+struct auth_entry {
+	unsigned char	 md[32];	/* SHA-256 of the token */
+	int		 code;		/* 200, 401, 403 */
+	uint64_t	 expires_ms;
+	char		 why[128];
+};
+
+struct metrics_auth {
+	struct kc_client	*cl;		/* the auth thread's */
+	uint32_t		 ttl_ms;
+	pthread_mutex_t		 mu;		/* the cache */
+	struct auth_entry	 cache[AUTH_CACHE];
+	size_t			 n, next;
+};
+
+/* A scrape waiting for the auth thread. */
+struct auth_req {
+	TAILQ_ENTRY(auth_req)	 link;
+	struct lws		*wsi;		/* NULL once the connection closed */
+	uint64_t		 id;
+	char			*token;		/* wiped when freed */
+	int			 code;
+	char			 why[128];
+};
+TAILQ_HEAD(auth_list, auth_req);
+
 struct metrics {
 	struct family	 fam[F_COUNT];
 
@@ -222,19 +290,28 @@ struct metrics {
 	pthread_t	 thread;
 	bool		 started;
 	atomic_bool	 stop;
+
+	/* Secure /metrics: see the file's comment. */
+	metrics_tls_fn	*tls_setup;
+	void		*tls_arg;
+	struct metrics_auth *auth;
+	pthread_mutex_t	 aq_mu;
+	pthread_cond_t	 aq_cond;
+	struct auth_list todo, done;	/* under aq_mu */
+	size_t		 ntodo;
+	uint64_t	 next_id;	/* server thread */
+	pthread_t	 auth_thread;
+	bool		 auth_started;
+	bool		 aq_stop;
 };
 
 /* Per connection, zeroed by lws; reused across keep-alive requests. */
 struct conn {
-	struct kc_buf	 body;
-	size_t		 off;
-	int		 status;
-	const char	*ctype;
+	struct metrics_http_out out;	/* the answer */
 	bool		 active;
-	bool		 head;
-	bool		 headers_sent;
-	bool		 close_after;
-	bool		 allow;		/* send "Allow: GET, HEAD" */
+	bool		 auth_wait;	/* waiting for the auth thread */
+	uint64_t	 auth_id;
+	struct auth_req	*req;		/* while auth_wait */
 };
 
 static const struct kc_log_ctx mlog = { .action = "metrics" };
@@ -396,6 +473,19 @@ metrics_new(const char *version, struct metrics **ret)
 		(void)pthread_mutex_destroy(&m->mu);
 		goto fail;
 	}
+	if (pthread_mutex_init(&m->aq_mu, NULL) != 0) {
+		(void)pthread_mutex_destroy(&m->mu);
+		(void)pthread_mutex_destroy(&m->render_mu);
+		goto fail;
+	}
+	if (pthread_cond_init(&m->aq_cond, NULL) != 0) {
+		(void)pthread_mutex_destroy(&m->mu);
+		(void)pthread_mutex_destroy(&m->render_mu);
+		(void)pthread_mutex_destroy(&m->aq_mu);
+		goto fail;
+	}
+	TAILQ_INIT(&m->todo);
+	TAILQ_INIT(&m->done);
 	atomic_init(&m->stop, false);
 	(void)kc_strlcpy(m->reason, "starting", sizeof(m->reason));
 	m->health_idx = m->metrics_idx = -1;
@@ -410,6 +500,11 @@ metrics_new(const char *version, struct metrics **ret)
 	}
 	if (series_get(&m->fam[F_BUILD_INFO], L(version != NULL ? version : "unknown"))
 	    == NULL)
+		goto fail_all;
+	/* The webhook's usual series read 0 before the first review. */
+	if (series_get(&m->fam[F_WH_REVIEWS], L("v1", "success")) == NULL ||
+	    series_get(&m->fam[F_WH_OBJECTS], L("trainyard.dev/v1beta1", "success")) == NULL ||
+	    series_get(&m->fam[F_WH_DURATION], L("success")) == NULL)
 		goto fail_all;
 	m->fam[F_BUILD_INFO].series[0].value = 1;
 	*ret = m;
@@ -441,6 +536,8 @@ metrics_free(struct metrics *m)
 	}
 	(void)pthread_mutex_destroy(&m->mu);
 	(void)pthread_mutex_destroy(&m->render_mu);
+	(void)pthread_mutex_destroy(&m->aq_mu);
+	(void)pthread_cond_destroy(&m->aq_cond);
 	return kc_free(m);
 }
 
@@ -489,6 +586,22 @@ metrics_client_observe(void *arg, const struct kc_request_info *info)
 	if (strcmp(verb, "watch") != 0)
 		record(m, F_API_DURATION, L(verb, res), OP_OBSERVE,
 		    (double)info->latency_ms / 1000.0);
+}
+
+void
+metrics_webhook_review(struct metrics *m, const char *version, const char *result,
+    const char *desired, size_t objects, double seconds)
+{
+	record(m, F_WH_REVIEWS, L(version, result), OP_ADD, 1);
+	if (objects > 0)
+		record(m, F_WH_OBJECTS, L(desired, result), OP_ADD, (double)objects);
+	record(m, F_WH_DURATION, L(result), OP_OBSERVE, seconds);
+}
+
+void
+metrics_webhook_cert_expiry(struct metrics *m, double unix_s)
+{
+	record(m, F_WH_CERT_EXPIRY, NOL, OP_SET, unix_s);
 }
 
 void
@@ -738,6 +851,234 @@ metrics_render(struct metrics *m, struct kc_buf *out)
 	return r;
 }
 
+/* ---- scrape authentication and authorization ------------------------------ */
+
+static const struct kc_resource res_tokenreviews = {
+	.group = "authentication.k8s.io", .version = "v1", .resource = "tokenreviews",
+	.kind = "TokenReview",
+};
+static const struct kc_resource res_sars = {
+	.group = "authorization.k8s.io", .version = "v1",
+	.resource = "subjectaccessreviews", .kind = "SubjectAccessReview",
+};
+
+int
+metrics_auth_new(const struct metrics_auth_opts *o, struct metrics_auth **ret,
+    struct kc_status *st)
+{
+	struct metrics_auth *a;
+	int r;
+
+	if ((a = kc_calloc(1, sizeof(*a))) == NULL)
+		return -ENOMEM;
+	a->ttl_ms = o->ttl_ms != 0 ? o->ttl_ms : 10000;
+	if (pthread_mutex_init(&a->mu, NULL) != 0) {
+		kc_free(a);
+		return -ENOMEM;
+	}
+	if ((r = kc_client_new(&(struct kc_client_opts){ .rc = o->rc, .ops = o->ops,
+	    .timeout_ms = 5000, .max_retries = 1,
+	    .user_agent = "trainyard-controller/" KC_VERSION " metrics-auth" },
+	    &a->cl, st)) < 0) {
+		(void)pthread_mutex_destroy(&a->mu);
+		kc_free(a);
+		return r;
+	}
+	*ret = a;
+	return 0;
+}
+
+struct metrics_auth *
+metrics_auth_free(struct metrics_auth *a)
+{
+	if (a == NULL)
+		return NULL;
+	kc_client_free(a->cl);
+	OPENSSL_cleanse(a->cache, sizeof(a->cache));
+	(void)pthread_mutex_destroy(&a->mu);
+	return kc_free(a);
+}
+
+static int
+token_digest(const char *token, unsigned char md[32])
+{
+	unsigned int n = 0;
+
+	return EVP_Digest(token, strlen(token), md, &n, EVP_sha256(), NULL) == 1 &&
+	    n == 32 ? 0 : -ENOMEM;
+}
+
+int
+metrics_auth_cached(struct metrics_auth *a, const char *token, char *why, size_t size)
+{
+	unsigned char md[32];
+	uint64_t now = kc_clock_now_ms();
+	int code = 0;
+
+	if (token_digest(token, md) < 0)
+		return 0;
+	pthread_mutex_lock(&a->mu);
+	for (size_t i = 0; i < a->n; i++)
+		if (a->cache[i].expires_ms > now && memcmp(a->cache[i].md, md, 32) == 0) {
+			code = a->cache[i].code;
+			(void)kc_strlcpy(why, a->cache[i].why, size);
+			break;
+		}
+	pthread_mutex_unlock(&a->mu);
+	return code;
+}
+
+static void
+auth_remember(struct metrics_auth *a, const unsigned char md[32], int code,
+    const char *why)
+{
+	uint64_t now = kc_clock_now_ms();
+	struct auth_entry *e = NULL;
+
+	pthread_mutex_lock(&a->mu);
+	for (size_t i = 0; i < a->n && e == NULL; i++)
+		if (memcmp(a->cache[i].md, md, 32) == 0 || a->cache[i].expires_ms <= now)
+			e = &a->cache[i];
+	if (e == NULL && a->n < AUTH_CACHE)
+		e = &a->cache[a->n++];
+	if (e == NULL) {
+		e = &a->cache[a->next];
+		a->next = (a->next + 1) % AUTH_CACHE;
+	}
+	memcpy(e->md, md, 32);
+	e->code = code;
+	e->expires_ms = now + a->ttl_ms;
+	(void)kc_strlcpy(e->why, why, sizeof(e->why));
+	pthread_mutex_unlock(&a->mu);
+}
+
+/* The TokenReview and SubjectAccessReview for one token. */
+static int
+auth_ask(struct metrics_auth *a, const char *token, char *why, size_t size)
+{
+	_cleanup_(kc_json_putp) struct json_object *tr = NULL, *trr = NULL;
+	_cleanup_(kc_json_putp) struct json_object *sar = NULL, *sarr = NULL;
+	struct json_object *spec, *user, *v, *nra;
+	struct kc_status st = { 0 };
+	const char *name;
+	int r;
+
+	if ((tr = json_object_new_object()) == NULL ||
+	    kc_json_set_str(tr, "apiVersion", "authentication.k8s.io/v1") < 0 ||
+	    kc_json_set_str(tr, "kind", "TokenReview") < 0 ||
+	    (spec = kc_json_ensure_obj(tr, "spec")) == NULL ||
+	    kc_json_set_str(spec, "token", token) < 0)
+		return -ENOMEM;
+	r = kc_client_create(a->cl, &(struct kc_create_opts){ .res = &res_tokenreviews }, tr,
+	    &trr, &st);
+	/* The token is in the request tree: wipe it there too. */
+	if ((v = kc_json_get(tr, "spec", "token")) != NULL)
+		OPENSSL_cleanse((char *)(uintptr_t)json_object_get_string(v),
+		    (size_t)json_object_get_string_len(v));
+	if (r < 0) {
+		(void)snprintf(why, size, "TokenReview: %s", st.message);
+		return 500;
+	}
+	if (!kc_json_bool(trr, false, "status", "authenticated") ||
+	    (user = kc_json_get(trr, "status", "user")) == NULL ||
+	    (name = kc_json_str(user, "username")) == NULL) {
+		(void)kc_strlcpy(why, "Unauthorized", size);
+		return 401;
+	}
+	if ((sar = json_object_new_object()) == NULL ||
+	    kc_json_set_str(sar, "apiVersion", "authorization.k8s.io/v1") < 0 ||
+	    kc_json_set_str(sar, "kind", "SubjectAccessReview") < 0 ||
+	    (spec = kc_json_ensure_obj(sar, "spec")) == NULL ||
+	    kc_json_set_str(spec, "user", name) < 0)
+		return -ENOMEM;
+	if ((kc_json_str(user, "uid") != NULL &&
+	    kc_json_set_str(spec, "uid", kc_json_str(user, "uid")) < 0) ||
+	    ((v = kc_json_get(user, "groups")) != NULL &&
+	    kc_json_put(spec, "groups", kc_json_copy(v)) < 0) ||
+	    ((v = kc_json_get(user, "extra")) != NULL &&
+	    kc_json_put(spec, "extra", kc_json_copy(v)) < 0) ||
+	    (nra = kc_json_ensure_obj(spec, "nonResourceAttributes")) == NULL ||
+	    kc_json_set_str(nra, "path", "/metrics") < 0 ||
+	    kc_json_set_str(nra, "verb", "get") < 0)
+		return -ENOMEM;
+	if ((r = kc_client_create(a->cl, &(struct kc_create_opts){ .res = &res_sars }, sar,
+	    &sarr, &st)) < 0) {
+		(void)snprintf(why, size, "SubjectAccessReview: %s", st.message);
+		return 500;
+	}
+	if (!kc_json_bool(sarr, false, "status", "allowed")) {
+		(void)snprintf(why, size, "Forbidden (user=%s, verb=get, path=/metrics)", name);
+		return 403;
+	}
+	why[0] = '\0';
+	return 200;
+}
+
+int
+metrics_auth_check(struct metrics_auth *a, const char *token, char *why, size_t size)
+{
+	unsigned char md[32];
+	int code;
+
+	if ((code = metrics_auth_cached(a, token, why, size)) != 0)
+		return code;
+	if (token_digest(token, md) < 0)
+		return -ENOMEM;
+	if ((code = auth_ask(a, token, why, size)) < 0)
+		return code;
+	if (code != 500)
+		auth_remember(a, md, code, why);
+	return code;
+}
+
+static void
+auth_req_free(struct auth_req *q)
+{
+	if (q == NULL)
+		return;
+	if (q->token != NULL)
+		kc_free_secret(q->token);
+	kc_free(q);
+}
+
+/* The auth thread: decides queued scrapes, one at a time. */
+static void *
+auth_main(void *arg)
+{
+	struct metrics *m = arg;
+	struct auth_req *q;
+
+	pthread_mutex_lock(&m->aq_mu);
+	for (;;) {
+		while (!m->aq_stop && TAILQ_EMPTY(&m->todo))
+			pthread_cond_wait(&m->aq_cond, &m->aq_mu);
+		if (m->aq_stop)
+			break;
+		bool alive;
+
+		q = TAILQ_FIRST(&m->todo);
+		TAILQ_REMOVE(&m->todo, q, link);
+		m->ntodo--;
+		alive = q->wsi != NULL;
+		pthread_mutex_unlock(&m->aq_mu);
+		q->code = alive ? metrics_auth_check(m->auth, q->token, q->why,
+		    sizeof(q->why)) : 0;
+		if (q->code < 0) {
+			(void)kc_strlcpy(q->why, kc_strerror(q->code), sizeof(q->why));
+			q->code = 500;
+		}
+		kc_free_secret(q->token);
+		q->token = NULL;
+		pthread_mutex_lock(&m->aq_mu);
+		TAILQ_INSERT_TAIL(&m->done, q, link);
+		pthread_mutex_unlock(&m->aq_mu);
+		lws_cancel_service(m->ctx);
+		pthread_mutex_lock(&m->aq_mu);
+	}
+	pthread_mutex_unlock(&m->aq_mu);
+	return NULL;
+}
+
 /* ---- the server ------------------------------------------------------------ */
 
 int
@@ -785,10 +1126,10 @@ metrics_parse_addr(const char *addr, char *host, size_t size, int *ret_port)
 static void
 reply(struct conn *c, int status, const char *ctype, const char *text)
 {
-	c->status = status;
-	c->ctype = ctype;
-	if (kc_buf_puts(&c->body, text) < 0)
-		c->close_after = true;	/* an empty answer, then close */
+	c->out.status = status;
+	c->out.ctype = ctype;
+	if (kc_buf_puts(&c->out.body, text) < 0)
+		c->out.close_after = true;	/* an empty answer, then close */
 }
 
 static void
@@ -798,19 +1139,19 @@ handle(struct metrics *m, struct conn *c, int method, const char *path)
 	int r;
 
 	if (method != LWSHUMETH_GET && method != LWSHUMETH_HEAD) {
-		c->allow = true;
-		c->close_after = true;
+		c->out.allow = "GET, HEAD";
+		c->out.close_after = true;
 		reply(c, 405, "text/plain; charset=utf-8", "method not allowed\n");
 		return;
 	}
 	if (strcmp(path, "/metrics") == 0) {
-		if ((r = metrics_render(m, &c->body)) < 0) {
+		if ((r = metrics_render(m, &c->out.body)) < 0) {
 			kc_log_debug(&mlog, "render: %s", kc_strerror(r));
 			reply(c, 500, "text/plain; charset=utf-8", "metrics unavailable\n");
 			return;
 		}
-		c->status = 200;
-		c->ctype = "text/plain; version=0.0.4; charset=utf-8";
+		c->out.status = 200;
+		c->out.ctype = "text/plain; version=0.0.4; charset=utf-8";
 	} else if (strcmp(path, "/healthz") == 0) {
 		reply(c, 200, "text/plain; charset=utf-8", "ok\n");
 	} else if (strcmp(path, "/readyz") == 0) {
@@ -827,68 +1168,187 @@ handle(struct metrics *m, struct conn *c, int method, const char *path)
 	}
 }
 
+/*
+ * A /metrics request on the secure listener: 1 when answered or queued
+ * (the caller then does nothing more), 0 when allowed at once.
+ */
 static int
-write_headers(struct lws *wsi, struct conn *c)
+auth_begin(struct metrics *m, struct conn *c, struct lws *wsi)
+{
+	char hdr[METRICS_TOKEN_MAX + 16], why[128];
+	const char *token;
+	struct auth_req *q = NULL;
+	int code, n;
+
+	n = lws_hdr_copy(wsi, hdr, sizeof(hdr), WSI_TOKEN_HTTP_AUTHORIZATION);
+	if (n <= 7 || strncasecmp(hdr, "Bearer ", 7) != 0) {
+		OPENSSL_cleanse(hdr, sizeof(hdr));
+		reply(c, 401, "text/plain; charset=utf-8", "Unauthorized\n");
+		return 1;
+	}
+	token = hdr + 7;
+	while (*token == ' ')
+		token++;
+	if (*token == '\0') {
+		reply(c, 401, "text/plain; charset=utf-8", "Unauthorized\n");
+		return 1;
+	}
+	if ((code = metrics_auth_cached(m->auth, token, why, sizeof(why))) != 0) {
+		OPENSSL_cleanse(hdr, sizeof(hdr));
+		if (code == 200)
+			return 0;
+		(void)kc_strlcat(why, "\n", sizeof(why));
+		reply(c, code, "text/plain; charset=utf-8", why);
+		return 1;
+	}
+	pthread_mutex_lock(&m->aq_mu);
+	if (m->ntodo >= AUTH_QUEUE || (q = kc_calloc(1, sizeof(*q))) == NULL ||
+	    (q->token = kc_strdup(token)) == NULL) {
+		pthread_mutex_unlock(&m->aq_mu);
+		OPENSSL_cleanse(hdr, sizeof(hdr));
+		auth_req_free(q);
+		reply(c, 503, "text/plain; charset=utf-8", "too many scrapes waiting\n");
+		return 1;
+	}
+	OPENSSL_cleanse(hdr, sizeof(hdr));
+	q->wsi = wsi;
+	q->id = ++m->next_id;
+	TAILQ_INSERT_TAIL(&m->todo, q, link);
+	m->ntodo++;
+	pthread_cond_signal(&m->aq_cond);
+	pthread_mutex_unlock(&m->aq_mu);
+	c->auth_wait = true;
+	c->auth_id = q->id;
+	c->req = q;
+	(void)lws_rx_flow_control(wsi, 0);
+	lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, AUTH_WAIT_S);
+	return 1;
+}
+
+/* On the server thread: answers the scrapes the auth thread decided. */
+static void
+auth_finish(struct metrics *m)
+{
+	struct auth_list done = TAILQ_HEAD_INITIALIZER(done);
+	struct auth_req *q;
+
+	pthread_mutex_lock(&m->aq_mu);
+	TAILQ_CONCAT(&done, &m->done, link);
+	pthread_mutex_unlock(&m->aq_mu);
+	while ((q = TAILQ_FIRST(&done)) != NULL) {
+		struct conn *c = q->wsi != NULL ? lws_wsi_user(q->wsi) : NULL;
+		char msg[160];
+
+		TAILQ_REMOVE(&done, q, link);
+		if (c != NULL && c->auth_wait && c->req == q && c->auth_id == q->id) {
+			c->auth_wait = false;
+			c->req = NULL;
+			if (q->code == 200) {
+				handle(m, c, c->out.head ? LWSHUMETH_HEAD : LWSHUMETH_GET,
+				    "/metrics");
+			} else {
+				if (q->code == 500)
+					kc_log_warn(&mlog, "scrape refused: %s", q->why);
+				(void)snprintf(msg, sizeof(msg), "%s\n", q->code == 500 ?
+				    "cannot check the token now" : q->why);
+				reply(c, q->code, "text/plain; charset=utf-8", msg);
+			}
+			(void)lws_rx_flow_control(q->wsi, 1);
+			lws_set_timeout(q->wsi, NO_PENDING_TIMEOUT, 0);
+			lws_callback_on_writable(q->wsi);
+		}
+		auth_req_free(q);
+	}
+}
+
+/* The connection of a waiting scrape closes: its request is orphaned. */
+static void
+auth_abandon(struct metrics *m, struct conn *c)
+{
+	if (!c->auth_wait || c->req == NULL)
+		return;
+	pthread_mutex_lock(&m->aq_mu);
+	c->req->wsi = NULL;
+	pthread_mutex_unlock(&m->aq_mu);
+	c->req = NULL;
+	c->auth_wait = false;
+}
+
+static int
+write_headers(struct lws *wsi, struct metrics_http_out *o)
 {
 	unsigned char buf[LWS_PRE + 1024];
 	unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof(buf) - 1;
 	int n;
 
-	if (lws_add_http_header_status(wsi, (unsigned)c->status, &p, end) ||
+	if (lws_add_http_header_status(wsi, (unsigned)o->status, &p, end) ||
 	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE,
-	    (const unsigned char *)c->ctype, (int)strlen(c->ctype), &p, end) ||
+	    (const unsigned char *)o->ctype, (int)strlen(o->ctype), &p, end) ||
 	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
 	    (const unsigned char *)"no-store", 8, &p, end) ||
-	    (c->allow && lws_add_http_header_by_name(wsi, (const unsigned char *)"allow:",
-	    (const unsigned char *)"GET, HEAD", 9, &p, end)) ||
-	    lws_add_http_header_content_length(wsi, c->body.len, &p, end) ||
+	    (o->allow != NULL && lws_add_http_header_by_name(wsi,
+	    (const unsigned char *)"allow:", (const unsigned char *)o->allow,
+	    (int)strlen(o->allow), &p, end)) ||
+	    (o->close_after && lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION,
+	    (const unsigned char *)"close", 5, &p, end)) ||
+	    lws_add_http_header_content_length(wsi, o->body.len, &p, end) ||
 	    lws_finalize_http_header(wsi, &p, end))
 		return -1;
 	n = lws_ptr_diff(p, start);
 	if (lws_write(wsi, start, (size_t)n, LWS_WRITE_HTTP_HEADERS) != n)
 		return -1;
-	c->headers_sent = true;
+	o->headers_sent = true;
+	return 0;
+}
+
+int
+metrics_http_write(struct lws *wsi, struct metrics_http_out *o)
+{
+	unsigned char buf[LWS_PRE + WRITE_MAX];
+	size_t n;
+	bool last;
+
+	if (!o->headers_sent) {
+		if (write_headers(wsi, o) < 0)
+			return -1;
+		if (!o->head && o->body.len > 0) {
+			lws_callback_on_writable(wsi);
+			return 1;
+		}
+		return 0;
+	}
+	n = KC_MIN(o->body.len - o->off, (size_t)WRITE_MAX);
+	last = o->off + n == o->body.len;
+	memcpy(buf + LWS_PRE, o->body.data + o->off, n);
+	if (lws_write(wsi, buf + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) !=
+	    (int)n)
+		return -1;
+	o->off += n;
+	if (!last) {
+		lws_callback_on_writable(wsi);
+		return 1;
+	}
 	return 0;
 }
 
 static void
 conn_end(struct conn *c)
 {
-	kc_buf_free(&c->body);
+	kc_buf_free(&c->out.body);
 	c->active = false;
 }
 
 static int
 writable(struct lws *wsi, struct conn *c)
 {
-	unsigned char buf[LWS_PRE + WRITE_MAX];
-	size_t n;
-	bool last;
+	int r;
 
-	if (!c->active)
+	if (!c->active || c->auth_wait)
 		return 0;
-	if (!c->headers_sent) {
-		if (write_headers(wsi, c) < 0)
-			return -1;
-		if (!c->head && c->body.len > 0) {
-			lws_callback_on_writable(wsi);
-			return 0;
-		}
-	} else {
-		n = KC_MIN(c->body.len - c->off, (size_t)WRITE_MAX);
-		last = c->off + n == c->body.len;
-		memcpy(buf + LWS_PRE, c->body.data + c->off, n);
-		if (lws_write(wsi, buf + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL :
-		    LWS_WRITE_HTTP) != (int)n)
-			return -1;
-		c->off += n;
-		if (!last) {
-			lws_callback_on_writable(wsi);
-			return 0;
-		}
-	}
+	if ((r = metrics_http_write(wsi, &c->out)) != 0)
+		return r < 0 ? -1 : 0;
 	conn_end(c);
-	if (c->close_after || c->head)
+	if (c->out.close_after || c->out.head)
 		return -1;
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
@@ -903,17 +1363,36 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 	int method, ulen = 0;
 
 	switch (reason) {
+	case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_SERVER_VERIFY_CERTS:
+		/* Only the secure metrics listener has TLS; 'user' is its SSL_CTX. */
+		m = lws_context_user(lws_get_context(wsi));
+		return m->tls_setup == NULL || m->tls_setup(m->tls_arg, user) < 0 ? 1 : 0;
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+		m = lws_context_user(lws_get_context(wsi));
+		if (m->auth != NULL)
+			auth_finish(m);
+		return 0;
 	case LWS_CALLBACK_HTTP:
 		m = lws_context_user(lws_get_context(wsi));
+		auth_abandon(m, c);
 		conn_end(c);
 		*c = (struct conn){ .active = true };
-		kc_buf_init(&c->body, METRICS_TEXT_MAX);
+		kc_buf_init(&c->out.body, METRICS_TEXT_MAX);
 		method = lws_http_get_uri_and_method(wsi, &uri, &ulen);
 		if (uri == NULL || ulen < 0 || (size_t)ulen >= sizeof(path))
 			ulen = 0;
 		memcpy(path, uri != NULL ? uri : "", (size_t)ulen);
 		path[ulen] = '\0';
-		c->head = method == LWSHUMETH_HEAD;
+		c->out.head = method == LWSHUMETH_HEAD;
+		if (m->auth != NULL && m->metrics_idx >= 0 &&
+		    lws_get_vhost(wsi) == m->lis[m->metrics_idx].vh &&
+		    strcmp(path, "/metrics") == 0 &&
+		    (method == LWSHUMETH_GET || method == LWSHUMETH_HEAD) &&
+		    auth_begin(m, c, wsi)) {
+			if (!c->auth_wait)
+				lws_callback_on_writable(wsi);
+			return 0;
+		}
 		handle(m, c, method, path);
 		lws_callback_on_writable(wsi);
 		return 0;
@@ -924,8 +1403,10 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 		return c != NULL ? writable(wsi, c) : 0;
 	case LWS_CALLBACK_CLOSED_HTTP:
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
-		if (c != NULL)
+		if (c != NULL) {
+			auth_abandon(lws_context_user(lws_get_context(wsi)), c);
 			conn_end(c);
+		}
 		return 0;
 	default:
 		break;
@@ -933,8 +1414,8 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 	return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
 
-static void
-lws_logger(int level, const char *line)
+void
+metrics_lws_logger(int level, const char *line)
 {
 	char buf[512];
 	size_t n = kc_strlcpy(buf, line, sizeof(buf));
@@ -947,14 +1428,30 @@ lws_logger(int level, const char *line)
 	kc_log_debug(&(struct kc_log_ctx){ .action = "libwebsockets" }, "%s", buf);
 }
 
+void
+metrics_lws_run(struct lws_context *ctx, atomic_bool *stop)
+{
+	while (!atomic_load(stop))
+		if (lws_service(ctx, 0) < 0)
+			break;
+}
+
+const char *
+metrics_lws_iface(const char *host)
+{
+	if (strcmp(host, "localhost") == 0)
+		return "127.0.0.1";
+	if (*host == '\0' || strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0)
+		return NULL;
+	return host;
+}
+
 static void *
 serve(void *arg)
 {
 	struct metrics *m = arg;
 
-	while (!atomic_load(&m->stop))
-		if (lws_service(m->ctx, 0) < 0)
-			break;
+	metrics_lws_run(m->ctx, &m->stop);
 	return NULL;
 }
 
@@ -986,12 +1483,8 @@ open_vhost(struct metrics *m, struct listener *l, size_t idx, struct kc_status *
 {
 	struct lws_context_creation_info info;
 	char name[32];
-	const char *iface = l->host;
+	const char *iface = metrics_lws_iface(l->host);
 
-	if (strcmp(iface, "localhost") == 0)
-		iface = "127.0.0.1";
-	if (*iface == '\0' || strcmp(iface, "0.0.0.0") == 0 || strcmp(iface, "::") == 0)
-		iface = NULL;
 	(void)snprintf(name, sizeof(name), "listener%u", (unsigned)(idx % 10));
 	memset(&info, 0, sizeof(info));
 	info.port = l->port;
@@ -1003,6 +1496,11 @@ open_vhost(struct metrics *m, struct listener *l, size_t idx, struct kc_status *
 		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
 	info.keepalive_timeout = 5;
 	info.timeout_secs = 10;
+	if (m->tls_setup != NULL && (int)idx == m->metrics_idx) {
+		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT |
+		    LWS_SERVER_OPTION_CREATE_VHOST_SSL_CTX;
+		info.alpn = "http/1.1";
+	}
 	if ((l->vh = lws_create_vhost(m->ctx, &info)) == NULL)
 		return kc_status_set(st, KC_ECONFIG, "%s: cannot listen (address in use or "
 		    "not local)", l->addr);
@@ -1010,6 +1508,31 @@ open_vhost(struct metrics *m, struct listener *l, size_t idx, struct kc_status *
 		return kc_status_set(st, KC_ECONFIG, "%s: the listening port is unknown",
 		    l->addr);
 	return 0;
+}
+
+/* Stops the auth thread and frees the scrapes it had. */
+static void
+auth_stop(struct metrics *m)
+{
+	struct auth_req *q;
+
+	if (m->auth_started) {
+		pthread_mutex_lock(&m->aq_mu);
+		m->aq_stop = true;
+		pthread_cond_signal(&m->aq_cond);
+		pthread_mutex_unlock(&m->aq_mu);
+		(void)pthread_join(m->auth_thread, NULL);
+		m->auth_started = false;
+	}
+	while ((q = TAILQ_FIRST(&m->todo)) != NULL) {
+		TAILQ_REMOVE(&m->todo, q, link);
+		auth_req_free(q);
+	}
+	while ((q = TAILQ_FIRST(&m->done)) != NULL) {
+		TAILQ_REMOVE(&m->done, q, link);
+		auth_req_free(q);
+	}
+	m->ntodo = 0;
 }
 
 int
@@ -1030,8 +1553,18 @@ metrics_start(struct metrics *m, const struct metrics_opts *opts,
 	m->health_idx = r;
 	if (m->nlis == 0)
 		return 0;
+	if ((opts->tls_setup != NULL) != (opts->auth != NULL))
+		return kc_status_set(st, -EINVAL, "metrics: secure needs both TLS and auth");
+	if (opts->tls_setup != NULL && m->metrics_idx >= 0 &&
+	    m->metrics_idx == m->health_idx)
+		return kc_status_set(st, KC_ECONFIG, "%s: with secure metrics the health "
+		    "probes need an address of their own (plain HTTP for the kubelet)",
+		    opts->metrics_addr);
+	m->tls_setup = opts->tls_setup;
+	m->tls_arg = opts->tls_arg;
+	m->auth = opts->auth;
 
-	lws_set_log_level(LLL_ERR, lws_logger);
+	lws_set_log_level(LLL_ERR, metrics_lws_logger);
 	m->protocols[0] = (struct lws_protocols){
 		.name = "http",
 		.callback = callback,
@@ -1042,15 +1575,30 @@ metrics_start(struct metrics *m, const struct metrics_opts *opts,
 	info.port = CONTEXT_PORT_NO_LISTEN;
 	info.protocols = m->protocols;
 	info.user = m;
-	info.max_http_header_data = HEADER_MAX;
+	info.max_http_header_data = m->auth != NULL ? HEADER_MAX_SECURE : HEADER_MAX;
 	info.max_http_header_pool = 32;
 	info.server_string = "trainyard-controller";
+	/*
+	 * No LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT here, even when secure: the
+	 * webhook's context, which exists first (it provides tls_setup), did
+	 * it. libwebsockets 4.1 re-creates its OpenSSL ex_data indexes at each
+	 * global init, and the SSL_CTXs tagged with the old ones are then
+	 * never freed. The secure vhost still asks for TLS (open_vhost()).
+	 */
 	if ((m->ctx = lws_create_context(&info)) == NULL)
 		return kc_status_set(st, -ENOMEM, "metrics: cannot create the server");
 	for (size_t i = 0; i < m->nlis; i++)
 		if ((r = open_vhost(m, &m->lis[i], i, st)) < 0)
 			goto fail;
 	atomic_store(&m->stop, false);
+	if (m->auth != NULL) {
+		m->aq_stop = false;
+		if ((r = pthread_create(&m->auth_thread, NULL, auth_main, m)) != 0) {
+			r = kc_status_set(st, -r, "metrics: thread: %s", kc_strerror(-r));
+			goto fail;
+		}
+		m->auth_started = true;
+	}
 	if ((r = pthread_create(&m->thread, NULL, serve, m)) != 0) {
 		r = kc_status_set(st, -r, "metrics: thread: %s", kc_strerror(-r));
 		goto fail;
@@ -1058,6 +1606,7 @@ metrics_start(struct metrics *m, const struct metrics_opts *opts,
 	m->started = true;
 	return 0;
 fail:
+	auth_stop(m);
 	lws_context_destroy(m->ctx);
 	m->ctx = NULL;
 	m->nlis = 0;
@@ -1074,6 +1623,7 @@ metrics_stop(struct metrics *m)
 		(void)pthread_join(m->thread, NULL);
 		m->started = false;
 	}
+	auth_stop(m);
 	if (m->ctx != NULL) {
 		lws_context_destroy(m->ctx);
 		m->ctx = NULL;

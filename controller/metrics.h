@@ -26,7 +26,8 @@
  * to METRICS_LABEL_MAX - 1 bytes and made valid UTF-8.
  *
  * The server is libwebsockets in a thread of its own with its own context,
- * plain HTTP/1.1, GET and HEAD only (405 otherwise), 404 for other paths,
+ * HTTP/1.1 (the metrics listener over TLS with bearer-token authentication
+ * and authorization when secure, below), GET and HEAD only (405 otherwise), 404 for other paths,
  * on one or two listen addresses (--metrics-bind-address and
  * --health-probe-bind-address; the same address twice is one listener).
  * Every path is served on every listener.
@@ -34,6 +35,7 @@
 #ifndef TY_METRICS_H
 #define TY_METRICS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,14 +44,23 @@
 #include <kc/client.h>
 #include <kc/err.h>
 #include <kc/informer.h>
+#include <kc/kubeconfig.h>
 #include <kc/macro.h>
 #include <kc/workqueue.h>
 
 #define METRICS_LABEL_MAX	64		/* bytes of a label value, with NUL */
 #define METRICS_TEXT_MAX	(8u << 20)	/* largest /metrics answer */
 #define METRICS_REASON_MAX	256		/* the /readyz reason, with NUL */
+#define METRICS_TOKEN_MAX	8192		/* a scrape's bearer token */
 
 struct metrics;
+struct metrics_auth;
+
+/*
+ * Prepares the SSL_CTX (passed as void *) of the secure metrics listener:
+ * its certificate, TLS version floor. 0 or -1. webhook_tls_setup() is one.
+ */
+typedef int	metrics_tls_fn(void *arg, void *ssl_ctx);
 
 /* Called on the server thread before each scrape is rendered. */
 typedef void	metrics_collect_fn(void *arg, struct metrics *m);
@@ -62,7 +73,48 @@ struct metrics_opts {
 	 */
 	const char	*metrics_addr;
 	const char	*health_addr;
+	/*
+	 * Secure /metrics (--metrics-secure): both set, or both NULL (plain
+	 * HTTP). The metrics listener then speaks TLS set up by 'tls_setup',
+	 * and each /metrics request needs a bearer token 'auth' allows
+	 * (401 without or with a bad one, 403 when not allowed). The health
+	 * listener stays plain and must be another address. 'auth' is the
+	 * caller's and must outlive the server.
+	 */
+	metrics_tls_fn	*tls_setup;
+	void		*tls_arg;
+	struct metrics_auth *auth;
 };
+
+struct metrics_auth_opts {
+	const struct kc_rest_config *rc;	/* the API server */
+	const struct kc_transport_ops *ops;	/* NULL: libcurl (tests: a fake) */
+	uint32_t	 ttl_ms;		/* decisions are cached; 0: 10 s */
+};
+
+/*
+ * A scrape authenticator: TokenReview (authentication.k8s.io/v1), then
+ * SubjectAccessReview (authorization.k8s.io/v1) for GET on the
+ * non-resource URL /metrics. Errors as kc_client_new().
+ */
+int	metrics_auth_new(const struct metrics_auth_opts *opts, struct metrics_auth **ret,
+	    struct kc_status *st) _must_check_;
+
+/* NULL is fine; returns NULL. */
+struct metrics_auth *metrics_auth_free(struct metrics_auth *);
+
+/*
+ * Decides a token: 200 allowed, 401 not authenticated, 403 not allowed
+ * (the reason in 'why'), 500 when the API server cannot answer (not
+ * cached). Cached answers come at once; others make up to two API
+ * requests. One caller at a time (the server's auth thread); -ENOMEM.
+ */
+int	metrics_auth_check(struct metrics_auth *, const char *token, char *why,
+	    size_t size);
+
+/* The cached decision for a token (as metrics_auth_check()), or 0. Any thread. */
+int	metrics_auth_cached(struct metrics_auth *, const char *token, char *why,
+	    size_t size);
 
 /*
  * A registry with every family and trainyard_build_info{version} = 1.
@@ -122,6 +174,61 @@ void	metrics_set_leader(struct metrics *, bool leader);
  * ran, trainyard_api_request_duration_seconds{verb,resource}.
  */
 void	metrics_client_observe(void *arg, const struct kc_request_info *info);
+
+/*
+ * One ConversionReview answered (webhook.c): 'version' the review's
+ * ("v1", "v1beta1", "unknown"), 'result' ("success", "failure",
+ * "invalid", "error"), 'desired' its desiredAPIVersion ("" when none),
+ * 'objects' how many it held, 'seconds' how long the answer took:
+ * trainyard_webhook_conversion_reviews_total{version,result},
+ * _objects_total{desired_version,result} and _duration_seconds{result}.
+ */
+void	metrics_webhook_review(struct metrics *, const char *version, const char *result,
+	    const char *desired, size_t objects, double seconds);
+
+/* trainyard_webhook_certificate_expiry_timestamp_seconds: the serving notAfter. */
+void	metrics_webhook_cert_expiry(struct metrics *, double unix_s);
+
+/* libwebsockets' log lines, at debug level: for lws_set_log_level(). */
+void	metrics_lws_logger(int level, const char *line);
+
+struct lws;
+struct lws_context;
+
+/* Services 'ctx' until '*stop' (then woken by lws_cancel_service()). */
+void	metrics_lws_run(struct lws_context *ctx, atomic_bool *stop);
+
+/*
+ * The libwebsockets interface for a bind address's host: "127.0.0.1" for
+ * "localhost", NULL (every interface) for "", "0.0.0.0" and "::".
+ */
+const char *metrics_lws_iface(const char *host);
+
+/*
+ * An HTTP/1.1 answer written from libwebsockets' writable callbacks, for
+ * the controller's servers (metrics.c, webhook.c): the status line, the
+ * Content-Type, "Cache-Control: no-store", "Allow" when set, "Connection:
+ * close" when close_after, the Content-Length, then the body (none for a
+ * HEAD) in pieces. Zero it, fill status, ctype and body.
+ */
+struct metrics_http_out {
+	struct kc_buf	 body;
+	size_t		 off;		/* of the body, written */
+	int		 status;
+	const char	*ctype;
+	const char	*allow;		/* NULL: no Allow header */
+	bool		 head;		/* headers only */
+	bool		 headers_sent;
+	bool		 close_after;	/* the caller closes once written */
+};
+
+/*
+ * Writes what one writable callback may: 1 when more is to come (the next
+ * callback is asked for), 0 when the answer is out (the caller then ends
+ * the transaction or closes), -1 when the connection failed. Server
+ * thread only.
+ */
+int	metrics_http_write(struct lws *wsi, struct metrics_http_out *o);
 
 /*
  * A kc_workqueue_observe_fn: 'arg' is the struct metrics. Feeds

@@ -477,6 +477,7 @@ kc_cert_create(const struct kc_cert_opts *opts, const struct kc_cert_pair *issue
 	_cleanup_(x509_freep) X509 *ix = NULL;
 	_cleanup_(pkey_freep) EVP_PKEY *key = NULL;
 	_cleanup_(pkey_freep) EVP_PKEY *ikey = NULL;
+	time_t now = opts->now;
 	unsigned days;
 	int r;
 
@@ -493,8 +494,10 @@ kc_cert_create(const struct kc_cert_opts *opts, const struct kc_cert_pair *issue
 		return -ENOMEM;
 	}
 	if (X509_set_version(x, X509_VERSION_3) != 1 || X509_set_pubkey(x, key) != 1 ||
-	    X509_gmtime_adj(X509_getm_notBefore(x), -3600) == NULL ||
-	    X509_time_adj_ex(X509_getm_notAfter(x), (int)days, 0, NULL) == NULL)
+	    X509_time_adj_ex(X509_getm_notBefore(x), 0, -3600,
+	    opts->now != 0 ? &now : NULL) == NULL ||
+	    X509_time_adj_ex(X509_getm_notAfter(x), (int)days, 0,
+	    opts->now != 0 ? &now : NULL) == NULL)
 		return ssl_fail(st, KC_ETLS, "certificate");
 	if ((r = set_serial(x, st)) < 0 || (r = set_subject(x, opts, st)) < 0)
 		return r;

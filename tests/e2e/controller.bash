@@ -78,6 +78,7 @@ ctl_start() {
 		    --config "$DC_DIR/controller.yaml" \
 		    --metrics-bind-address 127.0.0.1:0 \
 		    --health-probe-bind-address 127.0.0.1:0 \
+		    --webhook-bind-address 127.0.0.1:0 \
 		    "$@" >>"$DC_DIR/controller.log" 2>&1 &
 		echo $! >"$DC_DIR/controller.pid.new"
 		mv "$DC_DIR/controller.pid.new" "$DC_DIR/controller.pid"
@@ -285,8 +286,8 @@ writes() {
 # text and the JSON log format alike.
 
 # ctl_proc_launch NAME [ARGS...]: starts controller NAME in the background
-# with the suite's kubeconfig and --config file, both listeners on
-# 127.0.0.1:0, then ARGS (a later --kubeconfig or --config wins). No wait.
+# with the suite's kubeconfig and --config file, every listener (metrics,
+# health, conversion webhook) on 127.0.0.1:0, then ARGS (a later --kubeconfig or --config wins). No wait.
 ctl_proc_launch() {
 	local name="$1" i
 	shift
@@ -296,6 +297,7 @@ ctl_proc_launch() {
 		    --config "$DC_DIR/controller.yaml" \
 		    --metrics-bind-address 127.0.0.1:0 \
 		    --health-probe-bind-address 127.0.0.1:0 \
+		    --webhook-bind-address 127.0.0.1:0 \
 		    "$@" >>"$DC_DIR/ctl-$name.log" 2>&1 &
 		echo $! >"$DC_DIR/ctl-$name.pid.new"
 		mv "$DC_DIR/ctl-$name.pid.new" "$DC_DIR/ctl-$name.pid"

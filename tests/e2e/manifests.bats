@@ -11,9 +11,12 @@
 #   security context, anti-affinity, resources) and its pod template as a
 #   Pod; its flags and the ConfigMap's configuration are accepted by the
 #   trainyard-controller binary;
-# - the controller's ClusterRole and Role grant exactly the set of verbs it
-#   uses (parsed with jq, no wildcard, no secrets), and its service account
-#   can do that and nothing more (kubectl auth can-i);
+# - the controller's ClusterRole and Roles grant exactly the set of verbs it
+#   uses (parsed with jq, no wildcard, no secrets in the ClusterRole, one
+#   Secret by name in its namespace), and its service account can do that
+#   and nothing more (kubectl auth can-i);
+# - the cert-manager Component renders the Certificates, the CRDs'
+#   inject-ca-from annotation and the mounted Secret;
 # - the aggregated roles: a user bound to edit manages runs and may exec, a
 #   user bound to view reads runs, nobody but admins writes profiles;
 # - the PrometheusRule's expressions parse and its alerts fire (promtool,
@@ -25,7 +28,7 @@
 # stand-in CRD of the same kind in another group (it checks what a CRD
 # with x-kubernetes-preserve-unknown-fields can: the object's metadata)
 # and its pod template through a real Pod dry-run. The Prometheus
-# operator's kinds get minimal CRDs for the same reason.
+# operator's and cert-manager's kinds get minimal CRDs for the same reason.
 
 load devcluster
 
@@ -71,10 +74,18 @@ scheduling.sigs.k8s.io podgroups watch
 scheduling.sigs.k8s.io podgroups create
 scheduling.sigs.k8s.io podgroups delete
 "" events create
-"" events patch'
+"" events patch
+apiextensions.k8s.io customresourcedefinitions get
+apiextensions.k8s.io customresourcedefinitions patch
+authentication.k8s.io tokenreviews create
+authorization.k8s.io subjectaccessreviews create'
 ALLOWED_LEASE='coordination.k8s.io leases get
 coordination.k8s.io leases create
 coordination.k8s.io leases update'
+ALLOWED_CERTS='"" secrets get
+"" secrets update
+"" secrets patch
+"" secrets create'
 
 # The metric names the dashboard and the alerts may use.
 METRICS='trainyard_reconcile_total
@@ -85,7 +96,9 @@ trainyard_pods_created_total
 trainyard_leader
 trainyard_api_requests_total
 trainyard_workqueue_depth
-trainyard_time_to_all_running_seconds_bucket'
+trainyard_time_to_all_running_seconds_bucket
+trainyard_webhook_conversion_reviews_total
+trainyard_webhook_certificate_expiry_timestamp_seconds'
 
 # A CRD that stands in for a kind the devcluster does not serve.
 standin_crd() {
@@ -154,6 +167,8 @@ setup_file() {
 	standin_crd standin.trainyard.dev deployments Deployment v1
 	standin_crd monitoring.coreos.com prometheusrules PrometheusRule v1
 	standin_crd monitoring.coreos.com servicemonitors ServiceMonitor v1
+	standin_crd cert-manager.io certificates Certificate v1
+	standin_crd cert-manager.io issuers Issuer v1
 	kubectl apply -f "$MF/namespace.yaml"
 }
 
@@ -166,7 +181,7 @@ teardown_file() {
 	[ "$status" -eq 0 ]
 	kinds="$(echo "$output" | grep -E '^kind: ' | sort | uniq -c | awk '{print $3 "=" $1}' |
 	    tr '\n' ' ')"
-	[ "$kinds" = "ClusterRole=3 ClusterRoleBinding=1 ConfigMap=1 CustomResourceDefinition=2 Deployment=1 Namespace=1 PodDisruptionBudget=1 PriorityClass=2 Role=1 RoleBinding=1 Service=1 ServiceAccount=1 " ]
+	[ "$kinds" = "ClusterRole=4 ClusterRoleBinding=1 ConfigMap=1 CustomResourceDefinition=2 Deployment=1 Namespace=1 PodDisruptionBudget=1 PriorityClass=2 Role=2 RoleBinding=2 Service=2 ServiceAccount=1 " ]
 	run kubectl kustomize "$MF/monitoring"
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -x 'kind: PrometheusRule'
@@ -176,6 +191,33 @@ teardown_file() {
 	run kubectl kustomize "$CRDS"
 	[ "$status" -eq 0 ]
 	[ "$(echo "$output" | grep -cx 'kind: CustomResourceDefinition')" -eq 2 ]
+}
+
+@test "the cert-manager Component: Certificates, the CRDs' annotation, the mounted Secret" {
+	run kubectl kustomize "$DC_REPO/examples/cert-manager"
+	[ "$status" -eq 0 ]
+	local y="$BATS_TEST_TMPDIR/cm.yaml"
+	echo "$output" >"$y"
+	kinds="$(grep -E '^kind: (Certificate|Issuer)$' "$y" | sort | uniq -c | awk '{print $3 "=" $1}' |
+	    tr '\n' ' ')"
+	[ "$kinds" = "Certificate=2 Issuer=2 " ]
+	kubectl apply --dry-run=server -o json -f - < <(standin <"$y") >"$BATS_TEST_TMPDIR/cm.json"
+	jq -e '[.items[] | select(.kind == "CustomResourceDefinition") |
+	    .metadata.annotations["cert-manager.io/inject-ca-from"]] ==
+		["trainyard-system/trainyard-webhook-cert", "trainyard-system/trainyard-webhook-cert"]' \
+	    "$BATS_TEST_TMPDIR/cm.json"
+	jq -e '.items[] | select(.kind == "Certificate" and .metadata.name ==
+	    "trainyard-webhook-cert") | .spec.dnsNames ==
+		["trainyard-webhook.trainyard-system.svc",
+		 "trainyard-webhook.trainyard-system.svc.cluster.local"]
+	    and .spec.secretName == "trainyard-webhook-tls"' "$BATS_TEST_TMPDIR/cm.json"
+	jq -e '.items[] | select(.kind == "Deployment") | .spec.template.spec |
+	    (.containers[0].args | index("--webhook-cert-mode=files") != null)
+	    and (.containers[0].args | index("--webhook-cert-mode=self") == null)
+	    and (.containers[0].volumeMounts | map(.mountPath) | sort ==
+		["/etc/trainyard", "/tmp/k8s-webhook-server/serving-certs"])
+	    and (.volumes[] | select(.name == "webhook-certs") | .secret.secretName ==
+		"trainyard-webhook-tls")' "$BATS_TEST_TMPDIR/cm.json"
 }
 
 @test "every manifest and CRD applies with --dry-run=server, file by file" {
@@ -211,7 +253,7 @@ teardown_file() {
 	[ "$(echo "$output" | grep -c 'created (server dry run)')" -eq 2 ]
 	run kubectl apply --dry-run=server -f - < <(kubectl kustomize "$MF" | standin)
 	[ "$status" -eq 0 ]
-	[ "$(echo "$output" | grep -c '(server dry run)$')" -eq 16 ]
+	[ "$(echo "$output" | grep -c '(server dry run)$')" -eq 20 ]
 	run kubectl apply --dry-run=server -k "$MF/monitoring"
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -x 'configmap/trainyard-controller-dashboard created (server dry run)'
@@ -226,11 +268,20 @@ teardown_file() {
 	jq -e '.spec.template.spec.containers[0].args | index("--config=/etc/trainyard/config.yaml") != null' "$d"
 	jq -e '.spec.template.spec.serviceAccountName == "trainyard-controller"' "$d"
 	jq -e '.spec.template.spec.terminationGracePeriodSeconds == 30' "$d"
-	# Probes on the health port, metrics beside it.
+	# Liveness on the health port, metrics beside it; readiness is the
+	# conversion webhook's (HTTPS), which its Service's endpoints follow.
 	jq -e '.spec.template.spec.containers[0] |
-	    (.ports | map({(.name): .containerPort}) | add) == {"metrics": 8080, "health": 8081}
+	    (.ports | map({(.name): .containerPort}) | add) ==
+		{"metrics": 8080, "health": 8081, "webhook": 9443}
 	    and .livenessProbe.httpGet == {"path": "/healthz", "port": "health"}
-	    and .readinessProbe.httpGet == {"path": "/readyz", "port": "health"}' "$d"
+	    and .readinessProbe.httpGet ==
+		{"path": "/readyz", "port": "webhook", "scheme": "HTTPS"}' "$d"
+	# Self-managed webhook certificates, in the pod's own namespace.
+	jq -e '.spec.template.spec.containers[0] |
+	    (.args | index("--webhook-cert-mode=self") != null)
+	    and (.args | index("--metrics-secure") != null)
+	    and (.env[] | select(.name == "POD_NAMESPACE") |
+		.valueFrom.fieldRef.fieldPath == "metadata.namespace")' "$d"
 	# The restricted Pod Security profile, at pod and container level.
 	jq -e '.spec.template.spec.securityContext |
 	    .runAsNonRoot == true and .seccompProfile.type == "RuntimeDefault"
@@ -252,8 +303,12 @@ teardown_file() {
 	    jq -e '.spec.minAvailable == 1 and .spec.selector.matchLabels ==
 		{"app.kubernetes.io/name": "trainyard-controller"}'
 	kubectl apply --dry-run=server -o json -f "$MF/service.yaml" |
-	    jq -e '.spec.selector == {"app.kubernetes.io/name": "trainyard-controller"}
-		and .spec.ports[0].targetPort == "metrics"'
+	    jq -e '[.items[] | {(.metadata.name): {sel: .spec.selector,
+		port: .spec.ports[0] | [.port, .targetPort]}}] | add ==
+		{"trainyard-controller": {sel: {"app.kubernetes.io/name": "trainyard-controller"},
+		    port: [8080, "metrics"]},
+		 "trainyard-webhook": {sel: {"app.kubernetes.io/name": "trainyard-controller"},
+		    port: [443, "webhook"]}}'
 	# The controller's own pods must not look managed by Trainyard (its
 	# informers select app.kubernetes.io/managed-by=trainyard).
 	jq -e '.spec.template.metadata.labels["app.kubernetes.io/managed-by"] == null' "$d"
@@ -320,20 +375,43 @@ teardown_file() {
 	run rules_of "$MF/rbac.yaml" Role trainyard-controller-leader-election
 	[ "$status" -eq 0 ]
 	diff -u <(echo "$ALLOWED_LEASE" | sort) <(echo "$output")
+	run rules_of "$MF/rbac.yaml" Role trainyard-controller-webhook-certs
+	[ "$status" -eq 0 ]
+	diff -u <(echo "$ALLOWED_CERTS" | sort) <(echo "$output")
 	# The forbidden grants, said again on their own so the failure is plain.
-	local all
-	all="$(kubectl apply --dry-run=client -o json -f "$MF/rbac.yaml" |
-	    jq -c '[.items[] | select(.kind == "ClusterRole" or .kind == "Role") | .rules[]]')"
+	local rbac all
+	rbac="$(kubectl apply --dry-run=client -o json -f "$MF/rbac.yaml")"
+	all="$(echo "$rbac" | jq -c '[.items[] | select((.kind == "ClusterRole" or
+	    .kind == "Role") and .metadata.name != "trainyard-metrics-reader") | .rules[]]')"
 	echo "$all" | jq -e 'all(.[]; (.verbs + .resources + .apiGroups) | index("*") == null)'
-	echo "$all" | jq -e 'all(.[]; .resources | map(select(test("secrets|configmaps"))) == [])'
 	echo "$all" | jq -e 'all(.[]; .nonResourceURLs == null and
 	    (.verbs | map(select(test("escalate|bind|impersonate|deletecollection"))) == []))'
-	# Leases only in the controller's namespace, bound to its account.
-	kubectl apply --dry-run=client -o json -f "$MF/rbac.yaml" | jq -e '
+	# No secrets or configmaps cluster-wide; in its namespace, one Secret by
+	# name (create cannot be limited by name, and is the only verb without).
+	echo "$rbac" | jq -e '[.items[] | select(.kind == "ClusterRole") | .rules[] |
+	    .resources // [] | .[] | select(test("secrets|configmaps"))] == []'
+	echo "$rbac" | jq -e '[.items[] | select(.kind == "Role") | .rules[] |
+	    select(.resources | index("secrets"))] ==
+		[{"apiGroups": [""], "resources": ["secrets"],
+		  "resourceNames": ["trainyard-webhook-certs"],
+		  "verbs": ["get", "update", "patch"]},
+		 {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]}]'
+	# CRDs: only the two Trainyard ones, by name.
+	echo "$rbac" | jq -e '[.items[] | select(.kind == "ClusterRole") | .rules[] |
+	    select(.apiGroups == ["apiextensions.k8s.io"]) | .resourceNames] ==
+		[["runs.trainyard.dev", "resourceprofiles.trainyard.dev"]]'
+	# Prometheus's reader: GET /metrics and nothing else.
+	echo "$rbac" | jq -e '.items[] | select(.kind == "ClusterRole" and
+	    .metadata.name == "trainyard-metrics-reader") | .rules ==
+		[{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]'
+	# Roles only in the controller's namespace, bound to its account.
+	echo "$rbac" | jq -e '
 	    [.items[] | select(.kind == "Role" or .kind == "RoleBinding") | .metadata.namespace]
-		== ["trainyard-system", "trainyard-system"]
+		== ["trainyard-system", "trainyard-system", "trainyard-system", "trainyard-system"]
 	    and ([.items[] | select(.kind | test("Binding$")) | .subjects] ==
 		[[{"kind": "ServiceAccount", "name": "trainyard-controller",
+		   "namespace": "trainyard-system"}],
+		 [{"kind": "ServiceAccount", "name": "trainyard-controller",
 		   "namespace": "trainyard-system"}],
 		 [{"kind": "ServiceAccount", "name": "trainyard-controller",
 		   "namespace": "trainyard-system"}]])'
@@ -362,6 +440,11 @@ create events -n team
 patch events -n team
 create leases.coordination.k8s.io -n trainyard-system
 update leases.coordination.k8s.io/trainyard-controller -n trainyard-system
+get secrets/trainyard-webhook-certs -n trainyard-system
+update secrets/trainyard-webhook-certs -n trainyard-system
+create secrets -n trainyard-system
+get customresourcedefinitions.apiextensions.k8s.io/runs.trainyard.dev
+patch customresourcedefinitions.apiextensions.k8s.io/resourceprofiles.trainyard.dev
 EOF
 	while read -r q; do
 		[ -n "$q" ] || continue
@@ -370,6 +453,12 @@ EOF
 	done <<'EOF'
 get secrets -n team
 list secrets -A
+list secrets -n trainyard-system
+get secrets/other -n trainyard-system
+update secrets/other -n trainyard-system
+create secrets -n team
+patch customresourcedefinitions.apiextensions.k8s.io/other.example.com
+list customresourcedefinitions.apiextensions.k8s.io
 get configmaps -n trainyard-system
 update runs.trainyard.dev -n team
 patch runs.trainyard.dev -n team
@@ -460,7 +549,8 @@ EOF
 	# The four alerts docs/operations.md names.
 	jq -e '[.spec.groups[].rules[].alert] | contains(["TrainyardControllerDown",
 	    "TrainyardReconcileErrors", "TrainyardRunsUnschedulable",
-	    "TrainyardCleanupFailing"])' "$d/rule.json"
+	    "TrainyardCleanupFailing", "TrainyardConversionFailures",
+	    "TrainyardWebhookCertificateExpiring"])' "$d/rule.json"
 	jq -e 'all(.spec.groups[].rules[]; .labels.severity and .annotations.summary
 	    and .annotations.description)' "$d/rule.json"
 	run bash -c "jq -r '.spec.groups[].rules[].expr' '$d/rule.json' |

@@ -80,8 +80,15 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(c.log_level, KC_LOG_INFO);
 	ck_assert_int_eq(c.log_format, KC_LOG_TEXT);
 	ck_assert_str_eq(c.watch_namespace, "");
+	ck_assert(!c.metrics_secure);
+	ck_assert_str_eq(c.webhook.bind_address, ":9443");
+	ck_assert_str_eq(c.webhook.cert_dir, "/tmp/k8s-webhook-server/serving-certs");
+	ck_assert_int_eq(c.webhook.cert_mode, TY_CERT_FILES);
+	ck_assert_str_eq(c.webhook.service, "trainyard-webhook");
+	ck_assert_str_eq(c.webhook.secret, "trainyard-webhook-certs");
 	ck_assert_int_eq(config_validate(&c, &st), 0);
 	ck_assert_str_eq(config_podgroup_api_name(TY_PODGROUP_NONE), "none");
+	ck_assert_str_eq(config_cert_mode_name(TY_CERT_SELF), "self");
 	config_release(&c);
 }
 END_TEST
@@ -195,6 +202,16 @@ static const struct bad_case bad_cases[] = {
 	    "label selector operator" },
 	{ "networkPolicyPeers: [5]\n", "networkPolicyPeers[0]: must be a NetworkPolicyPeer "
 	    "(podSelector, namespaceSelector or ipBlock)" },
+	{ "webhook: {certMode: auto}\n", "webhook.certMode: \"auto\" is not one of files, "
+	    "self" },
+	{ "webhook: {certDir: certs}\n", "webhook.certDir: \"certs\": must be an absolute "
+	    "path" },
+	{ "webhook: {bindAddress: \"9443\"}\n", "webhook.bindAddress: \"9443\": must be "
+	    "HOST:PORT (\":8080\", \"127.0.0.1:8080\", \"[::1]:8080\") or \"0\" to turn it off" },
+	{ "webhook: {serviceName: Hook}\n", "webhook.serviceName: \"Hook\": must be a "
+	    "lowercase DNS-1123 label (at most 63 characters: a-z, 0-9 and '-')" },
+	{ "webhook: {port: 1}\n", "webhook.port: unknown key" },
+	{ "metricsSecure: yes\n", "metricsSecure: must be true or false, not a string" },
 };
 
 START_TEST(test_bad_values)
@@ -278,6 +295,14 @@ START_TEST(test_flags)
 	ck_assert_str_eq(c.leader.ns, "true");
 	ck_assert_int_eq(config_set_flag(&c, "logLevel", "warn", &st), 0);
 	ck_assert_int_eq(c.log_level, KC_LOG_WARN);
+	ck_assert_int_eq(config_set_flag(&c, "webhook.certMode", "self", &st), 0);
+	ck_assert_int_eq(c.webhook.cert_mode, TY_CERT_SELF);
+	ck_assert_int_eq(config_set_flag(&c, "webhook.bindAddress", "", &st), 0);
+	ck_assert_str_eq(c.webhook.bind_address, "");
+	ck_assert_int_eq(config_set_flag(&c, "webhook.certDir", "/certs", &st), 0);
+	ck_assert_str_eq(c.webhook.cert_dir, "/certs");
+	ck_assert_int_eq(config_set_flag(&c, "metricsSecure", "true", &st), 0);
+	ck_assert(c.metrics_secure);
 	ck_assert_int_eq(config_set_flag(&c, "workers", "lots", &st), KC_ECONFIG);
 	ck_assert_str_eq(st.message, "workers: must be an integer, not a string");
 	ck_assert_uint_eq(c.workers, 8);

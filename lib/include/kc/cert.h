@@ -52,6 +52,7 @@ struct kc_cert_opts {
 	bool			 server;	/* extKeyUsage serverAuth */
 	bool			 client;	/* extKeyUsage clientAuth */
 	enum kc_key_type	 key_type;
+	time_t			 now;	/* validity counts from here; 0: the clock */
 };
 
 /* A certificate and its private key, both PEM and NUL-terminated. */
@@ -65,8 +66,9 @@ struct kc_cert_pair {
 /*
  * Creates a key and a certificate for it, signed by 'issuer' (a pair
  * whose certificate is a CA and whose key matches it), or self-signed
- * when 'issuer' is NULL. The certificate is valid from an hour ago (for
- * clock skew) for opts->days, and has a random 128-bit serial number, a
+ * when 'issuer' is NULL. The certificate is valid from an hour before
+ * opts->now (the wall clock when 0), for clock skew, until opts->days
+ * after it, and has a random 128-bit serial number, a
  * subject key identifier and, when issued, an authority key identifier.
  * A CA gets basicConstraints CA:TRUE and keyUsage keyCertSign; a leaf
  * gets CA:FALSE and digitalSignature (plus keyEncipherment for RSA).
