@@ -102,8 +102,8 @@ struct certs_runner_opts {
 
 /*
  * Runs certs_sync() on a thread of its own: at once, then at each
- * renew_at (and at least hourly, so a Secret changed by another replica
- * is picked up), retrying failures after 10 s doubling to 5 min (each
+ * renew_at and at least every 15 s (so a Secret changed by another
+ * replica, or a CRD re-applied without its caBundle, is picked up), retrying failures after 10 s doubling to 5 min (each
  * logged as a warning). Returns at once, so a slow API server never holds
  * up the start. 0; -ENOMEM, errors of kc_client_new(), or -errno when the
  * thread cannot start (then '*ret' is NULL).
