@@ -84,6 +84,7 @@ event_new(const struct recorder *rec, const struct json_object *run, const char 
     bool warning, const char *reason, const char *message, const char *ts)
 {
 	struct json_object *ev = json_object_new_object(), *md, *io, *src;
+	const char *api = kc_json_str(run, "apiVersion");
 
 	if (ev == NULL)
 		return NULL;
@@ -95,7 +96,7 @@ event_new(const struct recorder *rec, const struct json_object *run, const char 
 	    kc_json_set_str(ev, "kind", "Event") < 0 ||
 	    kc_json_set_str(md, "name", name) < 0 ||
 	    kc_json_set_str(md, "namespace", kc_json_str(run, "metadata", "namespace")) < 0 ||
-	    kc_json_set_str(io, "apiVersion", TY_API_VERSION) < 0 ||
+	    kc_json_set_str(io, "apiVersion", api != NULL ? api : TY_API_VERSION) < 0 ||
 	    kc_json_set_str(io, "kind", "Run") < 0 ||
 	    kc_json_set_str(io, "name", kc_json_str(run, "metadata", "name")) < 0 ||
 	    kc_json_set_str(io, "namespace", kc_json_str(run, "metadata", "namespace")) < 0 ||

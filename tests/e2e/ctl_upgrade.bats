@@ -157,6 +157,10 @@ EOF
 	[ "$output" = "trainyard.dev/v1beta1" ]
 	run kubectl get -n "$NS" pod beta-1 -o jsonpath='{.spec.containers[0].command}'
 	[ "$output" = '["sleep","3600"]' ]
+	# Its Events name it at the version it was read at.
+	run kubectl get events -n "$NS" --field-selector involvedObject.name=beta,reason=SessionStarted \
+	    -o jsonpath='{.items[*].involvedObject.apiVersion}'
+	[ "$output" = trainyard.dev/v1beta1 ]
 
 	# An invalid v1beta1 Run: the problems name its v1beta1 fields.
 	kubectl apply -n "$NS" -f - <<'EOF'
