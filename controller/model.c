@@ -152,6 +152,7 @@ model_control(const struct json_object *run, struct ty_control *ret)
 	ret->restart_policy = restart_policy_of(kc_json_str(restart, beta ? "policy" :
 	    "restartPolicy"), &ok);
 	ret->max_restarts = int_or(restart, beta ? "limit" : "maxRestarts", 3, 0);
+	ret->v1beta1 = beta;
 }
 
 /* ------------------------------------------------------------------ */

@@ -67,6 +67,7 @@ struct ty_control {
 	int64_t			 schedule_timeout_s;	/* 0: none */
 	enum ty_restart_policy	 restart_policy;	/* default Never */
 	int64_t			 max_restarts;		/* default 3 */
+	bool			 v1beta1;	/* read at v1beta1: messages name its fields */
 };
 
 /*

@@ -757,8 +757,9 @@ unschedulable_msg(const struct dctx *c, char *msg, size_t size)
 		    ty_pod_str(c->byindex[i], TY_POD_SCHED_MESSAGE) != NULL)
 			why = c->byindex[i];
 	len = (size_t)snprintf(msg, size, "%d of %d nodes running after %" PRId64 "s "
-	    "(scheduleTimeoutSeconds); %d pending", c->n.running + c->n.succeeded,
-	    c->n.total, c->in->ctl->schedule_timeout_s, c->n.pending);
+	    "(%s); %d pending", c->n.running + c->n.succeeded, c->n.total,
+	    c->in->ctl->schedule_timeout_s, c->in->ctl->v1beta1 ?
+	    "deadlines.schedulingSeconds" : "scheduleTimeoutSeconds", c->n.pending);
 	if (missing > 0 && len < size)
 		len += (size_t)snprintf(msg + len, size - len, ", %d of them not created",
 		    missing);
@@ -796,8 +797,9 @@ session_ends(struct dctx *c, char *msg, size_t size)
 		return TY_REASON_SUCCEEDED;
 	}
 	if (ctl->active_deadline_s > 0 && c->now >= c->old.start + ctl->active_deadline_s) {
-		snprintf(msg, size, "the session ran longer than activeDeadlineSeconds "
-		    "(%" PRId64 "s)", ctl->active_deadline_s);
+		snprintf(msg, size, "the session ran longer than %s (%" PRId64 "s)",
+		    ctl->v1beta1 ? "deadlines.activeSeconds" : "activeDeadlineSeconds",
+		    ctl->active_deadline_s);
 		return TY_REASON_DEADLINE;
 	}
 	if (!eq(c->old.phase, "Running") && c->n.running + c->n.succeeded < c->n.total &&

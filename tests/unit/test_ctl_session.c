@@ -661,6 +661,23 @@ START_TEST(test_deadline)
 }
 END_TEST
 
+/* A Run read at v1beta1: the message names its field. */
+START_TEST(test_deadline_v1beta1)
+{
+	struct world w;
+
+	running_world(&w, "nodes: 2, activeDeadlineSeconds: 60", RUNNING);
+	apply(&w);
+	w.ctl.v1beta1 = true;
+	at(&w, 60);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "reason"), "DeadlineExceeded");
+	ck_assert_str_eq(st_str(&w, "message"), "the session ran longer than "
+	    "deadlines.activeSeconds (60s)");
+	world_free(&w);
+}
+END_TEST
+
 START_TEST(test_schedule_timeout)
 {
 	struct world w;
@@ -1437,6 +1454,7 @@ ctl_session_suite(void)
 	tcase_add_test(tc, test_suspend_resume);
 	tcase_add_test(tc, test_session_bump);
 	tcase_add_test(tc, test_deadline);
+	tcase_add_test(tc, test_deadline_v1beta1);
 	tcase_add_test(tc, test_schedule_timeout);
 	tcase_add_test(tc, test_timeout_after_running);
 	tcase_add_test(tc, test_restart_on_preemption);
