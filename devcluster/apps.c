@@ -960,62 +960,6 @@ scale_reply(struct dc_resp *resp, const struct json_object *obj)
 		json_object_put(s);
 }
 
-/* The Scale a PUT or PATCH asks for (a new tree), or a reply in 'resp'. */
-static int
-scale_body(const struct dc_req *req, const char *verb, const struct json_object *cur,
-    struct json_object **ret, struct dc_resp *resp)
-{
-	struct kc_status st = { 0 };
-	struct json_object *body = NULL, *view;
-	const char *ct = req->content_type != NULL ? req->content_type : "";
-	const char *text = req->body != NULL ? req->body : "";
-	int r;
-
-	if (strcmp(verb, "update") == 0) {
-		if (strncmp(ct, "application/yaml", 16) == 0)
-			r = kc_yaml_parse_one(text, req->body_len, NULL, &body, &st);
-		else
-			r = kc_json_parse(text, req->body_len, &body, &st);
-		if (r < 0 || !json_object_is_type(body, json_type_object)) {
-			if (body != NULL)
-				json_object_put(body);
-			errors_reply(resp, KC_EBADREQUEST, "couldn't get version/kind; json parse "
-			    "error: %s", st.message[0] != '\0' ? st.message : "not an object");
-			return KC_EBADREQUEST;
-		}
-		*ret = body;
-		return 0;
-	}
-	if (strncmp(ct, "application/json-patch+json", 27) != 0 &&
-	    strncmp(ct, "application/merge-patch+json", 28) != 0 &&
-	    strncmp(ct, "application/strategic-merge-patch+json", 38) != 0) {
-		errors_reply(resp, KC_EMEDIATYPE, "the body of the request was in an unknown "
-		    "format - accepted media types include: application/json-patch+json, "
-		    "application/merge-patch+json, application/strategic-merge-patch+json");
-		return KC_EMEDIATYPE;
-	}
-	if ((r = kc_patch_parse(text, req->body_len, &body, &st)) < 0) {
-		errors_kc(resp, r, &st);
-		return r;
-	}
-	if ((view = scale_of(cur)) == NULL) {
-		if (body != NULL)
-			json_object_put(body);
-		errors_internal(resp, -ENOMEM);
-		return -ENOMEM;
-	}
-	if (strncmp(ct, "application/json-patch+json", 27) == 0)
-		r = kc_json_patch_apply(view, body, ret, &st);
-	else
-		r = kc_merge_patch_apply(view, body, ret, &st);
-	json_object_put(view);
-	if (body != NULL)
-		json_object_put(body);
-	if (r < 0)
-		errors_kc(resp, r, &st);
-	return r;
-}
-
 /* metadata.generation of 'next' (a new version of 'old') follows its spec. */
 static int
 bump_generation(const struct json_object *old, struct json_object *next)
@@ -1049,14 +993,20 @@ static int
 scale_write(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
     const struct dc_route *route, const struct json_object *cur, struct dc_resp *resp)
 {
-	struct json_object *scale = NULL, *next = NULL, *stored = NULL;
+	struct json_object *scale = NULL, *next = NULL, *stored = NULL, *view;
 	struct dc_errs errs = { 0 };
 	const char *brv, *dry = req_param(req, "dryRun");
 	const char *mgr = req_param(req, "fieldManager");
 	int64_t replicas;
 	int r = 0;
 
-	if (scale_body(req, route->verb, cur, &scale, resp) < 0)
+	if ((view = scale_of(cur)) == NULL) {
+		errors_internal(resp, -ENOMEM);
+		return 0;
+	}
+	r = api_scale_body(req, route->verb, view, &scale, resp);
+	json_object_put(view);
+	if (r < 0)
 		return 0;
 	brv = kc_json_str(scale, "metadata", "resourceVersion");
 	replicas = kc_json_int(scale, 0, "spec", "replicas");

@@ -1152,62 +1152,6 @@ scale_reply(struct dc_resp *resp, const struct crd_ver *v, const struct json_obj
 		json_object_put(s);
 }
 
-/* The body of a scale update or patch: the new Scale (a new tree). */
-static int
-scale_body(const struct crd_ver *v, const struct dc_req *req, const char *verb,
-    const struct json_object *cur, struct json_object **ret, struct dc_resp *resp)
-{
-	struct kc_status st = { 0 };
-	struct json_object *body = NULL, *view = NULL;
-	const char *ct = req->content_type != NULL ? req->content_type : "";
-	const char *text = req->body != NULL ? req->body : "";
-	int r;
-
-	if (strcmp(verb, "update") == 0) {
-		if (strncmp(ct, "application/yaml", 16) == 0)
-			r = kc_yaml_parse_one(text, req->body_len, NULL, &body, &st);
-		else
-			r = kc_json_parse(text, req->body_len, &body, &st);
-		if (r < 0 || !json_object_is_type(body, json_type_object)) {
-			if (body != NULL)
-				json_object_put(body);
-			errors_reply(resp, KC_EBADREQUEST, "couldn't get version/kind; json parse "
-			    "error: %s", st.message[0] != '\0' ? st.message : "not an object");
-			return KC_EBADREQUEST;
-		}
-		*ret = body;
-		return 0;
-	}
-	if (strncmp(ct, "application/json-patch+json", 27) != 0 &&
-	    strncmp(ct, "application/merge-patch+json", 28) != 0 &&
-	    strncmp(ct, "application/strategic-merge-patch+json", 38) != 0) {
-		errors_reply(resp, KC_EMEDIATYPE, "the body of the request was in an unknown "
-		    "format - accepted media types include: application/json-patch+json, "
-		    "application/merge-patch+json, application/strategic-merge-patch+json");
-		return KC_EMEDIATYPE;
-	}
-	if ((r = kc_patch_parse(text, req->body_len, &body, &st)) < 0) {
-		errors_kc(resp, r, &st);
-		return r;
-	}
-	if ((view = scale_of(v, cur)) == NULL) {
-		if (body != NULL)
-			json_object_put(body);
-		errors_internal(resp, -ENOMEM);
-		return -ENOMEM;
-	}
-	if (strncmp(ct, "application/json-patch+json", 27) == 0)
-		r = kc_json_patch_apply(view, body, ret, &st);
-	else
-		r = kc_merge_patch_apply(view, body, ret, &st);
-	json_object_put(view);
-	if (body != NULL)
-		json_object_put(body);
-	if (r < 0)
-		errors_kc(resp, r, &st);
-	return r;
-}
-
 /* A scale update or patch; 0 once a reply is written, or a code (500). */
 static int
 scale_write(struct dc *dc, const struct dc_rtype *rt, const struct crd_ver *v,
@@ -1215,6 +1159,7 @@ scale_write(struct dc *dc, const struct dc_rtype *rt, const struct crd_ver *v,
     const struct json_object *view, struct dc_resp *resp)
 {
 	struct json_object *scale = NULL, *next = NULL, *stored = NULL, *out = NULL;
+	struct json_object *cur_scale;
 	struct dc_write_ctx wc = { .dc = dc, .rt = rt, .req = req, .op = DC_OP_UPDATE,
 	    .subresource = "scale", .old = cur };
 	struct dc_errs errs = { 0 };
@@ -1223,7 +1168,13 @@ scale_write(struct dc *dc, const struct dc_rtype *rt, const struct crd_ver *v,
 	char val[32];
 	int r = 0;
 
-	if (scale_body(v, req, route->verb, view, &scale, resp) < 0)
+	if ((cur_scale = scale_of(v, view)) == NULL) {
+		errors_internal(resp, -ENOMEM);
+		return 0;
+	}
+	r = api_scale_body(req, route->verb, cur_scale, &scale, resp);
+	json_object_put(cur_scale);
+	if (r < 0)
 		return 0;
 	brv = kc_json_str(scale, "metadata", "resourceVersion");
 	replicas = kc_json_int(scale, 0, "spec", "replicas");

@@ -1254,6 +1254,17 @@ int	 api_delete_object_opts(struct dc *, const struct dc_rtype *, const char *ns
 int	 api_update_object(struct dc *, const struct dc_rtype *, const struct json_object *old,
 	    struct json_object *next, const char *sub, const char *manager) _must_check_;
 
+/*
+ * The Scale that a PUT or PATCH of a scale subresource asks for, as a new
+ * tree in '*ret': an update's body (JSON or YAML), or 'current' (the
+ * Scale now) patched by a JSON patch, or by a merge or strategic merge
+ * patch (Scale has no merge keys). Otherwise the reply (400, 415, 422)
+ * is written in 'resp' and its code returned.
+ */
+int	 api_scale_body(const struct dc_req *req, const char *verb,
+	    const struct json_object *current, struct json_object **ret, struct dc_resp *resp)
+	    _must_check_;
+
 /* Now, RFC 3339 in seconds (the epoch if the clock cannot be read). */
 void	 api_now(char buf[KC_TIME_MAX]);
 

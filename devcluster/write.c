@@ -1904,3 +1904,51 @@ api_record_event(struct dc *dc, const struct api_event *e)
 	r = api_create_object(dc, et, ev, NULL);
 	return r == KC_EEXISTS || r == KC_ENOTFOUND || r == KC_EFORBIDDEN ? 0 : r;
 }
+
+int
+api_scale_body(const struct dc_req *req, const char *verb, const struct json_object *current,
+    struct json_object **ret, struct dc_resp *resp)
+{
+	struct kc_status st = { 0 };
+	struct json_object *body = NULL;
+	const char *ct = req->content_type != NULL ? req->content_type : "";
+	const char *text = req->body != NULL ? req->body : "";
+	int r;
+
+	if (strcmp(verb, "update") == 0) {
+		if (strncmp(ct, "application/yaml", 16) == 0)
+			r = kc_yaml_parse_one(text, req->body_len, NULL, &body, &st);
+		else
+			r = kc_json_parse(text, req->body_len, &body, &st);
+		if (r < 0 || !json_object_is_type(body, json_type_object)) {
+			if (body != NULL)
+				json_object_put(body);
+			errors_reply(resp, KC_EBADREQUEST, "couldn't get version/kind; json parse "
+			    "error: %s", st.message[0] != '\0' ? st.message : "not an object");
+			return KC_EBADREQUEST;
+		}
+		*ret = body;
+		return 0;
+	}
+	if (strncmp(ct, "application/json-patch+json", 27) != 0 &&
+	    strncmp(ct, "application/merge-patch+json", 28) != 0 &&
+	    strncmp(ct, "application/strategic-merge-patch+json", 38) != 0) {
+		errors_reply(resp, KC_EMEDIATYPE, "the body of the request was in an unknown "
+		    "format - accepted media types include: application/json-patch+json, "
+		    "application/merge-patch+json, application/strategic-merge-patch+json");
+		return KC_EMEDIATYPE;
+	}
+	if ((r = kc_patch_parse(text, req->body_len, &body, &st)) < 0) {
+		errors_kc(resp, r, &st);
+		return r;
+	}
+	if (strncmp(ct, "application/json-patch+json", 27) == 0)
+		r = kc_json_patch_apply(current, body, ret, &st);
+	else
+		r = kc_merge_patch_apply(current, body, ret, &st);
+	if (body != NULL)
+		json_object_put(body);
+	if (r < 0)
+		errors_kc(resp, r, &st);
+	return r;
+}
