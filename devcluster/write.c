@@ -113,7 +113,8 @@ decode_body(struct rctx *c, struct json_object **ret)
 	int r;
 
 	dispatch_media_type(c->req->content_type, mt, sizeof(mt));
-	if (strcmp(mt, "application/json") == 0) {
+	/* No Content-Type is the first type the server accepts, as upstream. */
+	if (mt[0] == '\0' || strcmp(mt, "application/json") == 0) {
 		if (c->req->body_len == 0) {
 			errors_reply(c->resp, KC_EBADREQUEST, "Object 'Kind' is missing in ''");
 			return KC_EBADREQUEST;

@@ -75,6 +75,10 @@ cm_url() {
 	req -X POST -H 'Content-Type: application/json' --data-binary "@$BATS_TEST_TMPDIR/big" \
 	    "$(cm_url)"
 	status_is 413 RequestEntityTooLarge "Request entity too large: limit is 3145728"
+	# No Content-Type at all is JSON, as kube-apiserver reads it.
+	req -X POST -H 'Content-Type:' \
+	    --data '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"no-ctype"}}' "$(cm_url)"
+	[ "$code" = 201 ]
 	req -X POST -H 'Content-Type: text/plain' --data hello "$(cm_url)"
 	status_is 415 UnsupportedMediaType "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"
 	req -X PUT -H 'Content-Type: application/json' \
