@@ -404,25 +404,32 @@ check-style:
 # Benchmarks (tests/bench/README.md), release build, not part of make test.
 # Each section prints one "bench: scenario=..." line per scenario.
 
-$(BUILD)/bin/dc-bench: $(BUILD)/tests/bench/dc_bench.o $(BUILD)/lib/libkc.a
+$(BUILD)/bin/dc-bench: $(BUILD)/tests/bench/dc_bench.o $(BUILD)/tests/bench/bench.o \
+    $(BUILD)/lib/libkc.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
-$(BUILD)/bin/ctl-bench: $(BUILD)/tests/bench/ctl_bench.o $(BUILD)/lib/libkc.a
+$(BUILD)/bin/ctl-bench: $(BUILD)/tests/bench/ctl_bench.o $(BUILD)/tests/bench/bench.o \
+    $(BUILD)/lib/libkc.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/bin/conv-bench: $(BUILD)/tests/bench/conv_bench.o $(BUILD)/tests/bench/bench.o \
+    $(BUILD)/lib/libkc.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
 STYLE_SRCS	+= $(wildcard tests/bench/*.c)
 
 # BENCH_SECTIONS="ctl" runs only the controller's section.
-BENCH_SECTIONS	?= dc ctl
+BENCH_SECTIONS	?= dc ctl conv
 
 bench: $(BUILD)/bin/trainyard-devcluster $(BUILD)/bin/trainyard-controller \
-    $(BUILD)/bin/dc-bench $(BUILD)/bin/ctl-bench
+    $(BUILD)/bin/dc-bench $(BUILD)/bin/ctl-bench $(BUILD)/bin/conv-bench
 	@for s in $(BENCH_SECTIONS); do \
 		case $$s in \
-		dc|ctl)	tests/bench/$$s-bench.sh $(BUILD) || exit 1 ;; \
-		*)	echo "bench: unknown section $$s (dc, ctl)" >&2; exit 1 ;; \
+		dc|ctl|conv) tests/bench/$$s-bench.sh $(BUILD) || exit 1 ;; \
+		*)	echo "bench: unknown section $$s (dc, ctl, conv)" >&2; exit 1 ;; \
 		esac; \
 	done
 

@@ -57,6 +57,8 @@ done
 command -v kubectl >/dev/null ||
     { echo "ctl-bench.sh: kubectl is not installed" >&2; exit 1; }
 cd "$(dirname "$0")/../.."
+# shellcheck source=tests/bench/bench.bash
+. tests/bench/bench.bash
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/ctl-bench.XXXXXX")"
 dcpid=""	# the devcluster
@@ -66,31 +68,15 @@ perfpid=""	# perf record, with BENCH_CTL_PERF
 perfspid=""	# perf record, with BENCH_CTL_PERF_SERVER
 child=""	# the ctl-bench running
 
-# stop PID NAME: SIGTERM, then SIGKILL after 10 s; waits for it.
-stop() {
-	local p="$1" i
-	[ -n "$p" ] || return 0
-	kill -TERM "$p" 2>/dev/null || true
-	for i in $(seq 200); do
-		kill -0 "$p" 2>/dev/null || break
-		sleep 0.05
-	done
-	if kill -0 "$p" 2>/dev/null; then
-		echo "ctl-bench.sh: $2 $p ignored SIGTERM; killing it" >&2
-		kill -KILL "$p" 2>/dev/null || true
-	fi
-	wait "$p" 2>/dev/null || true
-}
-
 cleanup() {
 	if [ -n "$child" ]; then
 		kill -TERM "$child" 2>/dev/null || true
 		wait "$child" 2>/dev/null || true
 	fi
-	stop "$perfpid" perf
-	stop "$perfspid" perf
-	stop "$ctlpid" controller
-	stop "$dcpid" devcluster
+	bench_stop "$perfpid" perf
+	bench_stop "$perfspid" perf
+	bench_stop "$ctlpid" controller
+	bench_stop "$dcpid" devcluster
 	if [ -n "${BENCH_CTL_LOGS:-}" ]; then
 		mkdir -p "$BENCH_CTL_LOGS" &&
 		    cp "$tmp"/controller-*.log "$tmp"/devcluster.log "$BENCH_CTL_LOGS"/ || true
@@ -135,19 +121,9 @@ EOF
 export KUBECONFIG="$tmp/kubeconfig"
 # A /12 of pod CIDRs: one /24 for each of up to 4096 nodes (the default
 # /16 has 256, and pods on a node without one never start).
-"$dc" --listen 127.0.0.1:0 --kubeconfig "$KUBECONFIG" --nodes "$tmp/nodes.yaml" \
+bench_dc_start "$dc" "$tmp/devcluster.log" --nodes "$tmp/nodes.yaml" \
     --cluster-cidr 10.240.0.0/12 --no-kubelet-events --pod-start-delay "$start_delay" \
-    --log-level warn >"$tmp/devcluster.log" 2>&1 &
-dcpid=$!
-for i in $(seq 600); do
-	[ -s "$KUBECONFIG" ] && break
-	if ! kill -0 "$dcpid" 2>/dev/null || [ "$i" -eq 600 ]; then
-		echo "ctl-bench.sh: the devcluster did not start; its log:" >&2
-		cat "$tmp/devcluster.log" >&2
-		exit 1
-	fi
-	sleep 0.05
-done
+    --log-level warn
 
 podgroup_crd=(-f crds/third-party/scheduling.x-k8s.io_podgroups.yaml)
 ncrds=3
@@ -157,19 +133,7 @@ if [ "$gang" = no ]; then
 fi
 kubectl apply -f crds/ "${podgroup_crd[@]}" -f examples/priorityclasses.yaml \
     >"$tmp/apply.log" 2>&1 || { cat "$tmp/apply.log" >&2; exit 1; }
-# Polled, not `kubectl wait`: a watch the client closes leaves the
-# devcluster's loop spinning on the dead connection (CPU the scenarios
-# would be short of on a small machine).
-for i in $(seq 300); do
-	est="$(kubectl get crd -o \
-	    jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Established")].status}{" "}{end}')"
-	[ "$(grep -o True <<<"$est" | wc -l)" -eq "$ncrds" ] && break
-	if [ "$i" -eq 300 ]; then
-		echo "ctl-bench.sh: the CRDs were not established: $est" >&2
-		exit 1
-	fi
-	sleep 0.1
-done
+bench_crds_established "$ncrds"
 kubectl apply -f "$tmp/profile.yaml" >>"$tmp/apply.log" 2>&1 ||
     { cat "$tmp/apply.log" >&2; exit 1; }
 
@@ -203,15 +167,7 @@ start_controller() {
 	    --health-probe-bind-address 127.0.0.1:0 --log-level info >"$log" 2>&1 &
 	ctlpid=$!
 	ctllog="$log"
-	for i in $(seq 600); do
-		grep -q '"started"\|started$' "$log" && break
-		if ! kill -0 "$ctlpid" 2>/dev/null || [ "$i" -eq 600 ]; then
-			echo "ctl-bench.sh: the controller did not start; its log:" >&2
-			cat "$log" >&2
-			exit 1
-		fi
-		sleep 0.05
-	done
+	bench_wait_started "$ctlpid" "$log"
 	if [ -n "$perf_out" ]; then
 		[ "$nctl" -gt 0 ] && out="$perf_out.$nctl"
 		perf record "${perf_args[@]}" -p "$ctlpid" -o "$out" \
@@ -224,9 +180,9 @@ start_controller() {
 # Stops the running controller (and its perf), adding up its totals.
 stop_controller() {
 	ctl_account
-	stop "$perfpid" perf
+	bench_stop "$perfpid" perf
 	perfpid=""
-	stop "$ctlpid" controller
+	bench_stop "$ctlpid" controller
 	ctlpid=""
 }
 

@@ -77,6 +77,8 @@
 #include <kc/str.h>
 #include <kc/transport.h>
 
+#include "bench.h"
+
 #define CLIENTS_MAX	256
 #define LABELS_MAX	8
 #define LINE_MAX_LEN	2048
@@ -140,15 +142,6 @@ struct result {
 	const char	*timed_out;	/* the phase that did not finish, or NULL */
 };
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static double
 secs(uint64_t a, uint64_t b)
 {
@@ -164,74 +157,13 @@ sleep_ms(unsigned ms)
 		;
 }
 
-/*
- * /proc/PID/stat: user + system CPU seconds (fields 14 and 15, counted
- * after the parenthesized command name, which may hold spaces); -1 when
- * unreadable.
- */
-static double
-proc_cpu_s(pid_t pid)
-{
-	_cleanup_(kc_freep) char *text = NULL;
-	char path[64];
-	const char *p;
-	size_t len;
-	uint64_t v[2] = { 0, 0 };
-	long tck;
-	int field;
-
-	if (pid <= 0)
-		return -1;
-	(void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (kc_read_file(path, 4096, &text, &len) < 0 || (p = strrchr(text, ')')) == NULL)
-		return -1;
-	for (field = 3, p++; *p != '\0' && field <= 15; field++) {
-		char tok[32];
-		size_t n = 0;
-
-		while (*p == ' ')
-			p++;
-		while (*p != ' ' && *p != '\0' && n + 1 < sizeof(tok))
-			tok[n++] = *p++;
-		tok[n] = '\0';
-		if (field >= 14 && kc_parse_u64(tok, &v[field - 14]) < 0)
-			return -1;
-	}
-	if (field <= 15 || (tck = sysconf(_SC_CLK_TCK)) <= 0)
-		return -1;
-	return (double)(v[0] + v[1]) / (double)tck;
-}
-
 /* A "Key:   123 kB" line of /proc/PID/status, in kB; 0 when unreadable. */
 static uint64_t
 proc_status_kb(pid_t pid, const char *key)
 {
-	_cleanup_(kc_freep) char *text = NULL;
-	char path[64];
-	struct kc_str s, line;
-	size_t len;
 	uint64_t v;
 
-	(void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (kc_read_file(path, 1 << 16, &text, &len) < 0)
-		return 0;
-	s = (struct kc_str){ text, len };
-	while (s.len > 0) {
-		struct kc_str name, val, num;
-
-		if (!kc_str_cut(&s, '\n', &line)) {
-			line = s;
-			s.len = 0;
-		}
-		val = line;
-		if (!kc_str_cut(&val, ':', &name) || !kc_str_eq_cstr(name, key))
-			continue;
-		val = kc_str_trim(val);
-		if (!kc_str_cut(&val, ' ', &num))
-			num = val;
-		return kc_str_to_u64(num, &v) < 0 ? 0 : v;
-	}
-	return 0;
+	return bench_proc_status_kb(pid, key, &v) < 0 ? 0 : v;
 }
 
 static int
@@ -491,7 +423,7 @@ worker_main(void *arg)
 		if (r < 0)
 			worker_fail(w, r, name, &st);
 	}
-	w->t_end = now_ns();
+	w->t_end = bench_now_ns();
 	return NULL;
 }
 
@@ -518,7 +450,7 @@ workers_start(const struct opts *o, const struct kc_rest_config *rc, bool del,
 		}
 	}
 	(void)pthread_barrier_wait(bar);
-	*ret_t0 = now_ns();
+	*ret_t0 = bench_now_ns();
 	return 0;
 }
 
@@ -551,7 +483,7 @@ wait_pods(const struct opts *o, struct kc_client *cl, uint64_t want, uint64_t de
 	uint64_t n = 0, t;
 
 	for (;;) {
-		t = now_ns();
+		t = bench_now_ns();
 		if (count_pods(cl, o->ns, &n, lists) == 0 && n == want)
 			return t;
 		if (t > deadline) {
@@ -575,25 +507,25 @@ wait_settled(const struct opts *o, struct kc_client *cl, uint64_t t0, uint64_t d
 	struct stats s;
 
 	while (count_running(cl, o->ns, &running, lists) < 0 || running < o->runs) {
-		if (now_ns() > deadline) {
+		if (bench_now_ns() > deadline) {
 			fprintf(stderr, "ctl-bench: %" PRIu64 " of %u runs Running: timed out\n",
 			    running, o->runs);
 			return -ETIMEDOUT;
 		}
 		sleep_ms(RUNS_POLL_MS);
 	}
-	*ret_running_s = secs(t0, now_ns());
-	quiet_since = now_ns();
+	*ret_running_s = secs(t0, bench_now_ns());
+	quiet_since = bench_now_ns();
 	for (;;) {
 		if (stats_get(cl, &s) == 0) {
 			if (ctl_writes(&s) != last) {
 				last = ctl_writes(&s);
-				quiet_since = now_ns();
+				quiet_since = bench_now_ns();
 				*ret = s;
-			} else if (now_ns() - quiet_since >= (uint64_t)o->settle_ms * 1000000u)
+			} else if (bench_now_ns() - quiet_since >= (uint64_t)o->settle_ms * 1000000u)
 				return 0;
 		}
-		if (now_ns() > deadline) {
+		if (bench_now_ns() > deadline) {
 			fprintf(stderr, "ctl-bench: the controller kept writing: timed out\n");
 			return -ETIMEDOUT;
 		}
@@ -605,7 +537,7 @@ wait_settled(const struct opts *o, struct kc_client *cl, uint64_t t0, uint64_t d
 static void
 measure(const struct opts *o, double cpu0, double srv0, struct result *res)
 {
-	double cpu1 = proc_cpu_s(o->pid), srv1 = proc_cpu_s(o->server_pid);
+	double cpu1 = bench_proc_cpu_s(o->pid), srv1 = bench_proc_cpu_s(o->server_pid);
 
 	res->cpu_s = cpu1 - cpu0;
 	res->server_cpu_s = srv0 >= 0 && srv1 >= 0 ? srv1 - srv0 : -1;
@@ -645,15 +577,15 @@ scenario(const struct opts *o, const struct kc_rest_config *rc, struct result *r
 	if ((r = stats_get(cl, &s0)) < 0)
 		return r;
 	atomic_store(&lists, 0);
-	cpu0 = proc_cpu_s(o->pid);
-	srv0 = proc_cpu_s(o->server_pid);
+	cpu0 = bench_proc_cpu_s(o->pid);
+	srv0 = bench_proc_cpu_s(o->server_pid);
 	if ((r = workers_start(o, rc, false, ws, &bar, &t0)) < 0)
 		return r;
 	deadline = t0 + (uint64_t)o->timeout_s * 1000000000u;
 	t1 = wait_pods(o, cl, pods, deadline, &lists);
 	tsub = workers_join(o, ws, &bar, &res->create_errors);
 	res->submit_s = secs(t0, tsub);
-	res->cpu_create_s = proc_cpu_s(o->pid) - cpu0;
+	res->cpu_create_s = bench_proc_cpu_s(o->pid) - cpu0;
 	if (t1 != 0)
 		res->create_s = secs(t0, t1);
 	else
@@ -677,13 +609,13 @@ scenario(const struct opts *o, const struct kc_rest_config *rc, struct result *r
 	if ((r = stats_get(cl, &s2)) < 0)
 		return r;
 	atomic_store(&lists, 0);
-	cpu0 = proc_cpu_s(o->pid);
+	cpu0 = bench_proc_cpu_s(o->pid);
 	if ((r = workers_start(o, rc, true, ws, &bar, &t0)) < 0)
 		return r;
 	deadline = t0 + (uint64_t)o->timeout_s * 1000000000u;
 	t1 = wait_pods(o, cl, 0, deadline, &lists);
 	(void)workers_join(o, ws, &bar, &res->delete_errors);
-	res->cleanup_cpu_s = proc_cpu_s(o->pid) - cpu0;
+	res->cleanup_cpu_s = bench_proc_cpu_s(o->pid) - cpu0;
 	if (t1 == 0) {
 		res->timed_out = "cleanup";
 		return -ETIMEDOUT;
@@ -758,20 +690,6 @@ usage(FILE *fp)
 	    "                 [--settle-ms MS] [--keep] [--label KEY=VALUE]...\n");
 }
 
-static int
-parse_count(const char *flag, const char *arg, unsigned lo, unsigned hi, unsigned *ret)
-{
-	uint32_t v;
-
-	if (kc_parse_u32(arg, &v) < 0 || v < lo || v > hi) {
-		fprintf(stderr, "ctl-bench: %s: want a number from %u to %u, not \"%s\"\n",
-		    flag, lo, hi, arg);
-		return -EINVAL;
-	}
-	*ret = v;
-	return 0;
-}
-
 /* 0, 1 for --help, or -EINVAL (the reason is on stderr). */
 static int
 parse_opts(int argc, char **argv, struct opts *o)
@@ -806,23 +724,23 @@ parse_opts(int argc, char **argv, struct opts *o)
 			o->kubeconfig = optarg;
 			break;
 		case 'r':
-			r = parse_count("--runs", optarg, 1, 100000, &o->runs);
+			r = bench_parse_count("ctl-bench", "--runs", optarg, 1, 100000, &o->runs);
 			break;
 		case 'n':
-			r = parse_count("--nodes", optarg, 1, 10000, &o->nodes);
+			r = bench_parse_count("ctl-bench", "--nodes", optarg, 1, 10000, &o->nodes);
 			break;
 		case 'c':
-			r = parse_count("--clients", optarg, 1, CLIENTS_MAX, &o->clients);
+			r = bench_parse_count("ctl-bench", "--clients", optarg, 1, CLIENTS_MAX, &o->clients);
 			break;
 		case 't':
-			r = parse_count("--timeout", optarg, 1, 86400, &o->timeout_s);
+			r = bench_parse_count("ctl-bench", "--timeout", optarg, 1, 86400, &o->timeout_s);
 			break;
 		case 's':
-			r = parse_count("--settle-ms", optarg, 0, 600000, &o->settle_ms);
+			r = bench_parse_count("ctl-bench", "--settle-ms", optarg, 0, 600000, &o->settle_ms);
 			break;
 		case 'p':
 		case 'P':
-			if ((r = parse_count(c == 'p' ? "--pid" : "--server-pid", optarg, 1,
+			if ((r = bench_parse_count("ctl-bench", c == 'p' ? "--pid" : "--server-pid", optarg, 1,
 			    INT32_MAX, &pid)) == 0)
 				*(c == 'p' ? &o->pid : &o->server_pid) = (pid_t)pid;
 			break;

@@ -78,6 +78,8 @@
 #include <kc/transport.h>
 #include <kc/watch.h>
 
+#include "bench.h"
+
 #define CLIENTS_MAX	1024
 #define WATCHERS_MAX	2048
 #define OBJECTS_MAX	10000000u
@@ -163,131 +165,6 @@ struct watcher {
 	char		 error[KC_STATUS_MESSAGE_MAX + 64];
 };
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static double
-cpu_self_s(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru) < 0)
-		return 0;
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
-/*
- * /proc/PID/stat: user and system CPU seconds (fields 14 and 15, counted
- * after the parenthesized command name, which may hold spaces). -errno or
- * -EINVAL.
- */
-static int
-proc_cpu(pid_t pid, double *ret_user, double *ret_sys)
-{
-	_cleanup_(kc_freep) char *text = NULL;
-	char path[64];
-	const char *p;
-	size_t len;
-	uint64_t v[2];
-	long tck;
-	int field, r;
-
-	(void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((r = kc_read_file(path, 4096, &text, &len)) < 0)
-		return r;
-	if ((p = strrchr(text, ')')) == NULL)
-		return -EINVAL;
-	/* After ") " comes field 3 (state). */
-	for (field = 3, p++; *p != '\0' && field <= 15; field++) {
-		char tok[32];
-		size_t n = 0;
-
-		while (*p == ' ')
-			p++;
-		while (*p != ' ' && *p != '\0' && n + 1 < sizeof(tok))
-			tok[n++] = *p++;
-		tok[n] = '\0';
-		if (field >= 14 && kc_parse_u64(tok, &v[field - 14]) < 0)
-			return -EINVAL;
-	}
-	if (field <= 15 || (tck = sysconf(_SC_CLK_TCK)) <= 0)
-		return -EINVAL;
-	*ret_user = (double)v[0] / (double)tck;
-	*ret_sys = (double)v[1] / (double)tck;
-	return 0;
-}
-
-/* A "Key:   123 kB" line of /proc/PID/status, in kB. */
-static int
-proc_status_kb(pid_t pid, const char *key, uint64_t *ret)
-{
-	_cleanup_(kc_freep) char *text = NULL;
-	char path[64];
-	struct kc_str s, line;
-	size_t len;
-	int r;
-
-	(void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((r = kc_read_file(path, 1 << 16, &text, &len)) < 0)
-		return r;
-	s = (struct kc_str){ text, len };
-	while (s.len > 0) {
-		struct kc_str name, val, num;
-
-		if (!kc_str_cut(&s, '\n', &line)) {
-			line = s;
-			s.len = 0;
-		}
-		val = line;
-		if (!kc_str_cut(&val, ':', &name) || !kc_str_eq_cstr(name, key))
-			continue;
-		val = kc_str_trim(val);
-		if (!kc_str_cut(&val, ' ', &num))
-			num = val;
-		return kc_str_to_u64(num, ret);
-	}
-	return -ENOENT;
-}
-
-static double
-server_cpu_s(const struct opts *o)
-{
-	double u, s;
-
-	if (o->pid <= 0 || proc_cpu(o->pid, &u, &s) < 0)
-		return -1;
-	return u + s;
-}
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile in ms of a sorted array; 0 when empty. */
-static double
-pct_ms(const uint64_t *v, size_t n, double q)
-{
-	size_t i;
-
-	if (n == 0)
-		return 0;
-	i = (size_t)(q * (double)n);
-	if (i >= n)
-		i = n - 1;
-	return (double)v[i] / 1e6;
-}
-
 static void
 print_line(const struct opts *o, struct result *res, double client_cpu, double srv_cpu)
 {
@@ -295,7 +172,7 @@ print_line(const struct opts *o, struct result *res, double client_cpu, double s
 	size_t i;
 	int n;
 
-	qsort(res->lat_ns, res->nlat, sizeof(uint64_t), cmp_u64);
+	bench_sort_u64(res->lat_ns, res->nlat);
 	n = snprintf(line, sizeof(line), "bench: scenario=dc-%s", o->scenario);
 	for (i = 0; i < o->nlabels && n > 0 && (size_t)n < sizeof(line); i++)
 		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s", o->labels[i]);
@@ -306,8 +183,8 @@ print_line(const struct opts *o, struct result *res, double client_cpu, double s
 		    "%s%s client_cpu_s=%.2f",
 		    res->clients, res->objects, res->ops, res->seconds,
 		    res->seconds > 0 ? (double)res->ops / res->seconds : 0.0,
-		    pct_ms(res->lat_ns, res->nlat, 0.50),
-		    pct_ms(res->lat_ns, res->nlat, 0.99),
+		    bench_pct_ms(res->lat_ns, res->nlat, 0.50),
+		    bench_pct_ms(res->lat_ns, res->nlat, 0.99),
 		    res->nlat > 0 ? (double)res->lat_ns[res->nlat - 1] / 1e6 : 0.0,
 		    res->errors, res->extra[0] != '\0' ? " " : "", res->extra,
 		    client_cpu);
@@ -453,10 +330,10 @@ create_main(void *arg)
 			worker_fail(w, -ENOMEM, &st);
 			break;
 		}
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		r = kc_client_create(cl, &(struct kc_create_opts){ .res = &kc_res_pods },
 		    pod, NULL, &st);
-		w->lat_ns[w->nlat++] = now_ns() - t0;
+		w->lat_ns[w->nlat++] = bench_now_ns() - t0;
 		if (r < 0)
 			worker_fail(w, r, &st);
 	}
@@ -493,13 +370,13 @@ get_main(void *arg)
 		i = (unsigned)(xorshift(&seed) % o->objects);
 		(void)snprintf(name, sizeof(name), "pod-%u", i);
 		(void)snprintf(ns, sizeof(ns), "dc-bench-%u", i % o->namespaces);
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		r = kc_client_get(cl, &(struct kc_get_opts){
 			.res = &kc_res_pods,
 			.ns = ns,
 			.name = name,
 		}, &pod, &st);
-		w->lat_ns[w->nlat++] = now_ns() - t0;
+		w->lat_ns[w->nlat++] = bench_now_ns() - t0;
 		if (r < 0)
 			worker_fail(w, r, &st);
 		json_object_put(pod);
@@ -544,11 +421,11 @@ run_workers(const struct opts *o, const struct kc_rest_config *rc, void *(*fn)(v
 		started++;
 	}
 	gate_wait_ready(&gate, started);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	gate_open(&gate, started == o->clients ? 1 : -1);
 	for (i = 0; i < started; i++)
 		(void)pthread_join(ws[i].tid, NULL);
-	res->seconds = (double)(now_ns() - t0) / 1e9;
+	res->seconds = (double)(bench_now_ns() - t0) / 1e9;
 	if (started < o->clients)
 		return r;
 
@@ -619,11 +496,11 @@ scenario_list(const struct opts *o, const struct kc_rest_config *rc, struct resu
 		return r;
 	}
 	res->clients = 1;
-	start = now_ns();
+	start = bench_now_ns();
 	for (i = 0; i < o->reps; i++) {
 		struct json_object *list = NULL, *arr;
 
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		if (o->limit == 0)
 			r = kc_client_list(cl, &(struct kc_list_opts){
 				.res = &kc_res_pods,
@@ -635,7 +512,7 @@ scenario_list(const struct opts *o, const struct kc_rest_config *rc, struct resu
 				.ns = "dc-bench-0",
 				.limit = o->limit,
 			}, &list, &st);
-		res->lat_ns[res->nlat++] = now_ns() - t0;
+		res->lat_ns[res->nlat++] = bench_now_ns() - t0;
 		res->ops++;
 		if (r < 0) {
 			if (res->errors++ == 0)
@@ -647,7 +524,7 @@ scenario_list(const struct opts *o, const struct kc_rest_config *rc, struct resu
 			items = json_object_array_length(arr);
 		json_object_put(list);
 	}
-	res->seconds = (double)(now_ns() - start) / 1e9;
+	res->seconds = (double)(bench_now_ns() - start) / 1e9;
 	res->objects = items;
 	(void)snprintf(res->extra, sizeof(res->extra), "limit=%u", o->limit);
 	return 0;
@@ -663,7 +540,7 @@ on_watch_event(void *arg, enum kc_watch_type type, struct json_object *obj)
 	struct watcher *w = arg;
 	struct fanout *f = w->f;
 	const char *name, *seq;
-	uint64_t now = now_ns(), k, sent;
+	uint64_t now = bench_now_ns(), k, sent;
 
 	if (type == KC_WATCH_BOOKMARK || type == KC_WATCH_DELETED)
 		return 0;
@@ -719,7 +596,7 @@ watch_write(struct kc_client *cl, const struct fanout *f, struct json_object *po
 		    (ann = kc_json_ensure_obj(kc_json_obj_of(pod, "metadata"),
 		    "annotations")) == NULL || kc_json_set_str(ann, SEQ_ANNOTATION, seq) < 0)
 			return -ENOMEM;
-		atomic_store_explicit(&f->t_send[k], now_ns(), memory_order_release);
+		atomic_store_explicit(&f->t_send[k], bench_now_ns(), memory_order_release);
 		return kc_client_create(cl, &(struct kc_create_opts){
 			.res = &kc_res_pods,
 			.ns = f->ns,
@@ -731,7 +608,7 @@ watch_write(struct kc_client *cl, const struct fanout *f, struct json_object *po
 		    (ann = kc_json_ensure_obj(kc_json_ensure_obj(patch, "metadata"),
 		    "annotations")) == NULL || kc_json_set_str(ann, SEQ_ANNOTATION, seq) < 0)
 			return -ENOMEM;
-		atomic_store_explicit(&f->t_send[k], now_ns(), memory_order_release);
+		atomic_store_explicit(&f->t_send[k], bench_now_ns(), memory_order_release);
 		return kc_client_patch(cl, &(struct kc_patch_opts){
 			.res = &kc_res_pods,
 			.ns = f->ns,
@@ -757,12 +634,12 @@ sleep_until_ns(uint64_t t)
 static bool
 wait_count(atomic_uint *counter, unsigned want, unsigned secs)
 {
-	uint64_t deadline = now_ns() + (uint64_t)secs * 1000000000u;
+	uint64_t deadline = bench_now_ns() + (uint64_t)secs * 1000000000u;
 
 	while (atomic_load(counter) < want) {
-		if (now_ns() > deadline)
+		if (bench_now_ns() > deadline)
 			return false;
-		sleep_until_ns(now_ns() + 1000000);
+		sleep_until_ns(bench_now_ns() + 1000000);
 	}
 	return true;
 }
@@ -794,13 +671,13 @@ watch_writes(struct fanout *f, struct kc_client *cl, struct result *res,
 		    atomic_load(&f->ready), o->watchers);
 		return -ETIMEDOUT;
 	}
-	next = now_ns();
+	next = bench_now_ns();
 	for (k = 0; k < o->writes; k++) {
 		sleep_until_ns(next);
 		next += (uint64_t)o->interval_ms * 1000000u;
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		r = watch_write(cl, f, pod, k, &st);
-		write_lat[k] = now_ns() - t0;
+		write_lat[k] = bench_now_ns() - t0;
 		if (r < 0 && res->errors++ == 0)
 			fprintf(stderr, "dc-bench: watch: write %u: %s: %s\n", k,
 			    kc_strerror(r), st.message);
@@ -851,12 +728,12 @@ scenario_watch(const struct opts *o, const struct kc_rest_config *rc, struct res
 		}
 		started++;
 	}
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	r = watch_writes(&f, cl, res, write_lat);
 	if (r == 0 && !wait_count(&f.done, o->watchers, DRAIN_WAIT_S))
 		fprintf(stderr, "dc-bench: watch: %u of %u watchers still short of events\n",
 		    o->watchers - atomic_load(&f.done), o->watchers);
-	res->seconds = (double)(now_ns() - t0) / 1e9;
+	res->seconds = (double)(bench_now_ns() - t0) / 1e9;
 out:
 	for (i = 0; i < started; i++)
 		kc_watch_cancel(ws[i].cl);
@@ -881,11 +758,11 @@ out:
 	}
 	f.t_send = kc_free(f.t_send);
 	if (r == 0) {
-		qsort(write_lat, o->writes, sizeof(uint64_t), cmp_u64);
+		bench_sort_u64(write_lat, o->writes);
 		(void)snprintf(res->extra, sizeof(res->extra),
 		    "watchers=%u writes=%u interval_ms=%u deliveries=%zu lost=%" PRIu64
 		    " write_p50_ms=%.3f", o->watchers, o->writes, o->interval_ms, res->nlat,
-		    lost, pct_ms(write_lat, o->writes, 0.5));
+		    lost, bench_pct_ms(write_lat, o->writes, 0.5));
 		/* Deliveries per second of the whole run, not of one write. */
 		res->ops = res->nlat;
 	}
@@ -901,9 +778,9 @@ scenario_server(const struct opts *o)
 	size_t i;
 	int n, r;
 
-	if ((r = proc_status_kb(o->pid, "VmHWM", &hwm)) < 0 ||
-	    (r = proc_status_kb(o->pid, "VmRSS", &rss)) < 0 ||
-	    (r = proc_cpu(o->pid, &u, &s)) < 0) {
+	if ((r = bench_proc_status_kb(o->pid, "VmHWM", &hwm)) < 0 ||
+	    (r = bench_proc_status_kb(o->pid, "VmRSS", &rss)) < 0 ||
+	    (r = bench_proc_cpu(o->pid, &u, &s)) < 0) {
 		fprintf(stderr, "dc-bench: server: /proc/%d: %s\n", (int)o->pid,
 		    kc_strerror(r));
 		return r;
@@ -929,20 +806,6 @@ usage(FILE *fp)
 	    "                [--limit N] [--watchers N] [--writes N] [--interval-ms N]\n"
 	    "                [--pid PID] [--label KEY=VALUE]...\n"
 	    "       dc-bench server --pid PID [--label KEY=VALUE]...\n");
-}
-
-static int
-parse_count(const char *flag, const char *arg, unsigned lo, unsigned hi, unsigned *ret)
-{
-	uint32_t v;
-
-	if (kc_parse_u32(arg, &v) < 0 || v < lo || v > hi) {
-		fprintf(stderr, "dc-bench: %s: want a number from %u to %u, not \"%s\"\n",
-		    flag, lo, hi, arg);
-		return -EINVAL;
-	}
-	*ret = v;
-	return 0;
 }
 
 /* A numeric flag: getopt value, name, bounds and where the value goes. */
@@ -997,7 +860,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 			if (counts[i].val == c)
 				break;
 		if (i < KC_ARRAY_SIZE(counts)) {
-			r = parse_count(counts[i].name, optarg, counts[i].lo, counts[i].hi,
+			r = bench_parse_count("dc-bench", counts[i].name, optarg, counts[i].lo, counts[i].hi,
 			    counts[i].dst);
 			continue;
 		}
@@ -1006,7 +869,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 			o->kubeconfig = optarg;
 			break;
 		case 'p':
-			if ((r = parse_count("--pid", optarg, 1, INT32_MAX, &pid)) == 0)
+			if ((r = bench_parse_count("dc-bench", "--pid", optarg, 1, INT32_MAX, &pid)) == 0)
 				o->pid = (pid_t)pid;
 			break;
 		case 'l':
@@ -1071,8 +934,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "dc-bench: %s\n", st.message);
 		goto out;
 	}
-	cpu0 = cpu_self_s();
-	srv0 = server_cpu_s(&o);
+	cpu0 = bench_cpu_self_s();
+	srv0 = bench_proc_cpu_s(o.pid);
 	if (strcmp(o.scenario, "create") == 0)
 		r = scenario_create(&o, rc, &res);
 	else if (strcmp(o.scenario, "get") == 0)
@@ -1087,8 +950,8 @@ main(int argc, char **argv)
 		r = -EINVAL;
 	}
 	if (r == 0) {
-		srv1 = server_cpu_s(&o);
-		print_line(&o, &res, cpu_self_s() - cpu0, srv0 >= 0 && srv1 >= 0 ?
+		srv1 = bench_proc_cpu_s(o.pid);
+		print_line(&o, &res, bench_cpu_self_s() - cpu0, srv0 >= 0 && srv1 >= 0 ?
 		    srv1 - srv0 : -1);
 	}
 out:
