@@ -418,8 +418,8 @@ static const struct pb_field ssrr_fields[] = {
 static const struct pb_msgtype t_ssrr = MSGTYPE("SelfSubjectRulesReview", ssrr_fields);
 
 /*
- * Kinds added for kubectl 1.32+ "create quota | priorityclass | pdb |
- * token" (the tokens helper's block).
+ * Kinds kubectl 1.32+ sends as protobuf to "create quota | priorityclass |
+ * pdb | token".
  */
 
 #define NUL	(PBF_POINTER | PBF_NULL)
@@ -557,11 +557,8 @@ static const struct pb_msgtype t_token_request = MSGTYPE("TokenRequest",
 
 #undef NUL
 
-/* (end of the tokens helper's block) */
-
 /*
- * apps/v1 Deployment, for kubectl 1.32+ "create deployment" (the apps
- * helper's block). The pod template knows the fields that command sets
+ * apps/v1 Deployment, for kubectl 1.32+ "create deployment". The pod template knows the fields that command sets
  * and the common ones beside them; others are skipped as unknown.
  */
 
@@ -670,8 +667,6 @@ static const struct pb_field deployment_fields[] = {
 };
 static const struct pb_msgtype t_deployment = MSGTYPE("Deployment", deployment_fields);
 
-/* (end of the apps helper's block) */
-
 /* k8s.io/apimachinery/pkg/runtime: the envelope. */
 
 static const struct pb_field typemeta_fields[] = {
@@ -715,7 +710,7 @@ static const struct pb_kind kinds[] = {
 	{ "rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", &t_cluster_role_binding },
 	{ "authorization.k8s.io", "v1", "SelfSubjectAccessReview", &t_ssar },
 	{ "authorization.k8s.io", "v1", "SelfSubjectRulesReview", &t_ssrr },
-	/* the tokens helper's block */
+	/* kubectl 1.32+ create quota | priorityclass | pdb | token */
 	{ "", "v1", "ResourceQuota", &t_quota },
 	{ "scheduling.k8s.io", "v1", "PriorityClass", &t_priority_class },
 	{ "policy", "v1", "PodDisruptionBudget", &t_pdb },
