@@ -18,7 +18,7 @@ TEST_PKGS	 = check
 ifeq ($(filter clean,$(MAKECMDGOALS)),)
 DEPS_OK := $(shell pkg-config --exists $(PKGS) $(TEST_PKGS) 2>/dev/null && \
 	     command -v bats >/dev/null && command -v cppcheck >/dev/null && \
-	     command -v jq >/dev/null && echo yes)
+	     command -v jq >/dev/null && command -v parallel >/dev/null && echo yes)
 ifneq ($(DEPS_OK),yes)
 $(info make: some dependencies are missing; running scripts/install-deps)
 DEPS_RUN := $(shell scripts/install-deps >&2; echo $$?)
