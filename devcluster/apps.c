@@ -993,36 +993,21 @@ static int
 scale_write(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
     const struct dc_route *route, const struct json_object *cur, struct dc_resp *resp)
 {
-	struct json_object *scale = NULL, *next = NULL, *stored = NULL, *view;
-	struct dc_errs errs = { 0 };
-	const char *brv, *dry = req_param(req, "dryRun");
+	struct json_object *next = NULL, *stored = NULL, *view;
+	const char *dry = req_param(req, "dryRun");
 	const char *mgr = req_param(req, "fieldManager");
-	int64_t replicas;
+	int64_t replicas = 0;
 	int r = 0;
 
 	if ((view = scale_of(cur)) == NULL) {
 		errors_internal(resp, -ENOMEM);
 		return 0;
 	}
-	r = api_scale_body(req, route->verb, view, &scale, resp);
+	r = api_scale_request(req, rt, route->verb, route->name, view,
+	    kc_json_str(cur, "metadata", "resourceVersion"), &replicas, resp);
 	json_object_put(view);
 	if (r < 0)
 		return 0;
-	brv = kc_json_str(scale, "metadata", "resourceVersion");
-	replicas = kc_json_int(scale, 0, "spec", "replicas");
-	if (brv != NULL && brv[0] != '\0' &&
-	    !str_eq(brv, kc_json_str(cur, "metadata", "resourceVersion"))) {
-		errors_obj(resp, KC_ECONFLICT, rt, route->name, "Operation cannot be fulfilled "
-		    "on %s \"%s\": the object has been modified; please apply your changes to "
-		    "the latest version and try again", rt->qualified, route->name);
-		goto out;
-	}
-	if (replicas < 0 || replicas > INT32_MAX) {
-		invalid_int(&errs, "spec.replicas", replicas, replicas < 0 ?
-		    "must be greater than or equal to 0" : "must be less than 2147483648");
-		errors_invalid(resp, "Scale.autoscaling", "autoscaling", route->name, &errs);
-		goto out;
-	}
 	if ((next = kc_json_copy(cur)) == NULL ||
 	    kc_json_set_int(kc_json_ensure_obj(next, "spec"), "replicas", replicas) < 0) {
 		r = -ENOMEM;
@@ -1060,8 +1045,6 @@ out:
 		json_object_put(next);
 	if (stored != NULL)
 		json_object_put(stored);
-	if (scale != NULL)
-		json_object_put(scale);
 	return r < 0 ? r : 0;
 }
 

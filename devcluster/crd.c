@@ -1158,40 +1158,24 @@ scale_write(struct dc *dc, const struct dc_rtype *rt, const struct crd_ver *v,
     const struct dc_req *req, const struct dc_route *route, const struct json_object *cur,
     const struct json_object *view, struct dc_resp *resp)
 {
-	struct json_object *scale = NULL, *next = NULL, *stored = NULL, *out = NULL;
+	struct json_object *next = NULL, *stored = NULL, *out = NULL;
 	struct json_object *cur_scale;
 	struct dc_write_ctx wc = { .dc = dc, .rt = rt, .req = req, .op = DC_OP_UPDATE,
 	    .subresource = "scale", .old = cur };
 	struct dc_errs errs = { 0 };
-	const char *brv, *dry = req_param(req, "dryRun");
-	int64_t replicas, gen;
-	char val[32];
+	const char *dry = req_param(req, "dryRun");
+	int64_t replicas = 0, gen;
 	int r = 0;
 
 	if ((cur_scale = scale_of(v, view)) == NULL) {
 		errors_internal(resp, -ENOMEM);
 		return 0;
 	}
-	r = api_scale_body(req, route->verb, cur_scale, &scale, resp);
+	r = api_scale_request(req, rt, route->verb, route->name, cur_scale,
+	    kc_json_str(cur, "metadata", "resourceVersion"), &replicas, resp);
 	json_object_put(cur_scale);
 	if (r < 0)
 		return 0;
-	brv = kc_json_str(scale, "metadata", "resourceVersion");
-	replicas = kc_json_int(scale, 0, "spec", "replicas");
-	if (brv != NULL && brv[0] != '\0' &&
-	    !str_eq(brv, kc_json_str(cur, "metadata", "resourceVersion"))) {
-		errors_obj(resp, KC_ECONFLICT, rt, route->name, "Operation cannot be fulfilled "
-		    "on %s \"%s\": the object has been modified; please apply your changes to "
-		    "the latest version and try again", rt->qualified, route->name);
-		goto out;
-	}
-	if (replicas < 0 || replicas > INT32_MAX) {
-		(void)snprintf(val, sizeof(val), "%lld", (long long)replicas);
-		errs_invalid(&errs, "spec.replicas", val, replicas < 0 ?
-		    "must be greater than or equal to 0" : "must be less than 2147483648");
-		errors_invalid(resp, "Scale.autoscaling", "autoscaling", route->name, &errs);
-		goto out;
-	}
 	if ((next = kc_json_copy(cur)) == NULL) {
 		r = -ENOMEM;
 		goto out;
@@ -1225,8 +1209,6 @@ out:
 		json_object_put(stored);
 	if (out != NULL)
 		json_object_put(out);
-	if (scale != NULL)
-		json_object_put(scale);
 	return r < 0 ? r : 0;
 }
 

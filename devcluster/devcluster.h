@@ -1255,15 +1255,16 @@ int	 api_update_object(struct dc *, const struct dc_rtype *, const struct json_o
 	    struct json_object *next, const char *sub, const char *manager) _must_check_;
 
 /*
- * The Scale that a PUT or PATCH of a scale subresource asks for, as a new
- * tree in '*ret': an update's body (JSON or YAML), or 'current' (the
- * Scale now) patched by a JSON patch, or by a merge or strategic merge
- * patch (Scale has no merge keys). Otherwise the reply (400, 415, 422)
- * is written in 'resp' and its code returned.
+ * A PUT or PATCH of a scale subresource of 'rt' object 'name': the
+ * replicas asked for in '*ret_replicas'. The body is an update's Scale
+ * (JSON or YAML), or a JSON, merge or strategic merge patch (Scale has no
+ * merge keys) of 'current', the Scale now. A resourceVersion in it must
+ * be 'stored_rv' (409), and the replicas within 0..2^31-1 (422). On
+ * failure the reply is written in 'resp' and its code returned.
  */
-int	 api_scale_body(const struct dc_req *req, const char *verb,
-	    const struct json_object *current, struct json_object **ret, struct dc_resp *resp)
-	    _must_check_;
+int	 api_scale_request(const struct dc_req *req, const struct dc_rtype *rt,
+	    const char *verb, const char *name, const struct json_object *current,
+	    const char *stored_rv, int64_t *ret_replicas, struct dc_resp *resp) _must_check_;
 
 /* Now, RFC 3339 in seconds (the epoch if the clock cannot be read). */
 void	 api_now(char buf[KC_TIME_MAX]);

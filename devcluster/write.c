@@ -1906,8 +1906,9 @@ api_record_event(struct dc *dc, const struct api_event *e)
 	return r == KC_EEXISTS || r == KC_ENOTFOUND || r == KC_EFORBIDDEN ? 0 : r;
 }
 
-int
-api_scale_body(const struct dc_req *req, const char *verb, const struct json_object *current,
+/* The Scale a scale PUT or PATCH asks for (a new tree), or a reply in 'resp'. */
+static int
+scale_body(const struct dc_req *req, const char *verb, const struct json_object *current,
     struct json_object **ret, struct dc_resp *resp)
 {
 	struct kc_status st = { 0 };
@@ -1951,5 +1952,38 @@ api_scale_body(const struct dc_req *req, const char *verb, const struct json_obj
 		json_object_put(body);
 	if (r < 0)
 		errors_kc(resp, r, &st);
+	return r;
+}
+
+int
+api_scale_request(const struct dc_req *req, const struct dc_rtype *rt, const char *verb,
+    const char *name, const struct json_object *current, const char *stored_rv,
+    int64_t *ret_replicas, struct dc_resp *resp)
+{
+	struct json_object *scale = NULL;
+	struct dc_errs errs = { 0 };
+	const char *brv;
+	int64_t replicas;
+	char val[32];
+	int r;
+
+	if ((r = scale_body(req, verb, current, &scale, resp)) < 0)
+		return r;
+	brv = kc_json_str(scale, "metadata", "resourceVersion");
+	replicas = kc_json_int(scale, 0, "spec", "replicas");
+	if (brv != NULL && brv[0] != '\0' && (stored_rv == NULL || strcmp(brv, stored_rv) != 0)) {
+		errors_obj(resp, KC_ECONFLICT, rt, name, "Operation cannot be fulfilled "
+		    "on %s \"%s\": the object has been modified; please apply your changes to "
+		    "the latest version and try again", rt->qualified, name);
+		r = KC_ECONFLICT;
+	} else if (replicas < 0 || replicas > INT32_MAX) {
+		(void)snprintf(val, sizeof(val), "%" PRId64, replicas);
+		errs_invalid(&errs, "spec.replicas", val, replicas < 0 ?
+		    "must be greater than or equal to 0" : "must be less than 2147483648");
+		errors_invalid(resp, "Scale.autoscaling", "autoscaling", name, &errs);
+		r = KC_EINVALID;
+	} else
+		*ret_replicas = replicas;
+	json_object_put(scale);
 	return r;
 }
