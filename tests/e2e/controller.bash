@@ -10,12 +10,24 @@
 # ctl_setup_file starts a devcluster with the example GPU cluster
 # (examples/devcluster/gpu-cluster.yaml: two zones of four 8-GPU nodes) and
 # fast simulation flags (100 ms pod start, nodes declared unreachable after
-# 2 s), installs the Trainyard CRDs, the scheduling.x-k8s.io PodGroup CRD
-# (not with CTL_NO_PODGROUP=1), the example PriorityClasses and
-# ResourceProfiles, and starts the sanitizer build of the controller with a
-# --config file that makes restarts quick (restartBackoff 1s doubling to
-# 2s) and pods leave a dead machine after 2 s. Its log goes to
-# $DC_DIR/controller.log (appended across restarts, kept when a test fails).
+# 2 s), installs what the product installs (ctl_install: the Trainyard
+# CRDs of crds/, v1beta1 stored and v1alpha1 served through the conversion
+# webhook), the scheduling.x-k8s.io PodGroup CRD (not with
+# CTL_NO_PODGROUP=1), the example PriorityClasses and ResourceProfiles, and
+# starts the sanitizer build of the controller with a --config file that
+# makes restarts quick (restartBackoff 1s doubling to 2s) and pods leave a
+# dead machine after 2 s. Its log goes to $DC_DIR/controller.log (appended
+# across restarts, kept when a test fails).
+#
+# The webhook is in place as in a cluster, the devcluster way (docs/upgrade.md,
+# "On the devcluster"): the namespace trainyard-system holds the Service
+# trainyard-webhook without a selector (examples/devcluster/webhook-service.yaml),
+# ctl_start runs the controller with --webhook-cert-mode=self and
+# POD_NAMESPACE=trainyard-system, so it keeps its certificates there and
+# writes its CA into the CRDs' caBundle, and points the Service's Endpoints
+# at the webhook port it logs, after every start and restart. A request at
+# v1alpha1 thus converts while ctl_start's controller runs; tests that stop
+# or kill it write their Runs at v1beta1, which needs no webhook.
 #
 # ctl_check (each test's teardown) fails the test when the log shows a
 # sanitizer report or the controller died; ctl_stop sends SIGTERM and
@@ -37,15 +49,21 @@ ctl_build() {
 	[ -x "$CTL_BIN" ]
 }
 
-# ctl_install: the CRDs (and PodGroup CRD unless CTL_NO_PODGROUP=1),
-# PriorityClasses and ResourceProfiles.
+# ctl_install: the CRDs of $CTL_CRDS (default crds/; the runbook starts
+# from crds/previous/) and the PodGroup CRD unless CTL_NO_PODGROUP=1, the
+# namespace trainyard-system and the webhook's selector-less Service,
+# PriorityClasses and ResourceProfiles. It leaves $DC_DIR/webhook-service
+# behind: ctl_start then runs the controller as the webhook behind it.
 ctl_install() {
-	local crds=(-f "$DC_REPO/crds/trainyard.dev_runs.yaml"
-	    -f "$DC_REPO/crds/trainyard.dev_resourceprofiles.yaml")
+	local dir="${CTL_CRDS:-$DC_REPO/crds}"
+	local crds=(-f "$dir/trainyard.dev_runs.yaml"
+	    -f "$dir/trainyard.dev_resourceprofiles.yaml")
 	if [ "${CTL_NO_PODGROUP:-0}" != 1 ]; then
 		crds+=(-f "$DC_REPO/crds/third-party/scheduling.x-k8s.io_podgroups.yaml")
 	fi
-	kubectl apply "${crds[@]}" >/dev/null || return 1
+	kubectl apply "${crds[@]}" -f "$DC_REPO/manifests/namespace.yaml" \
+	    -f "$DC_REPO/examples/devcluster/webhook-service.yaml" >/dev/null || return 1
+	touch "$DC_DIR/webhook-service"
 	kubectl wait --for condition=established --timeout=20s \
 	    crd/runs.trainyard.dev crd/resourceprofiles.trainyard.dev >/dev/null || return 1
 	kubectl apply -f "$DC_REPO/examples/priorityclasses.yaml" \
@@ -67,19 +85,43 @@ kubeAPIBurst: 1000
 EOF
 }
 
-# ctl_start [ARGS...]: starts the controller, waits until it logged "started".
+# ctl_webhook_endpoints PORT: the webhook Service's Endpoints at PORT on
+# 127.0.0.1, as the endpoints controller would at a new pod.
+ctl_webhook_endpoints() {
+	kubectl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Endpoints
+metadata: {name: trainyard-webhook, namespace: trainyard-system}
+subsets:
+- addresses: [{ip: 127.0.0.1}]
+  ports: [{name: webhook, port: $1}]
+EOF
+}
+
+# ctl_start [ARGS...]: starts the controller, waits until it logged
+# "started". After ctl_install, it serves the conversion webhook with
+# self-managed certificates in trainyard-system, and the Service's
+# Endpoints point at it as soon as it logs its port.
 ctl_start() {
-	local n i
-	n="$(grep -c 'msg=started' "$DC_DIR/controller.log" 2>/dev/null)" || true
+	local n w i port="" hook=0 started
+	local log="$DC_DIR/controller.log" re='s/.*conversion webhook on port \([0-9]*\).*/\1/p'
+	n="$(grep -c 'msg=started' "$log" 2>/dev/null)" || true
+	w="$(sed -n "$re" "$log" 2>/dev/null | wc -l)"
+	[ -f "$DC_DIR/webhook-service" ] && hook=1
 	rm -f "$DC_DIR/controller.rc" "$DC_DIR/controller.pid"
 	# A wrapper records the exit status: a later test's shell cannot wait.
 	(
+		self=()
+		if [ "$hook" = 1 ]; then
+			export POD_NAMESPACE=trainyard-system
+			self=(--webhook-cert-mode=self)
+		fi
 		"$CTL_BIN" --kubeconfig "$DC_DIR/kubeconfig" \
 		    --config "$DC_DIR/controller.yaml" \
 		    --metrics-bind-address 127.0.0.1:0 \
 		    --health-probe-bind-address 127.0.0.1:0 \
 		    --webhook-bind-address 127.0.0.1:0 \
-		    "$@" >>"$DC_DIR/controller.log" 2>&1 &
+		    "${self[@]}" "$@" >>"$log" 2>&1 &
 		echo $! >"$DC_DIR/controller.pid.new"
 		mv "$DC_DIR/controller.pid.new" "$DC_DIR/controller.pid"
 		rc=0
@@ -91,9 +133,15 @@ ctl_start() {
 		sleep 0.01
 	done
 	for i in $(seq 400); do
-		if [ "$(grep -c 'msg=started' "$DC_DIR/controller.log")" -gt "${n:-0}" ]; then
-			return 0
+		started=0
+		[ "$(grep -c 'msg=started' "$log")" -gt "${n:-0}" ] && started=1
+		# The port is logged before "started": the Endpoints follow it.
+		if [ "$hook" = 1 ] && [ -z "$port" ] &&
+		    [ "$(sed -n "$re" "$log" | wc -l)" -gt "$w" ]; then
+			port="$(sed -n "$re" "$log" | tail -1)"
+			ctl_webhook_endpoints "$port" || return 1
 		fi
+		[ "$started" = 1 ] && return 0
 		if ! kill -0 "$(cat "$DC_DIR/controller.pid")" 2>/dev/null; then
 			echo "controller exited early:" >&2
 			cat "$DC_DIR/controller.log" >&2

@@ -3,10 +3,10 @@
 # ctl_endings.bats: how sessions end, with the real kubectl against the
 # devcluster's scheduler, kubelets and node controllers: PodFailed (exit
 # code, reason and termination message in failedNodes), Preempted by a
-# higher-priority gang with an automatic restart (restartPolicy
+# higher-priority gang with an automatic restart (restart.policy
 # OnPreemption), Evicted by kubectl drain, NodeLost by kubectl delete node,
 # PodDeleted by hand, DeadlineExceeded on time, Unschedulable after
-# scheduleTimeoutSeconds.
+# deadlines.schedulingSeconds. The Runs are written at v1beta1.
 
 load devcluster
 load controller
@@ -32,9 +32,9 @@ pinned() {
 	local name="$1" node="$2" l
 	shift 2
 	{
-		printf 'apiVersion: trainyard.dev/v1alpha1\nkind: Run\n'
-		printf 'metadata: {name: %s}\nspec:\n  nodes: 1\n  image: busybox\n' "$name"
-		printf '  resources: {limits: {nvidia.com/gpu: 8}}\n'
+		printf 'apiVersion: trainyard.dev/v1beta1\nkind: Run\n'
+		printf 'metadata: {name: %s}\nspec:\n  nodes: 1\n' "$name"
+		printf '  container: {image: busybox, resources: {limits: {nvidia.com/gpu: 8}}}\n'
 		printf '  template:\n    spec:\n      nodeSelector: {kubernetes.io/hostname: %s}\n' \
 		    "$node"
 		printf '      tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n'
@@ -46,13 +46,13 @@ pinned() {
 
 @test "a container that fails: PodFailed with exit code, reason and termination message" {
 	ctl_apply <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: oom}
 spec:
   nodes: 1
   profile: cpu-small
-  image: busybox
+  container: {image: busybox}
   template:
     metadata:
       annotations:
@@ -71,20 +71,20 @@ EOF
 	[ "$(jq -c '.status.nodes' <<<"$output")" = '{"failed":1,"pending":0,"running":0,"succeeded":0,"total":1}' ]
 	[ "$(jq -r '.status.history[-1].reason' <<<"$output")" = PodFailed ]
 	[ "$(events oom PodFailed)" = "session 1 failed: node 0 exited with code 137 (OOMKilled)" ]
-	# restartPolicy Never: no new session.
+	# restart.policy Never: no new session.
 	[ "$(rn oom '{.status.session} {.status.restarts}')" = "1 0" ]
 	[ "$(owned oom)" = 0 ]
 }
 
 @test "a log tail as the message when the program wrote none" {
 	ctl_apply <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: crash}
 spec:
   nodes: 1
   profile: cpu-small
-  image: busybox
+  container: {image: busybox}
   template:
     metadata:
       annotations:
@@ -99,7 +99,7 @@ EOF
 }
 
 @test "preempted by a higher-priority gang: Preempted, then an automatic restart" {
-	pinned low gpu-b4 'preemptible: true' 'restartPolicy: OnPreemption'
+	pinned low gpu-b4 'preemptible: true' 'restart: {policy: OnPreemption}'
 	wait_phase low Running
 	run kubectl get pod low-0 -n "$NS" -o jsonpath='{.spec.priorityClassName} {.metadata.labels.trainyard\.dev/preemptible}'
 	[ "$output" = "trainyard-preemptible true" ]
@@ -145,10 +145,10 @@ EOF
 
 @test "a pod deleted by hand: PodDeleted" {
 	ctl_apply <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: del}
-spec: {nodes: 2, profile: cpu-small, image: busybox}
+spec: {nodes: 2, profile: cpu-small, container: {image: busybox}}
 EOF
 	wait_phase del Running
 	kubectl delete pod del-1 -n "$NS" --wait=false
@@ -160,33 +160,32 @@ EOF
 	[ "$(owned del)" = 0 ]
 }
 
-@test "activeDeadlineSeconds: DeadlineExceeded on time, with no other event" {
+@test "deadlines.activeSeconds: DeadlineExceeded on time, with no other event" {
 	ctl_apply <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: late}
-spec: {nodes: 2, profile: cpu-small, image: busybox, activeDeadlineSeconds: 2}
+spec: {nodes: 2, profile: cpu-small, container: {image: busybox}, deadlines: {activeSeconds: 2}}
 EOF
 	wait_phase late Running
 	wait_phase late Failed 10s
 	[ "$(rn late '{.status.reason}')" = DeadlineExceeded ]
-	[ "$(rn late '{.status.message}')" = "the session ran longer than activeDeadlineSeconds (2s)" ]
+	[ "$(rn late '{.status.message}')" = "the session ran longer than deadlines.activeSeconds (2s)" ]
 	start="$(date -d "$(rn late '{.status.sessionStartTime}')" +%s)"
 	end="$(date -d "$(rn late '{.status.sessionEndTime}')" +%s)"
 	[ $((end - start)) -ge 2 ] && [ $((end - start)) -le 4 ]
 	wait_cleaned late
 }
 
-@test "scheduleTimeoutSeconds: Unschedulable with the counts and the scheduler's reason" {
+@test "deadlines.schedulingSeconds: Unschedulable with the counts and the scheduler's reason" {
 	ctl_apply <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: huge}
 spec:
   nodes: 2
-  image: busybox
-  resources: {limits: {nvidia.com/gpu: 16}}
-  scheduleTimeoutSeconds: 2
+  container: {image: busybox, resources: {limits: {nvidia.com/gpu: 16}}}
+  deadlines: {schedulingSeconds: 2}
   template:
     spec:
       tolerations: [{key: nvidia.com/gpu, operator: Exists}]
@@ -197,7 +196,7 @@ EOF
 	[ "$(rn huge '{.status.reason}')" = Unschedulable ]
 	msg="$(rn huge '{.status.message}')"
 	echo "$msg"
-	[[ "$msg" == "0 of 2 nodes running after 2s (scheduleTimeoutSeconds); 2 pending; node "[01]": "* ]]
+	[[ "$msg" == "0 of 2 nodes running after 2s (deadlines.schedulingSeconds); 2 pending; node "[01]": "* ]]
 	# The scheduler's word: no fit, or the gang's Permit timeout.
 	[[ "$msg" == *"Insufficient nvidia.com/gpu"* || "$msg" == *"at plugin Coscheduling"* ]]
 	wait_cleaned huge

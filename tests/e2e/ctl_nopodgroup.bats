@@ -27,13 +27,13 @@ teardown() {
 @test "without a PodGroup API: runs work, GangScheduling=False NoPodGroupAPI" {
 	grep -F 'PodGroup API: none' "$DC_DIR/controller.log"
 	ctl_apply <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: solo}
 spec:
   nodes: 2
   profile: gpu-2
-  image: busybox
+  container: {image: busybox}
   template:
     metadata:
       annotations: {devcluster.trainyard.dev/run-seconds: "6"}

@@ -31,18 +31,19 @@ teardown() {
 
 @test "a Run expands into a PodGroup, a headless Service, a NetworkPolicy and pods" {
 	ctl_apply <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: shape}
 spec:
   nodes: 2
   profile: gpu-2
-  image: busybox
-  command: [train, "--master=$(MASTER_ADDR):$(MASTER_PORT)"]
-  ports: [{name: master, containerPort: 23456}, {containerPort: 8080}]
-  scheduleTimeoutSeconds: 600
-  env: [{name: MY_FLAG, value: "on"}]
-  resources: {limits: {memory: 64Gi}}
+  container:
+    image: busybox
+    command: [train, "--master=$(MASTER_ADDR):$(MASTER_PORT)"]
+    ports: [{name: master, containerPort: 23456}, {containerPort: 8080}]
+    env: [{name: MY_FLAG, value: "on"}]
+    resources: {limits: {memory: 64Gi}}
+  deadlines: {schedulingSeconds: 600}
   template:
     metadata: {labels: {team: vision}}
 EOF
@@ -63,7 +64,7 @@ EOF
 	[ "$(jq -r .spec.priorityClassName <<<"$p1")" = trainyard-default ]
 	[ "$(jq -r .spec.priority <<<"$p1")" = 1000 ]
 	[ "$(jq -c .metadata.labels <<<"$p1")" = '{"app.kubernetes.io/managed-by":"trainyard","scheduling.x-k8s.io/pod-group":"shape","team":"vision","trainyard.dev/node-index":"1","trainyard.dev/preemptible":"false","trainyard.dev/run":"shape","trainyard.dev/session":"1"}' ]
-	[ "$(jq -c '.metadata.ownerReferences' <<<"$p1")" = "[{\"apiVersion\":\"trainyard.dev/v1alpha1\",\"blockOwnerDeletion\":true,\"controller\":true,\"kind\":\"Run\",\"name\":\"shape\",\"uid\":\"$uid\"}]" ]
+	[ "$(jq -c '.metadata.ownerReferences' <<<"$p1")" = "[{\"apiVersion\":\"trainyard.dev/v1beta1\",\"blockOwnerDeletion\":true,\"controller\":true,\"kind\":\"Run\",\"name\":\"shape\",\"uid\":\"$uid\"}]" ]
 	c="$(jq '.spec.containers[0]' <<<"$p1")"
 	[ "$(jq -r .name <<<"$c")" = main ]
 	[ "$(jq -r .terminationMessagePolicy <<<"$c")" = FallbackToLogsOnError ]
@@ -119,13 +120,13 @@ EOF
 
 @test "a session that succeeds: Succeeded, history, events, every object deleted" {
 	ctl_apply <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: ok}
 spec:
   nodes: 3
   profile: cpu-small
-  image: busybox
+  container: {image: busybox}
   template:
     metadata:
       annotations: {devcluster.trainyard.dev/run-seconds: "0.5"}
@@ -149,10 +150,10 @@ EOF
 @test "starting a session takes at most nodes + 6 API writes, Events included" {
 	kubectl delete --raw /devcluster/stats >/dev/null
 	ctl_apply <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: budget}
-spec: {nodes: 4, profile: gpu-2, image: busybox}
+spec: {nodes: 4, profile: gpu-2, container: {image: busybox}}
 EOF
 	wait_phase budget Running
 	wait_rn budget '{.status.allPodsCreated}' true
@@ -184,7 +185,7 @@ EOF
 
 @test "a pod create the API server refuses: the Run says why, and retries back off" {
 	kubectl apply -f - >/dev/null <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: ResourceProfile
 metadata: {name: no-such-class}
 spec:
@@ -194,10 +195,10 @@ spec:
 EOF
 	kubectl delete --raw /devcluster/stats >/dev/null
 	ctl_apply <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: refused}
-spec: {nodes: 2, profile: no-such-class, image: busybox}
+spec: {nodes: 2, profile: no-such-class, container: {image: busybox}}
 EOF
 	t0="$(date +%s)"
 	# Why nothing starts, at once (not after the 15 s of progress).
@@ -224,10 +225,10 @@ EOF
 
 @test "deleting a Run deletes everything it owns, and nothing comes back" {
 	ctl_apply <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: gone}
-spec: {nodes: 3, profile: cpu-small, image: busybox}
+spec: {nodes: 3, profile: cpu-small, container: {image: busybox}}
 EOF
 	wait_phase gone Running
 	[ "$(owned gone)" = 6 ]
@@ -248,30 +249,30 @@ EOF
 
 @test "invalid runs never start: Valid=False with every problem, then a fix starts them" {
 	ctl_apply <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: nothing}
-spec: {nodes: 2, image: busybox}
+spec: {nodes: 2, container: {image: busybox}}
 ---
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: toobig}
-spec: {nodes: 9, profile: cpu-small, image: busybox}
+spec: {nodes: 9, profile: cpu-small, container: {image: busybox}}
 ---
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: a-very-long-run-name-that-fits-a-service-but-not-the-hostnames}
-spec: {nodes: 100, image: busybox, resources: {limits: {cpu: "1"}}}
+spec: {nodes: 100, container: {image: busybox, resources: {limits: {cpu: "1"}}}}
 ---
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: a-name-of-sixty-four-characters-cannot-name-the-service-xxxxxxxx}
-spec: {nodes: 1, profile: cpu-small, image: busybox}
+spec: {nodes: 1, profile: cpu-small, container: {image: busybox}}
 ---
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: noprofile}
-spec: {nodes: 1, profile: h200x16, image: busybox}
+spec: {nodes: 1, profile: h200x16, container: {image: busybox}}
 EOF
 	long=a-very-long-run-name-that-fits-a-service-but-not-the-hostnames
 	long64=a-name-of-sixty-four-characters-cannot-name-the-service-xxxxxxxx
@@ -280,7 +281,7 @@ EOF
 		[ "$(rn "$r" '{.status.phase} {.status.reason}')" = "Failed InvalidSpec" ]
 		[ "$(rn "$r" '{.status.conditions[?(@.type=="Valid")].reason}')" = InvalidSpec ]
 	done
-	[ "$(rn nothing '{.status.conditions[?(@.type=="Valid")].message}')" = 'spec: neither spec.profile nor spec.resources is set: say what each node gets, with a ResourceProfile (spec.profile) or spec.resources.limits such as {nvidia.com/gpu: 8}' ]
+	[ "$(rn nothing '{.status.conditions[?(@.type=="Valid")].message}')" = 'spec: neither spec.profile nor spec.container.resources is set: say what each node gets, with a ResourceProfile (spec.profile) or spec.container.resources.limits such as {nvidia.com/gpu: 8}' ]
 	[ "$(rn toobig '{.status.message}')" = 'spec.nodes: 9 nodes is more than ResourceProfile "cpu-small" allows (maxNodes 8)' ]
 	[ "$(rn "$long" '{.status.message}')" = "metadata.name: \"$long\" is too long for 100 nodes: the pod hostname \"$long-99\" would have 65 characters, and hostnames allow 63; use a name of at most 60 characters" ]
 	rn "$long64" '{.status.message}' | grep -F "cannot name the run's Service"
@@ -303,7 +304,7 @@ EOF
 
 @test "deleting running Runs costs the controller no writes and no 404s" {
 	for i in $(seq 20); do
-		printf -- '---\napiVersion: trainyard.dev/v1alpha1\nkind: Run\nmetadata: {name: del-%d}\nspec: {nodes: 1, profile: cpu-small, image: busybox}\n' "$i"
+		printf -- '---\napiVersion: trainyard.dev/v1beta1\nkind: Run\nmetadata: {name: del-%d}\nspec: {nodes: 1, profile: cpu-small, container: {image: busybox}}\n' "$i"
 	done | ctl_apply
 	for i in $(seq 20); do
 		wait_phase "del-$i" Running 60s

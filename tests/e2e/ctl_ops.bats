@@ -85,13 +85,13 @@ teardown() {
 # RUN_SECONDS (default 0.5).
 run_of() {
 	ctl_apply <<EOF
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: $1}
 spec:
   nodes: $2
   profile: cpu-small
-  image: busybox
+  container: {image: busybox}
   template:
     metadata:
       annotations: {devcluster.trainyard.dev/run-seconds: "${3:-0.5}"}

@@ -24,7 +24,7 @@ setup_file() {
 	ctl_build || return 1
 	dc_start --nodes "$DC_REPO/examples/devcluster/gpu-cluster.yaml" \
 	    --pod-start-delay 100ms || return 1
-	ctl_install || return 1
+	CTL_CRDS="$CRDS/previous" ctl_install || return 1
 	kubectl apply -f "$DC_REPO/manifests/namespace.yaml" >/dev/null || return 1
 	ctl_config
 	kubectl create namespace "$NS" >/dev/null
@@ -143,7 +143,7 @@ EOF
 	[ "$output" = '["v1alpha1"]' ]
 
 	# Rollback: the previous CRDs; nothing was stored at v1beta1.
-	crds -f "$CRDS/trainyard.dev_runs.yaml" -f "$CRDS/trainyard.dev_resourceprofiles.yaml"
+	crds -f "$CRDS/previous/"
 	run --separate-stderr kubectl get crd runs.trainyard.dev -o jsonpath='{.spec.versions[*].name}'
 	[ "$output" = v1alpha1 ]
 	run --separate-stderr kubectl get -n "$NS" rn alpha -o jsonpath='{.spec.image}'
@@ -155,7 +155,7 @@ EOF
 }
 
 @test "step 4: v1beta1 stored; reads, patches, apply and watches at both versions" {
-	crds -k "$CRDS/upgrade"
+	crds -f "$CRDS/"
 	run --separate-stderr kubectl get crd runs.trainyard.dev \
 	    -o jsonpath='{.spec.versions[?(@.storage==true)].name}'
 	[ "$output" = v1beta1 ]
@@ -242,7 +242,7 @@ EOF
 	[ "$status" -ne 0 ]
 	run --separate-stderr kubectl get -n "$NS" runs.v1beta1.trainyard.dev alpha -o jsonpath='{.spec.container.image}'
 	[ "$output" = busybox ]
-	crds -k "$CRDS/upgrade"
+	crds -f "$CRDS/"
 	run --separate-stderr kubectl get -n "$NS" runs.v1alpha1.trainyard.dev alpha -o jsonpath='{.spec.image}'
 	[ "$output" = busybox ]
 	crds -k "$CRDS/upgrade-steps/unserve-v1alpha1"

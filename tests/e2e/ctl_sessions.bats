@@ -27,10 +27,10 @@ teardown() {
 
 @test "suspend ends the session as Stopped; resume starts the next one" {
 	ctl_apply <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: pause}
-spec: {nodes: 2, profile: cpu-small, image: busybox}
+spec: {nodes: 2, profile: cpu-small, container: {image: busybox}}
 EOF
 	wait_phase pause Running
 	kubectl patch rn pause -n "$NS" --type=merge -p '{"spec":{"suspend":true}}'
@@ -52,13 +52,13 @@ EOF
 
 @test "a session bump starts a new session, ending a running one as NewSession" {
 	ctl_apply <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: again}
 spec:
   nodes: 2
   profile: cpu-small
-  image: busybox
+  container: {image: busybox}
   template:
     metadata:
       annotations: {devcluster.trainyard.dev/run-seconds: "0.5"}
@@ -88,13 +88,12 @@ EOF
 
 @test "SIGKILL mid-session: after a restart, no duplicates, no orphans, status converges" {
 	ctl_apply <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: crash}
 spec:
   nodes: 12
-  image: busybox
-  resources: {limits: {cpu: "1"}}
+  container: {image: busybox, resources: {limits: {cpu: "1"}}}
   template:
     metadata:
       annotations: {devcluster.trainyard.dev/run-seconds: "8"}
@@ -131,10 +130,10 @@ EOF
 
 @test "SIGTERM stops the controller cleanly; runs survive and are picked up again" {
 	ctl_apply <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: calm}
-spec: {nodes: 2, profile: cpu-small, image: busybox}
+spec: {nodes: 2, profile: cpu-small, container: {image: busybox}}
 EOF
 	wait_phase calm Running
 	ctl_stop

@@ -1,13 +1,14 @@
 #!/usr/bin/env bats
 #
-# ctl_upgrade.bats: the CRDs of crds/upgrade/ (v1beta1 stored, v1alpha1
-# served and deprecated) with the real kubectl, and "trainyard-controller
-# migrate" against them: every field of both versions is described, kubectl
-# prints the deprecation warning, and migrate rewrites ResourceProfiles,
-# drops managedFields of v1alpha1 and trims status.storedVersions, again
-# and again without harm. Then the controller, started against these CRDs,
-# reads and writes Runs at v1beta1. Every Run here is stored and read at
-# v1beta1 (reading one at another version needs the conversion webhook).
+# ctl_upgrade.bats: the CRDs of crds/ (v1beta1 stored, v1alpha1 served
+# and deprecated) applied over those of crds/previous/, with the real
+# kubectl, and "trainyard-controller migrate" against them: every field of
+# both versions is described, kubectl prints the deprecation warning, and
+# migrate rewrites ResourceProfiles, drops managedFields of v1alpha1 and
+# trims status.storedVersions, again and again without harm. Then the
+# controller, started against these CRDs, reads and writes Runs at v1beta1.
+# Every Run here is stored and read at v1beta1 (reading one at another
+# version needs the conversion webhook).
 
 load devcluster
 load controller
@@ -18,8 +19,8 @@ setup_file() {
 	ctl_build
 	dc_start --kubernetes-version 1.32 \
 	    --nodes "$DC_REPO/examples/devcluster/gpu-cluster.yaml" --pod-start-delay 100ms
-	kubectl apply -f "$CRDS/trainyard.dev_runs.yaml" \
-	    -f "$CRDS/trainyard.dev_resourceprofiles.yaml"
+	kubectl apply -f "$CRDS/previous/trainyard.dev_runs.yaml" \
+	    -f "$CRDS/previous/trainyard.dev_resourceprofiles.yaml"
 	kubectl wait --for condition=established --timeout=20s \
 	    crd/runs.trainyard.dev crd/resourceprofiles.trainyard.dev
 	local i
@@ -28,8 +29,8 @@ setup_file() {
 		    "metadata: {name: p$i}" "spec: {maxNodes: $i}" |
 		    kubectl apply --server-side -f -
 	done
-	kubectl apply -f "$CRDS/upgrade/trainyard.dev_runs.yaml" \
-	    -f "$CRDS/upgrade/trainyard.dev_resourceprofiles.yaml"
+	kubectl apply -f "$CRDS/trainyard.dev_runs.yaml" \
+	    -f "$CRDS/trainyard.dev_resourceprofiles.yaml"
 	kubectl wait --for condition=established --timeout=20s \
 	    crd/runs.trainyard.dev crd/resourceprofiles.trainyard.dev
 }

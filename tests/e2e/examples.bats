@@ -34,13 +34,13 @@ teardown() {
 # whose containers exit with EXIT after SECONDS.
 job() {
 	ctl_apply <<EOF2
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: $1}
 spec:
   nodes: ${4:-1}
   profile: gpu-2
-  image: busybox
+  container: {image: busybox}
   template:
     metadata:
       annotations:

@@ -517,13 +517,12 @@ EOF
 
 	# For real, with the users' own tokens.
 	kubectl --token=tok-alice apply -n team -f - <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: Run
 metadata: {name: r1}
 spec:
   nodes: 2
-  image: busybox
-  resources: {limits: {cpu: "1"}}
+  container: {image: busybox, resources: {limits: {cpu: "1"}}}
 EOF
 	run kubectl --token=tok-bob get runs -n team -o name
 	[ "$status" -eq 0 ]
