@@ -43,7 +43,7 @@ enum {
 
 static const struct kc_resource res_runs = {
 	.group = "trainyard.dev",
-	.version = "v1alpha1",
+	.version = "v1beta1",
 	.resource = "runs",
 	.kind = "Run",
 	.namespaced = true,

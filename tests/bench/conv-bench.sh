@@ -2,8 +2,8 @@
 # conv-bench.sh BUILD: the conversion section of `make bench`.
 #
 # Starts the release devcluster ($BUILD/bin/trainyard-devcluster) in memory
-# on a free port with the CRDs of crds/upgrade/ (Runs served at v1alpha1
-# and v1beta1, converted by the webhook), makes a CA and a serving
+# on a free port with the CRDs of crds/ (Runs served at v1alpha1 and
+# v1beta1, converted by the webhook), makes a CA and a serving
 # certificate for 127.0.0.1 with the openssl CLI, starts the release
 # trainyard-controller with its conversion webhook on 127.0.0.1 (a free
 # port) and that certificate (--webhook-cert-dir), waits until it logs
@@ -80,7 +80,7 @@ mkdir -p "$tmp/certs"
 
 export KUBECONFIG="$tmp/kubeconfig"
 bench_dc_start "$dc" "$tmp/devcluster.log" --log-level warn
-kubectl apply -f crds/upgrade/ >"$tmp/apply.log" 2>&1 || { cat "$tmp/apply.log" >&2; exit 1; }
+kubectl apply -f crds/ >"$tmp/apply.log" 2>&1 || { cat "$tmp/apply.log" >&2; exit 1; }
 bench_crds_established 2
 
 "$ctl" --kubeconfig "$KUBECONFIG" --metrics-bind-address 127.0.0.1:0 \

@@ -106,7 +106,7 @@ awk -v n="$cluster" 'BEGIN {
 }' >"$tmp/nodes.yaml"
 
 cat >"$tmp/profile.yaml" <<'EOF'
-apiVersion: trainyard.dev/v1alpha1
+apiVersion: trainyard.dev/v1beta1
 kind: ResourceProfile
 metadata:
   name: ctl-bench

@@ -87,7 +87,7 @@
 #define STATS_POLL_MS	250
 
 static const struct kc_resource res_runs = {
-	.group = "trainyard.dev", .version = "v1alpha1", .resource = "runs",
+	.group = "trainyard.dev", .version = "v1beta1", .resource = "runs",
 	.kind = "Run", .namespaced = true,
 };
 
@@ -363,9 +363,10 @@ static struct json_object *
 run_new(const struct opts *o)
 {
 	struct json_object *run = json_tokener_parse(
-	    "{\"apiVersion\":\"trainyard.dev/v1alpha1\",\"kind\":\"Run\","
+	    "{\"apiVersion\":\"trainyard.dev/v1beta1\",\"kind\":\"Run\","
 	    "\"metadata\":{\"name\":\"x\",\"labels\":{\"app\":\"ctl-bench\"}},"
-	    "\"spec\":{\"image\":\"busybox:1.36\",\"command\":[\"sleep\",\"infinity\"]}}");
+	    "\"spec\":{\"container\":{\"image\":\"busybox:1.36\","
+	    "\"command\":[\"sleep\",\"infinity\"]}}}");
 	struct json_object *spec = kc_json_obj_of(run, "spec");
 
 	if (run == NULL || spec == NULL ||

@@ -66,8 +66,14 @@ ctl_install() {
 	touch "$DC_DIR/webhook-service"
 	kubectl wait --for condition=established --timeout=20s \
 	    crd/runs.trainyard.dev crd/resourceprofiles.trainyard.dev >/dev/null || return 1
-	kubectl apply -f "$DC_REPO/examples/priorityclasses.yaml" \
-	    -f "$DC_REPO/examples/profiles.yaml" >/dev/null
+	# The profiles at v1beta1, or at v1alpha1 when the CRDs are the
+	# previous release's, which serve only that (a ResourceProfile has the
+	# same schema in both).
+	local v=v1beta1
+	grep -qx '  - name: v1beta1' "$dir/trainyard.dev_resourceprofiles.yaml" || v=v1alpha1
+	sed "s#^apiVersion: trainyard.dev/v1beta1\$#apiVersion: trainyard.dev/$v#" \
+	    "$DC_REPO/examples/profiles.yaml" |
+	    kubectl apply -f "$DC_REPO/examples/priorityclasses.yaml" -f - >/dev/null
 }
 
 # ctl_config: the controller's --config file.

@@ -131,7 +131,7 @@ EOF
 }
 
 @test "step 3: v1beta1 served, v1alpha1 still stored; rollback and again" {
-	crds -k "$CRDS/upgrade-steps/serve-v1beta1"
+	crds -k "$DC_REPO/manifests/upgrade-steps/serve-v1beta1"
 	ca_bundled
 	# Both versions read every Run; v1beta1 has the new shape.
 	run --separate-stderr kubectl get -n "$NS" runs.v1beta1.trainyard.dev alpha \
@@ -149,7 +149,7 @@ EOF
 	run --separate-stderr kubectl get -n "$NS" rn alpha -o jsonpath='{.spec.image}'
 	[ "$output" = busybox ]
 
-	crds -k "$CRDS/upgrade-steps/serve-v1beta1"
+	crds -k "$DC_REPO/manifests/upgrade-steps/serve-v1beta1"
 	ca_bundled
 	[ "$(pods_of alpha)" = "$(cat "$BATS_FILE_TMPDIR/alpha")" ]
 }
@@ -237,7 +237,7 @@ EOF
 }
 
 @test "step 6: v1alpha1 no longer served; rollback and again" {
-	crds -k "$CRDS/upgrade-steps/unserve-v1alpha1"
+	crds -k "$DC_REPO/manifests/upgrade-steps/unserve-v1alpha1"
 	run --separate-stderr kubectl get -n "$NS" runs.v1alpha1.trainyard.dev alpha
 	[ "$status" -ne 0 ]
 	run --separate-stderr kubectl get -n "$NS" runs.v1beta1.trainyard.dev alpha -o jsonpath='{.spec.container.image}'
@@ -245,12 +245,12 @@ EOF
 	crds -f "$CRDS/"
 	run --separate-stderr kubectl get -n "$NS" runs.v1alpha1.trainyard.dev alpha -o jsonpath='{.spec.image}'
 	[ "$output" = busybox ]
-	crds -k "$CRDS/upgrade-steps/unserve-v1alpha1"
+	crds -k "$DC_REPO/manifests/upgrade-steps/unserve-v1alpha1"
 	[ "$(pods_of alpha v1beta1.)" = "$(cat "$BATS_FILE_TMPDIR/alpha")" ]
 }
 
 @test "step 7: v1alpha1 removed; Runs still Running, a new one starts" {
-	crds -k "$CRDS/upgrade-steps/remove-v1alpha1"
+	crds -k "$DC_REPO/manifests/upgrade-steps/remove-v1alpha1"
 	run --separate-stderr kubectl get crd runs.trainyard.dev -o jsonpath='{.spec.versions[*].name}'
 	[ "$output" = v1beta1 ]
 	run --separate-stderr kubectl get -n "$NS" rn -o jsonpath='{.items[*].status.phase}'
