@@ -109,7 +109,7 @@ EOF
 # self-managed certificates in trainyard-system, and the Service's
 # Endpoints point at it as soon as it logs its port.
 ctl_start() {
-	local n w i port="" hook=0 started
+	local n w i port="" hook=0 started ep=""
 	local log="$DC_DIR/controller.log" re='s/.*conversion webhook on port \([0-9]*\).*/\1/p'
 	n="$(grep -c 'msg=started' "$log" 2>/dev/null)" || true
 	w="$(sed -n "$re" "$log" 2>/dev/null | wc -l)"
@@ -141,13 +141,18 @@ ctl_start() {
 	for i in $(seq 400); do
 		started=0
 		[ "$(grep -c 'msg=started' "$log")" -gt "${n:-0}" ] && started=1
-		# The port is logged before "started": the Endpoints follow it.
+		# The port is logged before "started": the Endpoints follow it,
+		# written while the controller's caches sync.
 		if [ "$hook" = 1 ] && [ -z "$port" ] &&
 		    [ "$(sed -n "$re" "$log" | wc -l)" -gt "$w" ]; then
 			port="$(sed -n "$re" "$log" | tail -1)"
-			ctl_webhook_endpoints "$port" || return 1
+			ctl_webhook_endpoints "$port" &
+			ep=$!
 		fi
-		[ "$started" = 1 ] && return 0
+		if [ "$started" = 1 ]; then
+			[ -z "$ep" ] || wait "$ep" || { echo "Endpoints not written" >&2; return 1; }
+			return 0
+		fi
 		if ! kill -0 "$(cat "$DC_DIR/controller.pid")" 2>/dev/null; then
 			echo "controller exited early:" >&2
 			cat "$DC_DIR/controller.log" >&2
