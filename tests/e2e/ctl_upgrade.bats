@@ -45,7 +45,14 @@ setup_file() {
 }
 
 teardown_file() {
-	ctl_teardown_file
+	local status=0
+	# The "follow" tests' controller, on their devcluster (which dc_stop
+	# stops with the suite's).
+	if [ -s "$BATS_FILE_TMPDIR/follow" ]; then
+		(DC_DIR="$(cat "$BATS_FILE_TMPDIR/follow")" && ctl_proc_stop_all) || status=1
+	fi
+	ctl_teardown_file || status=1
+	return "$status"
 }
 
 # undescribed VERSION: the properties of trainyard.dev/VERSION's schemas
@@ -200,12 +207,19 @@ follow_env() {
 	NS=follow
 }
 
-# f_crds ARGS...: kubectl apply ARGS, then established, then a fresh
-# discovery cache for kubectl.
+# f_crds ARGS...: kubectl apply ARGS, then established, the caBundle
+# when Runs convert by webhook (the controller writes it within 15 s),
+# then a fresh discovery cache for kubectl.
 f_crds() {
 	kubectl apply "$@" >/dev/null || return 1
 	kubectl wait --for condition=established --timeout=20s \
 	    crd/runs.trainyard.dev crd/resourceprofiles.trainyard.dev >/dev/null || return 1
+	if [ "$(kubectl get crd runs.trainyard.dev \
+	    -o jsonpath='{.spec.conversion.strategy}')" = Webhook ]; then
+		kubectl wait --timeout=30s crd/runs.trainyard.dev \
+		    --for=jsonpath='{.spec.conversion.webhook.clientConfig.caBundle}' \
+		    >/dev/null || return 1
+	fi
 	kubectl api-resources --api-group=trainyard.dev >/dev/null
 }
 
@@ -354,5 +368,4 @@ f_switched() {
 	run f_metric trainyard_sessions_ended_total
 	[ -z "$output" ]
 	ctl_proc_term f
-	dc_stop_extra "$DC_DIR"
 }
