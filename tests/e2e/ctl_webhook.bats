@@ -171,7 +171,7 @@ endpoints() {
 # read_once: one list of the Runs at v1alpha1: both there, in v1alpha1's
 # shape (spec.image only exists there).
 read_once() {
-	kubectl get --raw "/apis/trainyard.dev/v1alpha1/namespaces/$RNS/runs" 2>&1 |
+	kubectl get --raw "/apis/trainyard.dev/v1alpha1/namespaces/$RNS/runs" 2>/dev/null |
 	    jq -e '[.items[].spec.image] == ["busybox", "busybox"]' >/dev/null
 }
 
@@ -200,7 +200,10 @@ start_reader() {
 		read_once && break
 		sleep 0.1
 	done
-	read_once || return 1
+	if ! read_once; then
+		kubectl get --raw "/apis/trainyard.dev/v1alpha1/namespaces/$RNS/runs" >&2
+		return 1
+	fi
 	rm -f "$BATS_FILE_TMPDIR/stop" "$BATS_FILE_TMPDIR/reads.err"
 	reader 3>&- &
 	READER=$!
@@ -218,7 +221,18 @@ stop_reader() {
 		head -20 "$BATS_FILE_TMPDIR/reads.err" >&2
 		return 1
 	fi
-	[ "$n" -ge 20 ]
+	[ "$n" -ge 24 ]
+}
+
+# wait_reads N: until the reader made N reads (60 s at most).
+wait_reads() {
+	local i
+	for i in $(seq 600); do
+		[ "$(wc -l <"$BATS_FILE_TMPDIR/reads")" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "the reader made $(wc -l <"$BATS_FILE_TMPDIR/reads") reads, not $1" >&2
+	return 1
 }
 
 # count NAME ERE: lines of controller NAME's log matching ERE.
@@ -245,22 +259,32 @@ ca_certs() {
 	    -o jsonpath='{.data.ca\.crt}' | base64 -d | grep -c 'BEGIN CERTIFICATE'
 }
 
-@test "self-managed certificates: the leaf renews and the CA rotates, not one read fails" {
-	# One controller at a time writes the caBundle: a's certificates go.
-	ctl_proc_term a
-	kubectl -n trainyard-system delete secret trainyard-webhook-certs >/dev/null
-	kubectl apply -f "$DC_REPO/manifests/service.yaml" >/dev/null
-	kubectl apply -k "$UPGRADE_CRDS" >/dev/null
-	kubectl wait --for condition=established --timeout=20s \
-	    crd/runs.trainyard.dev crd/resourceprofiles.trainyard.dev >/dev/null
-	kubectl create namespace "$RNS" >/dev/null
+# rotation_setup: the CRDs of UPGRADE_CRDS, the Service, two Runs stored
+# at v1beta1 in $RNS; no other controller writing the caBundle.
+rotation_setup() {
 	local r
+	if ctl_proc_alive a; then
+		ctl_proc_term a || return 1
+	fi
+	kubectl apply -f "$DC_REPO/manifests/service.yaml" >/dev/null &&
+	kubectl apply -k "$UPGRADE_CRDS" >/dev/null &&
+	kubectl wait --for condition=established --timeout=20s \
+	    crd/runs.trainyard.dev crd/resourceprofiles.trainyard.dev >/dev/null &&
+	kubectl create namespace "$RNS" --dry-run=client -o yaml |
+	    kubectl apply -f - >/dev/null || return 1
 	for r in r1 r2; do
 		printf '%s\n' 'apiVersion: trainyard.dev/v1beta1' 'kind: Run' \
 		    "metadata: {name: $r}" \
 		    'spec: {nodes: 1, profile: cpu-small, container: {image: busybox}}' |
-		    kubectl apply -n "$RNS" -f - >/dev/null
+		    kubectl apply -n "$RNS" -f - >/dev/null || return 1
 	done
+}
+
+@test "self-managed certificates: the leaf renews and the CA rotates, not one read fails" {
+	rotation_setup
+	# A CA of its own, made with the short lifetime.
+	kubectl -n trainyard-system delete secret trainyard-webhook-certs --ignore-not-found \
+	    >/dev/null
 	# The CA lives 60 s, the serving certificate 30 s: the leaf renews
 	# about every 20 s, the CA after about 38 s, the old one stays in the
 	# bundle until it expires at 60 s.
@@ -292,6 +316,7 @@ ca_certs() {
 
 @test "certificates from files: tls.crt and tls.key replaced, not one read fails" {
 	local dir="$BATS_FILE_TMPDIR/certs" i serial
+	rotation_setup
 	mkdir -p "$dir/serving"
 	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
 	    -subj /CN=files-ca -addext basicConstraints=critical,CA:TRUE \
@@ -323,6 +348,8 @@ ca_certs() {
 		cp "$dir/$i.key" "$dir/serving/.tls.key" && mv "$dir/serving/.tls.key" "$dir/serving/tls.key"
 		cp "$dir/$i.crt" "$dir/serving/.tls.crt" && mv "$dir/serving/.tls.crt" "$dir/serving/tls.crt"
 		wait_count fl 'serving the certificate of tls.crt' $((i + 1)) 20
+		# Reads go on with the new certificate before the next one.
+		wait_reads $((8 * i))
 	done
 	# The webhook serves the last one.
 	serial="$(openssl x509 -noout -serial -in "$dir/3.crt")"
