@@ -13,7 +13,9 @@
 # started against v1alpha1 alone, follows the served version without a
 # restart as the CRDs go to v1beta1 served, back to v1alpha1 alone, to
 # v1beta1 stored and to v1alpha1 unserved; its Runs keep their sessions
-# and their pods' uids, and a new Run starts after each step.
+# and their pods' uids, and a new Run starts after each step. A standby
+# that looks the versions up only every 10 minutes leaves v1beta1 at the
+# rollback as soon as its watch answers 404.
 
 load devcluster
 load controller
@@ -334,6 +336,13 @@ f_switched() {
 	run f_metric trainyard_api_version_info
 	[ "$output" = 'trainyard_api_version_info{group="trainyard.dev",version="v1beta1"} 1' ]
 	f_unchanged
+	# A standby that looks the versions up only every 10 minutes: the next
+	# test's rollback reaches it through the 404 of its Run watch alone.
+	sed 's/^apiDiscoveryInterval: .*/apiDiscoveryInterval: 10m/' "$DC_DIR/controller.yaml" \
+	    >"$DC_DIR/controller-slow.yaml"
+	ctl_proc_launch g --config "$DC_DIR/controller-slow.yaml" --webhook-bind-address 0 \
+	    --leader-elect --leader-election-namespace default
+	ctl_proc_wait g 'Runs and ResourceProfiles at trainyard.dev/v1beta1' 30
 }
 
 @test "follow: the CRDs rolled back to v1alpha1 alone: the controller moves back" {
@@ -341,6 +350,10 @@ f_switched() {
 	f_crds -f "$F_PREVIOUS/trainyard.dev_runs.yaml" \
 	    -f "$F_PREVIOUS/trainyard.dev_resourceprofiles.yaml"
 	f_switched 2 v1beta1 v1alpha1
+	ctl_proc_wait g 'serving version changed: reading trainyard.dev/v1alpha1 \(was v1beta1\)' 30
+	# (its list or watch at v1beta1 answered 404; the next look was minutes away)
+	grep -qE 'list/watch (runs|resourceprofiles): ' "$DC_DIR/ctl-g.log"
+	ctl_proc_term g
 	f_run c
 	f_unchanged
 }
