@@ -384,14 +384,26 @@ discover(struct ctl *c)
 
 /* ---- the version thread ------------------------------------------------------ */
 
+/* Wakes the version thread: to look now ('stop' false), or to end. */
 static void
-version_poke(struct manager *m)
+version_wake(struct manager *m, bool stop)
 {
 	pthread_mutex_lock(&m->lock);
-	m->vpoke = true;
+	if (stop) {
+		m->vstop = true;
+		if (m->discovery_cl != NULL)
+			kc_client_cancel(m->discovery_cl);
+	} else
+		m->vpoke = true;
 	if (m->vcv_ok)
 		pthread_cond_broadcast(&m->vcv);
 	pthread_mutex_unlock(&m->lock);
+}
+
+static void
+version_poke(struct manager *m)
+{
+	version_wake(m, false);
 }
 
 /*
@@ -457,7 +469,7 @@ version_main(void *arg)
 	uint64_t last = kc_clock_now_ms();
 
 	pthread_mutex_lock(&m->lock);
-	while (version_wait(m, last, c->cfg.api_discovery_interval_ms)) {
+	while (version_wait(m, last, KC_MAX(c->cfg.api_discovery_interval_ms, 1000))) {
 		struct kc_status st = { 0 };
 		const char *was = m->version, *next;
 		int r;
@@ -502,13 +514,7 @@ version_start(struct ctl *c)
 static void
 version_stop(struct manager *m)
 {
-	pthread_mutex_lock(&m->lock);
-	m->vstop = true;
-	if (m->vcv_ok)
-		pthread_cond_broadcast(&m->vcv);
-	if (m->discovery_cl != NULL)
-		kc_client_cancel(m->discovery_cl);
-	pthread_mutex_unlock(&m->lock);
+	version_wake(m, true);
 	if (m->vstarted)
 		pthread_join(m->vtid, NULL);
 	m->vstarted = false;
