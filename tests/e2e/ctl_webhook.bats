@@ -11,7 +11,13 @@
 #   gets /readyz, then converts a ConversionReview (v1 and v1beta1) and is
 #   refused with 400 for a body that is not one, 404 and 405 elsewhere;
 # - --metrics-secure serves /metrics over HTTPS with the same certificate
-#   and answers 401 to a scrape without a token.
+#   and answers 401 to a scrape without a token;
+# - while kubectl lists Runs at the version they are not stored at without
+#   pause (each read a ConversionReview through the Service), the
+#   self-managed serving certificate renews and the CA rotates
+#   (--webhook-cert-lifetime-for-testing=60s), then tls.crt and tls.key of
+#   --webhook-cert-dir are replaced three times: not one read fails, and
+#   the number of reads is printed.
 
 load devcluster
 load controller
