@@ -7,9 +7,11 @@
  * selectors): a paged list, then a watch with bookmarks from the list's
  * resourceVersion, resumed from the last resourceVersion seen whenever it
  * ends, a new list when the server's history is gone (410 Expired), and
- * exponential backoff with jitter on errors, honouring Retry-After. The
- * library starts no thread: kc_informer_run() blocks on the caller's
- * thread with the caller's client until kc_informer_stop().
+ * exponential backoff with jitter on errors, honouring Retry-After;
+ * kc_informer_set_resource() moves it to another version of the resource
+ * (a relist that replaces the items in place). The library starts no
+ * thread: kc_informer_run() blocks on the caller's thread with the
+ * caller's client until kc_informer_stop().
  *
  * The cache does not keep JSON. Each object goes through the caller's
  * transform(), which returns a compact struct of its own (or skips the
