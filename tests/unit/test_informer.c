@@ -55,6 +55,7 @@ struct ctx {
 	size_t			 n;
 	const char		*stop_on;	/* stop the informer after this line */
 	unsigned		 errors;
+	atomic_uint		 nerrors;	/* the same, for another thread */
 	int			 last_error;
 	char			 last_msg[256];
 	atomic_uint		 events;
@@ -128,6 +129,7 @@ on_error(void *arg, int code, const struct kc_status *st)
 
 	c->errors++;
 	c->last_error = code;
+	atomic_fetch_add(&c->nerrors, 1);
 	(void)kc_strlcpy(c->last_msg, st->message, sizeof(c->last_msg));
 }
 
@@ -970,9 +972,9 @@ START_TEST(test_set_resource_during_backoff)
 	});
 	ck_assert_int_eq(pthread_create(&th, NULL, runner_main, &rn), 0);
 	deadline = kc_clock_now_ms() + 10000;
-	while (c.errors == 0 && kc_clock_now_ms() < deadline)
+	while (atomic_load(&c.nerrors) == 0 && kc_clock_now_ms() < deadline)
 		(void)kc_clock_sleep_ms(1);
-	ck_assert_int_eq(c.last_error, KC_ENOTFOUND);
+	ck_assert_uint_eq(atomic_load(&c.nerrors), 1);
 	t0 = kc_clock_now_ms();
 	ck_assert_int_eq(kc_informer_set_resource(inf, &runs_beta, &st), 0);
 	wait_events(&c, 1);
@@ -981,6 +983,7 @@ START_TEST(test_set_resource_during_backoff)
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	ft_done(ft);
 	assert_log(&c, want, KC_ARRAY_SIZE(want));
+	ck_assert_int_eq(c.last_error, KC_ENOTFOUND);
 	kc_informer_free(inf);
 	kc_client_free(rn.cl);
 	ft_free(ft);
