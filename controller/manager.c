@@ -514,11 +514,18 @@ version_start(struct ctl *c)
 static void
 version_stop(struct manager *m)
 {
+	struct kc_client *cl;
+
 	version_wake(m, true);
 	if (m->vstarted)
 		pthread_join(m->vtid, NULL);
 	m->vstarted = false;
-	m->discovery_cl = kc_client_free(m->discovery_cl);
+	/* manager_cancel_start() may look at it from the signal thread. */
+	pthread_mutex_lock(&m->lock);
+	cl = m->discovery_cl;
+	m->discovery_cl = NULL;
+	pthread_mutex_unlock(&m->lock);
+	kc_client_free(cl);
 }
 
 void
