@@ -712,6 +712,14 @@ cache_trainyard_version(const struct json_object *group)
 	return NULL;
 }
 
+const char *
+cache_version_follow(const char *current, const struct json_object *group)
+{
+	const char *v = group != NULL ? cache_trainyard_version(group) : NULL;
+
+	return v != NULL ? v : current;
+}
+
 const struct kc_resource *
 cache_runs_res(const char *version)
 {

@@ -249,6 +249,17 @@ extern const struct ty_cache_kind cache_kinds[TY_CACHE_N];
  */
 const char *cache_trainyard_version(const struct json_object *group);
 
+/*
+ * The version to follow from now on, for a controller reading at
+ * 'current' ("v1alpha1" or "v1beta1"; NULL before the first answer):
+ * the newest one 'group' serves (cache_trainyard_version()), so the
+ * controller moves up when v1beta1 is served and down when the CRDs go
+ * back to v1alpha1 alone; 'current' when 'group' is NULL (the group is
+ * not served: the CRDs are being replaced, the informers retry) or serves
+ * neither. Pure: served versions in, version out.
+ */
+const char *cache_version_follow(const char *current, const struct json_object *group);
+
 /* The Run and ResourceProfile resources of 'version' (v1beta1, else v1alpha1). */
 const struct kc_resource *cache_runs_res(const char *version);
 const struct kc_resource *cache_profiles_res(const char *version);

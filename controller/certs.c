@@ -251,7 +251,8 @@ rotate_ca(struct state *s, const struct certs_opts *o, time_t now, struct kc_sta
 
 	if ((r = kc_cert_create(&(struct kc_cert_opts){
 		.cn = "trainyard-webhook-ca", .is_ca = true, .now = now,
-		.days = o->ca_days != 0 ? o->ca_days : CERTS_CA_DAYS,
+		.days = o->ca_seconds != 0 ? 0 : o->ca_days != 0 ? o->ca_days : CERTS_CA_DAYS,
+		.seconds = o->ca_seconds,
 	}, NULL, &ca, st)) < 0)
 		return r;
 	if ((b = BIO_new_mem_buf(ca->cert_pem, (int)ca->cert_pem_len)) == NULL)
@@ -295,7 +296,9 @@ issue_leaf(struct state *s, const struct certs_opts *o, const char *svc,
 		return r;
 	if ((r = kc_cert_create(&(struct kc_cert_opts){
 		.cn = svc, .server = true, .now = now,
-		.days = o->leaf_days != 0 ? o->leaf_days : CERTS_LEAF_DAYS,
+		.days = o->leaf_seconds != 0 ? 0 : o->leaf_days != 0 ? o->leaf_days :
+		    CERTS_LEAF_DAYS,
+		.seconds = o->leaf_seconds,
 		.dns = (const char *const []){ svc, svc_local, NULL },
 	}, issuer, &leaf, st)) < 0)
 		return r;

@@ -47,6 +47,12 @@ struct certs_opts {
 	const char *const	*crds;		/* CRD names to patch, NULL-terminated */
 	unsigned		 ca_days;	/* 0: CERTS_CA_DAYS */
 	unsigned		 leaf_days;	/* 0: CERTS_LEAF_DAYS */
+	/*
+	 * Tests: lifetimes in seconds instead (at most KC_CERT_SECONDS_MAX;
+	 * 0: the days above), to watch renewals and rotations happen.
+	 */
+	unsigned		 ca_seconds;
+	unsigned		 leaf_seconds;
 };
 
 /* What to serve and publish after a plan or a sync. */

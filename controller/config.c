@@ -111,6 +111,8 @@ static const struct key keys[] = {
 	{ "watchNamespace", set_string, FIELD(watch_namespace), TY_LABEL_MAX,
 	    S_LABEL_OPT, 0, 0, true },
 	{ "metricsSecure", set_bool, FIELD(metrics_secure), 0, 0, 0, 0, false },
+	{ "apiDiscoveryInterval", set_duration, FIELD(api_discovery_interval_ms), 0, 0,
+	    1000, 600 * 1000ull, false },
 	{ "webhook.bindAddress", set_string, FIELD(webhook.bind_address), TY_ADDR_MAX,
 	    S_ADDR_OPT, 0, 0, true },
 	{ "webhook.certDir", set_string, FIELD(webhook.cert_dir), TY_PATH_MAX, S_PATH_OPT,
@@ -120,6 +122,9 @@ static const struct key keys[] = {
 	    0, 0, true },
 	{ "webhook.secretName", set_string, FIELD(webhook.secret), TY_SUBDOMAIN_MAX,
 	    S_SUBDOMAIN, 0, 0, true },
+	{ "webhook.certLifetimeForTesting", set_duration,
+	    FIELD(webhook.cert_lifetime_for_testing_ms), 0, 0, TY_CERT_TEST_LIFETIME_MIN,
+	    TY_CERT_TEST_LIFETIME_MAX, false },
 };
 
 static const char *const sections[] = { "leaderElection", "restartBackoff", "webhook" };
@@ -172,6 +177,7 @@ config_defaults(struct ty_config *c)
 	c->webhook.cert_mode = TY_CERT_FILES;
 	kc_strlcpy(c->webhook.service, "trainyard-webhook", sizeof(c->webhook.service));
 	kc_strlcpy(c->webhook.secret, "trainyard-webhook-certs", sizeof(c->webhook.secret));
+	c->api_discovery_interval_ms = 30 * 1000;
 }
 
 void

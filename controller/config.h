@@ -61,7 +61,16 @@ struct ty_webhook_config {
 	enum ty_cert_mode cert_mode;
 	char		 service[TY_LABEL_MAX];		/* its Service, for the SAN */
 	char		 secret[TY_SUBDOMAIN_MAX];	/* self: the Secret */
+	/*
+	 * Tests only (self): the CA lives this long and the serving
+	 * certificate half of it, instead of a year and seven days; 0 for
+	 * those. TY_CERT_TEST_LIFETIME_MIN..TY_CERT_TEST_LIFETIME_MAX.
+	 */
+	uint64_t	 cert_lifetime_for_testing_ms;
 };
+
+#define TY_CERT_TEST_LIFETIME_MIN	(60 * 1000ull)		/* a minute */
+#define TY_CERT_TEST_LIFETIME_MAX	(24 * 3600 * 1000ull)	/* a day */
 
 struct ty_leader_config {
 	bool		 enabled;
@@ -94,6 +103,7 @@ struct ty_config {
 	enum kc_log_level	 log_level;
 	enum kc_log_format	 log_format;
 	char			 watch_namespace[TY_LABEL_MAX];	/* "": all */
+	uint64_t		 api_discovery_interval_ms;	/* served versions */
 };
 
 /*
@@ -105,7 +115,9 @@ struct ty_config {
  * trainyard-controller, 15 s / 10 s / 2 s), ":8080", ":8081", info, text,
  * all namespaces, metrics over plain HTTP, the webhook on ":9443" with
  * the files of /tmp/k8s-webhook-server/serving-certs, Service
- * trainyard-webhook, Secret trainyard-webhook-certs. Never fails; overwrites 'cfg' without releasing it.
+ * trainyard-webhook, Secret trainyard-webhook-certs, the served versions
+ * of trainyard.dev looked up every 30 s. Never fails; overwrites 'cfg'
+ * without releasing it.
  */
 void	config_defaults(struct ty_config *cfg);
 

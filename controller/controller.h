@@ -3,7 +3,8 @@
  *
  *	main.c        flags, configuration, signals, startup and shutdown order
  *	manager.c     the caches (informers), the work queue, the reconciler
- *	              table, the PodGroup API discovery
+ *	              table, the PodGroup API discovery, the trainyard.dev
+ *	              version followed (the version thread)
  *	workers.c     the worker pool and the memory trimmer
  *	reconcile_run.c  the Run reconciler: gather, session_decide(), execute
  *	expect.c      what this process created or deleted that the caches do
@@ -76,8 +77,6 @@ struct ctl {
 	struct kc_workqueue	*queue;
 	struct kc_informer	*caches[TY_CACHE_N];	/* podgroups: NULL without API */
 	enum ty_podgroup_api	 pg_api;	/* resolved: X_K8S, SIGS_K8S, NONE */
-	/* Runs and ResourceProfiles at the newest trainyard.dev version served. */
-	const struct kc_resource *runs_res, *profiles_res;
 	struct expect		*expect;
 	struct recorder		*rec;
 	struct manager		*mgr;		/* manager.c's threads */
@@ -96,8 +95,9 @@ int	 manager_init(struct ctl *) _must_check_;
  * Starts everything after main() loaded the configuration and the rest
  * config: the shared rate limiter, the queue, discovery (the PodGroup API,
  * the newest trainyard.dev version served), one informer thread per
- * cache, and waits until the caches are synced
- * (0, or -ETIMEDOUT/-ECANCELED with a log line). The workers start with
+ * cache, waits until the caches are synced (0, or -ETIMEDOUT/-ECANCELED
+ * with a log line), then starts the version thread, which moves the Run
+ * and ResourceProfile caches when the newest version served changes. The workers start with
  * manager_start_workers(): at once, or when this process leads.
  */
 int	 manager_start(struct ctl *) _must_check_;

@@ -88,7 +88,7 @@ usage(FILE *f)
 	    "           [--leader-election-namespace NS] [--leader-election-id NAME]\n"
 	    "           [--metrics-secure] [--webhook-bind-address ADDR]\n"
 	    "           [--webhook-cert-dir DIR] [--webhook-cert-mode files|self]\n"
-	    "           [--version]\n"
+	    "           [--webhook-cert-lifetime-for-testing DURATION] [--version]\n"
 	    "       trainyard-controller migrate [--kubeconfig PATH] [--dry-run]\n"
 	    "\n"
 	    "Reconciles trainyard.dev Runs into pods, a PodGroup, a headless Service\n"
@@ -138,6 +138,7 @@ parse_flags(int argc, char **argv, struct flags *f)
 		{ "webhook-bind-address", required_argument, NULL, 'W' },
 		{ "webhook-cert-dir", required_argument, NULL, 'D' },
 		{ "webhook-cert-mode", required_argument, NULL, 'C' },
+		{ "webhook-cert-lifetime-for-testing", required_argument, NULL, 'T' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -197,6 +198,9 @@ parse_flags(int argc, char **argv, struct flags *f)
 		case 'C':
 			flag_set(f, "webhook.certMode", optarg);
 			break;
+		case 'T':
+			flag_set(f, "webhook.certLifetimeForTesting", optarg);
+			break;
 		case 'V':
 			(void)printf("trainyard-controller %s\n", KC_VERSION);
 			exit(0);
@@ -229,6 +233,7 @@ flag_name(const char *key)
 		{ "webhook.bindAddress", "--webhook-bind-address" },
 		{ "webhook.certDir", "--webhook-cert-dir" },
 		{ "webhook.certMode", "--webhook-cert-mode" },
+		{ "webhook.certLifetimeForTesting", "--webhook-cert-lifetime-for-testing" },
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
@@ -419,6 +424,11 @@ start_webhook(struct ctl *c, struct webhook **ret_w, struct certs_runner **ret_c
 	}
 	kc_log_info(&mainlog, "conversion webhook on port %d, certificates: %s",
 	    webhook_port(*ret_w), config_cert_mode_name(wc->cert_mode));
+	if (self && wc->cert_lifetime_for_testing_ms != 0)
+		kc_log_warn(&mainlog, "--webhook-cert-lifetime-for-testing: the CA lives %llus "
+		    "and the serving certificate %llus; for tests only",
+		    (unsigned long long)(wc->cert_lifetime_for_testing_ms / 1000),
+		    (unsigned long long)(wc->cert_lifetime_for_testing_ms / 2000));
 	if (!self)
 		return;
 	if (ns == NULL || *ns == '\0')
@@ -429,6 +439,8 @@ start_webhook(struct ctl *c, struct webhook **ret_w, struct certs_runner **ret_c
 			.secret = wc->secret,
 			.service = wc->service,
 			.crds = webhook_crds,
+			.ca_seconds = (unsigned)(wc->cert_lifetime_for_testing_ms / 1000),
+			.leaf_seconds = (unsigned)(wc->cert_lifetime_for_testing_ms / 2000),
 		},
 		.rc = c->rc,
 		.webhook = *ret_w,

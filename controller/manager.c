@@ -19,12 +19,30 @@
  * for "auto", from discovery (scheduling.x-k8s.io first, then the older
  * scheduling.sigs.k8s.io); without one, runs still work without gang
  * scheduling and say so in their GangScheduling condition.
+ *
+ * The version of trainyard.dev is followed while the process runs, so
+ * the same binary runs before, during and after an upgrade of the CRDs:
+ *
+ *	version thread     GET /apis/trainyard.dev every apiDiscoveryInterval
+ *	                   (30 s), and at once when a list or watch of Runs or
+ *	                   ResourceProfiles answers 404; cache_version_follow()
+ *	                   decides, and a new version moves both informers
+ *	                   (kc_informer_set_resource())
+ *
+ * The move is a relist at the new version that replaces each cached Run
+ * in place (an update, never a delete and an add), so no reconcile sees
+ * a Run vanish; the reconciler writes each Run at the version its cached
+ * copy has (its status, its Events' involvedObject, its children's
+ * ownerReferences), so writes stay coherent while the caches move. Pods
+ * and other children are matched by their owner's uid, which no version
+ * changes. Nothing restarts: not the workers, not the Lease.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <kc/alloc.h>
 #include <kc/clock.h>
@@ -35,6 +53,7 @@
 #include "controller.h"
 
 #define SYNC_TIMEOUT_MS		(5 * 60 * 1000)
+#define POKE_MIN_MS		1000	/* 404s look again at most this often */
 
 /* Every reconciler: a new kind is a file and a row. */
 static const struct reconciler *const reconcilers[] = {
@@ -62,12 +81,20 @@ struct keys {
 };
 
 struct manager {
-	pthread_mutex_t	 lock;		/* informers vs. cancel */
+	pthread_mutex_t	 lock;		/* informers vs. cancel; the version below */
 	struct workers	*workers;
-	struct kc_client *discovery_cl;	/* at start, for cancelling */
+	struct kc_client *discovery_cl;	/* at start, then the version thread's */
 	struct thread	 informers[TY_CACHE_N];
 	struct watch	 watches[TY_CACHE_N];
 	size_t		 ninformers;
+
+	/* The version thread: under lock. */
+	pthread_cond_t	 vcv;		/* poked or stopped */
+	pthread_t	 vtid;
+	bool		 vstarted, vcv_ok;
+	bool		 vpoke;		/* a 404: look now */
+	bool		 vstop;
+	const char	*version;	/* followed now: "v1alpha1" or "v1beta1" */
 };
 
 static const struct kc_log_ctx mlog = { .action = "manager" };
@@ -137,13 +164,19 @@ on_delete(void *arg, struct kc_item *it)
 	dispatch(arg, TY_DELETED, it);
 }
 
+static void	version_poke(struct manager *);
+
 static void
 informer_error(void *arg, int code, const struct kc_status *st)
 {
-	(void)arg;
+	struct watch *w = arg;
+
 	/* Retried by the informer: worth a line, not an alarm. */
-	kc_log_warn(&mlog, "list/watch: %s",
+	kc_log_warn(&mlog, "list/watch %s: %s", cache_kinds[w->id].name,
 	    st != NULL && st->message[0] != '\0' ? st->message : kc_strerror(code));
+	/* The version read may no longer be served: ask discovery now. */
+	if (code == KC_ENOTFOUND && (w->id == TY_CACHE_RUNS || w->id == TY_CACHE_PROFILES))
+		version_poke(w->c->mgr);
 }
 
 /* A worker's key: to its reconciler, then done, requeued or backed off. */
@@ -206,8 +239,9 @@ static int
 add_informer(struct ctl *c, enum ty_cache_id id)
 {
 	const struct ty_cache_kind *k = &cache_kinds[id];
-	const struct kc_resource *res = id == TY_CACHE_RUNS ? c->runs_res :
-	    id == TY_CACHE_PROFILES ? c->profiles_res : k->res != NULL ? k->res :
+	const struct kc_resource *res = id == TY_CACHE_RUNS ?
+	    cache_runs_res(c->mgr->version) : id == TY_CACHE_PROFILES ?
+	    cache_profiles_res(c->mgr->version) : k->res != NULL ? k->res :
 	    c->pg_api == TY_PODGROUP_SIGS_K8S ? &ty_res_podgroups_sigs : &ty_res_podgroups_x;
 	struct kc_status st = { 0 };
 	struct thread *t = &c->mgr->informers[c->mgr->ninformers];
@@ -268,21 +302,23 @@ has_podgroups(struct kc_client *cl, const struct kc_resource *res, struct kc_sta
 }
 
 /*
- * The version of trainyard.dev to use (cache_trainyard_version()) in
- * *ret: NULL when the group is not served at all. Or the error.
+ * The version of trainyard.dev to follow after 'current' (NULL at start),
+ * cache_version_follow() of the group's discovery document, in *ret: NULL
+ * only when nothing is known yet and the group is not served. Or the
+ * error (no answer, 5xx...), which changes nothing.
  */
 static int
-trainyard_version(struct kc_client *cl, const char **ret, struct kc_status *st)
+trainyard_version(struct kc_client *cl, const char *current, const char **ret,
+    struct kc_status *st)
 {
 	struct json_object *group = NULL;
 	int r;
 
-	*ret = NULL;
-	if ((r = kc_client_get_path(cl, "/apis/" TY_GROUP, &group, st)) == KC_ENOTFOUND)
-		return 0;
-	if (r < 0)
+	*ret = current;
+	if ((r = kc_client_get_path(cl, "/apis/" TY_GROUP, &group, st)) < 0 &&
+	    r != KC_ENOTFOUND)
 		return r;
-	*ret = cache_trainyard_version(group);
+	*ret = cache_version_follow(current, group);
 	json_object_put(group);
 	return 0;
 }
@@ -312,7 +348,7 @@ discover(struct ctl *c)
 	pthread_mutex_unlock(&c->mgr->lock);
 	while (!atomic_load(&c->stop_requested)) {
 		st = (struct kc_status){ 0 };
-		if ((r = trainyard_version(cl, &version, &st)) >= 0 &&
+		if ((r = trainyard_version(cl, NULL, &version, &st)) >= 0 &&
 		    (!pg_auto || ((x = has_podgroups(cl, &ty_res_podgroups_x, &st)) >= 0 &&
 		    (x == 1 || (sigs = has_podgroups(cl, &ty_res_podgroups_sigs, &st)) >= 0))))
 			break;
@@ -336,11 +372,160 @@ discover(struct ctl *c)
 	if (version == NULL)
 		kc_log_warn(&mlog, "trainyard.dev is not served (are the CRDs installed?): "
 		    "using v1alpha1");
-	c->runs_res = cache_runs_res(version);
-	c->profiles_res = cache_profiles_res(version);
-	kc_log_info(&mlog, "Runs and ResourceProfiles at %s/%s", TY_GROUP,
-	    c->runs_res->version);
+	version = cache_runs_res(version)->version;
+	pthread_mutex_lock(&c->mgr->lock);
+	c->mgr->version = version;
+	pthread_mutex_unlock(&c->mgr->lock);
+	if (c->metrics != NULL)
+		metrics_set_api_version(c->metrics, TY_GROUP, version);
+	kc_log_info(&mlog, "Runs and ResourceProfiles at %s/%s", TY_GROUP, version);
 	return 0;
+}
+
+/* ---- the version thread ------------------------------------------------------ */
+
+/* Wakes the version thread: to look now ('stop' false), or to end. */
+static void
+version_wake(struct manager *m, bool stop)
+{
+	pthread_mutex_lock(&m->lock);
+	if (stop) {
+		m->vstop = true;
+		if (m->discovery_cl != NULL)
+			kc_client_cancel(m->discovery_cl);
+	} else
+		m->vpoke = true;
+	if (m->vcv_ok)
+		pthread_cond_broadcast(&m->vcv);
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void
+version_poke(struct manager *m)
+{
+	version_wake(m, false);
+}
+
+/*
+ * Waits until 'ms' passed, a poke or a stop (under m->lock): true unless
+ * stopped. Pokes closer than POKE_MIN_MS to the last look wait for that.
+ */
+static bool
+version_wait(struct manager *m, uint64_t last_ms, uint64_t ms)
+{
+	for (;;) {
+		uint64_t now = kc_clock_now_ms(), due = last_ms + ms, wait_ms;
+		struct timespec ts;
+
+		if (m->vstop)
+			return false;
+		if (m->vpoke && now >= last_ms + POKE_MIN_MS)
+			break;
+		if (now >= due)
+			break;
+		wait_ms = due - now;
+		if (m->vpoke)
+			wait_ms = KC_MIN(wait_ms, last_ms + POKE_MIN_MS - now);
+		(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += (time_t)(wait_ms / 1000);
+		ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		(void)pthread_cond_timedwait(&m->vcv, &m->lock, &ts);
+	}
+	m->vpoke = false;
+	return true;
+}
+
+/* Moves the Run and ResourceProfile caches to 'version'. */
+static void
+version_switch(struct ctl *c, const char *was, const char *version)
+{
+	struct kc_status st = { 0 };
+	int r;
+
+	kc_log_info(&mlog, "serving version changed: reading %s/%s (was %s)", TY_GROUP,
+	    version, was);
+	if (c->caches[TY_CACHE_RUNS] != NULL &&
+	    (r = kc_informer_set_resource(c->caches[TY_CACHE_RUNS], cache_runs_res(version),
+	    &st)) < 0)
+		kc_log_error_r(&mlog, r, "runs: %s", st.message);
+	if (c->caches[TY_CACHE_PROFILES] != NULL &&
+	    (r = kc_informer_set_resource(c->caches[TY_CACHE_PROFILES],
+	    cache_profiles_res(version), &st)) < 0)
+		kc_log_error_r(&mlog, r, "resourceprofiles: %s", st.message);
+	if (c->metrics != NULL)
+		metrics_set_api_version(c->metrics, TY_GROUP, version);
+}
+
+static void *
+version_main(void *arg)
+{
+	struct ctl *c = arg;
+	struct manager *m = c->mgr;
+	struct kc_client *cl = m->discovery_cl;
+	uint64_t last = kc_clock_now_ms();
+
+	pthread_mutex_lock(&m->lock);
+	while (version_wait(m, last, KC_MAX(c->cfg.api_discovery_interval_ms, 1000))) {
+		struct kc_status st = { 0 };
+		const char *was = m->version, *next;
+		int r;
+
+		pthread_mutex_unlock(&m->lock);
+		last = kc_clock_now_ms();
+		if ((r = trainyard_version(cl, was, &next, &st)) < 0)
+			kc_log_debug(&mlog, "discovery of %s: %s", TY_GROUP,
+			    st.message[0] != '\0' ? st.message : kc_strerror(r));
+		pthread_mutex_lock(&m->lock);
+		if (r < 0 || m->vstop || next == NULL || strcmp(next, was) == 0)
+			continue;
+		m->version = next;
+		pthread_mutex_unlock(&m->lock);
+		version_switch(c, was, next);
+		pthread_mutex_lock(&m->lock);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+/* Starts the version thread, with a client of its own. */
+static int
+version_start(struct ctl *c)
+{
+	struct manager *m = c->mgr;
+	struct kc_status st = { 0 };
+	struct kc_client *cl = NULL;
+	int r;
+
+	if ((r = manager_client(c, &cl, &st)) < 0)
+		return kc_log_error_r(&mlog, r, "client: %s", st.message);
+	pthread_mutex_lock(&m->lock);
+	m->discovery_cl = cl;
+	pthread_mutex_unlock(&m->lock);
+	if ((r = pthread_create(&m->vtid, NULL, version_main, c)) != 0)
+		return kc_log_error_r(&mlog, -r, "thread: %s", kc_strerror(-r));
+	m->vstarted = true;
+	return 0;
+}
+
+static void
+version_stop(struct manager *m)
+{
+	struct kc_client *cl;
+
+	version_wake(m, true);
+	if (m->vstarted)
+		pthread_join(m->vtid, NULL);
+	m->vstarted = false;
+	/* manager_cancel_start() may look at it from the signal thread. */
+	pthread_mutex_lock(&m->lock);
+	cl = m->discovery_cl;
+	m->discovery_cl = NULL;
+	pthread_mutex_unlock(&m->lock);
+	kc_client_free(cl);
 }
 
 void
@@ -360,13 +545,20 @@ manager_cancel_start(struct ctl *c)
 int
 manager_init(struct ctl *c)
 {
+	pthread_condattr_t ca;
+
 	if ((c->mgr = kc_calloc(1, sizeof(*c->mgr))) == NULL)
 		return -ENOMEM;
 	if (pthread_mutex_init(&c->mgr->lock, NULL) != 0) {
 		c->mgr = kc_free(c->mgr);
 		return -ENOMEM;
 	}
-	return 0;
+	if (pthread_condattr_init(&ca) != 0)
+		return -ENOMEM;
+	(void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	c->mgr->vcv_ok = pthread_cond_init(&c->mgr->vcv, &ca) == 0;
+	(void)pthread_condattr_destroy(&ca);
+	return c->mgr->vcv_ok ? 0 : -ENOMEM;
 }
 
 int
@@ -408,6 +600,8 @@ manager_start(struct ctl *c)
 	kc_log_info(&mlog, "caches synced: %zu runs, %zu pods",
 	    c->caches[TY_CACHE_RUNS] != NULL ? kc_informer_len(c->caches[TY_CACHE_RUNS]) : 0,
 	    c->caches[TY_CACHE_PODS] != NULL ? kc_informer_len(c->caches[TY_CACHE_PODS]) : 0);
+	if ((r = version_start(c)) < 0)
+		return r;
 
 	if (c->metrics != NULL)
 		metrics_set_collect(c->metrics, collect, c);
@@ -475,6 +669,7 @@ manager_stop(struct ctl *c, uint64_t drain_ms)
 	if (c->metrics != NULL)
 		metrics_set_collect(c->metrics, NULL, NULL);
 	workers_stop(c->mgr->workers, drain_ms);
+	version_stop(c->mgr);
 	for (size_t i = 0; i < c->mgr->ninformers; i++)
 		kc_informer_stop(c->mgr->informers[i].inf);
 	for (size_t i = 0; i < c->mgr->ninformers; i++)
@@ -487,6 +682,9 @@ manager_free(struct ctl *c)
 {
 	if (c->mgr != NULL) {
 		c->mgr->workers = workers_free(c->mgr->workers);
+		version_stop(c->mgr);
+		if (c->mgr->vcv_ok)
+			pthread_cond_destroy(&c->mgr->vcv);
 		pthread_mutex_destroy(&c->mgr->lock);
 	}
 	c->mgr = kc_free(c->mgr);

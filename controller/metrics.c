@@ -120,6 +120,7 @@ enum fam_id {
 	F_WH_OBJECTS,
 	F_WH_DURATION,
 	F_WH_CERT_EXPIRY,
+	F_API_VERSION,
 	F_COUNT,
 };
 
@@ -220,6 +221,10 @@ static const struct fam_desc fams[F_COUNT] = {
 	[F_WH_CERT_EXPIRY] = { "trainyard_webhook_certificate_expiry_timestamp_seconds",
 	    "When the serving certificate of the webhook expires (unix seconds); 0 "
 	    "until one is loaded.", GAUGE, { NULL }, NULL, 0, 1 },
+	[F_API_VERSION] = { "trainyard_api_version_info",
+	    "Always 1; the API group and the version of it the controller reads and "
+	    "writes Runs and ResourceProfiles at (the newest the server serves).", GAUGE,
+	    { "group", "version" }, NULL, 0, 1 },
 };
 
 struct series {
@@ -561,6 +566,19 @@ metrics_set_ready(struct metrics *m, bool ready, const char *reason)
 	(void)kc_strlcpy(m->reason, reason != NULL ? reason : "starting",
 	    sizeof(m->reason));
 	pthread_mutex_unlock(&m->mu);
+}
+
+void
+metrics_set_api_version(struct metrics *m, const char *group, const char *version)
+{
+	struct family *f = &m->fam[F_API_VERSION];
+	struct series *s;
+
+	pthread_mutex_lock(&f->mu);
+	f->n = 0;		/* one series: the version followed now */
+	if ((s = series_get(f, L(group, version))) != NULL)
+		s->value = 1;
+	pthread_mutex_unlock(&f->mu);
 }
 
 void

@@ -13,6 +13,7 @@
  *	metrics_session_ended(), metrics_all_running(),
  *	metrics_pods_created(), metrics_pods_deleted()   from reconcile_run.c
  *	metrics_set_leader(), metrics_set_ready()        from main.c / manager.c
+ *	metrics_set_api_version()                        from manager.c
  *
  * and, for what is cheaper to read than to count (work-queue depth,
  * informer counters, runs by phase), a collect callback that runs on the
@@ -163,6 +164,12 @@ void	metrics_set_collect(struct metrics *, metrics_collect_fn *fn, void *arg);
  * Starts not ready. Thread-safe.
  */
 void	metrics_set_ready(struct metrics *, bool ready, const char *reason);
+
+/*
+ * trainyard_api_version_info{group,version} = 1 for the version followed
+ * now; the previous series goes. Thread-safe.
+ */
+void	metrics_set_api_version(struct metrics *, const char *group, const char *version);
 
 /* trainyard_leader: 1 while this process leads. Thread-safe. */
 void	metrics_set_leader(struct metrics *, bool leader);

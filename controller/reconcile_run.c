@@ -124,6 +124,20 @@ collect_pod(void *arg, struct kc_item *it)
 	return 0;
 }
 
+/*
+ * The Run resource at the version of the Run's cached copy: a reconcile
+ * writes what it read at the version it read it, while the caches may be
+ * moving to another one (manager.c).
+ */
+static const struct kc_resource *
+run_res(const struct rctx *rc)
+{
+	const char *av = kc_json_str(rc->run, "apiVersion");
+	const char *v = av != NULL ? strchr(av, '/') : NULL;
+
+	return cache_runs_res(v != NULL ? v + 1 : NULL);
+}
+
 static int
 write_status(struct rctx *rc, struct json_object *status)
 {
@@ -135,7 +149,7 @@ write_status(struct rctx *rc, struct json_object *status)
 	if ((r = kc_json_put(rc->run, "status", json_object_get(status))) < 0)
 		return r;
 	r = kc_client_update(rc->cl, &(struct kc_update_opts){
-		.res = rc->c->runs_res, .ns = rc->ns, .name = rc->name,
+		.res = run_res(rc), .ns = rc->ns, .name = rc->name,
 		.subresource = "status", .field_manager = TY_FIELD_MANAGER,
 	}, rc->run, &written, &st);
 	kc_log_debug(&rc->log, "update status: phase %s readyNodes %s: %s",
@@ -175,7 +189,7 @@ run_alive(struct rctx *rc)
 	int r;
 
 	r = kc_client_get(rc->cl, &(struct kc_get_opts){
-		.res = rc->c->runs_res, .ns = rc->ns, .name = rc->name,
+		.res = run_res(rc), .ns = rc->ns, .name = rc->name,
 	}, &live, &st);
 	if (r == KC_ENOTFOUND)
 		return 0;

@@ -258,6 +258,9 @@ check_opts(const struct kc_cert_opts *o, struct kc_status *st)
 	if (o->days > CERT_DAYS_MAX)
 		return kc_status_set(st, -EINVAL, "certificate: %u days is over %d",
 		    o->days, CERT_DAYS_MAX);
+	if (o->seconds > KC_CERT_SECONDS_MAX || (o->seconds != 0 && o->days != 0))
+		return kc_status_set(st, -EINVAL, "certificate: seconds must be at most %d, "
+		    "and days 0 with them", KC_CERT_SECONDS_MAX);
 	if (o->key_type != KC_KEY_EC_P256 && o->key_type != KC_KEY_RSA_2048)
 		return kc_status_set(st, -EINVAL, "certificate: unknown key type");
 	if (strv_len(o->orgs) > KC_CERT_NAMES_MAX ||
@@ -494,10 +497,11 @@ kc_cert_create(const struct kc_cert_opts *opts, const struct kc_cert_pair *issue
 		return -ENOMEM;
 	}
 	if (X509_set_version(x, X509_VERSION_3) != 1 || X509_set_pubkey(x, key) != 1 ||
-	    X509_time_adj_ex(X509_getm_notBefore(x), 0, -3600,
+	    X509_time_adj_ex(X509_getm_notBefore(x), 0,
+	    opts->seconds != 0 ? -(long)KC_MIN(opts->seconds / 10, 3600u) : -3600,
 	    opts->now != 0 ? &now : NULL) == NULL ||
-	    X509_time_adj_ex(X509_getm_notAfter(x), (int)days, 0,
-	    opts->now != 0 ? &now : NULL) == NULL)
+	    X509_time_adj_ex(X509_getm_notAfter(x), opts->seconds != 0 ? 0 : (int)days,
+	    (long)opts->seconds, opts->now != 0 ? &now : NULL) == NULL)
 		return ssl_fail(st, KC_ETLS, "certificate");
 	if ((r = set_serial(x, st)) < 0 || (r = set_subject(x, opts, st)) < 0)
 		return r;

@@ -131,7 +131,10 @@ struct kc_informer {
 	bool			 synced, running;
 	bool			 sync_ok;	/* lock, mu and cv were made */
 	struct kc_client	*cl;		/* while running */
+	const struct kc_resource *next_res;	/* set_resource(): to list next */
 	atomic_bool		 stopped;
+
+	bool			 replace;	/* the next list replaces every item */
 };
 
 /* ---- items ------------------------------------------------------------- */
@@ -573,20 +576,22 @@ item_new(struct kc_informer *inf, const struct json_object *obj, char *ret_key,
 
 /*
  * Puts a new item in the cache and tells the handlers: on_add, on_update,
- * or nothing when the cached item has the same resourceVersion. Takes the
- * caller's reference to 'it'. 0 or -ENOMEM. A watch event ('bounded')
- * may not grow the cache past max_items; a list was bounded already, and
- * its sweep removes what it replaces.
+ * or nothing when the cached item has the same resourceVersion (unless
+ * 'replace': the same object read at another version of its resource).
+ * Takes the caller's reference to 'it'. 0 or -ENOMEM. A watch event
+ * ('bounded') may not grow the cache past max_items; a list was bounded
+ * already, and its sweep removes what it replaces.
  */
 static int
-upsert(struct kc_informer *inf, struct kc_item *it, uint32_t gen, bool bounded)
+upsert(struct kc_informer *inf, struct kc_item *it, uint32_t gen, bool bounded,
+    bool replace)
 {
 	struct kc_item *old;
 	int r;
 
 	(void)pthread_rwlock_wrlock(&inf->lock);
 	old = table_find(&inf->store, it->key, it->hash);
-	if (old != NULL && strcmp(kc_item_rv(old), kc_item_rv(it)) == 0) {
+	if (old != NULL && !replace && strcmp(kc_item_rv(old), kc_item_rv(it)) == 0) {
 		old->gen = gen;
 		(void)pthread_rwlock_unlock(&inf->lock);
 		kc_item_unref(it);
@@ -651,7 +656,7 @@ apply_list(struct kc_informer *inf, struct listing *l, const char *rv)
 		it->inext = NULL;
 		it->next = NULL;
 		if (r == 0)
-			r = upsert(inf, it, gen, false);
+			r = upsert(inf, it, gen, false, inf->replace);
 		else
 			kc_item_unref(it);
 	}
@@ -679,6 +684,7 @@ apply_list(struct kc_informer *inf, struct listing *l, const char *rv)
 			inf->opts.on_delete(inf->opts.arg, it);
 		kc_item_unref(it);
 	}
+	inf->replace = false;
 	set_rv(inf, rv);
 	set_items_stat(inf);
 	(void)pthread_mutex_lock(&inf->mu);
@@ -856,7 +862,7 @@ on_event(void *arg, enum kc_watch_type type, struct json_object *obj)
 				remove_key(inf, key);
 			break;
 		}
-		if ((r = upsert(inf, it, inf->gen, true)) < 0)
+		if ((r = upsert(inf, it, inf->gen, true, false)) < 0)
 			return r;
 		break;
 	case KC_WATCH_DELETED:
@@ -909,7 +915,12 @@ do_watch(struct kc_informer *inf, struct kc_client *cl, uint64_t *ret_events,
 
 /* ---- the loop ------------------------------------------------------------------ */
 
-/* Sleeps 'ms' on the kc clock, in slices; false when stopped meanwhile. */
+static bool	resource_pending(struct kc_informer *);
+
+/*
+ * Sleeps 'ms' on the kc clock, in slices; false when stopped meanwhile.
+ * A new resource to follow ends the nap early.
+ */
 static bool
 nap(struct kc_informer *inf, uint64_t ms)
 {
@@ -918,6 +929,8 @@ nap(struct kc_informer *inf, uint64_t ms)
 
 		if (atomic_load(&inf->stopped))
 			return false;
+		if (resource_pending(inf))
+			break;
 		(void)kc_clock_sleep_ms(n);
 		ms -= n;
 		(void)pthread_mutex_lock(&inf->mu);
@@ -938,6 +951,39 @@ backoff_ms(const struct kc_informer *inf, unsigned failures, uint32_t retry_afte
 	d = KC_MIN(d, (uint64_t)inf->opts.backoff_max_ms);
 	d = d / 2 + kc_random_u64() % (d / 2 + 1);
 	return KC_MAX(d, (uint64_t)retry_after_ms);
+}
+
+/*
+ * Takes the resource kc_informer_set_resource() asked for, if any: true
+ * (the next list is at the new resource and replaces the cache). The
+ * request it cancelled left the client cancelled; not once stopped.
+ */
+static bool
+take_resource(struct kc_informer *inf, struct kc_client *cl)
+{
+	bool taken = false;
+
+	(void)pthread_mutex_lock(&inf->mu);
+	if (inf->next_res != NULL && !atomic_load(&inf->stopped)) {
+		inf->opts.res = inf->next_res;
+		inf->next_res = NULL;
+		inf->replace = true;
+		kc_client_reset_cancel(cl);
+		taken = true;
+	}
+	(void)pthread_mutex_unlock(&inf->mu);
+	return taken;
+}
+
+static bool
+resource_pending(struct kc_informer *inf)
+{
+	bool p;
+
+	(void)pthread_mutex_lock(&inf->mu);
+	p = inf->next_res != NULL;
+	(void)pthread_mutex_unlock(&inf->mu);
+	return p;
 }
 
 int
@@ -963,6 +1009,10 @@ kc_informer_run(struct kc_informer *inf, struct kc_client *cl, struct kc_status 
 		uint64_t events = 0, start;
 		int r;
 
+		if (take_resource(inf, cl)) {
+			need_list = true;
+			failures = 0;
+		}
 		if (failures > 0 && !nap(inf, backoff_ms(inf, failures, retry_after)))
 			break;
 		retry_after = 0;
@@ -971,6 +1021,8 @@ kc_informer_run(struct kc_informer *inf, struct kc_client *cl, struct kc_status 
 			r = do_list(inf, cl, &est);
 			if (atomic_load(&inf->stopped))
 				break;
+			if (r < 0 && resource_pending(inf))
+				continue;	/* cancelled for the switch */
 			if (r < 0) {
 				report(inf, r, &est, false);
 				failures++;
@@ -985,6 +1037,8 @@ kc_informer_run(struct kc_informer *inf, struct kc_client *cl, struct kc_status 
 		r = do_watch(inf, cl, &events, &est);
 		if (atomic_load(&inf->stopped))
 			break;
+		if (resource_pending(inf))
+			continue;	/* the watch was cancelled for the switch */
 		(void)pthread_mutex_lock(&inf->mu);
 		inf->stats.watch_restarts++;
 		if (r == KC_EEXPIRED)
@@ -1021,6 +1075,25 @@ kc_informer_stop(struct kc_informer *inf)
 		kc_client_cancel(inf->cl);
 	(void)pthread_cond_broadcast(&inf->cv);
 	(void)pthread_mutex_unlock(&inf->mu);
+}
+
+int
+kc_informer_set_resource(struct kc_informer *inf, const struct kc_resource *res,
+    struct kc_status *st)
+{
+	if (res == NULL || res->resource == NULL)
+		return kc_status_set(st, -EINVAL, "informer: no resource");
+	(void)pthread_mutex_lock(&inf->mu);
+	if (res->namespaced != inf->opts.res->namespaced) {
+		(void)pthread_mutex_unlock(&inf->mu);
+		return kc_status_set(st, -EINVAL, "informer: %s and %s differ in scope",
+		    inf->opts.res->resource, res->resource);
+	}
+	inf->next_res = res;
+	if (inf->cl != NULL)
+		kc_client_cancel(inf->cl);
+	(void)pthread_mutex_unlock(&inf->mu);
+	return 0;
 }
 
 /* ---- setup and readers ------------------------------------------------------ */

@@ -11,7 +11,13 @@
 #   gets /readyz, then converts a ConversionReview (v1 and v1beta1) and is
 #   refused with 400 for a body that is not one, 404 and 405 elsewhere;
 # - --metrics-secure serves /metrics over HTTPS with the same certificate
-#   and answers 401 to a scrape without a token.
+#   and answers 401 to a scrape without a token;
+# - while kubectl lists Runs at the version they are not stored at without
+#   pause (each read a ConversionReview through the Service), the
+#   self-managed serving certificate renews and the CA rotates
+#   (--webhook-cert-lifetime-for-testing=60s), then tls.crt and tls.key of
+#   --webhook-cert-dir are replaced three times: not one read fails, and
+#   the number of reads is printed.
 
 load devcluster
 load controller
@@ -144,4 +150,217 @@ hook() {
 	run curl -sS --max-time 5 "http://127.0.0.1:$mport/metrics"
 	[ "$status" -ne 0 ] || [[ "$output" != *trainyard_* ]]
 	ctl_proc_term s
+}
+
+# ---- certificates replaced while the API server calls the webhook ---------
+#
+# The CRDs of crds/: v1beta1 stored,
+# v1alpha1 served, conversion through the Service trainyard-webhook, whose
+# Endpoints point at the controller on 127.0.0.1 (as ctl_runbook.bats does).
+# A reader lists Runs at v1alpha1 without pause, so every read converts
+# every Run through the webhook, while the certificates change under it.
+
+UPGRADE_CRDS="$DC_REPO/crds"
+RNS=rotation
+
+# endpoints NAME: the Service's Endpoints to controller NAME's webhook.
+endpoints() {
+	local port
+	port="$(port_of "$1" 'conversion webhook')"
+	[ -n "$port" ] || return 1
+	printf '%s\n' 'apiVersion: v1' 'kind: Endpoints' \
+	    'metadata: {name: trainyard-webhook, namespace: trainyard-system}' \
+	    'subsets:' '- addresses: [{ip: 127.0.0.1}]' \
+	    "  ports: [{name: webhook, port: $port}]" | kubectl apply -f - >/dev/null
+}
+
+# read_once: one list of the Runs at v1alpha1: both there, in v1alpha1's
+# shape (spec.image only exists there).
+read_once() {
+	kubectl get --raw "/apis/trainyard.dev/v1alpha1/namespaces/$RNS/runs" 2>/dev/null |
+	    jq -e '[.items[].spec.image] == ["busybox", "busybox"]' >/dev/null
+}
+
+# reader: read_once without pause until $BATS_FILE_TMPDIR/stop exists,
+# a line "ok" or "FAIL" for each read in $BATS_FILE_TMPDIR/reads, and the
+# errors in reads.err.
+reader() {
+	local out="$BATS_FILE_TMPDIR/reads"
+	: >"$out"
+	while [ ! -e "$BATS_FILE_TMPDIR/stop" ]; do
+		if kubectl get --raw "/apis/trainyard.dev/v1alpha1/namespaces/$RNS/runs" \
+		    2>>"$out.err" | jq -e '[.items[].spec.image] == ["busybox", "busybox"]' \
+		    >/dev/null 2>>"$out.err"; then
+			echo ok
+		else
+			echo FAIL
+		fi
+	done >>"$out"
+}
+
+# start_reader: once a read succeeds (the webhook and caBundle in place),
+# the reader in the background.
+start_reader() {
+	local i
+	for i in $(seq 300); do
+		read_once && break
+		sleep 0.1
+	done
+	if ! read_once; then
+		kubectl get --raw "/apis/trainyard.dev/v1alpha1/namespaces/$RNS/runs" >&2
+		return 1
+	fi
+	rm -f "$BATS_FILE_TMPDIR/stop" "$BATS_FILE_TMPDIR/reads.err"
+	reader 3>&- &
+	READER=$!
+}
+
+# stop_reader WHAT: stops it; every read succeeded; reports how many ran.
+stop_reader() {
+	local n fails
+	touch "$BATS_FILE_TMPDIR/stop"
+	wait "$READER"
+	n="$(wc -l <"$BATS_FILE_TMPDIR/reads")"
+	fails="$(grep -c FAIL "$BATS_FILE_TMPDIR/reads")" || true
+	echo "# $1: $n reads, $fails failed" >&3
+	if [ "$fails" -ne 0 ]; then
+		head -20 "$BATS_FILE_TMPDIR/reads.err" >&2
+		return 1
+	fi
+	[ "$n" -ge 24 ]
+}
+
+# wait_reads N: until the reader made N reads (60 s at most).
+wait_reads() {
+	local i
+	for i in $(seq 600); do
+		[ "$(wc -l <"$BATS_FILE_TMPDIR/reads")" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "the reader made $(wc -l <"$BATS_FILE_TMPDIR/reads") reads, not $1" >&2
+	return 1
+}
+
+# count NAME ERE: lines of controller NAME's log matching ERE.
+count() {
+	grep -cE "$2" "$DC_DIR/ctl-$1.log" || true
+}
+
+# wait_count NAME ERE N [SECONDS]: until count NAME ERE >= N.
+wait_count() {
+	local i
+	for i in $(seq $((${4:-120} * 10))); do
+		[ "$(count "$1" "$2")" -ge "$3" ] && return 0
+		ctl_proc_alive "$1" || break
+		sleep 0.1
+	done
+	echo "controller $1 logged /$2/ $(count "$1" "$2") times, not $3:" >&2
+	tail -30 "$DC_DIR/ctl-$1.log" >&2
+	return 1
+}
+
+# ca_certs: how many CAs the Secret's ca.crt (the caBundle) holds.
+ca_certs() {
+	kubectl -n trainyard-system get secret trainyard-webhook-certs \
+	    -o jsonpath='{.data.ca\.crt}' | base64 -d | grep -c 'BEGIN CERTIFICATE'
+}
+
+# rotation_setup: the CRDs of UPGRADE_CRDS, the Service, two Runs stored
+# at v1beta1 in $RNS; no other controller writing the caBundle.
+rotation_setup() {
+	local r
+	if ctl_proc_alive a; then
+		ctl_proc_term a || return 1
+	fi
+	kubectl apply -f "$DC_REPO/manifests/service.yaml" >/dev/null &&
+	kubectl apply -k "$UPGRADE_CRDS" >/dev/null &&
+	kubectl wait --for condition=established --timeout=20s \
+	    crd/runs.trainyard.dev crd/resourceprofiles.trainyard.dev >/dev/null &&
+	kubectl create namespace "$RNS" --dry-run=client -o yaml |
+	    kubectl apply -f - >/dev/null || return 1
+	for r in r1 r2; do
+		printf '%s\n' 'apiVersion: trainyard.dev/v1beta1' 'kind: Run' \
+		    "metadata: {name: $r}" \
+		    'spec: {nodes: 1, profile: cpu-small, container: {image: busybox}}' |
+		    kubectl apply -n "$RNS" -f - >/dev/null || return 1
+	done
+}
+
+@test "self-managed certificates: the leaf renews and the CA rotates, not one read fails" {
+	rotation_setup
+	# A CA of its own, made with the short lifetime.
+	kubectl -n trainyard-system delete secret trainyard-webhook-certs --ignore-not-found \
+	    >/dev/null
+	# The CA lives 60 s, the serving certificate 30 s: the leaf renews
+	# about every 20 s, the CA after about 38 s, the old one stays in the
+	# bundle until it expires at 60 s.
+	POD_NAMESPACE=trainyard-system ctl_proc_launch r --kubeconfig "$DC_DIR/sa.kubeconfig" \
+	    --webhook-cert-mode=self --webhook-cert-lifetime-for-testing=60s
+	ctl_proc_wait r 'conversion webhook on port'
+	endpoints r
+	ctl_proc_wait r 'msg=started'
+	grep -q 'for tests only' "$DC_DIR/ctl-r.log"
+	kubectl wait --for=jsonpath='{.spec.conversion.webhook.clientConfig.caBundle}' \
+	    --timeout=30s crd/runs.trainyard.dev >/dev/null
+	start_reader
+	# A leaf renewed from the first CA, then the CA rotated: both CAs in
+	# the bundle, and the leaf signed by the old one still served.
+	wait_count r 'new serving certificate' 2
+	wait_count r ': new CA' 2
+	[ "$(ca_certs)" -eq 2 ]
+	# The next leaf comes from the new CA; the old CA expires and leaves.
+	wait_count r 'new serving certificate' 4
+	for i in $(seq 300); do
+		[ "$(ca_certs)" -eq 1 ] && break
+		sleep 0.1
+	done
+	[ "$(ca_certs)" -eq 1 ]
+	stop_reader "self-managed certificates"
+	[ "$(count r 'caBundle updated')" -ge 3 ]
+	ctl_proc_term r
+}
+
+@test "certificates from files: tls.crt and tls.key replaced, not one read fails" {
+	local dir="$BATS_FILE_TMPDIR/certs" i serial
+	rotation_setup
+	mkdir -p "$dir/serving"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+	    -subj /CN=files-ca -addext basicConstraints=critical,CA:TRUE \
+	    -addext keyUsage=critical,keyCertSign -keyout "$dir/ca.key" -out "$dir/ca.crt" \
+	    2>/dev/null
+	# leaf N: a serving certificate with a key of its own, in $dir/N.{crt,key}.
+	leaf() {
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+		    -subj "/CN=$SVC" -addext "subjectAltName=DNS:$SVC" \
+		    -keyout "$dir/$1.key" -out "$dir/$1.csr" 2>/dev/null &&
+		openssl x509 -req -in "$dir/$1.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" \
+		    -CAcreateserial -days 1 -copy_extensions copy -out "$dir/$1.crt" 2>/dev/null
+	}
+	leaf 0
+	cp "$dir/0.crt" "$dir/serving/tls.crt"
+	cp "$dir/0.key" "$dir/serving/tls.key"
+	kubectl patch crd runs.trainyard.dev --type=merge -p "{\"spec\":{\"conversion\":
+	    {\"webhook\":{\"clientConfig\":{\"caBundle\":\"$(base64 -w0 "$dir/ca.crt")\"}}}}}" \
+	    >/dev/null
+	ctl_proc_launch fl --webhook-cert-mode=files --webhook-cert-dir "$dir/serving"
+	ctl_proc_wait fl 'conversion webhook on port'
+	endpoints fl
+	ctl_proc_wait fl 'msg=started'
+	start_reader
+	for i in 1 2 3; do
+		leaf "$i"
+		# Each file replaced whole (a rename), the key first: a reload
+		# between the two keeps the certificate in use.
+		cp "$dir/$i.key" "$dir/serving/.tls.key" && mv "$dir/serving/.tls.key" "$dir/serving/tls.key"
+		cp "$dir/$i.crt" "$dir/serving/.tls.crt" && mv "$dir/serving/.tls.crt" "$dir/serving/tls.crt"
+		wait_count fl 'serving the certificate of tls.crt' $((i + 1)) 20
+		# Reads go on with the new certificate before the next one.
+		wait_reads $((8 * i))
+	done
+	# The webhook serves the last one.
+	serial="$(openssl x509 -noout -serial -in "$dir/3.crt")"
+	[ "$(openssl s_client -connect "127.0.0.1:$(port_of fl 'conversion webhook')" \
+	    -servername "$SVC" </dev/null 2>/dev/null | openssl x509 -noout -serial)" = "$serial" ]
+	stop_reader "certificates from files"
+	ctl_proc_term fl
 }

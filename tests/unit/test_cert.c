@@ -401,6 +401,10 @@ START_TEST(test_bad_options)
 	    NULL, &p, &st), -EINVAL);
 	ck_assert_int_eq(kc_cert_create(&(struct kc_cert_opts){ .cn = "x", .key_type = 7 },
 	    NULL, &p, &st), -EINVAL);
+	ck_assert_int_eq(kc_cert_create(&(struct kc_cert_opts){ .cn = "x",
+	    .seconds = KC_CERT_SECONDS_MAX + 1 }, NULL, &p, &st), -EINVAL);
+	ck_assert_int_eq(kc_cert_create(&(struct kc_cert_opts){ .cn = "x", .seconds = 60,
+	    .days = 1 }, NULL, &p, &st), -EINVAL);
 	for (size_t i = 0; i <= KC_CERT_NAMES_MAX; i++)
 		many[i] = "h.example";
 	many[KC_CERT_NAMES_MAX + 1] = NULL;
@@ -414,6 +418,33 @@ START_TEST(test_bad_options)
 	ck_assert_ptr_null(p);
 	kc_cert_pair_free(leaf);
 	kc_cert_pair_free(ca);
+}
+END_TEST
+
+/* Validity in seconds: a tenth of it before 'now' (an hour at most), then it. */
+START_TEST(test_seconds)
+{
+	static const struct {
+		unsigned	seconds;
+		long		before;
+	} cases[] = { { 90, 9 }, { 600, 60 }, { KC_CERT_SECONDS_MAX, 3600 } };
+	time_t now = 1800000000;
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(cases); i++) {
+		struct kc_cert_pair *p = NULL;
+		struct kc_cert_info *info = NULL;
+		struct kc_status st = { 0 };
+
+		ck_assert_int_eq(kc_cert_create(&(struct kc_cert_opts){ .cn = "short",
+		    .is_ca = true, .now = now, .seconds = cases[i].seconds }, NULL, &p,
+		    &st), 0);
+		ck_assert_int_eq(kc_cert_info_read(p->cert_pem, p->cert_pem_len, &info,
+		    &st), 0);
+		ck_assert_int_eq(info->not_before, now - cases[i].before);
+		ck_assert_int_eq(info->not_after, now + (time_t)cases[i].seconds);
+		kc_cert_info_free(info);
+		kc_cert_pair_free(p);
+	}
 }
 END_TEST
 
@@ -514,6 +545,7 @@ cert_suite(void)
 	tcase_add_test(tc, test_bad_pem);
 	tcase_add_test(tc, test_bad_options);
 	tcase_add_test(tc, test_wildcard_dns);
+	tcase_add_test(tc, test_seconds);
 	tcase_add_test(tc, test_alloc_failures);
 	suite_add_tcase(s, tc);
 	return s;

@@ -3,7 +3,8 @@
  * one packing for pods, children, Runs and profiles (16-bit offsets), a
  * Run's text back from its deflated form, and whether the deflate
  * dictionary still fits a Run as the controller writes it today (a
- * status wording change that the dictionary misses fails here).
+ * status wording change that the dictionary misses fails here), and the
+ * trainyard.dev version the controller follows as the served ones change.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -301,6 +302,61 @@ START_TEST(test_pod_packing)
 }
 END_TEST
 
+/*
+ * The version followed as the CRDs go through an upgrade and back: up
+ * when v1beta1 is served, down when only v1alpha1 is again, unchanged
+ * while the group is not served (NULL: discovery answered 404) or lists
+ * only versions this controller does not know.
+ */
+START_TEST(test_version_follow)
+{
+	static const char *const alpha = "{name: trainyard.dev, versions: "
+	    "[{groupVersion: trainyard.dev/v1alpha1, version: v1alpha1}]}";
+	static const char *const both = "{name: trainyard.dev, versions: "
+	    "[{version: v1beta1}, {version: v1alpha1}], preferredVersion: "
+	    "{version: v1beta1}}";
+	static const char *const both_alpha_first = "{name: trainyard.dev, versions: "
+	    "[{version: v1alpha1}, {version: v1beta1}]}";
+	static const char *const beta = "{name: trainyard.dev, versions: [{version: v1beta1}]}";
+	static const char *const v2 = "{name: trainyard.dev, versions: [{version: v2}]}";
+	static const char *const none = "{name: trainyard.dev, versions: []}";
+	static const char *const other = "{name: apps, versions: [{version: v1beta1}]}";
+	static const struct {
+		const char	*current, *group, *want;
+	} cases[] = {
+		{ NULL, alpha, "v1alpha1" },
+		{ NULL, both, "v1beta1" },
+		{ NULL, NULL, NULL },
+		{ NULL, v2, NULL },
+		{ "v1alpha1", alpha, "v1alpha1" },
+		{ "v1alpha1", both, "v1beta1" },		/* served: move up */
+		{ "v1alpha1", both_alpha_first, "v1beta1" },	/* order does not matter */
+		{ "v1alpha1", beta, "v1beta1" },
+		{ "v1beta1", both, "v1beta1" },
+		{ "v1beta1", beta, "v1beta1" },			/* v1alpha1 unserved */
+		{ "v1beta1", alpha, "v1alpha1" },		/* CRDs rolled back */
+		{ "v1beta1", NULL, "v1beta1" },			/* group gone: keep */
+		{ "v1alpha1", NULL, "v1alpha1" },
+		{ "v1beta1", none, "v1beta1" },
+		{ "v1beta1", v2, "v1beta1" },
+		{ "v1alpha1", other, "v1alpha1" },
+	};
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(cases); i++) {
+		struct json_object *g = cases[i].group != NULL ? yaml(cases[i].group) : NULL;
+		const char *v = cache_version_follow(cases[i].current, g);
+
+		if (cases[i].want == NULL)
+			ck_assert_msg(v == NULL, "case %zu: %s", i, v);
+		else
+			ck_assert_msg(v != NULL && strcmp(v, cases[i].want) == 0,
+			    "case %zu: %s, expected %s", i, v != NULL ? v : "NULL",
+			    cases[i].want);
+		json_object_put(g);
+	}
+}
+END_TEST
+
 Suite *
 ctl_cache_suite(void)
 {
@@ -311,6 +367,7 @@ ctl_cache_suite(void)
 	tcase_add_test(tc, test_obj_item_trimmed);
 	tcase_add_test(tc, test_child_item);
 	tcase_add_test(tc, test_pod_packing);
+	tcase_add_test(tc, test_version_follow);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -213,6 +213,52 @@ START_TEST(test_ca_rotation_overlap)
 }
 END_TEST
 
+/*
+ * Lifetimes in seconds (--webhook-cert-lifetime-for-testing=60s: CA 60 s,
+ * leaf 30 s, each valid from a tenth of its life before it is made),
+ * planned every second for 90 s: the leaf renews at two thirds of its
+ * life (+19 s), the CA at two thirds of its own (+38 s, with a new leaf
+ * from it), the old CA stays in the bundle until it expires (+60 s), and
+ * the leaf served is always signed by a CA of the bundle.
+ */
+START_TEST(test_seconds_lifetimes)
+{
+	static const int want_leaf[] = { 0, 19, 38, 57, 76 }, want_ca[] = { 0, 38, 76 };
+	const struct certs_opts o = { .ns = NS, .ca_seconds = 60, .leaf_seconds = 30 };
+	struct json_object *secret = NULL;
+	time_t t0 = time(NULL);
+	int leaf_at[8], ca_at[8];
+	size_t nleaf = 0, nca = 0;
+
+	for (int t = 0; t <= 90; t++) {
+		struct certs_result r = { 0 };
+		bool wrote;
+
+		plan(&o, &secret, t0 + t, &r, &wrote);
+		if (r.issued_leaf) {
+			ck_assert_uint_lt(nleaf, KC_ARRAY_SIZE(leaf_at));
+			leaf_at[nleaf++] = t;
+			ck_assert_int_eq(r.leaf_not_after, t0 + t + 30);
+		}
+		if (r.rotated_ca) {
+			ck_assert_uint_lt(nca, KC_ARRAY_SIZE(ca_at));
+			ca_at[nca++] = t;
+		}
+		ck_assert_uint_eq(count_certs(r.ca_pem), (t >= 38 && t < 60) || t >= 76 ? 2 : 1);
+		if (count_certs(r.ca_pem) == 1)
+			ck_assert(signed_by_newest(&r));
+		certs_result_release(&r);
+	}
+	ck_assert_uint_eq(nleaf, KC_ARRAY_SIZE(want_leaf));
+	for (size_t i = 0; i < nleaf; i++)
+		ck_assert_int_eq(leaf_at[i], want_leaf[i]);
+	ck_assert_uint_eq(nca, KC_ARRAY_SIZE(want_ca));
+	for (size_t i = 0; i < nca; i++)
+		ck_assert_int_eq(ca_at[i], want_ca[i]);
+	json_object_put(secret);
+}
+END_TEST
+
 START_TEST(test_broken_secret_afresh)
 {
 	const struct certs_opts o = { .ns = NS };
@@ -433,6 +479,7 @@ ctl_certs_suite(void)
 	tcase_add_test(tc, test_first_issue_and_stable);
 	tcase_add_test(tc, test_leaf_renewed_at_two_thirds);
 	tcase_add_test(tc, test_ca_rotation_overlap);
+	tcase_add_test(tc, test_seconds_lifetimes);
 	tcase_add_test(tc, test_broken_secret_afresh);
 	tcase_add_test(tc, test_sync_create_lost);
 	tcase_add_test(tc, test_sync_update_conflict);

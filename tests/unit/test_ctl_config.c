@@ -86,6 +86,8 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(c.webhook.cert_mode, TY_CERT_FILES);
 	ck_assert_str_eq(c.webhook.service, "trainyard-webhook");
 	ck_assert_str_eq(c.webhook.secret, "trainyard-webhook-certs");
+	ck_assert_uint_eq(c.webhook.cert_lifetime_for_testing_ms, 0);
+	ck_assert_uint_eq(c.api_discovery_interval_ms, 30000);
 	ck_assert_int_eq(config_validate(&c, &st), 0);
 	ck_assert_str_eq(config_podgroup_api_name(TY_PODGROUP_NONE), "none");
 	ck_assert_str_eq(config_cert_mode_name(TY_CERT_SELF), "self");
@@ -174,6 +176,16 @@ static const struct bad_case bad_cases[] = {
 	    "duration (examples: \"500ms\", \"15s\", \"1m30s\")" },
 	{ "restartBackoff: {base: 0s}\n", "restartBackoff.base: \"0s\" is out of range "
 	    "1ms..86400s" },
+	{ "apiDiscoveryInterval: 500ms\n", "apiDiscoveryInterval: \"500ms\" is out of range "
+	    "1s..600s" },
+	{ "apiDiscoveryInterval: 1h\n", "apiDiscoveryInterval: \"1h\" is out of range "
+	    "1s..600s" },
+	{ "webhook: {certLifetimeForTesting: 10s}\n", "webhook.certLifetimeForTesting: "
+	    "\"10s\" is out of range 60s..86400s" },
+	{ "webhook: {certLifetimeForTesting: 365d}\n", "webhook.certLifetimeForTesting: "
+	    "\"365d\" is not a duration (examples: \"500ms\", \"15s\", \"1m30s\")" },
+	{ "webhook: {certLifetimeForTesting: 25h}\n", "webhook.certLifetimeForTesting: "
+	    "\"25h\" is out of range 60s..86400s" },
 	{ "restartBackoff: {base: 10m, max: 1m}\n", "restartBackoff.base: must not be "
 	    "more than restartBackoff.max (60s)" },
 	{ "leaderElection: {leaseDuration: 10s}\n", "leaderElection.renewDeadline: must "
@@ -301,6 +313,10 @@ START_TEST(test_flags)
 	ck_assert_str_eq(c.webhook.bind_address, "");
 	ck_assert_int_eq(config_set_flag(&c, "webhook.certDir", "/certs", &st), 0);
 	ck_assert_str_eq(c.webhook.cert_dir, "/certs");
+	ck_assert_int_eq(config_set_flag(&c, "webhook.certLifetimeForTesting", "90s", &st), 0);
+	ck_assert_uint_eq(c.webhook.cert_lifetime_for_testing_ms, 90000);
+	ck_assert_int_eq(config_set_flag(&c, "apiDiscoveryInterval", "2s", &st), 0);
+	ck_assert_uint_eq(c.api_discovery_interval_ms, 2000);
 	ck_assert_int_eq(config_set_flag(&c, "metricsSecure", "true", &st), 0);
 	ck_assert(c.metrics_secure);
 	ck_assert_int_eq(config_set_flag(&c, "workers", "lots", &st), KC_ECONFIG);

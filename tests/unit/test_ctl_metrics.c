@@ -569,6 +569,19 @@ START_TEST(test_families_and_values)
 	metrics_set_leader(m, false);
 	scrape(m, &e);
 	ck_assert(VALUE(&e, "trainyard_leader") == 0);
+	/* No version before discovery. */
+	ck_assert_ptr_null(find(&e, "trainyard_api_version_info", (const char *)NULL));
+	expo_free(&e);
+
+	/* One series: the version followed now. */
+	metrics_set_api_version(m, "trainyard.dev", "v1alpha1");
+	metrics_set_api_version(m, "trainyard.dev", "v1beta1");
+	scrape(m, &e);
+	ck_assert_str_eq(family_of(&e, "trainyard_api_version_info")->type, "gauge");
+	ck_assert(VALUE(&e, "trainyard_api_version_info", "group=trainyard.dev",
+	    "version=v1beta1") == 1);
+	ck_assert_ptr_null(find(&e, "trainyard_api_version_info", "version=v1alpha1",
+	    (const char *)NULL));
 	expo_free(&e);
 	metrics_free(m);
 }

@@ -4,7 +4,8 @@
  * resume from the last resourceVersion, 410 and the relist diff, backoff
  * on 500 and 429, skipped objects, the secondary index, items that
  * outlive the informer; then against the loopback HTTPS server: a stream
- * cut short and a stop from another thread while the watch hangs; and
+ * cut short and a stop from another thread while the watch hangs; a move
+ * to another version of the resource (kc_informer_set_resource()); and
  * the cache's memory per item, measured.
  *
  * Most tests run the informer on the test's thread and stop it from a
@@ -54,6 +55,7 @@ struct ctx {
 	size_t			 n;
 	const char		*stop_on;	/* stop the informer after this line */
 	unsigned		 errors;
+	atomic_uint		 nerrors;	/* the same, for another thread */
 	int			 last_error;
 	char			 last_msg[256];
 	atomic_uint		 events;
@@ -127,6 +129,7 @@ on_error(void *arg, int code, const struct kc_status *st)
 
 	c->errors++;
 	c->last_error = code;
+	atomic_fetch_add(&c->nerrors, 1);
 	(void)kc_strlcpy(c->last_msg, st->message, sizeof(c->last_msg));
 }
 
@@ -845,6 +848,148 @@ START_TEST(test_stop_during_backoff)
 }
 END_TEST
 
+/* ---- another version of the resource --------------------------------------------- */
+
+static const struct kc_resource runs_alpha = {
+	"trainyard.dev", "v1alpha1", "runs", "Run", true,
+};
+static const struct kc_resource runs_beta = {
+	"trainyard.dev", "v1beta1", "runs", "Run", true,
+};
+
+/* Waits (real clock, 10 s at most) until the handlers logged 'n' lines. */
+static void
+wait_events(struct ctx *c, unsigned n)
+{
+	uint64_t deadline = kc_clock_now_ms() + 10000;
+
+	while (atomic_load(&c->events) < n && kc_clock_now_ms() < deadline)
+		(void)kc_clock_sleep_ms(1);
+	ck_assert_uint_eq(atomic_load(&c->events), n);
+}
+
+static struct kc_informer *
+runs_informer(struct ctx *c, uint32_t backoff_ms)
+{
+	struct kc_informer *inf = NULL;
+	struct kc_status st;
+
+	ck_assert_int_eq(kc_informer_new(&(struct kc_informer_opts){
+		.res = &runs_alpha, .ns = "team-a", .watch_timeout_s = 300,
+		.backoff_base_ms = backoff_ms, .backoff_max_ms = backoff_ms,
+		.transform = pod_transform,
+		.on_add = on_add, .on_update = on_update, .on_delete = on_delete,
+		.on_error = on_error, .arg = c,
+	}, &inf, &st), 0);
+	c->inf = inf;
+	return inf;
+}
+
+START_TEST(test_set_resource)
+{
+	static const char *const want[] = {
+		"add team-a/a 10", "add team-a/b 11", "add team-a/c 12",
+		"update team-a/a 10->13",
+		"update team-a/a 13->13", "update team-a/b 11->11", "add team-a/d 20",
+		"delete team-a/c",
+		"update team-a/d 20->21",
+	};
+	struct fake_transport *ft = ft_new();
+	struct ctx c = { 0 };
+	struct kc_informer *inf = runs_informer(&c, 100);
+	struct runner rn = { inf, fake_client(), -1 };
+	struct kc_informer_stats s;
+	struct kc_item *old_b, *new_b;
+	struct kc_status st;
+	pthread_t th;
+
+	/* Same scope only; a resource is required. */
+	ck_assert_int_eq(kc_informer_set_resource(inf, &kc_res_namespaces, &st), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(st.message, "scope"));
+	ck_assert_int_eq(kc_informer_set_resource(inf, NULL, &st), -EINVAL);
+
+	ft_load_script(ft, "informer/switch.script");
+	ck_assert_int_eq(pthread_create(&th, NULL, runner_main, &rn), 0);
+	wait_events(&c, 4);
+	old_b = kc_informer_get(inf, "team-a", "b");
+	ck_assert_ptr_nonnull(old_b);
+	ck_assert_int_eq(kc_informer_set_resource(inf, &runs_beta, &st), 0);
+	wait_events(&c, 9);
+	/* Never gone in between: b was replaced in place by its v1beta1 form. */
+	new_b = kc_informer_get(inf, "team-a", "b");
+	ck_assert_ptr_nonnull(new_b);
+	ck_assert_ptr_ne(new_b, old_b);
+	ck_assert_str_eq(kc_item_rv(new_b), "11");
+	kc_item_unref(old_b);
+	kc_item_unref(new_b);
+	kc_informer_stop(inf);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(rn.r, 0);
+	ft_done(ft);
+	assert_log(&c, want, KC_ARRAY_SIZE(want));
+	/* The cancelled watch is not a failure. */
+	ck_assert_uint_eq(c.errors, 0);
+	kc_informer_stats(inf, &s);
+	ck_assert_uint_eq(s.lists, 2);
+	ck_assert_uint_eq(s.items, 3);
+	ck_assert(kc_informer_synced(inf));
+	kc_informer_free(inf);
+	kc_client_free(rn.cl);
+	ft_free(ft);
+}
+END_TEST
+
+/* A version that answers 404 backs off; the switch cuts the wait short. */
+START_TEST(test_set_resource_during_backoff)
+{
+	static const char *const want[] = { "add team-a/a 10" };
+	static const char *const chunks[] = { NULL };
+	struct fake_transport *ft = ft_new();
+	struct ctx c = { 0 };
+	struct kc_informer *inf = runs_informer(&c, 60000);
+	struct runner rn = { inf, fake_client(), -1 };
+	struct kc_status st;
+	uint64_t deadline, t0;
+	pthread_t th;
+
+	ft_expect(ft, &(struct ft_exchange){
+		.method = "GET", .path = "/apis/trainyard.dev/v1alpha1/namespaces/team-a/"
+		    "runs?limit=500", .status = 404,
+		.resp_body = "{\"kind\":\"Status\",\"message\":\"the server could not find "
+		    "the requested resource\",\"reason\":\"NotFound\",\"code\":404}",
+	});
+	ft_expect(ft, &(struct ft_exchange){
+		.method = "GET", .path = "/apis/trainyard.dev/v1beta1/namespaces/team-a/"
+		    "runs?limit=500", .status = 200,
+		.resp_body = "{\"kind\":\"RunList\",\"metadata\":{\"resourceVersion\":\"10\"},"
+		    "\"items\":[{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"a\","
+		    "\"resourceVersion\":\"10\"}}]}",
+	});
+	ft_expect(ft, &(struct ft_exchange){
+		.method = "GET", .path = "/apis/trainyard.dev/v1beta1/namespaces/team-a/"
+		    "runs?allowWatchBookmarks=true&resourceVersion=10&timeoutSeconds=300&"
+		    "watch=true", .status = 200, .chunks = chunks, .block = true,
+	});
+	ck_assert_int_eq(pthread_create(&th, NULL, runner_main, &rn), 0);
+	deadline = kc_clock_now_ms() + 10000;
+	while (atomic_load(&c.nerrors) == 0 && kc_clock_now_ms() < deadline)
+		(void)kc_clock_sleep_ms(1);
+	ck_assert_uint_eq(atomic_load(&c.nerrors), 1);
+	t0 = kc_clock_now_ms();
+	ck_assert_int_eq(kc_informer_set_resource(inf, &runs_beta, &st), 0);
+	wait_events(&c, 1);
+	ck_assert_uint_lt(kc_clock_now_ms() - t0, 5000);
+	kc_informer_stop(inf);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ft_done(ft);
+	assert_log(&c, want, KC_ARRAY_SIZE(want));
+	ck_assert_int_eq(c.last_error, KC_ENOTFOUND);
+	kc_informer_free(inf);
+	kc_client_free(rn.cl);
+	ft_free(ft);
+}
+END_TEST
+
 /* ---- memory per cached item ----------------------------------------------------- */
 
 static size_t	mem_requested;
@@ -1007,6 +1152,8 @@ informer_suite(void)
 	tcase_add_test(tc, test_skipped_objects);
 	tcase_add_test(tc, test_limits_and_enomem);
 	tcase_add_test(tc, test_stop_during_backoff);
+	tcase_add_test(tc, test_set_resource);
+	tcase_add_test(tc, test_set_resource_during_backoff);
 	tcase_add_test(tc, test_memory_per_item);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(srv, NULL, teardown);

@@ -42,12 +42,20 @@ enum kc_key_type {
 	KC_KEY_RSA_2048,
 };
 
+#define KC_CERT_SECONDS_MAX	86400	/* kc_cert_opts.seconds */
+
 struct kc_cert_opts {
 	const char		*cn;	/* subject CN: required (the user) */
 	const char *const	*orgs;	/* subject O, NULL-terminated (groups) */
 	const char *const	*dns;	/* SAN DNS names, NULL-terminated */
 	const char *const	*ips;	/* SAN IPs, "127.0.0.1" or "::1" */
 	unsigned		 days;	/* validity; 0: 365, at most 36500 */
+	/*
+	 * Validity in seconds instead of days when not 0, for tests that
+	 * watch certificates expire: at most KC_CERT_SECONDS_MAX (a day),
+	 * 'days' must then be 0.
+	 */
+	unsigned		 seconds;
 	bool			 is_ca;	/* may sign certificates */
 	bool			 server;	/* extKeyUsage serverAuth */
 	bool			 client;	/* extKeyUsage clientAuth */
@@ -68,7 +76,8 @@ struct kc_cert_pair {
  * whose certificate is a CA and whose key matches it), or self-signed
  * when 'issuer' is NULL. The certificate is valid from an hour before
  * opts->now (the wall clock when 0), for clock skew, until opts->days
- * after it, and has a random 128-bit serial number, a
+ * after it (with opts->seconds: from a tenth of them before, at most an
+ * hour, until opts->seconds after), and has a random 128-bit serial number, a
  * subject key identifier and, when issued, an authority key identifier.
  * A CA gets basicConstraints CA:TRUE and keyUsage keyCertSign; a leaf
  * gets CA:FALSE and digitalSignature (plus keyEncipherment for RSA).

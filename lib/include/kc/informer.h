@@ -7,9 +7,11 @@
  * selectors): a paged list, then a watch with bookmarks from the list's
  * resourceVersion, resumed from the last resourceVersion seen whenever it
  * ends, a new list when the server's history is gone (410 Expired), and
- * exponential backoff with jitter on errors, honouring Retry-After. The
- * library starts no thread: kc_informer_run() blocks on the caller's
- * thread with the caller's client until kc_informer_stop().
+ * exponential backoff with jitter on errors, honouring Retry-After;
+ * kc_informer_set_resource() moves it to another version of the resource
+ * (a relist that replaces the items in place). The library starts no
+ * thread: kc_informer_run() blocks on the caller's thread with the
+ * caller's client until kc_informer_stop().
  *
  * The cache does not keep JSON. Each object goes through the caller's
  * transform(), which returns a compact struct of its own (or skips the
@@ -214,6 +216,24 @@ int	kc_informer_run(struct kc_informer *, struct kc_client *cl, struct kc_status
  * stays stopped (a later run() returns at once).
  */
 void	kc_informer_stop(struct kc_informer *);
+
+/*
+ * Moves the informer to another resource of the same scope: another
+ * version of the same group and resource, when the server stops serving
+ * the one it reads. 'res' is borrowed, as kc_informer_opts.res, until the
+ * informer is freed or moved again. The request in flight (or the backoff
+ * wait) ends, and the informer lists 'res' and watches from that list.
+ * The list replaces the cache as a relist does, except that every object
+ * it has replaces its item even at an unchanged resourceVersion (the
+ * conversion to another version keeps it): on_update for each object in
+ * both, on_add and on_delete only for objects that really came or went.
+ * Until the list is applied, readers see the items as they were (synced
+ * stays true); it is retried with backoff like any list. Before run(),
+ * the first list is at 'res'. Any thread: 0, or -EINVAL (reason in 'st')
+ * without a resource or for one of the other scope.
+ */
+int	kc_informer_set_resource(struct kc_informer *, const struct kc_resource *res,
+	    struct kc_status *st) _must_check_;
 
 /* True once the first complete list is in the cache. Any thread. */
 bool	kc_informer_synced(struct kc_informer *);
