@@ -27,6 +27,8 @@ setup_file() {
 	CTL_CRDS="$CRDS/previous" ctl_install || return 1
 	kubectl apply -f "$DC_REPO/manifests/namespace.yaml" >/dev/null || return 1
 	ctl_config
+	# The controller looks the served versions up every second, not 30 s.
+	echo "apiDiscoveryInterval: 1s" >>"$DC_DIR/controller.yaml"
 	kubectl create namespace "$NS" >/dev/null
 }
 
@@ -80,6 +82,24 @@ crds() {
 	kubectl wait --for condition=established --timeout=20s \
 	    crd/runs.trainyard.dev crd/resourceprofiles.trainyard.dev >/dev/null || return 1
 	kubectl api-resources --api-group=trainyard.dev >/dev/null
+}
+
+# switched NAME VERSION WAS N: controller NAME has logged N times that it
+# moved to trainyard.dev/VERSION from WAS (waits up to 10 s for it).
+switched() {
+	local line="serving version changed: reading trainyard.dev/$2 (was $3)" i
+	for i in $(seq 100); do
+		[ "$(grep -cF "$line" "$DC_DIR/ctl-$1.log")" -ge "$4" ] && return 0
+		sleep 0.1
+	done
+	echo "controller $1 logged \"$line\" fewer than $4 times:" >&2
+	tail -20 "$DC_DIR/ctl-$1.log" >&2
+	return 1
+}
+
+# starts NAME: how many times controller NAME started.
+starts() {
+	grep -cE '(msg=started|"msg":"started")' "$DC_DIR/ctl-$1.log"
 }
 
 # ca_bundled: both CRDs that convert by Webhook carry the CA (the
@@ -141,6 +161,8 @@ EOF
 	[ "$output" = busybox ]
 	run --separate-stderr kubectl get crd runs.trainyard.dev -o jsonpath='{.status.storedVersions}'
 	[ "$output" = '["v1alpha1"]' ]
+	# The running controller moves to v1beta1 by itself.
+	switched old v1beta1 v1alpha1 1
 
 	# Rollback: the previous CRDs; nothing was stored at v1beta1.
 	crds -f "$CRDS/previous/"
@@ -148,10 +170,13 @@ EOF
 	[ "$output" = v1alpha1 ]
 	run --separate-stderr kubectl get -n "$NS" rn alpha -o jsonpath='{.spec.image}'
 	[ "$output" = busybox ]
+	switched old v1alpha1 v1beta1 1
 
 	crds -k "$DC_REPO/manifests/upgrade-steps/serve-v1beta1"
 	ca_bundled
+	switched old v1beta1 v1alpha1 2
 	[ "$(pods_of alpha)" = "$(cat "$BATS_FILE_TMPDIR/alpha")" ]
+	[ "$(starts old)" -eq 1 ]
 }
 
 @test "step 4: v1beta1 stored; reads, patches, apply and watches at both versions" {
@@ -176,6 +201,18 @@ EOF
 	    { cat "$BATS_FILE_TMPDIR/watch" >&2; false; }
 	run --separate-stderr kubectl get crd runs.trainyard.dev -o jsonpath='{.status.storedVersions}'
 	[ "$output" = '["v1alpha1","v1beta1"]' ]
+
+	# Rollback: v1alpha1 stored again; both versions still read and write.
+	crds -k "$DC_REPO/manifests/upgrade-steps/serve-v1beta1"
+	run --separate-stderr kubectl get crd runs.trainyard.dev \
+	    -o jsonpath='{.spec.versions[?(@.storage==true)].name}'
+	[ "$output" = v1alpha1 ]
+	kubectl patch -n "$NS" runs.v1beta1.trainyard.dev alpha --type=merge \
+	    -p '{"metadata":{"labels":{"step":"4-rollback"}}}' >/dev/null
+	run --separate-stderr kubectl get -n "$NS" runs.v1alpha1.trainyard.dev alpha \
+	    -o jsonpath='{.metadata.labels.step} {.spec.restart}{.spec.restartPolicy}'
+	[ "$output" = "4-rollback OnFailure" ]
+	crds -f "$CRDS/"
 
 	# A new Run at v1beta1, with what only v1beta1 can say, read at both.
 	kubectl apply --server-side -n "$NS" -f - <<'EOF'
@@ -206,6 +243,8 @@ EOF
 	[ "$output" = "10.0.0.0/8 old-client" ]
 	pods_of beta >"$BATS_FILE_TMPDIR/beta"
 	[ "$(pods_of alpha)" = "$(cat "$BATS_FILE_TMPDIR/alpha")" ]
+	# No restart: the controller of step 2 is still the one running.
+	[ "$(starts old)" -eq 1 ]
 }
 
 @test "the webhook down: reads at the other version fail with kube-apiserver's error, then recover" {
@@ -268,5 +307,18 @@ EOF
 	    --timeout="$CTL_WAIT"
 	[ "$(pods_of alpha v1beta1.)" = "$(cat "$BATS_FILE_TMPDIR/alpha")" ]
 	[ "$(pods_of beta v1beta1.)" = "$(cat "$BATS_FILE_TMPDIR/beta")" ]
+
+	# Rollback: v1alpha1 back, not served, then served; the Runs read at it.
+	crds -k "$DC_REPO/manifests/upgrade-steps/unserve-v1alpha1"
+	run --separate-stderr kubectl get crd runs.trainyard.dev -o jsonpath='{.spec.versions[*].name}'
+	[ "$output" = "v1beta1 v1alpha1" ]
+	crds -f "$CRDS/"
+	run --separate-stderr kubectl get -n "$NS" runs.v1alpha1.trainyard.dev after \
+	    -o jsonpath='{.spec.image} {.status.phase}'
+	[ "$output" = "busybox Running" ]
+	crds -k "$DC_REPO/manifests/upgrade-steps/remove-v1alpha1"
+	[ "$(pods_of alpha v1beta1.)" = "$(cat "$BATS_FILE_TMPDIR/alpha")" ]
+	# One start for the controller brought back after the webhook test.
+	[ "$(starts new)" -eq 1 ]
 	ctl_proc_term new
 }
