@@ -308,6 +308,13 @@ struct dc_write_ctx {
 	const char		*field_manager;
 	bool			 dry_run;
 	const struct json_object *old;		/* stored object, or NULL */
+	/*
+	 * The reply. An admit hook whose answer does not fit a kc_status
+	 * (upstream's RBAC escalation messages) writes its Status here, sets
+	 * 'answered' and returns its code.
+	 */
+	struct dc_resp		*resp;
+	bool			 answered;
 };
 
 /*
