@@ -19,6 +19,10 @@
  *	NamespaceLifecycle	the core write pipeline (write.c), on
  *				create, before the table: 404 in a missing
  *				namespace, 403 in a terminating one
+ *	LimitRanger		limitranger.c: containers' default limits
+ *				and requests from the namespace's
+ *				LimitRanges (mutating), then their min, max
+ *				and ratios (403)
  *	Priority		scheduler.c: spec.priority from the
  *				PriorityClass (mutating; 403 without one)
  *	DefaultTolerationSeconds nodes.c: the not-ready and unreachable
@@ -42,6 +46,7 @@ const struct dc_plugin *const dc_plugins[] = {
 	&namespace_plugin,	/* namespace controller */
 	&authz_plugin,		/* RBAC authorizer, access reviews */
 	&faults_plugin,		/* /devcluster/faults, /devcluster/stats, injected faults */
+	&limitranger_plugin,	/* admission: LimitRanger; LimitRange defaults */
 	&scheduler_plugin,	/* admission: Priority; binds pods; --nodes */
 	&nodes_plugin,		/* admission: DefaultTolerationSeconds; node controllers */
 	&quota_plugin,		/* admission: ResourceQuota (last); quota status */
