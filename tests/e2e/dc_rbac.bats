@@ -214,3 +214,15 @@ EOF
 	kubectl --as lead create role secrets -n esc --verb=get,list --resource=secrets,pods
 	kubectl get role secrets -n esc
 }
+
+@test "impersonating groups: system:authenticated added, each group checked" {
+	run kubectl auth whoami --as bob --as-group a
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -E '^Groups +\[a system:authenticated\]$'
+	kubectl create clusterrolebinding a-view --clusterrole=view --group=a
+	run kubectl auth can-i list pods --as bob --as-group a
+	[ "$output" = yes ]
+	run kubectl --token=tok-alice --as=bob --as-group=a get pods
+	[ "$status" -ne 0 ]
+	[ "$output" = 'Error from server (Forbidden): groups "a" is forbidden: User "alice" cannot impersonate resource "groups" in API group "" at the cluster scope' ]
+}

@@ -257,6 +257,40 @@ START_TEST(impersonation)
 	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_GET,
 	    .target = "/api/v1/namespaces/default", .token = "tok-alice",
 	    .imp_user = "bob" }, 403, NULL));
+
+	/* Every group counts: whoami shows them, and a grant to the second works. */
+	o = dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+	    .imp_user = "bob", .imp_groups = (const char *const []){ "a", "b", NULL },
+	    .body = "{}" }, 201, NULL);
+	{
+		const struct json_object *g = kc_json_get(o, "status", "userInfo", "groups");
+
+		ck_assert_uint_eq(json_object_array_length(g), 3);
+		ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(g, 0)), "a");
+		ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(g, 1)), "b");
+		ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(g, 2)),
+		    "system:authenticated");
+	}
+	dct_put(o);
+	post(RBAC "/namespaces/default/rolebindings", "{\"apiVersion\":"
+	    "\"rbac.authorization.k8s.io/v1\",\"kind\":\"RoleBinding\",\"metadata\":"
+	    "{\"name\":\"b-view\"},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\","
+	    "\"kind\":\"ClusterRole\",\"name\":\"view\"},\"subjects\":[{\"kind\":"
+	    "\"Group\",\"name\":\"b\"}]}");
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_GET, .target = PODS,
+	    .imp_user = "bob", .imp_groups = (const char *const []){ "a", "b", NULL } },
+	    200, NULL));
+	o = dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = AUTHZ "/selfsubjectaccessreviews", .imp_user = "bob",
+	    .imp_groups = (const char *const []){ "a", "b", NULL }, .body = "{\"spec\":"
+	    "{\"resourceAttributes\":{\"verb\":\"list\",\"resource\":\"pods\","
+	    "\"namespace\":\"default\"}}}" }, 201, NULL);
+	ck_assert(kc_json_bool(o, false, "status", "allowed"));
+	dct_put(o);
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_GET, .target = PODS,
+	    .imp_user = "bob", .imp_groups = (const char *const []){ "a", NULL } },
+	    403, NULL));
 }
 END_TEST
 
