@@ -709,23 +709,9 @@ static int
 answer(struct dc_write_ctx *wc, int code, const char *msg, const char *name,
     const char *kind)
 {
-	struct json_object *d = json_object_new_object(), *o = NULL;
-	int r = -ENOMEM;
-
-	if (d == NULL || (name[0] != '\0' && kc_json_set_str(d, "name", name) < 0) ||
-	    kc_json_set_str(d, "group", RBAC_GROUP) < 0 ||
-	    kc_json_set_str(d, "kind", kind) < 0 ||
-	    errors_status_body(code, msg, d, &o) < 0 ||
-	    resp_json(wc->resp, kc_err_http(code), o) < 0)
-		goto out;
+	errors_details(wc->resp, code, RBAC_GROUP, kind, name, msg);
 	wc->answered = true;
-	r = code;
-out:
-	if (o != NULL)
-		json_object_put(o);
-	if (d != NULL)
-		json_object_put(d);
-	return r;
+	return code;
 }
 
 /* "<plural>.rbac.authorization.k8s.io "<name>" is forbidden: <msg>" (NewForbidden). */

@@ -1330,6 +1330,12 @@ void	 errors_reply(struct dc_resp *, int code, const char *fmt, ...) _printf_(3,
 void	 errors_obj(struct dc_resp *, int code, const struct dc_rtype *, const char *name,
 	    const char *fmt, ...) _printf_(5, 6);
 /* 404 "<qr> \"name\" not found" */
+/*
+ * A Status with 'message' as is, of any length (admission's long
+ * answers), and details {name, group, kind}, each left out when empty.
+ */
+void	 errors_details(struct dc_resp *, int code, const char *group, const char *kind,
+	    const char *name, const char *message);
 void	 errors_notfound(struct dc_resp *, const struct dc_rtype *, const char *name);
 /*
  * 422 "<Kind>[.<group>] \"name\" is invalid: <err>" (or "[e1, e2]") with

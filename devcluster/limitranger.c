@@ -546,54 +546,50 @@ out:
  * Admission
  */
 
-/* Answers 403 "<resource> "<name>" is forbidden: <errors>" (admission.NewForbidden). */
+/* "<resource> "<name>" is forbidden: <errors>" (admission.NewForbidden). */
+static void
+sb_forbidden(struct kc_sbuf *sb, const char *qualified, const char *name,
+    const struct errs *e)
+{
+	kc_sbuf_puts(sb, qualified);
+	kc_sbuf_putc(sb, ' ');
+	kc_sbuf_quote(sb, name, strlen(name));
+	kc_sbuf_puts(sb, " is forbidden: ");
+	if (e->n > 1)
+		kc_sbuf_putc(sb, '[');
+	for (size_t i = 0; i < e->n; i++) {
+		if (i > 0)
+			kc_sbuf_puts(sb, ", ");
+		kc_sbuf_puts(sb, e->v[i]);
+	}
+	if (e->n > 1)
+		kc_sbuf_putc(sb, ']');
+}
+
+/* Answers 403 with the errors of one LimitRange. */
 static int
 forbid(struct dc_write_ctx *wc, const struct json_object *obj, const struct errs *e)
 {
 	const char *name = kc_json_str(obj, "metadata", "name");
-	struct json_object *d = json_object_new_object(), *o = NULL;
 	struct kc_sbuf sb;
-	char *msg = NULL;
-	size_t len = 0;
-	int r = -ENOMEM;
+	size_t len;
+	char *msg;
 
 	if (name == NULL || name[0] == '\0')
 		name = kc_json_str(obj, "metadata", "generateName");
 	if (name == NULL || name[0] == '\0')
 		name = "Unknown";
-	for (int pass = 0; pass < 2; pass++) {
-		kc_sbuf_init(&sb, msg, pass == 0 ? 0 : len + 1);
-		kc_sbuf_puts(&sb, wc->rt->qualified);
-		kc_sbuf_putc(&sb, ' ');
-		kc_sbuf_quote(&sb, name, strlen(name));
-		kc_sbuf_puts(&sb, " is forbidden: ");
-		if (e->n > 1)
-			kc_sbuf_putc(&sb, '[');
-		for (size_t i = 0; i < e->n; i++) {
-			if (i > 0)
-				kc_sbuf_puts(&sb, ", ");
-			kc_sbuf_puts(&sb, e->v[i]);
-		}
-		if (e->n > 1)
-			kc_sbuf_putc(&sb, ']');
-		len = kc_sbuf_end(&sb);
-		if (pass == 0 && (msg = kc_malloc(len + 1)) == NULL)
-			goto out;
-	}
-	if (d == NULL || kc_json_set_str(d, "name", name) < 0 ||
-	    kc_json_set_str(d, "kind", wc->rt->plural) < 0 ||
-	    errors_status_body(KC_EFORBIDDEN, msg, d, &o) < 0 ||
-	    resp_json(wc->resp, 403, o) < 0)
-		goto out;
-	wc->answered = true;
-	r = KC_EFORBIDDEN;
-out:
+	kc_sbuf_init(&sb, NULL, 0);
+	sb_forbidden(&sb, wc->rt->qualified, name, e);
+	len = kc_sbuf_end(&sb);
+	if ((msg = kc_malloc(len + 1)) == NULL)
+		return -ENOMEM;
+	kc_sbuf_init(&sb, msg, len + 1);
+	sb_forbidden(&sb, wc->rt->qualified, name, e);
+	errors_details(wc->resp, KC_EFORBIDDEN, "", wc->rt->plural, name, msg);
 	kc_free(msg);
-	if (o != NULL)
-		json_object_put(o);
-	if (d != NULL)
-		json_object_put(d);
-	return r;
+	wc->answered = true;
+	return KC_EFORBIDDEN;
 }
 
 static int
