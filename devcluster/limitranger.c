@@ -25,10 +25,10 @@
  *	pods "p" is forbidden: [minimum cpu usage per Container is 100m, but
  *	    request is 50m, maximum memory usage per Pod is 1Gi, but limit is 2Gi]
  *
- * (one error without the brackets, repeated errors once). Upstream
- * mutates every LimitRange before validating any; here each is mutated
- * then validated in turn, which gives the same result since defaults only
- * fill what is missing. Pod updates are not checked (containers' resources
+ * (one error without the brackets, repeated errors once). As upstream's
+ * mutating phase comes before its validating one, every LimitRange's
+ * defaults are applied before any is checked. Pod updates are not checked
+ * (containers' resources
  * are immutable), nor the resize subresource. The defaults of a LimitRange
  * item of type Container: default from max, defaultRequest from default,
  * then from min, each only where missing.
@@ -623,9 +623,10 @@ admit(struct dc_write_ctx *wc, struct json_object *obj, struct kc_status *st)
 		r = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (pod && (r = mutate_pod(lrs[i], obj)) < 0)
+	for (size_t i = 0; pod && i < n; i++)
+		if ((r = mutate_pod(lrs[i], obj)) < 0)
 			goto out;
+	for (size_t i = 0; i < n; i++) {
 		errs->n = 0;
 		if (pod)
 			validate_pod(errs, lrs[i], obj);

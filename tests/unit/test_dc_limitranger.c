@@ -184,6 +184,20 @@ START_TEST(pod_sums)
 }
 END_TEST
 
+/* Every LimitRange's defaults come before any check. */
+START_TEST(defaults_before_checks)
+{
+	struct json_object *o;
+
+	limit_range("a-min", "[{\"type\":\"Pod\",\"min\":{\"memory\":\"64Mi\"}}]");
+	limit_range("b-default", "[{\"type\":\"Container\",\"default\":{\"memory\":"
+	    "\"128Mi\"}}]");
+	o = pod("p", "{}", 201);
+	expect_qty(o, "128Mi", "requests", "memory");
+	dct_put(o);
+}
+END_TEST
+
 START_TEST(claims)
 {
 	const char *pvc = "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\","
@@ -244,6 +258,7 @@ dc_limitranger_suite(void)
 	tcase_add_test(tc, pod_defaults);
 	tcase_add_test(tc, container_messages);
 	tcase_add_test(tc, pod_sums);
+	tcase_add_test(tc, defaults_before_checks);
 	tcase_add_test(tc, claims);
 	tcase_add_test(tc, controllers_and_quota);
 	suite_add_tcase(s, tc);
