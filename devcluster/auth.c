@@ -488,7 +488,13 @@ auth_impersonate(struct dc *dc, struct dc_req *req, struct kc_status *st)
 	struct dc_user nu;
 	int r;
 
-	if ((r = rbac_impersonation_plan(&imp, &p, st)) < 0 || p == NULL)
+	if ((r = rbac_impersonation_plan(&imp, &p, st)) == KC_EINTERNAL) {
+		char msg[KC_STATUS_MESSAGE_MAX];
+
+		(void)kc_strlcpy(msg, st->message, sizeof(msg));
+		return kc_status_set(st, r, "Internal error occurred: %s", msg);
+	}
+	if (r < 0 || p == NULL)
 		return r;
 	for (size_t i = 0; i < p->nchecks; i++) {
 		const struct rbac_attrs *c = &p->checks[i];

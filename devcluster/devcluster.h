@@ -1417,8 +1417,9 @@ int	 auth_authenticate(const struct dc_auth *, const char *authorization,
  * own). KC_EFORBIDDEN with upstream's message in 'st' ("users "bob" is
  * forbidden: User "alice" cannot impersonate resource "users" in API group
  * "" at the cluster scope", the authorizer's reason appended), KC_EINTERNAL
- * for groups or a uid without a user ("requested [{Group  g   }] without
- * impersonating a user"), KC_EBADREQUEST past DC_IMP_GROUPS_MAX groups,
+ * for groups or a uid without a user ("Internal error occurred: requested
+ * [{Group  g    }] without impersonating a user": kube-apiserver's text,
+ * which it sends as text/plain), KC_EBADREQUEST past DC_IMP_GROUPS_MAX groups,
  * -ENOMEM. 0 when there is nothing to impersonate.
  */
 int	 auth_impersonate(struct dc *, struct dc_req *, struct kc_status *st)

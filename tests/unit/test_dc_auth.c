@@ -224,7 +224,8 @@ START_TEST(impersonation)
 	req.imp_groups[1] = kc_strdup("ops");
 	req.imp_ngroups = 2;
 	ck_assert_int_eq(auth_impersonate(dc, &req, &st), KC_EINTERNAL);
-	ck_assert_str_eq(st.message, "requested [{Group  dev    } {Group  ops    }] without "
+	ck_assert_str_eq(st.message, "Internal error occurred: requested [{Group  dev    } "
+	    "{Group  ops    }] without "
 	    "impersonating a user");
 
 	/* system:masters may impersonate anyone; every group counts. */
