@@ -31,7 +31,10 @@
  * (containers' resources
  * are immutable), nor the resize subresource. The defaults of a LimitRange
  * item of type Container: default from max, defaultRequest from default,
- * then from min, each only where missing.
+ * then from min, each only where missing; its validation compares each
+ * resource's min, max, default, defaultRequest and ratio as
+ * ValidateLimitRange does ("min value 2 is greater than max value 1"; the
+ * value shown as its quoted text, where upstream prints the Go struct).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -688,8 +691,132 @@ limitrange_defaults(struct dc_write_ctx *wc, struct json_object *obj)
 	return 0;
 }
 
+/* The quantity item[field][key], if it is there and parses. */
+static bool
+item_qty(const struct json_object *item, const char *field, const char *key,
+    struct kc_quantity *ret)
+{
+	return qty_of(kc_json_get(item, field, key), ret);
+}
+
+/* field.Invalid(spec.limits[i].<field>[key], "<value>", detail). */
+static void
+invalid(struct dc_errs *errs, size_t i, const char *field, const char *key,
+    const struct kc_quantity *value, const char *fmt, const struct kc_quantity *a,
+    const struct kc_quantity *b)
+{
+	char path[320], repr[KC_QUANTITY_STR_MAX + 2], qa[KC_QUANTITY_STR_MAX];
+	char qb[KC_QUANTITY_STR_MAX], qv[KC_QUANTITY_STR_MAX], detail[256];
+
+	(void)snprintf(path, sizeof(path), "spec.limits[%zu].%s[%s]", i, field, key);
+	(void)snprintf(repr, sizeof(repr), "\"%s\"", qstr(value, qv));
+	(void)snprintf(detail, sizeof(detail), fmt, qstr(a, qa), qstr(b, qb));
+	errs_invalid(errs, path, repr, detail);
+}
+
+/* The checks of one resource of item 'i' (ValidateLimitRange). */
+static void
+validate_key(struct dc_errs *errs, size_t i, const struct json_object *item, const char *k)
+{
+	struct kc_quantity mn, mx, def, req, ratio, one = kc_quantity_from_int(1);
+	bool has_min = item_qty(item, "min", k, &mn), has_max = item_qty(item, "max", k, &mx);
+	bool has_def = item_qty(item, "default", k, &def);
+	bool has_req = item_qty(item, "defaultRequest", k, &req);
+	bool has_ratio = item_qty(item, "maxLimitRequestRatio", k, &ratio);
+
+	if (has_min && has_max && kc_quantity_cmp(&mn, &mx) > 0)
+		invalid(errs, i, "min", k, &mn, "min value %s is greater than max value %s",
+		    &mn, &mx);
+	if (has_req && has_min && kc_quantity_cmp(&mn, &req) > 0)
+		invalid(errs, i, "defaultRequest", k, &req, "min value %s is greater than "
+		    "default request value %s", &mn, &req);
+	if (has_req && has_max && kc_quantity_cmp(&req, &mx) > 0)
+		invalid(errs, i, "defaultRequest", k, &req, "default request value %s is "
+		    "greater than max value %s", &req, &mx);
+	if (has_req && has_def && kc_quantity_cmp(&req, &def) > 0)
+		invalid(errs, i, "defaultRequest", k, &req, "default request value %s is "
+		    "greater than default limit value %s", &req, &def);
+	if (has_def && has_min && kc_quantity_cmp(&mn, &def) > 0)
+		invalid(errs, i, "default", k, &mn, "min value %s is greater than default "
+		    "value %s", &mn, &def);
+	if (has_def && has_max && kc_quantity_cmp(&def, &mx) > 0)
+		invalid(errs, i, "default", k, &mx, "default value %s is greater than max "
+		    "value %s", &def, &mx);
+	if (has_ratio && kc_quantity_cmp(&ratio, &one) < 0) {
+		char path[320], repr[KC_QUANTITY_STR_MAX + 2], q[KC_QUANTITY_STR_MAX];
+		char detail[128];
+
+		(void)snprintf(path, sizeof(path), "spec.limits[%zu].maxLimitRequestRatio[%s]",
+		    i, k);
+		(void)snprintf(repr, sizeof(repr), "\"%s\"", qstr(&ratio, q));
+		(void)snprintf(detail, sizeof(detail), "ratio %s is less than 1", q);
+		errs_invalid(errs, path, repr, detail);
+	}
+}
+
+/* Each resource named in any list of 'item', once. */
+static void
+validate_item(struct dc_errs *errs, size_t i, const struct json_object *item)
+{
+	static const char *const fields[] = { "max", "min", "default", "defaultRequest",
+	    "maxLimitRequestRatio" };
+	const char *type = kc_json_str(item, "type");
+	char path[64];
+
+	if (type != NULL && strcmp(type, "Pod") == 0)
+		for (size_t f = 2; f < 4; f++) {
+			const struct json_object *l = kc_json_get(item, fields[f]);
+
+			if (json_object_is_type(l, json_type_object) &&
+			    json_object_object_length(l) > 0) {
+				(void)snprintf(path, sizeof(path), "spec.limits[%zu].%s", i,
+				    fields[f]);
+				errs_forbidden(errs, path, "may not be specified when `type` is "
+				    "'Pod'");
+			}
+		}
+	if (type != NULL && strcmp(type, "PersistentVolumeClaim") == 0 &&
+	    kc_json_get(item, "min", "storage") == NULL &&
+	    kc_json_get(item, "max", "storage") == NULL) {
+		(void)snprintf(path, sizeof(path), "spec.limits[%zu].limits", i);
+		errs_required(errs, path, "either minimum or maximum storage value is "
+		    "required, but neither was provided");
+	}
+	for (size_t f = 0; f < KC_ARRAY_SIZE(fields); f++) {
+		const struct json_object *l = kc_json_get(item, fields[f]);
+
+		if (!json_object_is_type(l, json_type_object))
+			continue;
+		json_object_object_foreach((struct json_object *)(uintptr_t)l, k, v) {
+			bool seen = false;
+
+			(void)v;
+			for (size_t g = 0; g < f && !seen; g++)
+				seen = kc_json_get(item, fields[g], k) != NULL;
+			if (!seen)
+				validate_key(errs, i, item, k);
+		}
+	}
+}
+
+/* ValidateLimitRange's comparisons of each item's lists. */
+static int
+limitrange_validate(struct dc_write_ctx *wc, const struct json_object *obj,
+    const struct json_object *old, struct dc_errs *errs)
+{
+	const struct json_object *items = kc_json_get(obj, "spec", "limits");
+
+	(void)wc;
+	(void)old;
+	for (size_t i = 0; json_object_is_type(items, json_type_array) &&
+	    i < json_object_array_length(items); i++)
+		validate_item(errs, i, json_object_array_get_idx(items, i));
+	return 0;
+}
+
 static const struct dc_type_ops ops_limitrange = {
 	.defaults = limitrange_defaults,
+	.validate = limitrange_validate,
 };
 
 static const struct dc_plugin_type limitranger_types[] = {

@@ -105,6 +105,31 @@ START_TEST(item_defaults)
 }
 END_TEST
 
+/*
+ * ValidateLimitRange's texts, in its order; upstream prints the value as
+ * the Go struct of the Quantity, here as its quoted text.
+ */
+START_TEST(item_validation)
+{
+	struct json_object *o;
+
+	o = call(DC_POST, NS "/limitranges", "{\"apiVersion\":\"v1\",\"kind\":\"LimitRange\","
+	    "\"metadata\":{\"name\":\"bad\"},\"spec\":{\"limits\":[{\"type\":\"Container\","
+	    "\"min\":{\"cpu\":\"400m\"},\"max\":{\"cpu\":\"200m\"},\"maxLimitRequestRatio\":"
+	    "{\"memory\":\"500m\"}},{\"type\":\"Pod\",\"default\":{\"cpu\":\"1\"}},"
+	    "{\"type\":\"PersistentVolumeClaim\",\"min\":{\"cpu\":\"1\"}}]}}", 422);
+	dct_expect_message(o, "LimitRange \"bad\" is invalid: [spec.limits[0].min[cpu]: "
+	    "Invalid value: \"400m\": min value 400m is greater than max value 200m, "
+	    "spec.limits[0].defaultRequest[cpu]: Invalid value: \"200m\": min value 400m is "
+	    "greater than default request value 200m, spec.limits[0].default[cpu]: Invalid "
+	    "value: \"400m\": min value 400m is greater than default value 200m, "
+	    "spec.limits[0].maxLimitRequestRatio[memory]: Invalid value: \"500m\": ratio "
+	    "500m is less than 1, spec.limits[1].default: Forbidden: may not be specified when "
+	    "`type` is 'Pod', spec.limits[2].limits: Required value: either minimum or maximum "
+	    "storage value is required, but neither was provided]");
+}
+END_TEST
+
 START_TEST(pod_defaults)
 {
 	struct json_object *o;
@@ -255,6 +280,7 @@ dc_limitranger_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, item_defaults);
+	tcase_add_test(tc, item_validation);
 	tcase_add_test(tc, pod_defaults);
 	tcase_add_test(tc, container_messages);
 	tcase_add_test(tc, pod_sums);
