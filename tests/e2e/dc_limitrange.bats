@@ -150,3 +150,19 @@ YAML
 	[ "$status" -ne 0 ]
 	[ "$output" = 'Error from server (Forbidden): error when creating "STDIN": pods "bad" is forbidden: [minimum memory usage per Container is 64Mi, but request is 32Mi, maximum cpu usage per Container is 500m, but limit is 1]' ]
 }
+
+@test "a LimitRange whose min passes its max is refused" {
+	run kubectl apply -n lrm -f - <<YAML
+apiVersion: v1
+kind: LimitRange
+metadata: {name: inverted}
+spec:
+  limits:
+  - type: Container
+    min: {cpu: 400m}
+    max: {cpu: 200m}
+YAML
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'The LimitRange "inverted" is invalid: '
+	echo "$output" | grep -F 'spec.limits[0].min[cpu]: Invalid value: "400m": min value 400m is greater than max value 200m'
+}
