@@ -477,6 +477,9 @@ auth_authorize(struct dc *dc, const struct dc_attrs *attrs, char *reason, size_t
 	return dc->hooks.authorize(dc, attrs, reason, size);
 }
 
+_Static_assert(DC_IMP_GROUPS_MAX <= RBAC_IMP_GROUPS_MAX,
+    "a request carries more groups than an impersonation plan takes");
+
 int
 auth_impersonate(struct dc *dc, struct dc_req *req, struct kc_status *st)
 {

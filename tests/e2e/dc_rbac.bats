@@ -226,3 +226,13 @@ EOF
 	[ "$status" -ne 0 ]
 	[ "$output" = 'Error from server (Forbidden): groups "a" is forbidden: User "alice" cannot impersonate resource "groups" in API group "" at the cluster scope' ]
 }
+
+@test "escalation: an aggregationRule needs cluster-admin's permissions" {
+	kubectl create clusterrole cr-writer --verb=create,get,update \
+	    --resource=clusterroles.rbac.authorization.k8s.io
+	kubectl create clusterrolebinding lead-cr --clusterrole=cr-writer --user=lead
+	run kubectl --as lead create clusterrole agg --aggregation-rule=team=x
+	[ "$status" -ne 0 ]
+	[ "$output" = 'Error from server (Forbidden): clusterroles.rbac.authorization.k8s.io "agg" is forbidden: must have cluster-admin privileges to use the aggregationRule' ]
+	kubectl create clusterrole agg --aggregation-rule=team=x
+}
