@@ -472,13 +472,14 @@ fill(struct json_object *c, const char *field, struct json_object *defs,
 
 	*n = 0;
 	json_object_object_foreach(defs, k, v) {
-		if (kc_json_get(c, "resources", field, k) != NULL || *n == LR_SETS_MAX)
+		if (kc_json_get(c, "resources", field, k) != NULL)
 			continue;
 		if ((res = kc_json_ensure_obj(c, "resources")) == NULL ||
 		    (list = kc_json_ensure_obj(res, field)) == NULL ||
 		    kc_json_put(list, k, json_object_get(v)) < 0)
 			return -ENOMEM;
-		names[(*n)++] = k;
+		if (*n < LR_SETS_MAX)		/* the note names the first ones */
+			names[(*n)++] = k;
 	}
 	return 0;
 }
