@@ -57,7 +57,7 @@
 #define MAX_MILLI	(INT64_MAX / 1000)	/* resource.MaxMilliValue */
 #define LR_ERRS_MAX	64		/* distinct errors one LimitRange reports */
 #define LR_ERR_MAX	640		/* bytes of one error */
-#define LR_RES_MAX	64		/* resources of one summed list */
+#define LR_RES_MAX	64		/* resources of one list read (the rest unseen) */
 #define LR_SETS_MAX	32		/* "set" notes of one pod */
 
 struct lr_state {
