@@ -84,7 +84,7 @@ UNIT_SUITES	+= dc_crd dc_convwebhook
 UNIT_SUITES	+= dc_gc dc_persist
 UNIT_SUITES	+= dc_authz
 UNIT_SUITES	+= dc_faults
-UNIT_SUITES	+= dc_quota
+UNIT_SUITES	+= dc_quota dc_limitranger
 UNIT_SUITES	+= dc_scheduler
 UNIT_SUITES	+= dc_tokens dc_protobuf2
 UNIT_SUITES	+= dc_nodes
@@ -161,6 +161,8 @@ SUITE_DEPS_dc_faults	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c li
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_dc_quota	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
+SUITE_DEPS_dc_limitranger = $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c \
+			  lib/cert.c lib/quantity.c tests/unit/dc_testutil.c
 SUITE_DEPS_dc_scheduler = $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_dc_tokens	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
@@ -225,7 +227,7 @@ DC_SRCS		+= devcluster/openapi.c devcluster/ssa.c
 DC_SRCS		+= devcluster/crd.c devcluster/convwebhook.c
 DC_SRCS		+= devcluster/gc.c devcluster/namespace.c devcluster/persist.c
 DC_SRCS		+= devcluster/authz.c
-DC_SRCS		+= devcluster/quota.c
+DC_SRCS		+= devcluster/quota.c devcluster/limitranger.c
 DC_SRCS		+= devcluster/faults.c
 DC_SRCS		+= devcluster/scheduler.c
 DC_SRCS		+= devcluster/nodes.c

@@ -20,7 +20,8 @@
  * auth_set_verifier() (tokens.c: service-account JWTs); anything else
  * is 401. Impersonation (Impersonate-User, -Group, -Uid) replaces the
  * identity after an authorization check of the "impersonate" verb on
- * users, groups, serviceaccounts and uids. Authorization itself is a
+ * users, groups, serviceaccounts and uids, planned by rbac.c as
+ * kube-apiserver's impersonation filter does. Authorization itself is a
  * hook (struct dc_hooks.authorize, the RBAC file's); system:masters
  * always passes and, until a hook is installed, so does everyone.
  */
@@ -34,6 +35,7 @@
 #include <kc/str.h>
 
 #include "devcluster.h"
+#include "rbac.h"
 
 struct token {
 	char		*token;
@@ -475,89 +477,51 @@ auth_authorize(struct dc *dc, const struct dc_attrs *attrs, char *reason, size_t
 	return dc->hooks.authorize(dc, attrs, reason, size);
 }
 
-static int
-may_impersonate(struct dc *dc, const struct dc_user *caller, const char *group,
-    const char *resource, const char *ns, const char *name, struct kc_status *st)
-{
-	struct dc_attrs attrs = {
-		.user = caller, .verb = "impersonate", .resource_request = true,
-		.group = group, .version = "", .resource = resource, .subresource = "",
-		.ns = ns, .name = name,
-	};
-	char reason[256];
-
-	if (auth_authorize(dc, &attrs, reason, sizeof(reason)))
-		return 0;
-	if (ns[0] != '\0')
-		return kc_status_set(st, KC_EFORBIDDEN, "%s \"%s\" is forbidden: User \"%s\" "
-		    "cannot impersonate resource \"%s\" in API group \"%s\" in the namespace "
-		    "\"%s\"", resource, name, caller->name, resource, group, ns);
-	return kc_status_set(st, KC_EFORBIDDEN, "%s \"%s\" is forbidden: User \"%s\" "
-	    "cannot impersonate resource \"%s\" in API group \"%s\" at the cluster scope",
-	    resource, name, caller->name, resource, group);
-}
+_Static_assert(DC_IMP_GROUPS_MAX <= RBAC_IMP_GROUPS_MAX,
+    "a request carries more groups than an impersonation plan takes");
 
 int
 auth_impersonate(struct dc *dc, struct dc_req *req, struct kc_status *st)
 {
+	_cleanup_(rbac_imp_plan_freep) struct rbac_imp_plan *p = NULL;
+	struct rbac_impersonation imp = {
+		.user = req->imp_user, .uid = req->imp_uid,
+		.groups = (const char *const *)req->imp_groups, .ngroups = req->imp_ngroups,
+	};
 	struct dc_user nu;
-	const char *user = req->imp_user, *prefix = "system:serviceaccount:";
-	char sa_ns[DC_SEGMENT_MAX] = "";
-	bool is_sa = false;
 	int r;
 
-	if ((user == NULL || user[0] == '\0') &&
-	    ((req->imp_group != NULL && req->imp_group[0] != '\0') ||
-	    (req->imp_uid != NULL && req->imp_uid[0] != '\0')))
-		return kc_status_set(st, KC_EINTERNAL, "Internal error occurred: requested "
-		    "impersonation of groups or uid without impersonating a user");
-	if (user == NULL || user[0] == '\0')
-		return 0;
-	if (strncmp(user, prefix, strlen(prefix)) == 0) {
-		const char *rest = user + strlen(prefix), *colon = strchr(rest, ':');
+	if ((r = rbac_impersonation_plan(&imp, &p, st)) == KC_EINTERNAL) {
+		char msg[KC_STATUS_MESSAGE_MAX];
 
-		if (colon != NULL && (size_t)(colon - rest) < sizeof(sa_ns) &&
-		    colon[1] != '\0' && strchr(colon + 1, ':') == NULL) {
-			memcpy(sa_ns, rest, (size_t)(colon - rest));
-			sa_ns[colon - rest] = '\0';
-			is_sa = true;
-			if ((r = may_impersonate(dc, &req->user, "", "serviceaccounts", sa_ns,
-			    colon + 1, st)) < 0)
-				return r;
-		}
+		(void)kc_strlcpy(msg, st->message, sizeof(msg));
+		return kc_status_set(st, r, "Internal error occurred: %s", msg);
 	}
-	if (!is_sa && (r = may_impersonate(dc, &req->user, "", "users", "", user, st)) < 0)
+	if (r < 0 || p == NULL)
 		return r;
-	if (req->imp_group != NULL && req->imp_group[0] != '\0' &&
-	    (r = may_impersonate(dc, &req->user, "", "groups", "", req->imp_group, st)) < 0)
-		return r;
-	if (req->imp_uid != NULL && req->imp_uid[0] != '\0' &&
-	    (r = may_impersonate(dc, &req->user, "authentication.k8s.io", "uids", "",
-	    req->imp_uid, st)) < 0)
-		return r;
+	for (size_t i = 0; i < p->nchecks; i++) {
+		const struct rbac_attrs *c = &p->checks[i];
+		struct dc_attrs at = {
+			.user = &req->user, .verb = c->verb, .resource_request = true,
+			.group = c->group, .version = c->version, .resource = c->resource,
+			.subresource = c->subresource, .ns = c->ns, .name = c->name, .path = "",
+		};
+		char reason[RBAC_REASON_MAX], msg[KC_STATUS_MESSAGE_MAX];
+
+		if (auth_authorize(dc, &at, reason, sizeof(reason)))
+			continue;
+		(void)rbac_forbidden_message(req->user.name, c, reason, msg, sizeof(msg));
+		return kc_status_set(st, KC_EFORBIDDEN, "%s", msg);
+	}
 	memset(&nu, 0, sizeof(nu));
-	if ((r = user_set(&nu, user, req->imp_uid, NULL)) < 0)
+	if ((r = user_set(&nu, p->user.name, p->user.uid, NULL)) < 0)
 		return r;
-	if (req->imp_group != NULL && req->imp_group[0] != '\0') {
-		if ((r = user_add_group(&nu, req->imp_group)) < 0)
-			goto fail;
-	} else if (is_sa) {
-		char g[DC_SEGMENT_MAX + 32];
-
-		(void)snprintf(g, sizeof(g), "system:serviceaccounts:%s", sa_ns);
-		if ((r = user_add_group(&nu, "system:serviceaccounts")) < 0 ||
-		    (r = user_add_group(&nu, g)) < 0)
-			goto fail;
-	}
-	if (strcmp(user, "system:anonymous") != 0 &&
-	    !user_in_group(&nu, "system:authenticated") &&
-	    !user_in_group(&nu, "system:unauthenticated") &&
-	    (r = user_add_group(&nu, "system:authenticated")) < 0)
-		goto fail;
+	for (size_t i = 0; i < p->user.ngroups; i++)
+		if ((r = user_add_group(&nu, p->user.groups[i])) < 0) {
+			user_clear(&nu);
+			return r;
+		}
 	user_clear(&req->user);
 	req->user = nu;
 	return 0;
-fail:
-	user_clear(&nu);
-	return r;
 }

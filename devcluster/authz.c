@@ -30,6 +30,7 @@
 #include <kc/alloc.h>
 #include <kc/json.h>
 #include <kc/log.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 #include <kc/yaml.h>
 
@@ -650,6 +651,161 @@ out:
 }
 
 /*
+ * Escalation prevention: the policy-based storage of the four RBAC kinds
+ * (pkg/registry/rbac/{role,clusterrole,rolebinding,clusterrolebinding}/
+ * policybased, escalation_check.go) as an admission step.
+ */
+
+/* Whether the hook allows 'verb' on resource 'plural' of 'group' named 'name'. */
+static bool
+may(struct dc *dc, const struct dc_user *u, const char *verb, const char *group,
+    const char *plural, const char *ns, const char *name)
+{
+	struct dc_attrs at = {
+		.user = u, .verb = verb, .resource_request = true, .group = group,
+		.version = "*", .resource = plural, .subresource = "", .ns = ns,
+		.name = name, .path = "",
+	};
+	char reason[RBAC_REASON_MAX];
+
+	return auth_authorize(dc, &at, reason, sizeof(reason));
+}
+
+/*
+ * IsOnlyMutatingGCFields: 'obj' equals 'old' but for ownerReferences and
+ * finalizers (and selfLink, managedFields and resourceVersion, which the
+ * write pipeline keeps or sets).
+ */
+static int
+only_gc_fields(const struct json_object *obj, const struct json_object *old, bool *ret)
+{
+	static const char *const skip[] = { "ownerReferences", "finalizers", "selfLink",
+	    "managedFields", "resourceVersion" };
+	struct json_object *a = kc_json_copy(obj), *b = kc_json_copy(old), *ma, *mb;
+
+	if (a == NULL || b == NULL) {
+		if (a != NULL)
+			json_object_put(a);
+		if (b != NULL)
+			json_object_put(b);
+		return -ENOMEM;
+	}
+	ma = kc_json_obj_of(a, "metadata");
+	mb = kc_json_obj_of(b, "metadata");
+	for (size_t i = 0; i < KC_ARRAY_SIZE(skip); i++) {
+		if (ma != NULL)
+			json_object_object_del(ma, skip[i]);
+		if (mb != NULL)
+			json_object_object_del(mb, skip[i]);
+	}
+	*ret = kc_json_equal(a, b);
+	json_object_put(a);
+	json_object_put(b);
+	return 0;
+}
+
+/* Answers 'code' with 'msg' and details {name, group, kind}. */
+static int
+answer(struct dc_write_ctx *wc, int code, const char *msg, const char *name,
+    const char *kind)
+{
+	errors_details(wc->resp, code, RBAC_GROUP, kind, name, msg);
+	wc->answered = true;
+	return code;
+}
+
+/* "<plural>.rbac.authorization.k8s.io "<name>" is forbidden: <msg>" (NewForbidden). */
+static void
+sb_forbidden(struct kc_sbuf *sb, const char *qualified, const char *name, const char *msg)
+{
+	kc_sbuf_puts(sb, qualified);
+	if (name[0] != '\0') {
+		kc_sbuf_putc(sb, ' ');
+		kc_sbuf_quote(sb, name, strlen(name));
+	}
+	kc_sbuf_puts(sb, " is forbidden: ");
+	kc_sbuf_puts(sb, msg);
+}
+
+static int
+forbidden(struct dc_write_ctx *wc, const char *name, const char *msg)
+{
+	struct kc_sbuf sb;
+	size_t len;
+	char *text;
+	int r;
+
+	kc_sbuf_init(&sb, NULL, 0);
+	sb_forbidden(&sb, wc->rt->qualified, name, msg);
+	len = kc_sbuf_end(&sb);
+	if ((text = kc_malloc(len + 1)) == NULL)
+		return -ENOMEM;
+	kc_sbuf_init(&sb, text, len + 1);
+	sb_forbidden(&sb, wc->rt->qualified, name, msg);
+	r = answer(wc, KC_EFORBIDDEN, text, name, wc->rt->plural);
+	kc_free(text);
+	return r;
+}
+
+static int
+admit(struct dc_write_ctx *wc, struct json_object *obj, struct kc_status *st)
+{
+	struct authz *a = plugin_state(wc->dc, &authz_plugin);
+	const struct dc_user *du;
+	const char *kind, *name, *ns, *rkind = "", *rname = "", *rgroup;
+	struct rbac_user u;
+	char *msg = NULL;
+	bool role, gc_only = false;
+	int r;
+
+	if (a == NULL || wc->req == NULL || wc->subresource != NULL ||
+	    (wc->op != DC_OP_CREATE && wc->op != DC_OP_UPDATE) ||
+	    strcmp(wc->rt->group, RBAC_GROUP) != 0 ||
+	    (kind = kind_of(wc->rt->plural)) == NULL)
+		return 0;
+	du = &wc->req->user;
+	to_rbac_user(du, &u);
+	if (rbac_user_is_privileged(&u))		/* EscalationAllowed */
+		return 0;
+	name = str_or_empty(kc_json_obj_of(obj, "metadata"), "name");
+	ns = str_or_empty(kc_json_obj_of(obj, "metadata"), "namespace");
+	role = strcmp(kind, "Role") == 0 || strcmp(kind, "ClusterRole") == 0;
+	/* RoleEscalationAuthorized: the request's name, none on a POST. */
+	if (role && may(wc->dc, du, "escalate", RBAC_GROUP, wc->rt->plural, ns,
+	    wc->req->method == DC_POST ? "" : name))
+		return 0;
+	if (wc->op == DC_OP_UPDATE && wc->old != NULL &&
+	    (r = only_gc_fields(obj, wc->old, &gc_only)) < 0)
+		return r;
+	if (gc_only)
+		return 0;
+	if (role)
+		r = rbac_confirm_role(a->idx, &u, ns, obj, wc->old, &msg, st);
+	else {
+		const struct json_object *ref = kc_json_obj_of(obj, "roleRef");
+
+		rkind = str_or_empty(ref, "kind");
+		rname = str_or_empty(ref, "name");
+		rgroup = str_or_empty(ref, "apiGroup");
+		/* BindingAuthorized: "bind" on the role, in the binding's namespace. */
+		if ((strcmp(rkind, "ClusterRole") == 0 || strcmp(rkind, "Role") == 0) &&
+		    may(wc->dc, du, "bind", rgroup, strcmp(rkind, "Role") == 0 ? "roles" :
+		    "clusterroles", ns, rname))
+			return 0;
+		r = rbac_confirm_binding(a->idx, &u, ns, rkind, rname, &msg);
+	}
+	if (r == KC_EFORBIDDEN)
+		r = forbidden(wc, name, msg);
+	else if (r == KC_ENOTFOUND)
+		r = answer(wc, r, msg, rname, strcmp(rkind, "Role") == 0 ? "roles" :
+		    "clusterroles");
+	else if (r == KC_EINTERNAL)
+		r = kc_status_set(st, r, "Internal error occurred: %s", msg);
+	kc_free(msg);
+	return r;
+}
+
+/*
  * Setup
  */
 
@@ -728,4 +884,5 @@ const struct dc_plugin authz_plugin = {
 	.name = "authz",
 	.init = authz_start,
 	.fini = authz_fini,
+	.admit = admit,
 };

@@ -81,6 +81,7 @@
 #define DC_TIMER_STOP		(-1)		/* a timer callback's "no more" */
 #define DC_UNCHANGED		1		/* a write that changed nothing */
 #define DC_DECLINED		1		/* a hook that did not handle it */
+#define DC_IMP_GROUPS_MAX	64		/* Impersonate-Group values of a request */
 #define DC_PLUGINS_MAX		32		/* rows of the plug-in table */
 #define DC_CONV_PASSES_MAX	16		/* passes of a request for conversions */
 
@@ -135,7 +136,14 @@ struct dc_req {
 	char		*user_agent;
 	char		*imp_user;	/* Impersonate-User */
 	char		*imp_uid;	/* Impersonate-Uid */
-	char		*imp_group;	/* Impersonate-Group (the first) */
+	/*
+	 * Each Impersonate-Group value http.c could read. libwebsockets
+	 * (lws_hdr_custom_copy(), every version) returns the first of
+	 * repeated unknown headers only, so a request from the network
+	 * carries one here; the pipeline takes them all.
+	 */
+	char		*imp_groups[DC_IMP_GROUPS_MAX];
+	size_t		 imp_ngroups;
 	char		*body;		/* NUL-terminated, may be NULL */
 	size_t		 body_len;
 	uint64_t	 id;
@@ -308,6 +316,13 @@ struct dc_write_ctx {
 	const char		*field_manager;
 	bool			 dry_run;
 	const struct json_object *old;		/* stored object, or NULL */
+	/*
+	 * The reply. An admit hook whose answer does not fit a kc_status
+	 * (upstream's RBAC escalation messages) writes its Status here, sets
+	 * 'answered' and returns its code.
+	 */
+	struct dc_resp		*resp;
+	bool			 answered;
 };
 
 /*
@@ -1315,6 +1330,12 @@ void	 errors_reply(struct dc_resp *, int code, const char *fmt, ...) _printf_(3,
 void	 errors_obj(struct dc_resp *, int code, const struct dc_rtype *, const char *name,
 	    const char *fmt, ...) _printf_(5, 6);
 /* 404 "<qr> \"name\" not found" */
+/*
+ * A Status with 'message' as is, of any length (admission's long
+ * answers), and details {name, group, kind}, each left out when empty.
+ */
+void	 errors_details(struct dc_resp *, int code, const char *group, const char *kind,
+	    const char *name, const char *message);
 void	 errors_notfound(struct dc_resp *, const struct dc_rtype *, const char *name);
 /*
  * 422 "<Kind>[.<group>] \"name\" is invalid: <err>" (or "[e1, e2]") with
@@ -1387,11 +1408,19 @@ size_t	 auth_count(const struct dc_auth *);
 int	 auth_authenticate(const struct dc_auth *, const char *authorization,
 	    struct dc_user *user) _must_check_;
 /*
- * Applies the Impersonate-* headers of 'req' to req->user after asking
- * the authorizer for "impersonate" on users (or serviceaccounts), groups
- * and uids: KC_EFORBIDDEN with upstream's message in 'st', KC_EINTERNAL
- * for groups or a uid without a user, -ENOMEM. 0 when there is nothing
- * to impersonate.
+ * Applies the Impersonate-* headers of 'req' to req->user as
+ * kube-apiserver's impersonation filter does (rbac_impersonation_plan()):
+ * asks the authorizer for "impersonate" on users (or serviceaccounts),
+ * each group and the uid (authentication.k8s.io uids), in that order,
+ * then continues as the impersonated user with every group asked for plus
+ * system:authenticated (a service account without groups gets its
+ * own). KC_EFORBIDDEN with upstream's message in 'st' ("users "bob" is
+ * forbidden: User "alice" cannot impersonate resource "users" in API group
+ * "" at the cluster scope", the authorizer's reason appended), KC_EINTERNAL
+ * for groups or a uid without a user ("Internal error occurred: requested
+ * [{Group  g    }] without impersonating a user": kube-apiserver's text,
+ * which it sends as text/plain), KC_EBADREQUEST past DC_IMP_GROUPS_MAX groups,
+ * -ENOMEM. 0 when there is nothing to impersonate.
  */
 int	 auth_impersonate(struct dc *, struct dc_req *, struct kc_status *st)
 	    _must_check_;

@@ -149,6 +149,13 @@ errors_obj(struct dc_resp *resp, int code, const struct dc_rtype *rt, const char
 }
 
 void
+errors_details(struct dc_resp *resp, int code, const char *group, const char *kind,
+    const char *name, const char *message)
+{
+	reply(resp, code, message, details_new(name, group, kind));
+}
+
+void
 errors_notfound(struct dc_resp *resp, const struct dc_rtype *rt, const char *name)
 {
 	errors_obj(resp, KC_ENOTFOUND, rt, name, "%s \"%s\" not found", rt->qualified,

@@ -245,6 +245,19 @@ custom_dup(struct lws *wsi, const char *name)
 	return s;
 }
 
+/*
+ * The Impersonate-Group values libwebsockets gives: it keeps each
+ * repeated unknown header, but its lookups (lws_hdr_custom_length() and
+ * _copy(); lws_hdr_custom_name_foreach() of later versions gives names
+ * only) return the first, so that one is all a request carries.
+ */
+static void
+imp_groups(struct lws *wsi, struct dc_req *req)
+{
+	if ((req->imp_groups[0] = custom_dup(wsi, "impersonate-group:")) != NULL)
+		req->imp_ngroups = 1;
+}
+
 static int
 read_params(struct lws *wsi, struct dc_req *req)
 {
@@ -502,7 +515,7 @@ begin_request(struct conn *c, struct lws *wsi)
 	c->req.authorization = hdr_dup(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
 	c->req.user_agent = hdr_dup(wsi, WSI_TOKEN_HTTP_USER_AGENT);
 	c->req.imp_user = custom_dup(wsi, "impersonate-user:");
-	c->req.imp_group = custom_dup(wsi, "impersonate-group:");
+	imp_groups(wsi, &c->req);
 	c->req.imp_uid = custom_dup(wsi, "impersonate-uid:");
 	if (lws_hdr_copy(wsi, cl, sizeof(cl), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 &&
 	    kc_parse_u64(cl, &length) < 0)
@@ -641,7 +654,7 @@ upgrade_request(struct dc_http *h, struct lws *wsi)
 	c->req.authorization = hdr_dup(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
 	c->req.user_agent = hdr_dup(wsi, WSI_TOKEN_HTTP_USER_AGENT);
 	c->req.imp_user = custom_dup(wsi, "impersonate-user:");
-	c->req.imp_group = custom_dup(wsi, "impersonate-group:");
+	imp_groups(wsi, &c->req);
 	c->req.imp_uid = custom_dup(wsi, "impersonate-uid:");
 	proto = hdr_dup(wsi, WSI_TOKEN_PROTOCOL);
 	r = up->upgrade(h->dc, &c->req, proto, &c->resp, &s);

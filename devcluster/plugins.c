@@ -19,6 +19,14 @@
  *	NamespaceLifecycle	the core write pipeline (write.c), on
  *				create, before the table: 404 in a missing
  *				namespace, 403 in a terminating one
+ *	(RBAC escalation)	authz.c: creates and updates of the four
+ *				RBAC kinds need what they grant, or the
+ *				escalate or bind verb (upstream does this in
+ *				their storage, before validation)
+ *	LimitRanger		limitranger.c: containers' default limits
+ *				and requests from the namespace's
+ *				LimitRanges (mutating), then their min, max
+ *				and ratios (403)
  *	Priority		scheduler.c: spec.priority from the
  *				PriorityClass (mutating; 403 without one)
  *	DefaultTolerationSeconds nodes.c: the not-ready and unreachable
@@ -40,8 +48,9 @@ const struct dc_plugin *const dc_plugins[] = {
 	&convwebhook_plugin,	/* conversion webhooks of custom resources (hooks.convert) */
 	&gc_plugin,		/* garbage collector */
 	&namespace_plugin,	/* namespace controller */
-	&authz_plugin,		/* RBAC authorizer, access reviews */
+	&authz_plugin,		/* RBAC authorizer, access reviews, escalation checks */
 	&faults_plugin,		/* /devcluster/faults, /devcluster/stats, injected faults */
+	&limitranger_plugin,	/* admission: LimitRanger; LimitRange defaults */
 	&scheduler_plugin,	/* admission: Priority; binds pods; --nodes */
 	&nodes_plugin,		/* admission: DefaultTolerationSeconds; node controllers */
 	&quota_plugin,		/* admission: ResourceQuota (last); quota status */

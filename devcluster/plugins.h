@@ -17,6 +17,7 @@
 #include "faults.h"
 #include "gc.h"
 #include "kubelet.h"
+#include "limitranger.h"
 #include "namespace.h"
 #include "nodes.h"
 #include "openapi.h"

@@ -260,17 +260,15 @@ parse_list(struct arena *a, const struct json_object *rule, const char *field,
 	return 0;
 }
 
+/* A "rules" array (NULL: none) into the arena. */
 static int
-parse_role(struct arena *a, enum kind k, const struct json_object *obj,
-    struct role *role, struct kc_status *st)
+parse_rules(struct arena *a, const struct json_object *arr, const struct rule **ret,
+    size_t *ret_n, struct kc_status *st)
 {
-	struct json_object *arr = kc_json_get(obj, "rules");
 	struct rule *rules;
 	size_t n = 0;
 	int r;
 
-	if ((r = parse_key(a, k, obj, &role->key, st)) < 0)
-		return r;
 	if (arr != NULL) {
 		if (!json_object_is_type(arr, json_type_array))
 			return kc_status_set(st, KC_EINVALID, "rules: expected an array");
@@ -295,9 +293,20 @@ parse_role(struct arena *a, enum kind k, const struct json_object *obj,
 		if (rules != NULL)
 			rules[i] = ru;
 	}
-	role->rules = rules;
-	role->nrules = n;
+	*ret = rules;
+	*ret_n = n;
 	return 0;
+}
+
+static int
+parse_role(struct arena *a, enum kind k, const struct json_object *obj,
+    struct role *role, struct kc_status *st)
+{
+	int r;
+
+	if ((r = parse_key(a, k, obj, &role->key, st)) < 0)
+		return r;
+	return parse_rules(a, kc_json_get(obj, "rules"), &role->rules, &role->nrules, st);
 }
 
 /* A required string member of 'o' into the arena. */
@@ -870,13 +879,19 @@ errset_add(struct errset *e, const struct binding *b)
 		e->v[e->n++] = b;
 }
 
+/*
+ * The error of a role that cannot be resolved: the authorizer's listers
+ * name the resource in the singular, the registry's getters (the
+ * escalation checks') in the plural.
+ */
 static void
-sb_binding_error(struct kc_sbuf *sb, const struct binding *b)
+sb_binding_error(struct kc_sbuf *sb, const struct binding *b, bool plural)
 {
 	if (strcmp(b->role_kind, "Role") == 0)
-		kc_sbuf_puts(sb, "role." RBAC_GROUP " ");
+		kc_sbuf_puts(sb, plural ? "roles." RBAC_GROUP " " : "role." RBAC_GROUP " ");
 	else if (strcmp(b->role_kind, "ClusterRole") == 0)
-		kc_sbuf_puts(sb, "clusterrole." RBAC_GROUP " ");
+		kc_sbuf_puts(sb, plural ? "clusterroles." RBAC_GROUP " " :
+		    "clusterrole." RBAC_GROUP " ");
 	else {
 		kc_sbuf_puts(sb, "unsupported role reference kind: ");
 		sb_quote(sb, b->role_kind);
@@ -887,14 +902,14 @@ sb_binding_error(struct kc_sbuf *sb, const struct binding *b)
 }
 
 static void
-sb_errset(struct kc_sbuf *sb, const struct errset *e)
+sb_errset(struct kc_sbuf *sb, const struct errset *e, bool plural)
 {
 	if (e->n > 1)
 		kc_sbuf_putc(sb, '[');
 	for (size_t i = 0; i < e->n; i++) {
 		if (i > 0)
 			kc_sbuf_puts(sb, ", ");
-		sb_binding_error(sb, e->v[i]);
+		sb_binding_error(sb, e->v[i], plural);
 	}
 	if (e->n > 1)
 		kc_sbuf_putc(sb, ']');
@@ -964,7 +979,7 @@ rbac_authorize(const struct rbac_index *idx, const struct rbac_user *user,
 		sb_describe(&sb, z.b, z.s);
 	} else if (z.errs.n > 0) {
 		kc_sbuf_puts(&sb, "RBAC: ");
-		sb_errset(&sb, &z.errs);
+		sb_errset(&sb, &z.errs, false);
 	}
 	return z.b != NULL;
 }
@@ -1113,7 +1128,7 @@ rbac_rules_review(const struct rbac_index *idx, const struct rbac_user *user,
 	if (kc_json_set_bool(status, "incomplete", rv.incomplete) < 0)
 		goto nomem;
 	if (rv.errs.n > 0) {
-		sb_errset(&sb, &rv.errs);
+		sb_errset(&sb, &rv.errs, false);
 		if (kc_json_set_str(status, "evaluationError", msg) < 0)
 			goto nomem;
 	}
@@ -1321,6 +1336,493 @@ out:
 	if (out != NULL)
 		json_object_put(out);
 	return r;
+}
+
+/*
+ * Escalation prevention: ConfirmNoEscalation (pkg/registry/rbac/validation/
+ * rule.go) over Covers and BreakdownRule (k8s.io/component-helpers
+ * auth/rbac/validation), CompactRules (policy_compact.go) and
+ * CompactString (pkg/apis/rbac/v1).
+ *
+ * The rules to grant are broken down into tuples of one verb and one
+ * (group, resource[, name]) or one URL; a tuple is covered when a single
+ * rule the user holds covers it. The uncovered tuples are compacted (those
+ * of one group, resource and name share a line, their verbs in order) and
+ * listed sorted, one a line, as upstream's set of strings prints.
+ */
+
+/* One rule of BreakdownRule. */
+struct tuple {
+	const char	*verb;
+	const char	*group;		/* NULL for a URL */
+	const char	*resource;
+	const char	*name;		/* NULL: no resourceNames */
+	const char	*url;		/* NULL for a resource */
+	size_t		 seq;		/* breakdown order */
+};
+
+struct tuples {
+	struct tuple	*v;
+	size_t		 n;
+	size_t		 cap;
+	size_t		 checked;	/* tuples compared so far */
+};
+
+/* resourceCoversAll for one resource: "*", itself, or "*\/<sub>". */
+static bool
+resource_covers(const struct strlist *set, const char *res)
+{
+	const char *slash;
+
+	if (list_has(set, res, "*"))
+		return true;
+	if ((slash = strchr(res, '/')) == NULL)
+		return false;
+	for (size_t i = 0; i < set->n; i++)
+		if (set->v[i][0] == '*' && set->v[i][1] == '/' &&
+		    strcmp(set->v[i] + 2, slash + 1) == 0)
+			return true;
+	return false;
+}
+
+/* nonResourceURLCovers. */
+static bool
+url_covers(const char *owner, const char *path)
+{
+	size_t n = strlen(owner);
+
+	if (strcmp(owner, path) == 0)
+		return true;
+	if (n == 0 || owner[n - 1] != '*')
+		return false;
+	while (n > 0 && owner[n - 1] == '*')
+		n--;
+	return strncmp(path, owner, n) == 0;
+}
+
+/* ruleCovers: whether 'o' covers the tuple 't'. */
+static bool
+rule_covers(const struct rule *o, const struct tuple *t)
+{
+	bool url = false;
+
+	if (!list_has(&o->verbs, t->verb, "*"))
+		return false;
+	if (t->url == NULL) {
+		if (!list_has(&o->groups, t->group, "*") ||
+		    !resource_covers(&o->resources, t->resource))
+			return false;
+	} else {
+		for (size_t i = 0; i < o->urls.n && !url; i++)
+			url = url_covers(o->urls.v[i], t->url);
+		if (!url)
+			return false;
+	}
+	if (t->name == NULL)
+		return o->names.n == 0;
+	return o->names.n == 0 || list_has(&o->names, t->name, NULL);
+}
+
+/* Compares one tuple with the owner's rules; keeps it when none covers it. */
+static int
+check_tuple(struct tuples *m, const struct rule *const *owner, size_t nowner,
+    const struct tuple *t)
+{
+	if (++m->checked > RBAC_BREAKDOWN_MAX)
+		return -E2BIG;
+	for (size_t i = 0; i < nowner; i++)
+		if (rule_covers(owner[i], t))
+			return 0;
+	if (m->n == m->cap) {
+		size_t cap = m->cap == 0 ? 16 : m->cap * 2;
+		struct tuple *nv = kc_reallocarray(m->v, cap, sizeof(*nv));
+
+		if (nv == NULL)
+			return -ENOMEM;
+		m->v = nv;
+		m->cap = cap;
+	}
+	m->v[m->n] = *t;
+	m->v[m->n].seq = m->n;
+	m->n++;
+	return 0;
+}
+
+/* Covers: the tuples of 'rules' that no rule of 'owner' covers, into 'm'. */
+static int
+covers(const struct rule *const *owner, size_t nowner, const struct rule *rules,
+    size_t nrules, struct tuples *m)
+{
+	int r;
+
+	for (size_t i = 0; i < nrules; i++) {
+		const struct rule *ru = &rules[i];
+		struct tuple t = { 0 };
+
+		for (size_t g = 0; g < ru->groups.n; g++)
+			for (size_t res = 0; res < ru->resources.n; res++)
+				for (size_t v = 0; v < ru->verbs.n; v++) {
+					t = (struct tuple){ .verb = ru->verbs.v[v],
+					    .group = ru->groups.v[g],
+					    .resource = ru->resources.v[res] };
+					if (ru->names.n == 0) {
+						if ((r = check_tuple(m, owner, nowner, &t)) < 0)
+							return r;
+						continue;
+					}
+					for (size_t nm = 0; nm < ru->names.n; nm++) {
+						t.name = ru->names.v[nm];
+						if ((r = check_tuple(m, owner, nowner, &t)) < 0)
+							return r;
+					}
+				}
+		for (size_t u = 0; u < ru->urls.n; u++)
+			for (size_t v = 0; v < ru->verbs.n; v++) {
+				t = (struct tuple){ .verb = ru->verbs.v[v], .url = ru->urls.v[u] };
+				if ((r = check_tuple(m, owner, nowner, &t)) < 0)
+					return r;
+			}
+	}
+	return 0;
+}
+
+static int
+strcmp_null(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return (a != NULL) - (b != NULL);
+	return strcmp(a, b);
+}
+
+/* CompactRules' key (group, resource, name), then breakdown order. */
+static int
+tuple_cmp(const void *pa, const void *pb)
+{
+	const struct tuple *a = pa, *b = pb;
+	int c;
+
+	if ((c = strcmp_null(a->url, b->url)) != 0 ||
+	    (c = strcmp_null(a->group, b->group)) != 0 ||
+	    (c = strcmp_null(a->resource, b->resource)) != 0 ||
+	    (c = strcmp_null(a->name, b->name)) != 0)
+		return c;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+static bool
+same_key(const struct tuple *a, const struct tuple *b)
+{
+	return a->url == NULL && b->url == NULL && strcmp(a->group, b->group) == 0 &&
+	    strcmp(a->resource, b->resource) == 0 && strcmp_null(a->name, b->name) == 0;
+}
+
+/* Go's %q of a one-string []string: ["s"]. */
+static void
+sb_qlist1(struct kc_sbuf *sb, const char *s)
+{
+	kc_sbuf_putc(sb, '[');
+	sb_quote(sb, s);
+	kc_sbuf_putc(sb, ']');
+}
+
+/*
+ * CompactString of the compacted rule of v[0..n) (one key): APIGroups,
+ * Resources, NonResourceURLs, ResourceNames, Verbs, the verbs without
+ * repeats in the order met.
+ */
+static void
+sb_compact(struct kc_sbuf *sb, const struct tuple *v, size_t n)
+{
+	kc_sbuf_putc(sb, '{');
+	if (v[0].url == NULL) {
+		kc_sbuf_puts(sb, "APIGroups:");
+		sb_qlist1(sb, v[0].group);
+		kc_sbuf_puts(sb, ", Resources:");
+		sb_qlist1(sb, v[0].resource);
+	} else {
+		kc_sbuf_puts(sb, "NonResourceURLs:");
+		sb_qlist1(sb, v[0].url);
+	}
+	if (v[0].name != NULL) {
+		kc_sbuf_puts(sb, ", ResourceNames:");
+		sb_qlist1(sb, v[0].name);
+	}
+	kc_sbuf_puts(sb, ", Verbs:[");
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(v[j].verb, v[i].verb) == 0;
+		if (seen)
+			continue;
+		if (i > 0)
+			kc_sbuf_putc(sb, ' ');
+		sb_quote(sb, v[i].verb);
+	}
+	kc_sbuf_puts(sb, "]}");
+}
+
+static int
+str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct lines {
+	char	**v;
+	size_t	  n;
+	size_t	  bytes;
+};
+
+static void
+lines_free(struct lines *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		kc_free(l->v[i]);
+	l->v = kc_free(l->v);
+	l->n = 0;
+}
+
+/*
+ * The sorted, distinct CompactStrings of the missing tuples (sorted in
+ * place). Past RBAC_MESSAGE_MAX bytes the rest are left out.
+ */
+static int
+missing_lines(struct tuples *m, struct lines *ret)
+{
+	struct lines l = { NULL, 0, 0 };
+	size_t o = 0;
+
+	qsort(m->v, m->n, sizeof(*m->v), tuple_cmp);
+	if ((l.v = kc_calloc(m->n + 1, sizeof(*l.v))) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n && l.bytes <= RBAC_MESSAGE_MAX; i = o) {
+		struct kc_sbuf sb;
+		size_t len;
+
+		for (o = i + 1; o < m->n && same_key(&m->v[i], &m->v[o]); o++)
+			;
+		kc_sbuf_init(&sb, NULL, 0);
+		sb_compact(&sb, &m->v[i], o - i);
+		len = kc_sbuf_end(&sb);
+		if ((l.v[l.n] = kc_malloc(len + 1)) == NULL) {
+			lines_free(&l);
+			return -ENOMEM;
+		}
+		kc_sbuf_init(&sb, l.v[l.n], len + 1);
+		sb_compact(&sb, &m->v[i], o - i);
+		l.n++;
+		l.bytes += len + 1;
+	}
+	qsort(l.v, l.n, sizeof(*l.v), str_cmp);
+	o = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		if (o > 0 && strcmp(l.v[o - 1], l.v[i]) == 0) {
+			kc_free(l.v[i]);
+			continue;
+		}
+		l.v[o++] = l.v[i];
+	}
+	l.n = o;
+	*ret = l;
+	return 0;
+}
+
+/* The owner's rules (RulesFor) and the errors met resolving them. */
+struct owner {
+	struct rlist	rules;
+	struct errset	errs;
+	int		r;
+};
+
+static bool
+owner_visit(void *arg, const struct binding *b, const struct subject *s,
+    const struct rule *ru)
+{
+	struct owner *ow = arg;
+
+	(void)s;
+	if (ru == NULL) {
+		errset_add(&ow->errs, b);
+		return true;
+	}
+	if (ow->rules.n >= RBAC_BREAKDOWN_MAX) {
+		ow->r = -E2BIG;
+		return false;
+	}
+	if ((ow->r = rlist_push(&ow->rules, ru)) < 0)
+		return false;
+	return true;
+}
+
+static void
+sb_user_groups(struct kc_sbuf *sb, const struct rbac_user *u)
+{
+	kc_sbuf_puts(sb, "user ");
+	sb_quote(sb, u->name);
+	kc_sbuf_puts(sb, " (groups=[");
+	for (size_t i = 0; i < u->ngroups; i++) {
+		if (i > 0)
+			kc_sbuf_putc(sb, ' ');
+		sb_quote(sb, u->groups[i]);
+	}
+	kc_sbuf_puts(sb, "]) is attempting to grant RBAC permissions not currently held:\n");
+}
+
+static void
+sb_escalation(struct kc_sbuf *sb, const struct rbac_user *u, const struct lines *l,
+    const struct errset *errs, bool too_many)
+{
+	sb_user_groups(sb, u);
+	if (too_many)
+		kc_sbuf_printf(sb, "more than %d permissions to compare", RBAC_BREAKDOWN_MAX);
+	for (size_t i = 0; i < l->n; i++) {
+		if (i > 0)
+			kc_sbuf_putc(sb, '\n');
+		kc_sbuf_puts(sb, l->v[i]);
+	}
+	if (errs->n > 0) {
+		kc_sbuf_puts(sb, "; resolution errors: [");
+		sb_errset(sb, errs, true);
+		kc_sbuf_putc(sb, ']');
+	}
+}
+
+/* A new string of what sb_escalation() writes, cut at RBAC_MESSAGE_MAX. */
+static char *
+escalation_message(const struct rbac_user *u, const struct lines *l,
+    const struct errset *errs, bool too_many)
+{
+	struct kc_sbuf sb;
+	size_t len;
+	char *msg;
+
+	kc_sbuf_init(&sb, NULL, 0);
+	sb_escalation(&sb, u, l, errs, too_many);
+	len = kc_sbuf_end(&sb);
+	if (len > RBAC_MESSAGE_MAX)
+		len = RBAC_MESSAGE_MAX;
+	if ((msg = kc_malloc(len + 1)) == NULL)
+		return NULL;
+	kc_sbuf_init(&sb, msg, len + 1);
+	sb_escalation(&sb, u, l, errs, too_many);
+	return msg;
+}
+
+/* ConfirmNoEscalation of 'rules' for 'u' in 'ns'. */
+static int
+confirm(const struct rbac_index *idx, const struct rbac_user *u, const char *ns,
+    const struct rule *rules, size_t nrules, char **ret_msg)
+{
+	struct owner ow;
+	struct tuples m = { NULL, 0, 0, 0 };
+	struct lines l = { NULL, 0, 0 };
+	bool too_many = false;
+	int r;
+
+	*ret_msg = NULL;
+	memset(&ow, 0, sizeof(ow));
+	u = u != NULL ? u : &nobody;
+	visit_rules_for(idx, u, S(ns), owner_visit, &ow);
+	if (ow.r == -ENOMEM) {
+		r = -ENOMEM;
+		goto out;
+	}
+	too_many = ow.r == -E2BIG;
+	if (!too_many) {
+		r = covers((const struct rule *const *)ow.rules.v, ow.rules.n, rules, nrules,
+		    &m);
+		if (r == -ENOMEM)
+			goto out;
+		too_many = r == -E2BIG;
+	}
+	if (!too_many && m.n == 0) {
+		r = 0;
+		goto out;
+	}
+	if (too_many)
+		m.n = 0;
+	if ((r = missing_lines(&m, &l)) < 0)
+		goto out;
+	r = (*ret_msg = escalation_message(u, &l, &ow.errs, too_many)) != NULL ?
+	    KC_EFORBIDDEN : -ENOMEM;
+out:
+	lines_free(&l);
+	kc_free(m.v);
+	rlist_free(&ow.rules);
+	return r;
+}
+
+/* The full authority an aggregationRule needs: * on *.*, and * on every URL. */
+static const char *const star[] = { "*" };
+static const struct rule full_authority[] = {
+	{ .verbs = { star, 1 }, .groups = { star, 1 }, .resources = { star, 1 } },
+	{ .verbs = { star, 1 }, .urls = { star, 1 } },
+};
+
+/* Whether 'o' has an aggregationRule with at least one selector. */
+static bool
+has_aggregation_rule(const struct json_object *o)
+{
+	const struct json_object *sels = kc_json_get(o, "aggregationRule",
+	    "clusterRoleSelectors");
+
+	return json_object_is_type(sels, json_type_array) &&
+	    json_object_array_length(sels) > 0;
+}
+
+int
+rbac_confirm_role(const struct rbac_index *idx, const struct rbac_user *user,
+    const char *ns, const struct json_object *obj, const struct json_object *old,
+    char **ret_msg, struct kc_status *st)
+{
+	struct arena a = { NULL, 0 };
+	const struct rule *rules;
+	struct rule *block;
+	size_t n;
+	int r;
+
+	*ret_msg = NULL;
+	if ((r = parse_rules(&a, kc_json_get(obj, "rules"), &rules, &n, st)) < 0)
+		return r;
+	if ((block = kc_calloc(1, a.off > 0 ? a.off : 1)) == NULL)
+		return -ENOMEM;
+	a.base = (char *)block;
+	a.off = 0;
+	(void)parse_rules(&a, kc_json_get(obj, "rules"), &rules, &n, st);
+	r = confirm(idx, user, ns, rules, n, ret_msg);
+	kc_free(block);
+	if (r != 0 || (!has_aggregation_rule(obj) && !has_aggregation_rule(old)))
+		return r;
+	if ((r = confirm(idx, user, ns, full_authority, KC_ARRAY_SIZE(full_authority),
+	    ret_msg)) != KC_EFORBIDDEN)
+		return r;
+	kc_free(*ret_msg);
+	*ret_msg = kc_strdup("must have cluster-admin privileges to use the aggregationRule");
+	return *ret_msg != NULL ? KC_EFORBIDDEN : -ENOMEM;
+}
+
+int
+rbac_confirm_binding(const struct rbac_index *idx, const struct rbac_user *user,
+    const char *ns, const char *role_kind, const char *role_name, char **ret_msg)
+{
+	struct binding b = { .key = { S(ns), "" }, .role_kind = S(role_kind),
+	    .role_name = S(role_name) };
+	const struct role *role;
+	struct kc_sbuf sb;
+	size_t len;
+
+	*ret_msg = NULL;
+	if ((role = ref_role(idx, &b)) != NULL)
+		return confirm(idx, user, ns, role->rules, role->nrules, ret_msg);
+	kc_sbuf_init(&sb, NULL, 0);
+	sb_binding_error(&sb, &b, true);
+	len = kc_sbuf_end(&sb);
+	if ((*ret_msg = kc_malloc(len + 1)) == NULL)
+		return -ENOMEM;
+	kc_sbuf_init(&sb, *ret_msg, len + 1);
+	sb_binding_error(&sb, &b, true);
+	return known_ref_kind(b.role_kind) ? KC_ENOTFOUND : KC_EINTERNAL;
 }
 
 /*

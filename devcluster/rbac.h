@@ -71,6 +71,8 @@
 #define RBAC_IMP_GROUPS_MAX	64	/* Impersonate-Group values */
 #define RBAC_IMP_EXTRAS_MAX	64	/* Impersonate-Extra-* values */
 #define RBAC_IMP_CHECKS_MAX	(2 + RBAC_IMP_GROUPS_MAX + RBAC_IMP_EXTRAS_MAX)
+#define RBAC_BREAKDOWN_MAX	262144	/* permission tuples one escalation check compares */
+#define RBAC_MESSAGE_MAX	(1u << 20) /* bytes of an escalation message */
 
 struct rbac_index;
 
@@ -208,6 +210,68 @@ bool	rbac_authorize(const struct rbac_index *, const struct rbac_user *user,
  */
 int	rbac_rules_review(const struct rbac_index *, const struct rbac_user *user,
 	    const char *ns, struct json_object **ret, struct kc_status *st)
+	    _must_check_;
+
+/*
+ * Escalation prevention (pkg/registry/rbac/{role,clusterrole,rolebinding,
+ * clusterrolebinding}/policybased, pkg/registry/rbac/validation)
+ *
+ * Upstream's storage of the four RBAC kinds refuses a create or update
+ * that would grant more than its requester holds. The caller decides the
+ * exemptions first, as upstream does: a member of system:masters
+ * (EscalationAllowed), for roles the "escalate" verb on the role
+ * (RoleEscalationAuthorized), for bindings the "bind" verb on the role
+ * named (BindingAuthorized), and an update that changes only
+ * ownerReferences and finalizers (IsOnlyMutatingGCFields). Then:
+ */
+
+/*
+ * ConfirmNoEscalation of the "rules" of the Role or ClusterRole 'obj' for
+ * 'user' in 'ns' (the request's namespace: "" for a ClusterRole), whose
+ * own rules are those of its ClusterRoleBindings and of its RoleBindings
+ * in 'ns'. A rule is held when, broken down into tuples of one verb and
+ * one group, resource and resource name (or one non-resource URL), each
+ * tuple is covered by some one rule of the user: verbs, groups and
+ * resources by equality or "*", a subresource also by "*\/<sub>", a
+ * resource name by an owner rule without resourceNames or naming it, a
+ * URL by equality or a prefix ending in "*".
+ *
+ * 0 when covered. Otherwise KC_EFORBIDDEN and '*ret_msg' (a new string;
+ * kc_free()) holds upstream's error, to follow "<resource>.<group>
+ * "<name>" is forbidden: ":
+ *
+ *	user "bob" (groups=["dev" "system:authenticated"]) is attempting
+ *	to grant RBAC permissions not currently held:
+ *	{APIGroups:[""], Resources:["pods"], Verbs:["create" "delete"]}
+ *	{NonResourceURLs:["/metrics"], Verbs:["get"]}
+ *
+ * one CompactString a line, sorted, the tuples of one group, resource and
+ * name merged with their verbs in order; "; resolution errors: [...]"
+ * follows when a binding of the user names a role that does not exist
+ * (the registry's plural texts: roles.rbac.authorization.k8s.io "x" not
+ * found). When 'obj' or 'old' (the stored object on update, else NULL)
+ * has an aggregationRule with selectors, the user must also hold "*" on
+ * "*.*" and every URL, else KC_EFORBIDDEN "must have cluster-admin
+ * privileges to use the aggregationRule". Past RBAC_BREAKDOWN_MAX tuples
+ * the answer is KC_EFORBIDDEN, "...not currently held:\nmore than N
+ * permissions to compare"; a message is cut at RBAC_MESSAGE_MAX bytes.
+ * KC_EINVALID (reason in 'st') for malformed rules; -ENOMEM.
+ */
+int	rbac_confirm_role(const struct rbac_index *, const struct rbac_user *user,
+	    const char *ns, const struct json_object *obj, const struct json_object *old,
+	    char **ret_msg, struct kc_status *st) _must_check_;
+
+/*
+ * The same for a RoleBinding in 'ns' or a ClusterRoleBinding ('ns' ""):
+ * the rules of the role its roleRef names (a Role of 'ns' or a
+ * ClusterRole; GetRoleReferenceRules). A role that does not exist is
+ * KC_ENOTFOUND with '*ret_msg' "roles.rbac.authorization.k8s.io "x" not
+ * found" (clusterroles... for a ClusterRole), as upstream answers 404; a
+ * kind other than Role or ClusterRole is KC_EINTERNAL "unsupported role
+ * reference kind: "X"". Otherwise as rbac_confirm_role().
+ */
+int	rbac_confirm_binding(const struct rbac_index *, const struct rbac_user *user,
+	    const char *ns, const char *role_kind, const char *role_name, char **ret_msg)
 	    _must_check_;
 
 /*

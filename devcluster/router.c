@@ -391,7 +391,8 @@ req_clear(struct dc_req *req)
 	kc_free(req->user_agent);
 	kc_free(req->imp_user);
 	kc_free(req->imp_uid);
-	kc_free(req->imp_group);
+	for (size_t i = 0; i < req->imp_ngroups; i++)
+		kc_free(req->imp_groups[i]);
 	kc_free(req->body);
 	user_clear(&req->user);
 	memset(req, 0, sizeof(*req));

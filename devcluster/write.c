@@ -94,6 +94,7 @@ write_ctx(const struct rctx *c, enum dc_op op, const struct json_object *old)
 		.field_manager = c->manager,
 		.dry_run = c->dry_run,
 		.old = old,
+		.resp = c->resp,
 	};
 }
 
@@ -452,7 +453,7 @@ run_hooks(struct rctx *c, enum dc_op op, struct json_object *obj,
 		if ((r = p->admit(&wc, obj, &st)) < 0) {
 			if (r == -ENOMEM)
 				errors_internal(c->resp, r);
-			else
+			else if (!wc.answered)
 				errors_kc(c->resp, r, &st);
 			return r;
 		}

@@ -149,3 +149,90 @@ EOF
 	run kubectl --token=tok-alice --as=carol get ns default
 	echo "$output" | grep -F 'users "carol" is forbidden'
 }
+
+# Escalation prevention: lead may write Roles and RoleBindings in esc, and
+# read pods there; nothing else.
+@test "escalation: setup of a namespace lead administers" {
+	kubectl create namespace esc
+	kubectl create role rbac-writer -n esc --verb=create,get,list,update,patch,delete \
+	    --resource=roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io
+	kubectl create rolebinding lead-rbac -n esc --role=rbac-writer --user=lead
+	kubectl create role lead-pods -n esc --verb=get,list --resource=pods
+	kubectl create rolebinding lead-pods -n esc --role=lead-pods --user=lead
+	run kubectl auth can-i create rolebindings -n esc --as lead
+	[ "$output" = yes ]
+}
+
+@test "escalation: binding cluster-admin is refused with kube-apiserver's message" {
+	run kubectl --as lead create rolebinding grab -n esc --clusterrole=cluster-admin --user=eve
+	[ "$status" -ne 0 ]
+	[ "$output" = 'error: failed to create rolebinding: rolebindings.rbac.authorization.k8s.io "grab" is forbidden: user "lead" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:
+{APIGroups:["*"], Resources:["*"], Verbs:["*"]}
+{NonResourceURLs:["*"], Verbs:["*"]}' ]
+	run kubectl get rolebinding grab -n esc
+	[ "$status" -ne 0 ]
+	run kubectl --as lead create rolebinding grab -n esc --clusterrole=view --user=eve
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'rolebindings.rbac.authorization.k8s.io "grab" is forbidden: user "lead" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:'
+	echo "$output" | grep -Fx '{APIGroups:[""], Resources:["configmaps"], Verbs:["get" "list" "watch"]}'
+	echo "$output" | grep -Fx '{APIGroups:[""], Resources:["pods"], Verbs:["watch"]}'
+}
+
+@test "escalation: a role whose permissions lead holds may be bound" {
+	kubectl create role pod-reader -n esc --verb=get --resource=pods
+	kubectl --as lead create rolebinding eve-pods -n esc --role=pod-reader --user=eve
+	run kubectl auth can-i get pods -n esc --as eve
+	[ "$output" = yes ]
+	run kubectl --as lead create rolebinding nx -n esc --role=nope --user=eve
+	[ "$status" -ne 0 ]
+	[ "$output" = 'error: failed to create rolebinding: roles.rbac.authorization.k8s.io "nope" not found' ]
+}
+
+@test "escalation: the bind verb on one role's name allows binding that role only" {
+	kubectl create role bind-view -n esc --verb=bind \
+	    --resource=clusterroles.rbac.authorization.k8s.io --resource-name=view
+	kubectl create rolebinding lead-bind -n esc --role=bind-view --user=lead
+	kubectl --as lead create rolebinding eve-view -n esc --clusterrole=view --user=eve
+	run kubectl auth can-i list configmaps -n esc --as eve
+	[ "$output" = yes ]
+	run kubectl --as lead create rolebinding eve-edit -n esc --clusterrole=edit --user=eve
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'rolebindings.rbac.authorization.k8s.io "eve-edit" is forbidden: user "lead"'
+}
+
+@test "escalation: a role granting more than lead holds is refused, escalate allows it" {
+	run kubectl --as lead create role secrets -n esc --verb=get,list --resource=secrets,pods
+	[ "$status" -ne 0 ]
+	[ "$output" = 'Error from server (Forbidden): roles.rbac.authorization.k8s.io "secrets" is forbidden: user "lead" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:
+{APIGroups:[""], Resources:["secrets"], Verbs:["get" "list"]}' ]
+	kubectl --as lead create role pods-only -n esc --verb=get,list --resource=pods
+	run kubectl --as lead --as-group ops create role pods-watch -n esc --verb=watch --resource=pods
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'user "lead" (groups=["ops" "system:authenticated"])'
+	kubectl create role escalate -n esc --verb=escalate --resource=roles.rbac.authorization.k8s.io
+	kubectl create rolebinding lead-escalate -n esc --role=escalate --user=lead
+	kubectl --as lead create role secrets -n esc --verb=get,list --resource=secrets,pods
+	kubectl get role secrets -n esc
+}
+
+@test "impersonating groups: system:authenticated added, each group checked" {
+	run kubectl auth whoami --as bob --as-group a
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -E '^Groups +\[a system:authenticated\]$'
+	kubectl create clusterrolebinding a-view --clusterrole=view --group=a
+	run kubectl auth can-i list pods --as bob --as-group a
+	[ "$output" = yes ]
+	run kubectl --token=tok-alice --as=bob --as-group=a get pods
+	[ "$status" -ne 0 ]
+	[ "$output" = 'Error from server (Forbidden): groups "a" is forbidden: User "alice" cannot impersonate resource "groups" in API group "" at the cluster scope' ]
+}
+
+@test "escalation: an aggregationRule needs cluster-admin's permissions" {
+	kubectl create clusterrole cr-writer --verb=create,get,update \
+	    --resource=clusterroles.rbac.authorization.k8s.io
+	kubectl create clusterrolebinding lead-cr --clusterrole=cr-writer --user=lead
+	run kubectl --as lead create clusterrole agg --aggregation-rule=team=x
+	[ "$status" -ne 0 ]
+	[ "$output" = 'Error from server (Forbidden): clusterroles.rbac.authorization.k8s.io "agg" is forbidden: must have cluster-admin privileges to use the aggregationRule' ]
+	kubectl create clusterrole agg --aggregation-rule=team=x
+}

@@ -318,7 +318,7 @@ cm_url() {
 	wait_for_line "$DC_DIR/log" 'GET /api/v1/namespaces/kube-public -> 200 \(carol\)'
 	# Groups or a uid without a user: kube-apiserver's 500.
 	req -H 'Impersonate-Group: dev' "$(srv)/api/v1/namespaces"
-	status_is 500 InternalError "Internal error occurred: requested impersonation of groups or uid without impersonating a user"
+	status_is 500 InternalError "Internal error occurred: requested [{Group  dev    }] without impersonating a user"
 	# kubectl auth whoami posts a SelfSubjectReview.
 	run kubectl --as=alice auth whoami
 	[ "$status" -eq 0 ]

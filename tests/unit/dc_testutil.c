@@ -66,6 +66,9 @@ dct_raw(struct dc *dc, const struct dct_call *c, struct dc_resp *resp, size_t fa
 		req.accept = kc_strdup(c->accept);
 	if (c->imp_user != NULL)
 		req.imp_user = kc_strdup(c->imp_user);
+	for (size_t i = 0; c->imp_groups != NULL && c->imp_groups[i] != NULL &&
+	    i < DC_IMP_GROUPS_MAX; i++)
+		req.imp_groups[req.imp_ngroups++] = kc_strdup(c->imp_groups[i]);
 	if (c->user_agent != NULL)
 		req.user_agent = kc_strdup(c->user_agent);
 	fail_alloc_after(fail);

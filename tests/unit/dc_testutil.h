@@ -23,6 +23,7 @@ struct dct_call {
 	const char	*accept;
 	const char	*token;		/* default admin-token; "" for none */
 	const char	*imp_user;
+	const char *const *imp_groups;	/* Impersonate-Group values, NULL-terminated */
 	const char	*user_agent;
 };
 

@@ -192,6 +192,19 @@ deny_impersonation(struct dc *dc, const struct dc_attrs *at, char *reason, size_
 	return strcmp(at->verb, "impersonate") != 0 || strcmp(at->resource, "groups") == 0;
 }
 
+/* Allows impersonating the user bob and the group dev, nothing else. */
+static bool
+allow_some(struct dc *dc, const struct dc_attrs *at, char *reason, size_t size)
+{
+	(void)dc;
+	if (strcmp(at->verb, "impersonate") != 0 ||
+	    (strcmp(at->resource, "users") == 0 && strcmp(at->name, "bob") == 0) ||
+	    (strcmp(at->resource, "groups") == 0 && strcmp(at->name, "dev") == 0))
+		return true;
+	(void)snprintf(reason, size, "RBAC: no ops");
+	return false;
+}
+
 START_TEST(impersonation)
 {
 	struct dc *dc = NULL;
@@ -206,21 +219,51 @@ START_TEST(impersonation)
 	ck_assert_int_eq(auth_impersonate(dc, &req, &st), 0);
 	ck_assert_str_eq(req.user.name, "admin");
 
-	/* A group without a user is refused. */
-	req.imp_group = kc_strdup("dev");
+	/* A group without a user is refused, with upstream's text. */
+	req.imp_groups[0] = kc_strdup("dev");
+	req.imp_groups[1] = kc_strdup("ops");
+	req.imp_ngroups = 2;
 	ck_assert_int_eq(auth_impersonate(dc, &req, &st), KC_EINTERNAL);
+	ck_assert_str_eq(st.message, "Internal error occurred: requested [{Group  dev    } "
+	    "{Group  ops    }] without "
+	    "impersonating a user");
 
-	/* system:masters may impersonate anyone. */
+	/* system:masters may impersonate anyone; every group counts. */
 	req.imp_user = kc_strdup("bob");
 	ck_assert_int_eq(auth_impersonate(dc, &req, &st), 0);
 	ck_assert_str_eq(req.user.name, "bob");
-	ck_assert_uint_eq(req.user.ngroups, 2);
+	ck_assert_uint_eq(req.user.ngroups, 3);
 	ck_assert_str_eq(req.user.groups[0], "dev");
-	ck_assert_str_eq(req.user.groups[1], "system:authenticated");
+	ck_assert_str_eq(req.user.groups[1], "ops");
+	ck_assert_str_eq(req.user.groups[2], "system:authenticated");
+
+	/* Only the groups asked for, then the uid, each checked in turn. */
+	dc->hooks.authorize = allow_some;
+	ck_assert_int_eq(user_set(&req.user, "alice", "1",
+	    (const char *const []){ "system:authenticated", NULL }), 0);
+	ck_assert_int_eq(auth_impersonate(dc, &req, &st), KC_EFORBIDDEN);
+	ck_assert_str_eq(st.message, "groups \"ops\" is forbidden: User \"alice\" cannot "
+	    "impersonate resource \"groups\" in API group \"\" at the cluster scope: "
+	    "RBAC: no ops");
+	ck_assert_str_eq(req.user.name, "alice");
+	kc_free(req.imp_groups[1]);
+	req.imp_ngroups = 1;
+	req.imp_uid = kc_strdup("u-1");
+	ck_assert_int_eq(auth_impersonate(dc, &req, &st), KC_EFORBIDDEN);
+	ck_assert_str_eq(st.message, "uids.authentication.k8s.io \"u-1\" is forbidden: User "
+	    "\"alice\" cannot impersonate resource \"uids\" in API group "
+	    "\"authentication.k8s.io\" at the cluster scope: RBAC: no ops");
+	kc_free(req.imp_uid);
+	req.imp_uid = NULL;
+	ck_assert_int_eq(auth_impersonate(dc, &req, &st), 0);
+	ck_assert_str_eq(req.user.name, "bob");
+	ck_assert_str_eq(req.user.uid, "");
+	ck_assert_uint_eq(req.user.ngroups, 2);
+	dc->hooks.authorize = NULL;
 
 	/* A service account gets its groups. */
-	kc_free(req.imp_group);
-	req.imp_group = NULL;
+	kc_free(req.imp_groups[0]);
+	req.imp_ngroups = 0;
 	kc_free(req.imp_user);
 	req.imp_user = kc_strdup("system:serviceaccount:team-a:builder");
 	ck_assert_int_eq(user_set(&req.user, "admin", "a",

@@ -257,6 +257,95 @@ START_TEST(impersonation)
 	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_GET,
 	    .target = "/api/v1/namespaces/default", .token = "tok-alice",
 	    .imp_user = "bob" }, 403, NULL));
+
+	/* Every group counts: whoami shows them, and a grant to the second works. */
+	o = dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+	    .imp_user = "bob", .imp_groups = (const char *const []){ "a", "b", NULL },
+	    .body = "{}" }, 201, NULL);
+	{
+		const struct json_object *g = kc_json_get(o, "status", "userInfo", "groups");
+
+		ck_assert_uint_eq(json_object_array_length(g), 3);
+		ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(g, 0)), "a");
+		ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(g, 1)), "b");
+		ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(g, 2)),
+		    "system:authenticated");
+	}
+	dct_put(o);
+	post(RBAC "/namespaces/default/rolebindings", "{\"apiVersion\":"
+	    "\"rbac.authorization.k8s.io/v1\",\"kind\":\"RoleBinding\",\"metadata\":"
+	    "{\"name\":\"b-view\"},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\","
+	    "\"kind\":\"ClusterRole\",\"name\":\"view\"},\"subjects\":[{\"kind\":"
+	    "\"Group\",\"name\":\"b\"}]}");
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_GET, .target = PODS,
+	    .imp_user = "bob", .imp_groups = (const char *const []){ "a", "b", NULL } },
+	    200, NULL));
+	o = dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = AUTHZ "/selfsubjectaccessreviews", .imp_user = "bob",
+	    .imp_groups = (const char *const []){ "a", "b", NULL }, .body = "{\"spec\":"
+	    "{\"resourceAttributes\":{\"verb\":\"list\",\"resource\":\"pods\","
+	    "\"namespace\":\"default\"}}}" }, 201, NULL);
+	ck_assert(kc_json_bool(o, false, "status", "allowed"));
+	dct_put(o);
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_GET, .target = PODS,
+	    .imp_user = "bob", .imp_groups = (const char *const []){ "a", NULL } },
+	    403, NULL));
+}
+END_TEST
+
+START_TEST(escalation)
+{
+	struct json_object *o;
+	const char *rb = "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":"
+	    "\"RoleBinding\",\"metadata\":{\"name\":\"grab\"},\"roleRef\":{\"apiGroup\":"
+	    "\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":\"%s\"},"
+	    "\"subjects\":[{\"kind\":\"User\",\"name\":\"bob\"}]}";
+	char body[512];
+
+	/* alice may write roles and bindings in default, and get pods. */
+	post(RBAC "/namespaces/default/roles", "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\","
+	    "\"kind\":\"Role\",\"metadata\":{\"name\":\"w\"},\"rules\":[{\"apiGroups\":"
+	    "[\"rbac.authorization.k8s.io\"],\"resources\":[\"roles\",\"rolebindings\"],"
+	    "\"verbs\":[\"create\",\"update\",\"get\"]},{\"apiGroups\":[\"\"],\"resources\":"
+	    "[\"pods\"],\"verbs\":[\"get\"]}]}");
+	post(RBAC "/namespaces/default/rolebindings", "{\"apiVersion\":"
+	    "\"rbac.authorization.k8s.io/v1\",\"kind\":\"RoleBinding\",\"metadata\":"
+	    "{\"name\":\"w\"},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\","
+	    "\"kind\":\"Role\",\"name\":\"w\"},\"subjects\":[{\"kind\":\"User\","
+	    "\"name\":\"alice\"}]}");
+	(void)snprintf(body, sizeof(body), rb, "cluster-admin");
+	o = call(DC_POST, RBAC "/namespaces/default/rolebindings", "tok-alice", body, 403);
+	ck_assert_str_eq(kc_json_str(o, "reason"), "Forbidden");
+	ck_assert_str_eq(kc_json_str(o, "details", "name"), "grab");
+	ck_assert_str_eq(kc_json_str(o, "details", "group"), "rbac.authorization.k8s.io");
+	ck_assert_str_eq(kc_json_str(o, "details", "kind"), "rolebindings");
+	dct_expect_message(o, "rolebindings.rbac.authorization.k8s.io \"grab\" is forbidden: "
+	    "user \"alice\" (groups=[\"devs\" \"system:authenticated\"]) is attempting to "
+	    "grant RBAC permissions not currently held:\n{APIGroups:[\"*\"], Resources:"
+	    "[\"*\"], Verbs:[\"*\"]}\n{NonResourceURLs:[\"*\"], Verbs:[\"*\"]}");
+	/* A missing role: 404 from the registry. */
+	(void)snprintf(body, sizeof(body), rb, "gone");
+	o = call(DC_POST, RBAC "/namespaces/default/rolebindings", "tok-alice", body, 404);
+	ck_assert_str_eq(kc_json_str(o, "details", "kind"), "clusterroles");
+	dct_expect_message(o, "clusterroles.rbac.authorization.k8s.io \"gone\" not found");
+	/* The admin (system:masters) may. */
+	dct_put(call(DC_POST, RBAC "/namespaces/default/rolebindings?dryRun=All", NULL, body,
+	    201));
+	/* A Role within alice's rights, then one beyond them, then an update. */
+	dct_put(call(DC_POST, RBAC "/namespaces/default/roles", "tok-alice",
+	    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"Role\",\"metadata\":"
+	    "{\"name\":\"p\"},\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],"
+	    "\"verbs\":[\"get\"],\"resourceNames\":[\"x\"]}]}", 201));
+	o = call(DC_PUT, RBAC "/namespaces/default/roles/p", "tok-alice",
+	    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"Role\",\"metadata\":"
+	    "{\"name\":\"p\"},\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"pods\","
+	    "\"secrets\"],\"verbs\":[\"get\"]}]}", 403);
+	dct_expect_message(o, "roles.rbac.authorization.k8s.io \"p\" is forbidden: user "
+	    "\"alice\" (groups=[\"devs\" \"system:authenticated\"]) is attempting to grant "
+	    "RBAC permissions not currently held:\n{APIGroups:[\"\"], Resources:[\"secrets\"], "
+	    "Verbs:[\"get\"]}");
+	ck_assert_uint_eq(authz_count(dc, "Role"), 2);
 }
 END_TEST
 
@@ -294,6 +383,7 @@ dc_authz_suite(void)
 	tcase_add_test(tc, access_reviews);
 	tcase_add_test(tc, rules_and_whoami);
 	tcase_add_test(tc, impersonation);
+	tcase_add_test(tc, escalation);
 	tcase_add_test(tc, init_alloc_failures);
 	suite_add_tcase(s, tc);
 	return s;

@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 
 #include <kc/alloc.h>
+#include <kc/buf.h>
 #include <kc/err.h>
 #include <kc/json.h>
 
@@ -1649,6 +1650,315 @@ typedef int alloc_fn(void *arg);
  * with -ENOMEM. 'allocates' says whether it makes allocations of its own
  * (json-c's do not go through kc_malloc() and never fail here).
  */
+/*
+ * Escalation prevention: Covers, BreakdownRule, CompactRules and
+ * CompactString as ConfirmNoEscalation prints them.
+ */
+
+#define HELD	"user \"u\" (groups=[\"g\" \"system:authenticated\"]) is attempting " \
+		"to grant RBAC permissions not currently held:\n"
+
+struct cover_case {
+	const char	*owner;		/* rules JSON of the one ClusterRole u holds */
+	const char	*servant;	/* rules JSON of the role to grant */
+	const char	*missing;	/* NULL: covered */
+};
+
+static const struct cover_case cover_cases[] = {
+	/* Verbs. */
+	{ "[{\"verbs\":[\"get\",\"list\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]}]",
+	  "[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]}]", NULL },
+	{ "[{\"verbs\":[\"*\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]}]",
+	  "[{\"verbs\":[\"get\",\"delete\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]}]",
+	  NULL },
+	{ "[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]}]",
+	  "[{\"verbs\":[\"get\",\"list\",\"watch\"],\"apiGroups\":[\"\"],"
+	  "\"resources\":[\"pods\"]}]",
+	  "{APIGroups:[\"\"], Resources:[\"pods\"], Verbs:[\"list\" \"watch\"]}" },
+	/* A "*" verb asked for is covered only by "*". */
+	{ "[{\"verbs\":[\"get\",\"list\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]}]",
+	  "[{\"verbs\":[\"*\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]}]",
+	  "{APIGroups:[\"\"], Resources:[\"pods\"], Verbs:[\"*\"]}" },
+	/* Groups. */
+	{ "[{\"verbs\":[\"get\"],\"apiGroups\":[\"*\"],\"resources\":[\"deployments\"]}]",
+	  "[{\"verbs\":[\"get\"],\"apiGroups\":[\"apps\",\"extensions\"],"
+	  "\"resources\":[\"deployments\"]}]", NULL },
+	{ "[{\"verbs\":[\"get\"],\"apiGroups\":[\"apps\"],\"resources\":[\"deployments\"]}]",
+	  "[{\"verbs\":[\"get\"],\"apiGroups\":[\"apps\",\"extensions\"],"
+	  "\"resources\":[\"deployments\"]}]",
+	  "{APIGroups:[\"extensions\"], Resources:[\"deployments\"], Verbs:[\"get\"]}" },
+	/* Resources, subresources. */
+	{ "[{\"verbs\":[\"get\"],\"apiGroups\":[\"apps\"],\"resources\":[\"*\"]}]",
+	  "[{\"verbs\":[\"get\"],\"apiGroups\":[\"apps\"],"
+	  "\"resources\":[\"deployments\",\"deployments/scale\"]}]", NULL },
+	{ "[{\"verbs\":[\"get\"],\"apiGroups\":[\"apps\"],\"resources\":[\"*/scale\"]}]",
+	  "[{\"verbs\":[\"get\"],\"apiGroups\":[\"apps\"],"
+	  "\"resources\":[\"deployments/scale\",\"deployments\"]}]",
+	  "{APIGroups:[\"apps\"], Resources:[\"deployments\"], Verbs:[\"get\"]}" },
+	{ "[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]}]",
+	  "[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"pods/log\"]}]",
+	  "{APIGroups:[\"\"], Resources:[\"pods/log\"], Verbs:[\"get\"]}" },
+	/* "*\/scale" asked for is not covered by "*\/status". */
+	{ "[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"*/status\"]}]",
+	  "[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"*/scale\"]}]",
+	  "{APIGroups:[\"\"], Resources:[\"*/scale\"], Verbs:[\"get\"]}" },
+	/* resourceNames. */
+	{ "[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]}]",
+	  "[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"],"
+	  "\"resourceNames\":[\"a\",\"b\"]}]", NULL },
+	{ "[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"],"
+	  "\"resourceNames\":[\"a\"]}]",
+	  "[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"],"
+	  "\"resourceNames\":[\"a\",\"b\"]}]",
+	  "{APIGroups:[\"\"], Resources:[\"pods\"], ResourceNames:[\"b\"], Verbs:[\"get\"]}" },
+	{ "[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"],"
+	  "\"resourceNames\":[\"a\"]}]",
+	  "[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]}]",
+	  "{APIGroups:[\"\"], Resources:[\"pods\"], Verbs:[\"get\"]}" },
+	{ "[]",
+	  "[{\"verbs\":[\"get\",\"list\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"],"
+	  "\"resourceNames\":[\"b\",\"a\"]}]",
+	  "{APIGroups:[\"\"], Resources:[\"pods\"], ResourceNames:[\"a\"], Verbs:[\"get\" "
+	  "\"list\"]}\n{APIGroups:[\"\"], Resources:[\"pods\"], ResourceNames:[\"b\"], "
+	  "Verbs:[\"get\" \"list\"]}" },
+	/* Non-resource URLs. */
+	{ "[{\"verbs\":[\"get\"],\"nonResourceURLs\":[\"/api/*\"]}]",
+	  "[{\"verbs\":[\"get\"],\"nonResourceURLs\":[\"/api/v1\",\"/api/\",\"/apis\"]}]",
+	  "{NonResourceURLs:[\"/apis\"], Verbs:[\"get\"]}" },
+	{ "[{\"verbs\":[\"*\"],\"nonResourceURLs\":[\"*\"]}]",
+	  "[{\"verbs\":[\"get\",\"post\"],\"nonResourceURLs\":[\"/metrics\",\"/x/y\"]}]",
+	  NULL },
+	/* "/api*" asked for is covered by "/api*" and "/a*", not by "/api". */
+	{ "[{\"verbs\":[\"get\"],\"nonResourceURLs\":[\"/a*\",\"/api\"]}]",
+	  "[{\"verbs\":[\"get\"],\"nonResourceURLs\":[\"/api*\"]}]", NULL },
+	/* URLs and resources never cover each other; URLs are not compacted. */
+	{ "[{\"verbs\":[\"*\"],\"apiGroups\":[\"*\"],\"resources\":[\"*\"]}]",
+	  "[{\"verbs\":[\"get\",\"head\"],\"nonResourceURLs\":[\"/healthz\"]}]",
+	  "{NonResourceURLs:[\"/healthz\"], Verbs:[\"get\"]}\n"
+	  "{NonResourceURLs:[\"/healthz\"], Verbs:[\"head\"]}" },
+	{ "[{\"verbs\":[\"*\"],\"nonResourceURLs\":[\"*\"]}]",
+	  "[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]}]",
+	  "{APIGroups:[\"\"], Resources:[\"pods\"], Verbs:[\"get\"]}" },
+	/* Compaction: one line a group and resource, verbs in order met, sorted. */
+	{ "[]",
+	  "[{\"verbs\":[\"watch\",\"get\"],\"apiGroups\":[\"apps\",\"\"],"
+	  "\"resources\":[\"pods\",\"deployments\"]},{\"verbs\":[\"list\",\"get\"],"
+	  "\"apiGroups\":[\"\"],\"resources\":[\"pods\"]}]",
+	  "{APIGroups:[\"\"], Resources:[\"deployments\"], Verbs:[\"watch\" \"get\"]}\n"
+	  "{APIGroups:[\"\"], Resources:[\"pods\"], Verbs:[\"watch\" \"get\" \"list\"]}\n"
+	  "{APIGroups:[\"apps\"], Resources:[\"deployments\"], Verbs:[\"watch\" \"get\"]}\n"
+	  "{APIGroups:[\"apps\"], Resources:[\"pods\"], Verbs:[\"watch\" \"get\"]}" },
+	/* Covered by two rules together, tuple by tuple. */
+	{ "[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]},"
+	  "{\"verbs\":[\"list\"],\"apiGroups\":[\"\"],\"resources\":[\"*\"]}]",
+	  "[{\"verbs\":[\"get\",\"list\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]}]",
+	  NULL },
+	/* Rules without groups or resources grant nothing, so need nothing. */
+	{ "[]", "[{\"verbs\":[\"get\"],\"resources\":[\"pods\"]}]", NULL },
+	/* Go's %q of odd strings. */
+	{ "[]", "[{\"verbs\":[\"g\\\"et\"],\"apiGroups\":[\"\"],\"resources\":[\"p\\u00e9\\n\"]}]",
+	  "{APIGroups:[\"\"], Resources:[\"p\u00e9\\n\"], Verbs:[\"g\\\"et\"]}" },
+};
+
+/* An index where User u holds, cluster-wide, the rules 'owner'. */
+static struct rbac_index *
+owner_index(const char *owner)
+{
+	struct rbac_index *idx = NULL;
+	char text[4096];
+
+	ck_assert_int_eq(rbac_index_new(&idx), 0);
+	(void)snprintf(text, sizeof(text), "{\"kind\":\"ClusterRole\",\"metadata\":"
+	    "{\"name\":\"owner\"},\"rules\":%s}", owner);
+	put_text(idx, text);
+	put_text(idx, "{\"kind\":\"ClusterRoleBinding\",\"metadata\":{\"name\":\"u\"},"
+	    "\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"owner\"},\"subjects\":"
+	    "[{\"kind\":\"User\",\"name\":\"u\"}]}");
+	return idx;
+}
+
+static int
+confirm_text(const struct rbac_index *idx, const char *ns, const char *role,
+    const char *old, char **msg)
+{
+	struct rbac_user u = user("u", G("g", "system:authenticated"));
+	struct json_object *o = parse(role), *oo = old != NULL ? parse(old) : NULL;
+	struct kc_status st = { 0 };
+	int r = rbac_confirm_role(idx, &u, ns, o, oo, msg, &st);
+
+	json_object_put(o);
+	if (oo != NULL)
+		json_object_put(oo);
+	return r;
+}
+
+START_TEST(test_escalation_covers)
+{
+	for (size_t i = 0; i < KC_ARRAY_SIZE(cover_cases); i++) {
+		const struct cover_case *c = &cover_cases[i];
+		struct rbac_index *idx = owner_index(c->owner);
+		char text[4096], want[4096], *msg = NULL;
+		int r;
+
+		(void)snprintf(text, sizeof(text), "{\"kind\":\"Role\",\"metadata\":{\"name\":"
+		    "\"r\",\"namespace\":\"ns\"},\"rules\":%s}", c->servant);
+		r = confirm_text(idx, "ns", text, NULL, &msg);
+		if (c->missing == NULL) {
+			ck_assert_msg(r == 0, "case %zu: %d %s", i, r, S_OR(msg));
+			ck_assert_ptr_null(msg);
+		} else {
+			ck_assert_msg(r == KC_EFORBIDDEN, "case %zu: %d", i, r);
+			(void)snprintf(want, sizeof(want), HELD "%s", c->missing);
+			ck_assert_msg(strcmp(msg, want) == 0, "case %zu:\n%s\nwant\n%s", i, msg,
+			    want);
+		}
+		kc_free(msg);
+		rbac_index_free(idx);
+	}
+}
+END_TEST
+
+START_TEST(test_escalation_scope)
+{
+	struct rbac_index *idx = NULL;
+	struct rbac_user u = user("u", G("g", "system:authenticated"));
+	const char *role = "{\"kind\":\"Role\",\"metadata\":{\"name\":\"r\",\"namespace\":"
+	    "\"a\"},\"rules\":[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":"
+	    "[\"pods\"]}]}";
+	char *msg = NULL;
+
+	ck_assert_int_eq(rbac_index_new(&idx), 0);
+	put_text(idx, "{\"kind\":\"ClusterRole\",\"metadata\":{\"name\":\"pods\"},\"rules\":"
+	    "[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]}]}");
+	/* A RoleBinding of a ClusterRole, to the group g, in namespace a only. */
+	put_text(idx, "{\"kind\":\"RoleBinding\",\"metadata\":{\"name\":\"b\",\"namespace\":"
+	    "\"a\"},\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"pods\"},\"subjects\":"
+	    "[{\"kind\":\"Group\",\"name\":\"g\"}]}");
+	ck_assert_int_eq(confirm_text(idx, "a", role, NULL, &msg), 0);
+	ck_assert_int_eq(confirm_text(idx, "b", role, NULL, &msg), KC_EFORBIDDEN);
+	kc_free(msg);
+	ck_assert_int_eq(confirm_text(idx, "", role, NULL, &msg), KC_EFORBIDDEN);
+	kc_free(msg);
+
+	/* Binding: the role in the binding's namespace; missing roles are 404. */
+	ck_assert_int_eq(rbac_confirm_binding(idx, &u, "a", "ClusterRole", "pods", &msg), 0);
+	ck_assert_ptr_null(msg);
+	ck_assert_int_eq(rbac_confirm_binding(idx, &u, "b", "ClusterRole", "pods", &msg),
+	    KC_EFORBIDDEN);
+	ck_assert_str_eq(msg, HELD "{APIGroups:[\"\"], Resources:[\"pods\"], "
+	    "Verbs:[\"get\"]}");
+	kc_free(msg);
+	ck_assert_int_eq(rbac_confirm_binding(idx, &u, "a", "ClusterRole", "gone", &msg),
+	    KC_ENOTFOUND);
+	ck_assert_str_eq(msg, "clusterroles.rbac.authorization.k8s.io \"gone\" not found");
+	kc_free(msg);
+	ck_assert_int_eq(rbac_confirm_binding(idx, &u, "a", "Role", "nope", &msg),
+	    KC_ENOTFOUND);
+	ck_assert_str_eq(msg, "roles.rbac.authorization.k8s.io \"nope\" not found");
+	kc_free(msg);
+	ck_assert_int_eq(rbac_confirm_binding(idx, &u, "a", "Other", "x", &msg),
+	    KC_EINTERNAL);
+	ck_assert_str_eq(msg, "unsupported role reference kind: \"Other\"");
+	kc_free(msg);
+	put_text(idx, "{\"kind\":\"Role\",\"metadata\":{\"name\":\"none\",\"namespace\":"
+	    "\"b\"},\"rules\":[]}");
+	ck_assert_int_eq(rbac_confirm_binding(idx, &u, "b", "Role", "none", &msg), 0);
+
+	/* A binding of u to roles that do not exist: resolution errors. */
+	put_text(idx, "{\"kind\":\"ClusterRoleBinding\",\"metadata\":{\"name\":\"x\"},"
+	    "\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"gone\"},\"subjects\":"
+	    "[{\"kind\":\"User\",\"name\":\"u\"}]}");
+	ck_assert_int_eq(confirm_text(idx, "b", role, NULL, &msg), KC_EFORBIDDEN);
+	ck_assert_str_eq(msg, HELD "{APIGroups:[\"\"], Resources:[\"pods\"], "
+	    "Verbs:[\"get\"]}; resolution errors: [clusterroles.rbac.authorization.k8s.io "
+	    "\"gone\" not found]");
+	kc_free(msg);
+	put_text(idx, "{\"kind\":\"RoleBinding\",\"metadata\":{\"name\":\"y\",\"namespace\":"
+	    "\"b\"},\"roleRef\":{\"kind\":\"Role\",\"name\":\"gone\"},\"subjects\":"
+	    "[{\"kind\":\"User\",\"name\":\"u\"}]}");
+	ck_assert_int_eq(confirm_text(idx, "b", role, NULL, &msg), KC_EFORBIDDEN);
+	ck_assert(strstr(msg, "; resolution errors: [[clusterroles.rbac.authorization.k8s.io "
+	    "\"gone\" not found, roles.rbac.authorization.k8s.io \"gone\" not found]]") !=
+	    NULL);
+	kc_free(msg);
+	rbac_index_free(idx);
+}
+END_TEST
+
+START_TEST(test_escalation_aggregation_rule)
+{
+	struct rbac_index *idx = owner_index("[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],"
+	    "\"resources\":[\"pods\"]}]");
+	const char *agg = "{\"kind\":\"ClusterRole\",\"metadata\":{\"name\":\"r\"},"
+	    "\"aggregationRule\":{\"clusterRoleSelectors\":[{\"matchLabels\":{\"a\":\"b\"}}]}}";
+	const char *plain = "{\"kind\":\"ClusterRole\",\"metadata\":{\"name\":\"r\"}}";
+	const char *empty = "{\"kind\":\"ClusterRole\",\"metadata\":{\"name\":\"r\"},"
+	    "\"aggregationRule\":{\"clusterRoleSelectors\":[]}}";
+	char *msg = NULL;
+
+	ck_assert_int_eq(confirm_text(idx, "", agg, NULL, &msg), KC_EFORBIDDEN);
+	ck_assert_str_eq(msg, "must have cluster-admin privileges to use the aggregationRule");
+	kc_free(msg);
+	/* Removing it is checked too; an empty selector list is no rule. */
+	ck_assert_int_eq(confirm_text(idx, "", plain, agg, &msg), KC_EFORBIDDEN);
+	kc_free(msg);
+	ck_assert_int_eq(confirm_text(idx, "", plain, NULL, &msg), 0);
+	ck_assert_int_eq(confirm_text(idx, "", empty, plain, &msg), 0);
+	rbac_index_free(idx);
+	idx = owner_index("[{\"verbs\":[\"*\"],\"apiGroups\":[\"*\"],\"resources\":[\"*\"]},"
+	    "{\"verbs\":[\"*\"],\"nonResourceURLs\":[\"*\"]}]");
+	ck_assert_int_eq(confirm_text(idx, "", agg, NULL, &msg), 0);
+	rbac_index_free(idx);
+}
+END_TEST
+
+START_TEST(test_escalation_limits)
+{
+	struct rbac_index *idx = owner_index("[]");
+	struct kc_buf b;
+	char *msg = NULL;
+	int r;
+
+	/* 64 x 64 x 64 = 262144 tuples fit; one more verb does not. */
+	kc_buf_init(&b, 1u << 20);
+	ck_assert_int_eq(kc_buf_puts(&b, "{\"kind\":\"Role\",\"metadata\":{\"name\":\"r\","
+	    "\"namespace\":\"n\"},\"rules\":[{\"verbs\":[\"x\""), 0);
+	for (int i = 0; i < 64; i++)
+		ck_assert_int_eq(kc_buf_printf(&b, ",\"v%d\"", i), 0);
+	ck_assert_int_eq(kc_buf_puts(&b, "],\"apiGroups\":[\"\""), 0);
+	for (int i = 1; i < 64; i++)
+		ck_assert_int_eq(kc_buf_printf(&b, ",\"g%d\"", i), 0);
+	ck_assert_int_eq(kc_buf_puts(&b, "],\"resources\":[\"r0\""), 0);
+	for (int i = 1; i < 64; i++)
+		ck_assert_int_eq(kc_buf_printf(&b, ",\"r%d\"", i), 0);
+	ck_assert_int_eq(kc_buf_puts(&b, "]}]}"), 0);
+	r = confirm_text(idx, "n", kc_buf_str(&b), NULL, &msg);
+	ck_assert_int_eq(r, KC_EFORBIDDEN);
+	ck_assert_str_eq(msg, HELD "more than 262144 permissions to compare");
+	kc_free(msg);
+	kc_buf_free(&b);
+	rbac_index_free(idx);
+}
+END_TEST
+
+struct esc_arg {
+	struct rbac_index	*idx;
+	const char		*role;
+};
+
+static int
+try_confirm(void *arg)
+{
+	struct esc_arg *a = arg;
+	char *msg = NULL;
+	int r = confirm_text(a->idx, "ns", a->role, NULL, &msg);
+
+	if (r == -ENOMEM)
+		ck_assert_ptr_null(msg);
+	kc_free(msg);
+	return r == KC_EFORBIDDEN ? 0 : r;
+}
+
 static void
 alloc_loop(alloc_fn *fn, void *arg, bool allocates)
 {
@@ -1764,6 +2074,16 @@ START_TEST(test_alloc_failures)
 	alloc_loop(try_put_all, policy, true);
 	alloc_loop(try_put_all, agg, true);
 	alloc_loop(try_plan, NULL, true);
+	{
+		struct esc_arg e = { owner_index("[{\"verbs\":[\"get\"],\"apiGroups\":"
+		    "[\"\"],\"resources\":[\"pods\"]}]"), "{\"kind\":\"Role\",\"metadata\":"
+		    "{\"name\":\"r\",\"namespace\":\"ns\"},\"rules\":[{\"verbs\":"
+		    "[\"get\",\"list\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\","
+		    "\"secrets\"]},{\"verbs\":[\"get\"],\"nonResourceURLs\":[\"/x\"]}]}" };
+
+		alloc_loop(try_confirm, &e, true);
+		rbac_index_free(e.idx);
+	}
 
 	ck_assert_int_eq(rbac_index_new(&a.idx), 0);
 	put_all(a.idx, agg);
@@ -1810,6 +2130,10 @@ dc_rbac_suite(void)
 	tcase_add_test(tc, test_impersonation_authorize);
 	tcase_add_test(tc, test_extra_key);
 	tcase_add_test(tc, test_forbidden_messages);
+	tcase_add_test(tc, test_escalation_covers);
+	tcase_add_test(tc, test_escalation_scope);
+	tcase_add_test(tc, test_escalation_aggregation_rule);
+	tcase_add_test(tc, test_escalation_limits);
 	tcase_add_test(tc, test_alloc_failures);
 	suite_add_tcase(s, tc);
 	return s;
