@@ -1442,6 +1442,47 @@ crd_fm_schema(const struct dc_rtype *rt, struct fm_schema *ret)
 	return 0;
 }
 
+int
+crd_convert_to(const struct dc_rtype *rt, const struct json_object *obj, const char *av,
+    struct json_object **ret, struct fm_schema *ret_schema, struct kc_status *st)
+{
+	const struct crd_ver *v = ver_of(rt), *to = NULL, *w;
+	const char *slash = strchr(av, '/');
+	struct json_object *out;
+	int r;
+
+	if (v == NULL)
+		return kc_status_set(st, KC_EINTERNAL, "%s is not a custom resource", rt->kind);
+	if (slash != NULL && (size_t)(slash - av) == strlen(rt->group) &&
+	    strncmp(av, rt->group, strlen(rt->group)) == 0)
+		TAILQ_FOREACH(w, &v->crd->vers, link)
+			if (str_eq(w->name, slash + 1))
+				to = w;
+	/* crConverter.ConvertToVersion: only versions in spec.versions */
+	if (to == NULL)
+		return kc_status_set(st, KC_EINTERNAL, "request to convert CR to an invalid "
+		    "group/version: %s", av);
+	ret_schema->lookup = cr_fm_lookup;
+	ret_schema->arg = to;
+	if (str_eq(kc_json_str(obj, "apiVersion"), av)) {
+		*ret = json_object_get((struct json_object *)(uintptr_t)obj);
+		return 0;
+	}
+	if (!v->crd->webhook) {
+		if ((out = with_api_version(obj, av)) == NULL)
+			return -ENOMEM;
+		*ret = out;
+		return 0;
+	}
+	r = webhook_convert(v->crd, obj, av, ret);
+	if (r == KC_EINTERNAL && v->crd->dc != NULL) {
+		/* The caller words the failure: it is not the request's to answer. */
+		(void)kc_status_set(st, r, "%s", v->crd->dc->conv_error);
+		v->crd->dc->conv_error[0] = '\0';
+	}
+	return r;
+}
+
 /* What a served version registers as. */
 struct regdef {
 	struct dc_rtype_def	 def;

@@ -509,6 +509,7 @@ enum dc_conv_wrong {
 	DC_CONV_WRONG_COUNT,	/* the last converted object dropped */
 	DC_CONV_RENAME,		/* the first converted object renamed */
 	DC_CONV_UNREACHABLE,	/* no call: the connection fails */
+	DC_CONV_BAD_LABELS,	/* the first converted object gets an invalid label */
 };
 
 struct dc_conv_fault {
@@ -925,6 +926,14 @@ void	 builtin_validate_name(enum dc_name_rule, const char *field, const char *na
 	    struct dc_errs *errs);
 /* Labels, annotations, finalizers and owner references; appends to 'errs'. */
 void	 builtin_validate_meta(const struct json_object *obj, struct dc_errs *errs);
+/*
+ * ValidateLabels and ValidateAnnotations of a map (NULL: nothing), the
+ * errors at 'field' ("metadata.labels"); append to 'errs'.
+ */
+void	 builtin_validate_labels(const struct json_object *labels, const char *field,
+	    struct dc_errs *errs);
+void	 builtin_validate_annotations(const struct json_object *ann, const char *field,
+	    struct dc_errs *errs);
 /* The pod's QoS class: "BestEffort", "Burstable" or "Guaranteed". */
 const char *builtin_pod_qos(const struct json_object *pod);
 /*
@@ -1344,6 +1353,12 @@ void	 errs_unsupported(struct dc_errs *, const char *field, const char *value,
 void	 errs_duplicate(struct dc_errs *, const char *field, const char *value_repr);
 /* The full message of one field error: "<field>: <body>". */
 void	 ferr_string(const struct dc_ferr *, char *buf, size_t size);
+/*
+ * The errors as Go's field.ErrorList.ToAggregate() prints them: one
+ * message alone, several as "[e1, e2]", repeated messages once. Cut to
+ * 'size'.
+ */
+void	 errs_string(const struct dc_errs *, char *buf, size_t size);
 
 /* discovery.c */
 /*

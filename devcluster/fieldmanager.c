@@ -1401,8 +1401,19 @@ static const char *const strip_paths[] = {
 const char *const fieldmanager_reset_status[] = { "status", NULL };
 const char *const fieldmanager_reset_spec[] = { "spec", NULL };
 
+/* The live and the new object at an apiVersion other entries were recorded at. */
+struct vobj {
+	const char		*api_version;	/* an entry's */
+	struct json_object	*live;
+	struct json_object	*obj;		/* NULL until converted */
+	struct fm_schema	 schema;
+};
+
 struct ctx {
 	const struct fm_schema	*schema;
+	const struct fm_apply	*apply;		/* NULL for an update */
+	struct vobj		*vers;
+	size_t			 nvers;
 	struct fs		 strip;
 	struct fs		 reset;
 	const char		*api_version;
@@ -1414,6 +1425,13 @@ struct ctx {
 static void
 ctx_free(struct ctx *x)
 {
+	for (size_t i = 0; i < x->nvers; i++) {
+		if (x->vers[i].live != NULL)
+			json_object_put(x->vers[i].live);
+		if (x->vers[i].obj != NULL)
+			json_object_put(x->vers[i].obj);
+	}
+	kc_free(x->vers);
 	fieldset_free(&x->strip);
 	fieldset_free(&x->reset);
 }
@@ -1698,6 +1716,115 @@ conflicts_free(struct conflicts *cf)
 	memset(cf, 0, sizeof(*cf));
 }
 
+/* The converted objects for entries at 'api_version', or NULL (this apply's). */
+static struct vobj *
+vobj_of(const struct ctx *x, const char *api_version)
+{
+	for (size_t i = 0; i < x->nvers; i++)
+		if (strcmp(x->vers[i].api_version, api_version) == 0)
+			return &x->vers[i];
+	return NULL;
+}
+
+/*
+ * reconcileManagedFieldsWithSchemaChanges' conversions: the live object
+ * (without managedFields) at every other apiVersion of an entry. 0,
+ * -EINPROGRESS once every conversion has been asked for, or the
+ * converter's failure with its message in 'st'.
+ */
+static int
+versions_live(struct ctx *x, const struct json_object *live, const struct managed *m,
+    struct kc_status *st)
+{
+	const struct fm_apply *a = x->apply;
+	bool pending = false;
+	int r;
+
+	if (a == NULL || a->convert == NULL || m->n == 0)
+		return 0;
+	if ((x->vers = kc_calloc(m->n, sizeof(*x->vers))) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n; i++) {
+		struct vobj *v;
+
+		if (strcmp(m->v[i].api_version, x->api_version) == 0 ||
+		    vobj_of(x, m->v[i].api_version) != NULL)
+			continue;
+		v = &x->vers[x->nvers++];
+		v->api_version = m->v[i].api_version;
+		r = a->convert(a->convert_arg, live, v->api_version, &v->live, &v->schema, st);
+		if (r == -EINPROGRESS)
+			pending = true;
+		else if (r < 0)
+			return r;
+	}
+	return pending ? -EINPROGRESS : 0;
+}
+
+/*
+ * Updater.update's conversions: the new object at every other apiVersion.
+ * 0, -EINPROGRESS once every conversion has been asked for, or the
+ * converter's failure, "failed to convert new object: <its message>".
+ */
+static int
+versions_new(struct ctx *x, const struct json_object *obj)
+{
+	const struct fm_apply *a = x->apply;
+	struct kc_status st = { 0 };
+	bool pending = false;
+	int r;
+
+	for (size_t i = 0; i < x->nvers; i++) {
+		struct vobj *v = &x->vers[i];
+		struct fm_schema unused;
+
+		if (v->obj != NULL) {
+			json_object_put(v->obj);
+			v->obj = NULL;
+		}
+		r = a->convert(a->convert_arg, obj, v->api_version, &v->obj, &unused, &st);
+		if (r == -EINPROGRESS)
+			pending = true;
+		else if (r == -ENOMEM)
+			return r;
+		else if (r < 0) {
+			errf(x->err, sizeof(x->err), "failed to convert new object: %s", st.message);
+			return r;
+		}
+	}
+	return pending ? -EINPROGRESS : 0;
+}
+
+/*
+ * One entry at the other apiVersion of 'v': what the apply changed or
+ * added there and the entry holds ('set' given: into '*ret'), or ('e'
+ * given) the entry loses that and what the apply removed there.
+ */
+static int
+version_taken(struct ctx *x, const struct vobj *v, const struct fs *set, struct fs *ret,
+    struct mentry *e)
+{
+	const struct fm_schema *saved = x->schema;
+	struct fs taken = { 0 };
+	struct cmp c = { 0 };
+	int r;
+
+	x->schema = v->schema.lookup != NULL ? &v->schema : NULL;
+	r = compare_objects(x, v->live, v->obj, &c);
+	x->schema = saved;
+	if (r < 0)
+		return r;
+	if ((r = fieldset_op(OP_UNION, &c.mod, &c.add, &taken)) == 0) {
+		if (set != NULL)
+			r = fieldset_op(OP_INTERSECT, set, &taken, ret);
+		else
+			r = disown(e, &taken, &c.rem);
+	}
+	fieldset_free(&taken);
+	cmp_free(&c);
+	return r;
+}
+
 /*
  * Updater.Apply: merges 'config' into 'live', makes the applier's Apply
  * entry the applied set, prunes what it dropped, and takes the changed
@@ -1757,13 +1884,20 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 		r = -ENOMEM;
 		goto out;
 	}
+	if ((r = versions_new(x, pruned)) < 0)
+		goto out;
 	for (size_t i = 0; i < m->n; i++) {
 		struct conflict *k = &cf->v[cf->n];
+		const struct vobj *v = vobj_of(x, m->v[i].api_version);
 
 		if (i == idx)
 			continue;
 		k->entry = i;
-		if ((r = fieldset_op(OP_INTERSECT, &m->v[i].set, &taken, &k->set)) < 0)
+		if (v != NULL)
+			r = version_taken(x, v, &m->v[i].set, &k->set, NULL);
+		else
+			r = fieldset_op(OP_INTERSECT, &m->v[i].set, &taken, &k->set);
+		if (r < 0)
 			goto out;
 		if (!fieldset_empty(&k->set))
 			cf->n++;
@@ -1774,9 +1908,18 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 		r = KC_ECONFLICT;
 		goto out;
 	}
-	for (size_t i = 0; i < m->n; i++)
-		if (i != idx && (r = disown(&m->v[i], &taken, &c.rem)) < 0)
+	for (size_t i = 0; i < m->n; i++) {
+		const struct vobj *v = vobj_of(x, m->v[i].api_version);
+
+		if (i == idx)
+			continue;
+		if (v != NULL)
+			r = version_taken(x, v, NULL, NULL, &m->v[i]);
+		else
+			r = disown(&m->v[i], &taken, &c.rem);
+		if (r < 0)
 			goto out;
+	}
 	e = &m->v[idx];
 	if ((r = fieldset_apply_op(OP_DIFF, &e->set, &x->strip)) < 0)
 		goto out;
@@ -2770,6 +2913,7 @@ fieldmanager_apply(const struct fm_apply *a, struct json_object **ret,
 		return r;
 	if ((r = ctx_init(&x, a->schema, a->reset, api, a->subresource, a->now)) < 0)
 		return r;
+	x.apply = a;
 	if ((r = apply_types(&x, a->config, a->live, st)) < 0)
 		goto out;
 	if (a->live != NULL) {
@@ -2797,7 +2941,7 @@ fieldmanager_apply(const struct fm_apply *a, struct json_object **ret,
 			goto out;
 		}
 	}
-	if ((r = managed_copy(&m2, &m)) < 0)
+	if ((r = versions_live(&x, live, &m, st)) < 0 || (r = managed_copy(&m2, &m)) < 0)
 		goto out;
 	r = apply_core(&x, live, a->config, &m2, a->manager, a->force, &obj, &changed, &cf);
 	if (r == KC_ECONFLICT && strcmp(a->manager, "kubectl") == 0) {
@@ -2837,7 +2981,7 @@ fieldmanager_apply(const struct fm_apply *a, struct json_object **ret,
 	if (r < 0) {
 		if (r == KC_EINVALID)
 			r = fail(st, KC_EINTERNAL, 500, "", "%s", x.err);
-		else if (r != -ENOMEM)
+		else if (r != -ENOMEM && r != -EINPROGRESS)
 			(void)kc_status_set(st, r, "%s", x.err);
 		goto out;
 	}

@@ -242,6 +242,24 @@ struct fm_apply {
 	const struct json_object *empty;
 	time_t		 now;		/* recorded as the entry's time */
 	struct fm_cache	*cache;		/* decoded sets (fm_cache_new()), or NULL */
+	/*
+	 * Entries recorded at another apiVersion are compared there, as
+	 * structured-merge-diff's Updater does: 'convert' turns 'obj' (at
+	 * 'api_version' above, without managedFields) into 'to', giving 0, a
+	 * new tree in '*ret' and that version's shapes in '*ret_schema'
+	 * (NULL lookup: none; what it points to must outlive the call). It
+	 * may give -EINPROGRESS (the answer comes later): fieldmanager_apply()
+	 * then asks for the other conversions it can and returns
+	 * -EINPROGRESS, and the caller calls it again with the same inputs
+	 * once the answers are in. Any other code fails the apply with the
+	 * message 'convert' put in 'st', prefixed as upstream ("failed to
+	 * convert new object: ..."). NULL: every entry is compared at this
+	 * apply's version.
+	 */
+	int	(*convert)(void *arg, const struct json_object *obj, const char *to,
+		    struct json_object **ret, struct fm_schema *ret_schema,
+		    struct kc_status *st);
+	void	*convert_arg;
 };
 
 /*
@@ -258,9 +276,13 @@ struct fm_apply {
  *	  value winning;
  *	- what this manager applied last time and omits now is removed,
  *	  unless another entry owns it;
+ *	- every entry recorded at another apiVersion needs the live object
+ *	  converted to it (through 'convert'; its failure fails the apply
+ *	  with the converter's message as is);
  *	- a field owned by another entry (Apply or Update) whose value the
- *	  apply changes is a conflict: 409 unless 'force', which moves the
- *	  field to this manager. For manager "kubectl", conflicts with
+ *	  apply changes (compared at that entry's apiVersion, with the live
+ *	  and the new object converted there) is a conflict: 409 unless
+ *	  'force', which moves the field to this manager. For manager "kubectl", conflicts with
  *	  values the live last-applied-configuration annotation holds are
  *	  forced (the client-side to server-side apply upgrade), and that
  *	  annotation, when present, is rewritten from the applied body;
@@ -290,6 +312,8 @@ struct fm_apply {
  *			g/v, Kind=K): .spec.env: duplicate entries for key
  *			[name=\"A\"]" and undecodable live managedFields
  *	KC_ETOOLARGE	nesting past FM_DEPTH_MAX
+ *	-EINPROGRESS	'convert' will answer later
+ *	other		'convert''s code, with its message
  *	-ENOMEM
  */
 int	fieldmanager_apply(const struct fm_apply *a, struct json_object **ret,

@@ -144,6 +144,14 @@ is_apply(const struct dc_req *req)
 	    ct[sizeof(apply_ct) - 1] == ' ');
 }
 
+/* fm_apply.convert: through the custom resource's CRD ('arg' the type). */
+static int
+ssa_convert(void *arg, const struct json_object *obj, const char *to, struct json_object **ret,
+    struct fm_schema *ret_schema, struct kc_status *st)
+{
+	return crd_convert_to(arg, obj, to, ret, ret_schema, st);
+}
+
 /* hooks.apply */
 static int
 ssa_apply(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
@@ -175,6 +183,8 @@ ssa_apply(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
 		.empty = empty,
 		.now = kc_clock_wall(),
 		.cache = plugin_state(dc, &ssa_plugin),
+		.convert = (rt->flags & DC_RT_CUSTOM) && crd_owns(rt) ? ssa_convert : NULL,
+		.convert_arg = (void *)(uintptr_t)rt,
 	}, ret, ret_details, st);
 	json_object_put(empty);
 	return r;

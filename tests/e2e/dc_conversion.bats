@@ -103,6 +103,16 @@ wh_mode() {
 	echo "$1" >"$WH/mode"
 }
 
+# Creates the Hook h (v1, spec.color red) a test deletes again.
+hook_h() {
+	kubectl apply -f - <<'YAML'
+apiVersion: example.com/v1
+kind: Hook
+metadata: {name: h}
+spec: {color: red}
+YAML
+}
+
 @test "an object stored at v1 is read at v2 through the webhook" {
 	wh_mode convert
 	kubectl apply -f - <<'YAML'
@@ -119,6 +129,34 @@ YAML
 	[ "$(echo "$output" | jq -r .metadata.labels.team)" = blue ]
 	uid="$(kubectl get hooks.v1.example.com a -o jsonpath='{.metadata.uid}')"
 	[ "$(echo "$output" | jq -r .metadata.uid)" = "$uid" ]
+}
+
+@test "the webhook is called by its Service's name at the endpoint's address" {
+	wh_mode convert
+	hook_h
+	rm -f "$WH/mode.host" "$WH/mode.sni"
+	kubectl get hooks.v2.example.com h -o name
+	[ "$(cat "$WH/mode.host")" = conv.default.svc:443 ]
+	[ "$(cat "$WH/mode.sni")" = conv.default.svc ]
+	kubectl delete hooks.v1.example.com h
+}
+
+@test "labels a webhook returns are validated" {
+	wh_mode convert
+	hook_h
+	wh_mode bad-labels
+	run kubectl get hooks.v2.example.com h
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'conversion webhook for example.com/v1, Kind=Hook returned invalid metadata: metadata.labels: Invalid value: "bad key": name part must consist of alphanumeric characters'
+	wh_mode convert
+	# The devcluster's fault injection breaks an answer the same way.
+	kubectl create --raw /devcluster/faults -f - >/dev/null <<<'{"verb": "convert", "resource": "hooks.example.com", "webhook": "bad-labels", "count": 1}'
+	run kubectl get hooks.v2.example.com h
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'returned invalid metadata: metadata.labels: Invalid value: "injected bad label": name part must consist of'
+	kubectl delete --raw /devcluster/faults >/dev/null
+	[ "$(kubectl get hooks.v2.example.com h -o jsonpath='{.spec.colour}')" = red ]
+	kubectl delete hooks.v1.example.com h
 }
 
 @test "lists at v2 convert every item" {
@@ -167,6 +205,65 @@ metadata: {name: d}
 spec: {color: ochre}
 YAML
 	[ "$(kubectl get hooks.v2.example.com d -o jsonpath='{.spec.colour}')" = ochre ]
+}
+
+@test "server-side apply owns fields across versions: conflicts, force, webhook down" {
+	wh_mode convert
+	kubectl apply --server-side --field-manager=alice -f - <<'YAML'
+apiVersion: example.com/v1
+kind: Hook
+metadata: {name: s}
+spec: {color: navy}
+YAML
+	# bob at v2 changes what alice owns at v1: a conflict at alice's version.
+	run kubectl apply --server-side --field-manager=bob -f - <<'YAML'
+apiVersion: example.com/v2
+kind: Hook
+metadata: {name: s}
+spec: {colour: pink}
+YAML
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'Apply failed with 1 conflict: conflict with "alice": .spec.color'
+	[ "$(kubectl get hooks.v1.example.com s -o jsonpath='{.spec.color}')" = navy ]
+	# Fields nobody owns are free.
+	kubectl apply --server-side --field-manager=bob -f - <<'YAML'
+apiVersion: example.com/v2
+kind: Hook
+metadata: {name: s}
+spec: {colour: navy, size: L}
+YAML
+	# The same value is no conflict; a new one is taken over with --force-conflicts.
+	kubectl apply --server-side --field-manager=bob --force-conflicts -f - <<'YAML'
+apiVersion: example.com/v2
+kind: Hook
+metadata: {name: s}
+spec: {colour: pink, size: L}
+YAML
+	[ "$(kubectl get hooks.v1.example.com s -o jsonpath='{.spec.color}')" = pink ]
+	run kubectl get hooks.v2.example.com s -o json --show-managed-fields
+	[ "$(echo "$output" | jq -c '[.metadata.managedFields[] | select(.manager == "alice")] | length')" = 0 ]
+	[ "$(echo "$output" | jq -c '.metadata.managedFields[] | select(.manager == "bob") | [.apiVersion, (.fieldsV1["f:spec"] | keys)]')" = '["example.com/v2",["f:colour","f:size"]]' ]
+	# And back: alice at v1 now conflicts with bob's v2 field.
+	run kubectl apply --server-side --field-manager=alice -f - <<'YAML'
+apiVersion: example.com/v1
+kind: Hook
+metadata: {name: s}
+spec: {color: navy}
+YAML
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'Apply failed with 1 conflict: conflict with "bob": .spec.colour'
+	# The webhook failing fails the apply with its message.
+	wh_mode fail
+	run kubectl apply --server-side --field-manager=alice --force-conflicts -f - <<'YAML'
+apiVersion: example.com/v1
+kind: Hook
+metadata: {name: s}
+spec: {color: navy}
+YAML
+	wh_mode convert
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'conversion webhook for example.com/v1, Kind=Hook failed: colour: not a colour'
+	[ "$(kubectl get hooks.v1.example.com s -o jsonpath='{.spec.color}')" = pink ]
 }
 
 @test "get -w at v2 converts every event" {

@@ -2561,6 +2561,156 @@ START_TEST(test_alloc_failures)
 }
 END_TEST
 
+/*
+ * A converter between ex.io/v1 (spec.color) and ex.io/v2 (spec.colour),
+ * as a conversion webhook would be: 'later' calls answer -EINPROGRESS
+ * first; ex.io/v0 is not a version.
+ */
+struct fake_conv {
+	int	later;
+	int	calls;
+	bool	fail;
+};
+
+static int
+fake_convert(void *arg, const struct json_object *obj, const char *to, struct json_object **ret,
+    struct fm_schema *ret_schema, struct kc_status *st)
+{
+	struct fake_conv *fc = arg;
+	struct json_object *o, *spec, *v;
+	bool to2 = strcmp(to, "ex.io/v2") == 0;
+
+	fc->calls++;
+	if (strcmp(to, "ex.io/v1") != 0 && !to2)
+		return kc_status_set(st, KC_EINTERNAL, "request to convert CR to an invalid "
+		    "group/version: %s", to);
+	if (fc->fail)
+		return kc_status_set(st, KC_EINTERNAL, "conversion webhook for ex.io/v2, "
+		    "Kind=Hook failed: down");
+	if (fc->later > 0) {
+		fc->later--;
+		return -EINPROGRESS;
+	}
+	ck_assert_ptr_nonnull(o = kc_json_copy(obj));
+	ck_assert_int_eq(kc_json_set_str(o, "apiVersion", to), 0);
+	if ((spec = kc_json_obj_of(o, "spec")) != NULL &&
+	    (v = kc_json_get(spec, to2 ? "color" : "colour")) != NULL) {
+		json_object_get(v);
+		json_object_object_del(spec, to2 ? "color" : "colour");
+		ck_assert_int_eq(kc_json_put(spec, to2 ? "colour" : "color", v), 0);
+	}
+	ret_schema->lookup = NULL;
+	ret_schema->arg = NULL;
+	*ret = o;
+	return 0;
+}
+
+static struct json_object *
+conv_apply(struct fake_conv *fc, const struct json_object *live, const char *cfg,
+    const char *manager, bool force, int want, struct kc_status *st)
+{
+	struct json_object *config = parse(cfg), *out = SENTINEL, *details = NULL;
+	const char *av = kc_json_str(config, "apiVersion");
+	int r;
+
+	for (;;) {
+		r = fieldmanager_apply(&(struct fm_apply){ .live = live, .config = config,
+		    .manager = manager, .force = force, .api_version = av, .kind = "Hook",
+		    .now = 1000, .convert = fake_convert, .convert_arg = fc },
+		    &out, &details, st);
+		if (r != -EINPROGRESS)
+			break;
+		ck_assert_ptr_eq(out, SENTINEL);
+	}
+	json_object_put(config);
+	if (details != NULL)
+		json_object_put(details);
+	ck_assert_msg(r == want, "apply: %d, want %d: %s", r, want, st->message);
+	return r == 0 ? out : NULL;
+}
+
+/* The live object at 'av' (a stored one is read at the request's version). */
+static struct json_object *
+at_version(struct fake_conv *fc, const struct json_object *obj, const char *av)
+{
+	struct json_object *out = NULL;
+	struct fm_schema sc;
+	struct kc_status st = { 0 };
+	int later = fc->later;
+
+	fc->later = 0;
+	ck_assert_int_eq(fake_convert(fc, obj, av, &out, &sc, &st), 0);
+	fc->later = later;
+	return out;
+}
+
+START_TEST(test_apply_across_versions)
+{
+	struct fake_conv fc = { .later = 2 };
+	struct kc_status st = { 0 };
+	struct json_object *o1, *o2, *v2, *o3;
+
+	o1 = conv_apply(&fc, NULL, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"color\":\"navy\"}}", "alice", false, 0, &st);
+	/* bob at v2 changes what alice holds at v1: the conflict names her path. */
+	v2 = at_version(&fc, o1, "ex.io/v2");
+	fc.later = 2;
+	ck_assert_ptr_null(conv_apply(&fc, v2, "{\"apiVersion\":\"ex.io/v2\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"colour\":\"pink\"}}", "bob", false,
+	    KC_ECONFLICT, &st));
+	ck_assert_str_eq(st.message, "Apply failed with 1 conflict: conflict with \"alice\": "
+	    ".spec.color");
+	ck_assert_int_ge(fc.calls, 4);
+	/* The same value is no conflict; force takes the field over. */
+	o2 = conv_apply(&fc, v2, "{\"apiVersion\":\"ex.io/v2\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"colour\":\"navy\",\"size\":\"L\"}}",
+	    "bob", false, 0, &st);
+	json_object_put(o2);
+	o2 = conv_apply(&fc, v2, "{\"apiVersion\":\"ex.io/v2\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"colour\":\"pink\"}}", "bob", true, 0,
+	    &st);
+	ck_assert_ptr_null(entry(o2, "alice", "Apply"));
+	assert_fields(o2, "bob", "Apply", "{\"f:spec\":{\"f:colour\":{}}}");
+	/* Back at v1: alice conflicts with bob's v2 field. */
+	o3 = at_version(&fc, o2, "ex.io/v1");
+	ck_assert_ptr_null(conv_apply(&fc, o3, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"color\":\"navy\"}}", "alice", false,
+	    KC_ECONFLICT, &st));
+	ck_assert_str_eq(st.message, "Apply failed with 1 conflict: conflict with \"bob\": "
+	    ".spec.colour");
+	/* A failing conversion fails the apply with its message, as is. */
+	fc.fail = true;
+	ck_assert_ptr_null(conv_apply(&fc, o3, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"color\":\"navy\"}}", "alice", true,
+	    KC_EINTERNAL, &st));
+	ck_assert_str_eq(st.message, "conversion webhook for ex.io/v2, Kind=Hook failed: down");
+	fc.fail = false;
+	json_object_put(o3);
+	json_object_put(o2);
+	json_object_put(v2);
+	json_object_put(o1);
+}
+END_TEST
+
+START_TEST(test_apply_removed_version)
+{
+	struct fake_conv fc = { 0 };
+	struct kc_status st = { 0 };
+	struct json_object *live = parse("{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\",\"managedFields\":[{\"manager\":\"old\","
+	    "\"operation\":\"Update\",\"apiVersion\":\"ex.io/v0\",\"fieldsType\":\"FieldsV1\","
+	    "\"fieldsV1\":{\"f:spec\":{\"f:color\":{}}}}]},\"spec\":{\"color\":\"navy\"}}");
+
+	/* An entry of a version no longer in spec.versions breaks apply, as upstream. */
+	ck_assert_ptr_null(conv_apply(&fc, live, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"color\":\"red\"}}", "alice", true,
+	    KC_EINTERNAL, &st));
+	ck_assert_str_eq(st.message, "request to convert CR to an invalid group/version: "
+	    "ex.io/v0");
+	json_object_put(live);
+}
+END_TEST
+
 Suite *
 dc_fieldmanager_suite(void)
 {
@@ -2606,6 +2756,8 @@ dc_fieldmanager_suite(void)
 	tcase_add_test(tc, test_raw_escapes);
 	tcase_add_test(tc, test_cache);
 	tcase_add_test(tc, test_alloc_failures);
+	tcase_add_test(tc, test_apply_across_versions);
+	tcase_add_test(tc, test_apply_removed_version);
 	suite_add_tcase(s, tc);
 	return s;
 }
