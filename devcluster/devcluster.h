@@ -70,6 +70,8 @@
 #define DC_NAME_MAX		253		/* object names */
 #define DC_ERRS_MAX		32		/* field errors in one reply */
 #define DC_GROUPS_MAX		64		/* groups of one user */
+#define DC_USER_EXTRA_MAX	8		/* user.Info extra keys of one user */
+#define DC_AUDIENCES_MAX	16		/* audiences a credential is valid for */
 #define DC_HISTORY_DEFAULT	10000		/* events kept per resource */
 #define DC_HISTORY_FRESH_MS	75000		/* ... or as many as are younger */
 #define DC_HISTORY_UPPER	102400		/* ... up to this many */
@@ -122,6 +124,15 @@ struct dc_user {
 	char	*uid;
 	char	*groups[DC_GROUPS_MAX + 1];	/* NULL-terminated */
 	size_t	 ngroups;
+	/* user.Info extra, one value a key, as service-account tokens give it */
+	char	*extra[DC_USER_EXTRA_MAX][2];	/* key, value */
+	size_t	 nextra;
+	/*
+	 * The audiences the credential was accepted for, among those asked
+	 * (service-account tokens); none: the API audience.
+	 */
+	char	*audiences[DC_AUDIENCES_MAX + 1];	/* NULL-terminated */
+	size_t	 naudiences;
 };
 
 struct dc_req {
@@ -1145,6 +1156,11 @@ void	 watchhub_ser_free(struct dc_ser *);
  */
 int	 api_new(const struct dc_opts *, struct dc **ret) _must_check_;
 /*
+ * The Kubernetes minor version the devcluster emulates (--kubernetes-version,
+ * 32 for 1.32), for behaviour that changed between minors.
+ */
+unsigned api_minor(const struct dc *);
+/*
  * Frees an instance (after http_free()), stopping every plug-in first, in
  * reverse table order. NULL is fine; returns NULL.
  */
@@ -1402,6 +1418,18 @@ size_t	 auth_count(const struct dc_auth *);
 int	 auth_authenticate(const struct dc_auth *, const char *authorization,
 	    struct dc_user *user) _must_check_;
 /*
+ * The same for a credential asked to be valid for 'audiences' (a
+ * TokenReview's spec.audiences, NULL-terminated; NULL: the API audience),
+ * which only the verifier (service-account tokens) tells apart: it sets
+ * user->audiences to the ones the token is valid for. Static tokens are
+ * valid for the API audience only: the caller checks that. On
+ * KC_EUNAUTHORIZED 'err' may hold the verifier's reason (upstream's
+ * text), else "".
+ */
+int	 auth_authenticate_for(const struct dc_auth *, const char *authorization,
+	    const char *const *audiences, struct dc_user *user, char *err, size_t errsize)
+	    _must_check_;
+/*
  * Applies the Impersonate-* headers of 'req' to req->user after asking
  * the authorizer for "impersonate" on users (or serviceaccounts), groups
  * and uids: KC_EFORBIDDEN with upstream's message in 'st', KC_EINTERNAL
@@ -1414,7 +1442,15 @@ int	 auth_impersonate(struct dc *, struct dc_req *, struct kc_status *st)
 int	 user_set(struct dc_user *, const char *name, const char *uid,
 	    const char *const *groups) _must_check_;
 int	 user_add_group(struct dc_user *, const char *group) _must_check_;
+/* Appends an extra key and value, or an audience: 0, -E2BIG, -ENOMEM. */
+int	 user_add_extra(struct dc_user *, const char *key, const char *value) _must_check_;
+int	 user_add_audience(struct dc_user *, const char *audience) _must_check_;
 bool	 user_in_group(const struct dc_user *, const char *group);
+/*
+ * The user as an authentication.k8s.io UserInfo (username, uid, groups,
+ * extra): a new object in '*ret'; 0 or -ENOMEM.
+ */
+int	 user_info_json(const struct dc_user *, struct json_object **ret) _must_check_;
 void	 user_clear(struct dc_user *);
 /*
  * Runs the authorizer hook: system:masters always passes, and everyone
@@ -1423,11 +1459,14 @@ void	 user_clear(struct dc_user *);
 bool	 auth_authorize(struct dc *, const struct dc_attrs *, char *reason, size_t size);
 /*
  * A second authenticator (tokens.c's service-account JWTs), asked for
- * every bearer token the static tokens do not know. It fills 'user'
- * (system:authenticated included) and returns 0, KC_EUNAUTHORIZED,
- * DC_DECLINED (not its token: 401 as well) or -ENOMEM. NULL removes it.
+ * every bearer token the static tokens do not know, for 'audiences'
+ * (NULL: the API audience). It fills 'user' (system:authenticated
+ * included) and returns 0, KC_EUNAUTHORIZED (with upstream's reason in
+ * 'err' when it has one), DC_DECLINED (not its token: 401 as well) or
+ * -ENOMEM. NULL removes it.
  */
-typedef int	auth_verify_fn(void *arg, const char *token, struct dc_user *user);
+typedef int	auth_verify_fn(void *arg, const char *token, const char *const *audiences,
+		    struct dc_user *user, char *err, size_t errsize);
 void	 auth_set_verifier(struct dc_auth *, auth_verify_fn *, void *arg);
 
 #endif
