@@ -75,6 +75,7 @@ struct batch {
 	uint64_t		 seq;		/* requests wait for theirs */
 	struct json_object	*crd;		/* a reference */
 	char			*desired;	/* "trainyard.dev/v1beta1" */
+	bool			 raw;		/* not pruned nor defaulted */
 	struct json_object	**objs;		/* references */
 	char			**keys;
 	size_t			 n, cap;
@@ -546,9 +547,9 @@ entry_put(struct cw_state *s, const char *key, struct json_object *obj, const ch
 	return 0;
 }
 
-/* The key of 'obj' in 'desired': 0, or -ENOMEM. */
+/* The key of 'obj' in 'desired' (raw or not): 0, or -ENOMEM. */
 static int
-key_of(const struct json_object *obj, const char *desired, char *key, size_t size)
+key_of(const struct json_object *obj, const char *desired, bool raw, char *key, size_t size)
 {
 	size_t len;
 	char *text = kc_json_dump(obj, &len);
@@ -558,7 +559,7 @@ key_of(const struct json_object *obj, const char *desired, char *key, size_t siz
 		return -ENOMEM;
 	h = kc_fnv1a64(KC_FNV1A64_INIT, text, len);
 	kc_free(text);
-	(void)textf(key, size, "%016" PRIx64 ":%zu:%s", h, len, desired);
+	(void)textf(key, size, "%016" PRIx64 ":%zu:%s%s", h, len, raw ? "raw:" : "", desired);
 	return 0;
 }
 
@@ -598,14 +599,14 @@ batch_fail(struct cw_state *s, struct batch *b, const char *msg)
 }
 
 static int
-batch_add(struct cw_state *s, const struct json_object *crd, const char *desired,
+batch_add(struct cw_state *s, const struct json_object *crd, const char *desired, bool raw,
     const struct json_object *obj, const char *key)
 {
 	struct batch *b;
 	const char *name = kc_json_str(crd, "metadata", "name");
 
 	for (b = TAILQ_FIRST(&s->waiting); b != NULL; b = TAILQ_NEXT(b, link))
-		if (str_eq(b->desired, desired) &&
+		if (str_eq(b->desired, desired) && b->raw == raw &&
 		    str_eq(kc_json_str(b->crd, "metadata", "name"), name))
 			break;
 	if (b == NULL) {
@@ -613,6 +614,7 @@ batch_add(struct cw_state *s, const struct json_object *crd, const char *desired
 			return -ENOMEM;
 		b->seq = ++s->next_seq;
 		b->crd = json_object_get((struct json_object *)(uintptr_t)crd);
+		b->raw = raw;
 		if ((b->desired = kc_strdup(desired)) == NULL) {
 			batch_free(b);
 			return -ENOMEM;
@@ -917,7 +919,8 @@ batch_done(struct cw_state *s, struct batch *b, int r, const struct kc_status *s
 		batch_fail(s, b, msg);
 		return;
 	}
-	tschema = slash != NULL ? schema_crd_version_schema(b->crd, slash + 1) : NULL;
+	tschema = slash != NULL && !b->raw ? schema_crd_version_schema(b->crd, slash + 1) :
+	    NULL;
 	for (size_t i = 0; i < b->n; i++) {
 		if (tschema != NULL && (schema_prune(tschema, out[i], NULL) < 0 ||
 		    schema_default(tschema, out[i]) < 0)) {
@@ -987,7 +990,7 @@ step_due(void *arg)
 
 static int
 cw_convert(struct dc *dc, const struct json_object *crd, const struct json_object *obj,
-    const char *api_version, struct json_object **ret)
+    const char *api_version, bool raw, struct json_object **ret)
 {
 	struct cw_state *s = state(dc);
 	struct entry *e;
@@ -997,7 +1000,7 @@ cw_convert(struct dc *dc, const struct json_object *crd, const struct json_objec
 	if (s == NULL)
 		return KC_EINTERNAL;
 	entries_expire(s, kc_clock_now_ms());
-	if ((r = key_of(obj, api_version, key, sizeof(key))) < 0)
+	if ((r = key_of(obj, api_version, raw, key, sizeof(key))) < 0)
 		return r;
 	/* A request's first pass always asks the webhook, as kube-apiserver does. */
 	if (dc->conv_again && (e = (struct entry *)kc_hmap_get(&s->map, key)) != NULL) {
@@ -1012,7 +1015,7 @@ cw_convert(struct dc *dc, const struct json_object *crd, const struct json_objec
 			return -ENOMEM;
 		return 0;
 	}
-	if ((r = batch_add(s, crd, api_version, obj, key)) < 0)
+	if ((r = batch_add(s, crd, api_version, raw, obj, key)) < 0)
 		return r;
 	dc->conv_pending = true;
 	return -EINPROGRESS;

@@ -967,14 +967,14 @@ with_api_version(const struct json_object *o, const char *av)
  * waits for it), never for a watch event.
  */
 static int
-webhook_convert(const struct crd *c, const struct json_object *obj, const char *av,
+webhook_convert(const struct crd *c, const struct json_object *obj, const char *av, bool raw,
     struct json_object **ret)
 {
 	struct dc *dc = c->dc;
 
 	if (dc == NULL || !dc->conv_allowed || dc->hooks.convert == NULL)
 		return KC_EINTERNAL;
-	return dc->hooks.convert(dc, c->obj, obj, av, ret);
+	return dc->hooks.convert(dc, c->obj, obj, av, raw, ret);
 }
 
 /*
@@ -993,7 +993,7 @@ cr_convert_out(const struct dc_rtype *rt, const struct json_object *stored,
 
 	if (v != NULL && v->crd->webhook &&
 	    !str_eq(kc_json_str(stored, "apiVersion"), rt->api_version))
-		return webhook_convert(v->crd, stored, rt->api_version, ret);
+		return webhook_convert(v->crd, stored, rt->api_version, false, ret);
 	if (v != NULL && v->has_defaults) {
 		if ((out = kc_json_copy(stored)) == NULL ||
 		    kc_json_set_str(out, "apiVersion", rt->api_version) < 0) {
@@ -1037,7 +1037,7 @@ cr_convert_in(const struct dc_rtype *rt, const struct json_object *obj,
 		return 0;
 	}
 	if (v->crd->webhook)
-		return webhook_convert(v->crd, obj, av, ret);
+		return webhook_convert(v->crd, obj, av, false, ret);
 	if ((out = with_api_version(obj, av)) == NULL)
 		return -ENOMEM;
 	*ret = out;
@@ -1474,7 +1474,7 @@ crd_convert_to(const struct dc_rtype *rt, const struct json_object *obj, const c
 		*ret = out;
 		return 0;
 	}
-	r = webhook_convert(v->crd, obj, av, ret);
+	r = webhook_convert(v->crd, obj, av, true, ret);
 	if (r == KC_EINTERNAL && v->crd->dc != NULL) {
 		/* The caller words the failure: it is not the request's to answer. */
 		(void)kc_status_set(st, r, "%s", v->crd->dc->conv_error);

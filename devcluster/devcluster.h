@@ -591,10 +591,12 @@ struct dc_hooks {
 	 * KC_EINTERNAL when it failed (dc->conv_error holds kube-apiserver's
 	 * message); -ENOMEM. NULL: KC_EINTERNAL. A call it asks for widens
 	 * [dc->conv_lo, dc->conv_hi], the sequence numbers of the calls the
-	 * request then waits for.
+	 * request then waits for. With 'raw' the object is as the webhook
+	 * gave it (metadata restored), neither pruned nor defaulted, as
+	 * server-side apply's version converter takes it.
 	 */
 	int	(*convert)(struct dc *, const struct json_object *crd,
-		    const struct json_object *obj, const char *api_version,
+		    const struct json_object *obj, const char *api_version, bool raw,
 		    struct json_object **ret);
 	/*
 	 * Fault injection for a conversion webhook call to the CRD named

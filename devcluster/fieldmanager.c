@@ -1826,6 +1826,217 @@ version_taken(struct ctx *x, const struct vobj *v, const struct fs *set, struct 
 }
 
 /*
+ * 'obj' (at x->api_version, or at 'from') at 'to' through the apply's
+ * converter, and the shapes there in '*sc' (NULL for none): a new
+ * reference in '*ret'. On failure x->err says "<what>: <message>".
+ */
+static int
+convert_at(struct ctx *x, const struct json_object *obj, const char *to,
+    struct json_object **ret, const struct fm_schema **sc, struct fm_schema *buf,
+    const char *what)
+{
+	const char *av = kc_json_str(obj, "apiVersion");
+	struct kc_status st = { 0 };
+	int r;
+
+	if (strcmp(to, x->api_version) == 0 && av != NULL && strcmp(av, to) == 0) {
+		*ret = json_object_get((struct json_object *)(uintptr_t)obj);
+		*sc = x->schema;
+		return 0;
+	}
+	r = x->apply->convert(x->apply->convert_arg, obj, to, ret, buf, &st);
+	if (r == 0)
+		*sc = buf->lookup != NULL ? buf : NULL;
+	else if (r != -EINPROGRESS && r != -ENOMEM)
+		errf(x->err, sizeof(x->err), "%s: %s", what, st.message);
+	return r;
+}
+
+/* The named set of 'v' with the shapes 'sc'. */
+static int
+named_at(const struct fm_schema *sc, const struct json_object *v, struct fs *out)
+{
+	struct walk *w = kc_malloc(sizeof(*w));
+	int r;
+
+	if (w == NULL)
+		return -ENOMEM;
+	walk_init(w, sc, true);
+	r = named_set(w, v, out);
+	kc_free(w);
+	return r;
+}
+
+/* EnsureNamedFieldsAreMembers of 'in' with the shapes 'sc'. */
+static int
+ensure_at(const struct fm_schema *sc, const struct fs *in, struct fs *out)
+{
+	struct walk *w = kc_malloc(sizeof(*w));
+	int r;
+
+	if (w == NULL)
+		return -ENOMEM;
+	walk_init(w, sc, true);
+	r = ensure_named(w, in, VK_STRUCT, out);
+	kc_free(w);
+	return r;
+}
+
+/* RemoveItems of 'set' (named already) from 'v' with the shapes 'sc'. */
+static int
+remove_at(const struct fm_schema *sc, const struct json_object *v, const struct fs *set,
+    struct json_object **out)
+{
+	struct walk *w = kc_malloc(sizeof(*w));
+	int r;
+
+	if (w == NULL)
+		return -ENOMEM;
+	walk_init(w, sc, true);
+	r = remove_items(w, v, set, out);
+	kc_free(w);
+	return r;
+}
+
+/* Replaces '*slot' (a reference) with 'v'. */
+static void
+swap_ref(struct json_object **slot, struct json_object *v)
+{
+	if (*slot != NULL)
+		json_object_put(*slot);
+	*slot = v;
+}
+
+/*
+ * addBackOwnedItemsForVersion: at 'av' (cm and cp converted there when
+ * they are elsewhere, '*cur' their version), what cm has beyond cp and
+ * beyond the fields 'owned' holds goes from cm, into cp.
+ */
+static int
+add_back_at(struct ctx *x, const char *av, const struct fs *owned, const char **cur,
+    struct json_object **cm, struct json_object **cp, const struct fm_schema **sc,
+    struct fm_schema *buf)
+{
+	struct fs ms = { 0 }, ps = { 0 }, on = { 0 }, rm = { 0 };
+	struct json_object *t = NULL;
+	char what[256];
+	int r;
+
+	if (strcmp(*cur, av) != 0) {
+		errf(what, sizeof(what), "failed to prune fields: failed add back owned items: "
+		    "failed to convert merged object at version %s", av);
+		if ((r = convert_at(x, *cm, av, &t, sc, buf, what)) < 0)
+			return r;
+		swap_ref(cm, t);
+		errf(what, sizeof(what), "failed to prune fields: failed add back owned items: "
+		    "failed to convert pruned object at version %s", av);
+		if ((r = convert_at(x, *cp, av, &t, sc, buf, what)) < 0)
+			return r;
+		swap_ref(cp, t);
+		*cur = av;
+	}
+	t = NULL;
+	if ((r = named_at(*sc, *cm, &ms)) == 0 && (r = named_at(*sc, *cp, &ps)) == 0 &&
+	    (r = ensure_at(*sc, owned, &on)) == 0 &&
+	    (r = fieldset_apply_op(OP_UNION, &ps, &on)) == 0 &&
+	    (r = fieldset_op(OP_DIFF, &ms, &ps, &rm)) == 0 &&
+	    (r = remove_at(*sc, *cm, &rm, &t)) == 0)
+		swap_ref(cp, t);
+	fieldset_free(&ms);
+	fieldset_free(&ps);
+	fieldset_free(&on);
+	fieldset_free(&rm);
+	return r;
+}
+
+/*
+ * Updater.prune when the applier's previous entry was recorded at
+ * 'last_av', another version: the merged object goes there and loses
+ * what 'last' held; then, at each version entries were recorded at
+ * ('last_av' first), what they own there comes back; then what 'last'
+ * never held (addBackDanglingItems); and the result comes back to this
+ * apply's version. Conversions as convert_at(); failures read "failed
+ * to prune fields: ...".
+ */
+static int
+prune_versions(struct ctx *x, const struct json_object *merged, const struct managed *m,
+    const struct fs *last, const char *last_av, struct json_object **ret)
+{
+	const struct fm_schema *sv, *su;
+	struct fm_schema bv, bu;
+	struct json_object *mv = NULL, *cm = NULL, *cp = NULL, *t = NULL;
+	struct fs ms = { 0 }, ps = { 0 }, ln = { 0 }, owned = { 0 }, rm = { 0 };
+	const char **order = NULL, *cur = last_av;
+	size_t n = 0;
+	int r;
+
+	if (fieldset_empty(last))
+		return jcopy(merged, ret);
+	if ((r = convert_at(x, merged, last_av, &mv, &sv, &bv, "failed to prune fields: "
+	    "failed to convert merged object to last applied version")) < 0)
+		return r;
+	if ((r = ensure_at(sv, last, &ln)) < 0 || (r = remove_at(sv, mv, &ln, &cp)) < 0)
+		goto out;
+	cm = json_object_get(mv);
+	su = sv;
+	if ((order = kc_calloc(m->n + 1, sizeof(*order))) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	order[n++] = last_av;
+	for (size_t i = 0; i < m->n; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < n && !seen; j++)
+			seen = strcmp(order[j], m->v[i].api_version) == 0;
+		if (!seen)
+			order[n++] = m->v[i].api_version;
+	}
+	for (size_t k = 0; k < n; k++) {
+		bool any = false;
+
+		fieldset_free(&owned);
+		for (size_t i = 0; i < m->n; i++) {
+			if (strcmp(m->v[i].api_version, order[k]) != 0)
+				continue;
+			any = true;
+			if ((r = fieldset_apply_op(OP_UNION, &owned, &m->v[i].set)) < 0)
+				goto out;
+		}
+		if (any && (r = add_back_at(x, order[k], &owned, &cur, &cm, &cp, &su,
+		    &bu)) < 0)
+			goto out;
+	}
+	/* addBackDanglingItems, at the last applied version */
+	if ((r = convert_at(x, cp, last_av, &t, &su, &bu, "failed to prune fields: failed "
+	    "add back dangling items: failed to convert pruned object to last applied "
+	    "version")) < 0)
+		goto out;
+	swap_ref(&cp, t);
+	t = NULL;
+	if ((r = named_at(sv, mv, &ms)) < 0 || (r = named_at(sv, cp, &ps)) < 0 ||
+	    (r = fieldset_op(OP_DIFF, &ms, &ps, &rm)) < 0 ||
+	    (r = fieldset_apply_op(OP_INTERSECT, &rm, &ln)) < 0 ||
+	    (r = remove_at(sv, mv, &rm, &t)) < 0)
+		goto out;
+	swap_ref(&cp, t);
+	t = NULL;
+	r = convert_at(x, cp, x->api_version, ret, &su, &bu, "failed to prune fields");
+out:
+	kc_free(order);
+	fieldset_free(&ms);
+	fieldset_free(&ps);
+	fieldset_free(&ln);
+	fieldset_free(&owned);
+	fieldset_free(&rm);
+	swap_ref(&mv, NULL);
+	swap_ref(&cm, NULL);
+	swap_ref(&cp, NULL);
+	swap_ref(&t, NULL);
+	return r;
+}
+
+/*
  * Updater.Apply: merges 'config' into 'live', makes the applier's Apply
  * entry the applied set, prunes what it dropped, and takes the changed
  * fields from the other entries, which is a conflict unless 'force'.
@@ -1840,6 +2051,7 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 	struct mentry *e;
 	struct cmp c = { 0 };
 	struct walk w;
+	char *last_av = NULL;
 	bool changed;
 	size_t idx;
 	int r;
@@ -1859,6 +2071,10 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 	if (managed_find(m, manager, OP_APPLY, NULL, x->subresource, &idx)) {
 		last = m->v[idx].set;
 		memset(&m->v[idx].set, 0, sizeof(m->v[idx].set));
+		if ((last_av = kc_strdup(m->v[idx].api_version)) == NULL) {
+			r = -ENOMEM;
+			goto out;
+		}
 	} else if ((r = managed_new(m, manager, OP_APPLY, x->api_version, x->subresource,
 	    &idx)) < 0)
 		goto out;
@@ -1876,7 +2092,12 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 		e->api_version = av;
 		e->dirty = true;
 	}
-	if ((r = prune(x, merged, m, &last, &pruned)) < 0 ||
+	if (last_av != NULL && strcmp(last_av, x->api_version) != 0 &&
+	    x->apply != NULL && x->apply->convert != NULL)
+		r = prune_versions(x, merged, m, &last, last_av, &pruned);
+	else
+		r = prune(x, merged, m, &last, &pruned);
+	if (r < 0 ||
 	    (r = compare_objects(x, live, pruned, &c)) < 0 ||
 	    (r = fieldset_op(OP_UNION, &c.mod, &c.add, &taken)) < 0)
 		goto out;
@@ -1936,6 +2157,7 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 	pruned = NULL;
 	*ret_changed = changed;
 out:
+	kc_free(last_av);
 	fieldset_free(&set);
 	fieldset_free(&last);
 	fieldset_free(&taken);

@@ -275,7 +275,8 @@ struct fm_apply {
  *	  take the union, list-type maps merge item by item), the applied
  *	  value winning;
  *	- what this manager applied last time and omits now is removed,
- *	  unless another entry owns it;
+ *	  unless another entry owns it (at the version the manager applied
+ *	  at last time, through 'convert', when it differs);
  *	- every entry recorded at another apiVersion needs the live object
  *	  converted to it (through 'convert'; its failure fails the apply
  *	  with the converter's message as is);

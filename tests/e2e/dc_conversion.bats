@@ -266,6 +266,28 @@ YAML
 	[ "$(kubectl get hooks.v1.example.com s -o jsonpath='{.spec.color}')" = pink ]
 }
 
+@test "server-side apply prunes at the version the manager applied at" {
+	wh_mode convert
+	kubectl apply --server-side --field-manager=carol -f - <<'YAML'
+apiVersion: example.com/v1
+kind: Hook
+metadata: {name: p}
+spec: {color: navy}
+YAML
+	# carol at v2 no longer applies the colour she applied at v1: it goes (and the
+	# size does not fit v1, the storage version).
+	kubectl apply --server-side --field-manager=carol -f - <<'YAML'
+apiVersion: example.com/v2
+kind: Hook
+metadata: {name: p}
+spec: {size: M}
+YAML
+	run kubectl get hooks.v2.example.com p -o json --show-managed-fields
+	[ "$(echo "$output" | jq -r .spec.colour)" = null ]
+	[ "$(echo "$output" | jq -c '.metadata.managedFields | length')" = 1 ]
+	kubectl delete hooks.v1.example.com p
+}
+
 @test "get -w at v2 converts every event" {
 	wh_mode convert
 	kubectl get hooks.v2.example.com -w -o json >"$WH/watch.out" 2>&1 &

@@ -2570,6 +2570,7 @@ struct fake_conv {
 	int	later;
 	int	calls;
 	bool	fail;
+	int	fail_at;	/* the call that fails, counting from 1; 0: none */
 };
 
 static int
@@ -2584,7 +2585,7 @@ fake_convert(void *arg, const struct json_object *obj, const char *to, struct js
 	if (strcmp(to, "ex.io/v1") != 0 && !to2)
 		return kc_status_set(st, KC_EINTERNAL, "request to convert CR to an invalid "
 		    "group/version: %s", to);
-	if (fc->fail)
+	if (fc->fail || fc->calls == fc->fail_at)
 		return kc_status_set(st, KC_EINTERNAL, "conversion webhook for ex.io/v2, "
 		    "Kind=Hook failed: down");
 	if (fc->later > 0) {
@@ -2692,6 +2693,57 @@ START_TEST(test_apply_across_versions)
 }
 END_TEST
 
+START_TEST(test_apply_prune_across_versions)
+{
+	struct fake_conv fc = { .later = 1 };
+	struct kc_status st = { 0 };
+	struct json_object *o1, *v2, *o2, *o3, *o4;
+
+	o1 = conv_apply(&fc, NULL, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"color\":\"navy\"}}", "alice", false, 0, &st);
+	/* alice again, at v2, without the colour: pruned at v1, where she set it. */
+	v2 = at_version(&fc, o1, "ex.io/v2");
+	fc.later = 3;
+	o2 = conv_apply(&fc, v2, "{\"apiVersion\":\"ex.io/v2\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"size\":\"L\"}}", "alice", false, 0, &st);
+	ck_assert_str_eq(kc_json_str(o2, "apiVersion"), "ex.io/v2");
+	ck_assert_ptr_null(kc_json_get(o2, "spec", "colour"));
+	ck_assert_str_eq(kc_json_str(o2, "spec", "size"), "L");
+	assert_fields(o2, "alice", "Apply", "{\"f:spec\":{\"f:size\":{}}}");
+	/* What another entry owns stays: bob's v2 colour survives alice's v1 apply. */
+	o3 = conv_apply(&fc, o2, "{\"apiVersion\":\"ex.io/v2\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"colour\":\"red\"}}", "bob", false, 0, &st);
+	json_object_put(v2);
+	v2 = at_version(&fc, o3, "ex.io/v1");
+	json_object_put(o1);
+	o1 = conv_apply(&fc, v2, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"}}", "alice", false, 0, &st);
+	ck_assert_str_eq(kc_json_str(o1, "spec", "color"), "red");
+	ck_assert_ptr_null(entry(o1, "alice", "Apply"));
+	/* alice's v2 entry needs the webhook for her apply at v1: its failure fails it. */
+	o4 = at_version(&fc, o2, "ex.io/v1");
+	fc.fail = true;
+	ck_assert_ptr_null(conv_apply(&fc, o4, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"color\":\"red\"}}", "alice", false,
+	    KC_EINTERNAL, &st));
+	ck_assert_str_eq(st.message, "conversion webhook for ex.io/v2, Kind=Hook failed: down");
+	fc.fail = false;
+	/* The live object converts; the merged one, for pruning at v2, does not. */
+	fc.fail_at = fc.calls + 2;
+	ck_assert_ptr_null(conv_apply(&fc, o4, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"color\":\"red\"}}", "alice", false,
+	    KC_EINTERNAL, &st));
+	ck_assert_str_eq(st.message, "failed to prune fields: failed to convert merged object "
+	    "to last applied version: conversion webhook for ex.io/v2, Kind=Hook failed: down");
+	fc.fail_at = 0;
+	json_object_put(o4);
+	json_object_put(o1);
+	json_object_put(o2);
+	json_object_put(o3);
+	json_object_put(v2);
+}
+END_TEST
+
 START_TEST(test_apply_removed_version)
 {
 	struct fake_conv fc = { 0 };
@@ -2758,6 +2810,7 @@ dc_fieldmanager_suite(void)
 	tcase_add_test(tc, test_alloc_failures);
 	tcase_add_test(tc, test_apply_across_versions);
 	tcase_add_test(tc, test_apply_removed_version);
+	tcase_add_test(tc, test_apply_prune_across_versions);
 	suite_add_tcase(s, tc);
 	return s;
 }
