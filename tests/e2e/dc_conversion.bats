@@ -410,3 +410,64 @@ YAML
 	[ "$status" -ne 0 ]
 	echo "$output" | grep -F 'status.storedVersions[0]: Invalid value: "v1": must appear in spec.versions'
 }
+
+@test "server-side apply with a managedFields entry of a removed version fails as upstream" {
+	kubectl apply -f - <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: olds.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: olds, singular: old, kind: Old}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {color: {type: string}}}
+  - name: v2
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {color: {type: string}}}
+YAML
+	kubectl wait --for condition=established --timeout=20s crd/olds.example.com
+	kubectl apply --server-side --field-manager=alice -f - <<'YAML'
+apiVersion: example.com/v1
+kind: Old
+metadata: {name: o}
+spec: {color: navy}
+YAML
+	# v2 becomes the storage version, the object is rewritten, v1 leaves.
+	kubectl patch crd olds.example.com --type json -p '[{"op":"replace","path":"/spec/versions/0/storage","value":false},{"op":"replace","path":"/spec/versions/1/storage","value":true}]'
+	kubectl get olds.v2.example.com o -o json | kubectl replace -f -
+	kubectl patch crd olds.example.com --subresource status --type merge -p '{"status":{"storedVersions":["v2"]}}'
+	kubectl patch crd olds.example.com --type json -p '[{"op":"remove","path":"/spec/versions/0"}]'
+	run kubectl apply --server-side --field-manager=bob -f - <<'YAML'
+apiVersion: example.com/v2
+kind: Old
+metadata: {name: o}
+spec: {color: red}
+YAML
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'request to convert CR to an invalid group/version: example.com/v1'
+	# Stripping the entries of the removed version (what trainyard-controller migrate does) mends it.
+	mf="$(kubectl get olds.v2.example.com o -o json --show-managed-fields |
+	    jq -c '[.metadata.managedFields[] | select(.apiVersion != "example.com/v1")]')"
+	kubectl patch olds.v2.example.com o --type json \
+	    -p "[{\"op\":\"replace\",\"path\":\"/metadata/managedFields\",\"value\":$mf}]"
+	kubectl apply --server-side --field-manager=bob --force-conflicts -f - <<'YAML'
+apiVersion: example.com/v2
+kind: Old
+metadata: {name: o}
+spec: {color: red}
+YAML
+	[ "$(kubectl get olds.v2.example.com o -o jsonpath='{.spec.color}')" = red ]
+}
