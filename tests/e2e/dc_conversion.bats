@@ -103,6 +103,20 @@ wh_mode() {
 	echo "$1" >"$WH/mode"
 }
 
+# Server-side applies the Hook NAME at VERSION with SPEC (flow YAML) as
+# MANAGER; more kubectl flags may follow.
+hook_apply() {
+	local manager="$1" version="$2" name="$3" spec="$4"
+
+	shift 4
+	kubectl apply --server-side --field-manager="$manager" "$@" -f - <<YAML
+apiVersion: example.com/$version
+kind: Hook
+metadata: {name: $name}
+spec: $spec
+YAML
+}
+
 # Creates the Hook h (v1, spec.color red) a test deletes again.
 hook_h() {
 	kubectl apply -f - <<'YAML'
@@ -191,75 +205,35 @@ YAML
 
 @test "server-side apply at both versions" {
 	wh_mode convert
-	kubectl apply --server-side --field-manager=alice -f - <<'YAML'
-apiVersion: example.com/v2
-kind: Hook
-metadata: {name: d}
-spec: {colour: amber}
-YAML
+	hook_apply alice v2 d '{colour: amber}'
 	[ "$(kubectl get hooks.v1.example.com d -o jsonpath='{.spec.color}')" = amber ]
-	kubectl apply --server-side --field-manager=alice -f - <<'YAML'
-apiVersion: example.com/v1
-kind: Hook
-metadata: {name: d}
-spec: {color: ochre}
-YAML
+	hook_apply alice v1 d '{color: ochre}'
 	[ "$(kubectl get hooks.v2.example.com d -o jsonpath='{.spec.colour}')" = ochre ]
 }
 
 @test "server-side apply owns fields across versions: conflicts, force, webhook down" {
 	wh_mode convert
-	kubectl apply --server-side --field-manager=alice -f - <<'YAML'
-apiVersion: example.com/v1
-kind: Hook
-metadata: {name: s}
-spec: {color: navy}
-YAML
+	hook_apply alice v1 s '{color: navy}'
 	# bob at v2 changes what alice owns at v1: a conflict at alice's version.
-	run kubectl apply --server-side --field-manager=bob -f - <<'YAML'
-apiVersion: example.com/v2
-kind: Hook
-metadata: {name: s}
-spec: {colour: pink}
-YAML
+	run hook_apply bob v2 s '{colour: pink}'
 	[ "$status" -ne 0 ]
 	echo "$output" | grep -F 'Apply failed with 1 conflict: conflict with "alice": .spec.color'
 	[ "$(kubectl get hooks.v1.example.com s -o jsonpath='{.spec.color}')" = navy ]
 	# Fields nobody owns are free.
-	kubectl apply --server-side --field-manager=bob -f - <<'YAML'
-apiVersion: example.com/v2
-kind: Hook
-metadata: {name: s}
-spec: {colour: navy, size: L}
-YAML
+	hook_apply bob v2 s '{colour: navy, size: L}'
 	# The same value is no conflict; a new one is taken over with --force-conflicts.
-	kubectl apply --server-side --field-manager=bob --force-conflicts -f - <<'YAML'
-apiVersion: example.com/v2
-kind: Hook
-metadata: {name: s}
-spec: {colour: pink, size: L}
-YAML
+	hook_apply bob v2 s '{colour: pink, size: L}' --force-conflicts
 	[ "$(kubectl get hooks.v1.example.com s -o jsonpath='{.spec.color}')" = pink ]
 	run kubectl get hooks.v2.example.com s -o json --show-managed-fields
 	[ "$(echo "$output" | jq -c '[.metadata.managedFields[] | select(.manager == "alice")] | length')" = 0 ]
 	[ "$(echo "$output" | jq -c '.metadata.managedFields[] | select(.manager == "bob") | [.apiVersion, (.fieldsV1["f:spec"] | keys)]')" = '["example.com/v2",["f:colour","f:size"]]' ]
 	# And back: alice at v1 now conflicts with bob's v2 field.
-	run kubectl apply --server-side --field-manager=alice -f - <<'YAML'
-apiVersion: example.com/v1
-kind: Hook
-metadata: {name: s}
-spec: {color: navy}
-YAML
+	run hook_apply alice v1 s '{color: navy}'
 	[ "$status" -ne 0 ]
 	echo "$output" | grep -F 'Apply failed with 1 conflict: conflict with "bob": .spec.colour'
 	# The webhook failing fails the apply with its message.
 	wh_mode fail
-	run kubectl apply --server-side --field-manager=alice --force-conflicts -f - <<'YAML'
-apiVersion: example.com/v1
-kind: Hook
-metadata: {name: s}
-spec: {color: navy}
-YAML
+	run hook_apply alice v1 s '{color: navy}' --force-conflicts
 	wh_mode convert
 	[ "$status" -ne 0 ]
 	echo "$output" | grep -F 'conversion webhook for example.com/v1, Kind=Hook failed: colour: not a colour'
@@ -268,20 +242,10 @@ YAML
 
 @test "server-side apply prunes at the version the manager applied at" {
 	wh_mode convert
-	kubectl apply --server-side --field-manager=carol -f - <<'YAML'
-apiVersion: example.com/v1
-kind: Hook
-metadata: {name: p}
-spec: {color: navy}
-YAML
+	hook_apply carol v1 p '{color: navy}'
 	# carol at v2 no longer applies the colour she applied at v1: it goes (and the
 	# size does not fit v1, the storage version).
-	kubectl apply --server-side --field-manager=carol -f - <<'YAML'
-apiVersion: example.com/v2
-kind: Hook
-metadata: {name: p}
-spec: {size: M}
-YAML
+	hook_apply carol v2 p '{size: M}'
 	run kubectl get hooks.v2.example.com p -o json --show-managed-fields
 	[ "$(echo "$output" | jq -r .spec.colour)" = null ]
 	[ "$(echo "$output" | jq -c '.metadata.managedFields | length')" = 1 ]
@@ -412,7 +376,10 @@ YAML
 }
 
 @test "server-side apply with a managedFields entry of a removed version fails as upstream" {
-	kubectl apply -f - <<'YAML'
+	# Strategy None: no webhook, both versions alike.
+	schema='{openAPIV3Schema: {type: object, properties: {spec: {type: object,
+	    properties: {color: {type: string}}}}}}'
+	kubectl apply -f - <<YAML
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: olds.example.com}
@@ -421,22 +388,8 @@ spec:
   scope: Namespaced
   names: {plural: olds, singular: old, kind: Old}
   versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, properties: {color: {type: string}}}
-  - name: v2
-    served: true
-    storage: false
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, properties: {color: {type: string}}}
+  - {name: v1, served: true, storage: true, schema: $schema}
+  - {name: v2, served: true, storage: false, schema: $schema}
 YAML
 	kubectl wait --for condition=established --timeout=20s crd/olds.example.com
 	kubectl apply --server-side --field-manager=alice -f - <<'YAML'
