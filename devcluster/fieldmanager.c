@@ -1411,7 +1411,8 @@ struct vobj {
 
 struct ctx {
 	const struct fm_schema	*schema;
-	const struct fm_apply	*apply;		/* NULL for an update */
+	fm_convert_fn		*convert;	/* entries of other versions, or NULL */
+	void			*convert_arg;
 	struct vobj		*vers;
 	size_t			 nvers;
 	struct fs		 strip;
@@ -1580,6 +1581,113 @@ compare_objects(struct ctx *x, const struct json_object *l, const struct json_ob
 	return 0;
 }
 
+/* The converted objects for entries at 'api_version', or NULL (this write's). */
+static struct vobj *
+vobj_of(const struct ctx *x, const char *api_version)
+{
+	for (size_t i = 0; i < x->nvers; i++)
+		if (strcmp(x->vers[i].api_version, api_version) == 0)
+			return &x->vers[i];
+	return NULL;
+}
+
+/*
+ * reconcileManagedFieldsWithSchemaChanges' conversions: the live object
+ * (without managedFields) at every other apiVersion of an entry. 0,
+ * -EINPROGRESS once every conversion has been asked for, or the
+ * converter's failure with its message in 'st'.
+ */
+static int
+versions_live(struct ctx *x, const struct json_object *live, const struct managed *m,
+    struct kc_status *st)
+{
+	bool pending = false;
+	int r;
+
+	if (x->convert == NULL || m->n == 0)
+		return 0;
+	if ((x->vers = kc_calloc(m->n, sizeof(*x->vers))) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n; i++) {
+		struct vobj *v;
+
+		if (strcmp(m->v[i].api_version, x->api_version) == 0 ||
+		    vobj_of(x, m->v[i].api_version) != NULL)
+			continue;
+		v = &x->vers[x->nvers++];
+		v->api_version = m->v[i].api_version;
+		r = x->convert(x->convert_arg, live, v->api_version, &v->live, &v->schema, st);
+		if (r == -EINPROGRESS)
+			pending = true;
+		else if (r < 0)
+			return r;
+	}
+	return pending ? -EINPROGRESS : 0;
+}
+
+/*
+ * Updater.update's conversions: the new object at every other apiVersion.
+ * 0, -EINPROGRESS once every conversion has been asked for, or the
+ * converter's failure, "failed to convert new object: <its message>".
+ */
+static int
+versions_new(struct ctx *x, const struct json_object *obj)
+{
+	struct kc_status st = { 0 };
+	bool pending = false;
+	int r;
+
+	for (size_t i = 0; i < x->nvers; i++) {
+		struct vobj *v = &x->vers[i];
+		struct fm_schema unused;
+
+		if (v->obj != NULL) {
+			json_object_put(v->obj);
+			v->obj = NULL;
+		}
+		r = x->convert(x->convert_arg, obj, v->api_version, &v->obj, &unused, &st);
+		if (r == -EINPROGRESS)
+			pending = true;
+		else if (r == -ENOMEM)
+			return r;
+		else if (r < 0) {
+			errf(x->err, sizeof(x->err), "failed to convert new object: %s", st.message);
+			return r;
+		}
+	}
+	return pending ? -EINPROGRESS : 0;
+}
+
+/*
+ * One entry at the other apiVersion of 'v': what the apply changed or
+ * added there and the entry holds ('set' given: into '*ret'), or ('e'
+ * given) the entry loses that and what the apply removed there.
+ */
+static int
+version_taken(struct ctx *x, const struct vobj *v, const struct fs *set, struct fs *ret,
+    struct mentry *e)
+{
+	const struct fm_schema *saved = x->schema;
+	struct fs taken = { 0 };
+	struct cmp c = { 0 };
+	int r;
+
+	x->schema = v->schema.lookup != NULL ? &v->schema : NULL;
+	r = compare_objects(x, v->live, v->obj, &c);
+	x->schema = saved;
+	if (r < 0)
+		return r;
+	if ((r = fieldset_op(OP_UNION, &c.mod, &c.add, &taken)) == 0) {
+		if (set != NULL)
+			r = fieldset_op(OP_INTERSECT, set, &taken, ret);
+		else
+			r = disown(e, &taken, &c.rem);
+	}
+	fieldset_free(&taken);
+	cmp_free(&c);
+	return r;
+}
+
 /*
  * Update: the fields 'obj' changed or added over 'live' move to the
  * manager's Update entry (stamped now), every entry loses them and the
@@ -1600,11 +1708,18 @@ record_update(struct ctx *x, const struct json_object *live, const struct json_o
 	/* The sets are moved from one step to the next, not copied. */
 	changed = c.mod;
 	memset(&c.mod, 0, sizeof(c.mod));
-	if ((r = fieldset_union_take(&changed, &c.add)) < 0)
+	if ((r = fieldset_union_take(&changed, &c.add)) < 0 || (r = versions_new(x, obj)) < 0)
 		goto out;
-	for (size_t i = 0; i < m->n; i++)
-		if ((r = disown(&m->v[i], &changed, &c.rem)) < 0)
+	for (size_t i = 0; i < m->n; i++) {
+		const struct vobj *v = vobj_of(x, m->v[i].api_version);
+
+		if (v != NULL)
+			r = version_taken(x, v, NULL, NULL, &m->v[i]);
+		else
+			r = disown(&m->v[i], &changed, &c.rem);
+		if (r < 0)
 			goto out;
+	}
 	managed_drop_empty(m);
 	self = changed;
 	memset(&changed, 0, sizeof(changed));
@@ -1716,115 +1831,6 @@ conflicts_free(struct conflicts *cf)
 	memset(cf, 0, sizeof(*cf));
 }
 
-/* The converted objects for entries at 'api_version', or NULL (this apply's). */
-static struct vobj *
-vobj_of(const struct ctx *x, const char *api_version)
-{
-	for (size_t i = 0; i < x->nvers; i++)
-		if (strcmp(x->vers[i].api_version, api_version) == 0)
-			return &x->vers[i];
-	return NULL;
-}
-
-/*
- * reconcileManagedFieldsWithSchemaChanges' conversions: the live object
- * (without managedFields) at every other apiVersion of an entry. 0,
- * -EINPROGRESS once every conversion has been asked for, or the
- * converter's failure with its message in 'st'.
- */
-static int
-versions_live(struct ctx *x, const struct json_object *live, const struct managed *m,
-    struct kc_status *st)
-{
-	const struct fm_apply *a = x->apply;
-	bool pending = false;
-	int r;
-
-	if (a == NULL || a->convert == NULL || m->n == 0)
-		return 0;
-	if ((x->vers = kc_calloc(m->n, sizeof(*x->vers))) == NULL)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->n; i++) {
-		struct vobj *v;
-
-		if (strcmp(m->v[i].api_version, x->api_version) == 0 ||
-		    vobj_of(x, m->v[i].api_version) != NULL)
-			continue;
-		v = &x->vers[x->nvers++];
-		v->api_version = m->v[i].api_version;
-		r = a->convert(a->convert_arg, live, v->api_version, &v->live, &v->schema, st);
-		if (r == -EINPROGRESS)
-			pending = true;
-		else if (r < 0)
-			return r;
-	}
-	return pending ? -EINPROGRESS : 0;
-}
-
-/*
- * Updater.update's conversions: the new object at every other apiVersion.
- * 0, -EINPROGRESS once every conversion has been asked for, or the
- * converter's failure, "failed to convert new object: <its message>".
- */
-static int
-versions_new(struct ctx *x, const struct json_object *obj)
-{
-	const struct fm_apply *a = x->apply;
-	struct kc_status st = { 0 };
-	bool pending = false;
-	int r;
-
-	for (size_t i = 0; i < x->nvers; i++) {
-		struct vobj *v = &x->vers[i];
-		struct fm_schema unused;
-
-		if (v->obj != NULL) {
-			json_object_put(v->obj);
-			v->obj = NULL;
-		}
-		r = a->convert(a->convert_arg, obj, v->api_version, &v->obj, &unused, &st);
-		if (r == -EINPROGRESS)
-			pending = true;
-		else if (r == -ENOMEM)
-			return r;
-		else if (r < 0) {
-			errf(x->err, sizeof(x->err), "failed to convert new object: %s", st.message);
-			return r;
-		}
-	}
-	return pending ? -EINPROGRESS : 0;
-}
-
-/*
- * One entry at the other apiVersion of 'v': what the apply changed or
- * added there and the entry holds ('set' given: into '*ret'), or ('e'
- * given) the entry loses that and what the apply removed there.
- */
-static int
-version_taken(struct ctx *x, const struct vobj *v, const struct fs *set, struct fs *ret,
-    struct mentry *e)
-{
-	const struct fm_schema *saved = x->schema;
-	struct fs taken = { 0 };
-	struct cmp c = { 0 };
-	int r;
-
-	x->schema = v->schema.lookup != NULL ? &v->schema : NULL;
-	r = compare_objects(x, v->live, v->obj, &c);
-	x->schema = saved;
-	if (r < 0)
-		return r;
-	if ((r = fieldset_op(OP_UNION, &c.mod, &c.add, &taken)) == 0) {
-		if (set != NULL)
-			r = fieldset_op(OP_INTERSECT, set, &taken, ret);
-		else
-			r = disown(e, &taken, &c.rem);
-	}
-	fieldset_free(&taken);
-	cmp_free(&c);
-	return r;
-}
-
 /*
  * 'obj' (at x->api_version, or at 'from') at 'to' through the apply's
  * converter, and the shapes there in '*sc' (NULL for none): a new
@@ -1844,7 +1850,7 @@ convert_at(struct ctx *x, const struct json_object *obj, const char *to,
 		*sc = x->schema;
 		return 0;
 	}
-	r = x->apply->convert(x->apply->convert_arg, obj, to, ret, buf, &st);
+	r = x->convert(x->convert_arg, obj, to, ret, buf, &st);
 	if (r == 0)
 		*sc = buf->lookup != NULL ? buf : NULL;
 	else if (r != -EINPROGRESS && r != -ENOMEM)
@@ -2093,7 +2099,7 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 		e->dirty = true;
 	}
 	if (last_av != NULL && strcmp(last_av, x->api_version) != 0 &&
-	    x->apply != NULL && x->apply->convert != NULL)
+	    x->convert != NULL)
 		r = prune_versions(x, merged, m, &last, last_av, &pruned);
 	else
 		r = prune(x, merged, m, &last, &pruned);
@@ -2992,10 +2998,14 @@ fieldmanager_update(const struct fm_update *u, struct json_object **ret, struct 
 		api = "";
 	if ((r = ctx_init(&x, u->schema, u->reset, api, u->subresource, u->now)) < 0)
 		return r;
+	x.convert = u->convert;
+	x.convert_arg = u->convert_arg;
 	if ((r = update_base(u, &m)) < 0 ||
 	    (r = (u->old != NULL ? view_without_managed(u->old, &live) :
 	    empty_object(u->empty, &live))) < 0 ||
 	    (r = view_without_managed(u->obj, &obj)) < 0)
+		goto out;
+	if ((r = versions_live(&x, live, &m, st)) < 0)
 		goto out;
 	if ((r = record_update(&x, live, obj, &m, manager)) == KC_EINVALID) {
 		/* UpdateNoErrors: an object that cannot be typed loses its entries. */
@@ -3135,7 +3145,8 @@ fieldmanager_apply(const struct fm_apply *a, struct json_object **ret,
 		return r;
 	if ((r = ctx_init(&x, a->schema, a->reset, api, a->subresource, a->now)) < 0)
 		return r;
-	x.apply = a;
+	x.convert = a->convert;
+	x.convert_arg = a->convert_arg;
 	if ((r = apply_types(&x, a->config, a->live, st)) < 0)
 		goto out;
 	if (a->live != NULL) {

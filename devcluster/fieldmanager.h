@@ -222,6 +222,22 @@ void	fm_cache_free(struct fm_cache *);
 void	fm_cache_counts(const struct fm_cache *, uint64_t *ret_hits, uint64_t *ret_misses);
 
 /* One server-side apply. */
+/*
+ * Entries recorded at another apiVersion are compared there, as
+ * structured-merge-diff's Updater does: a converter turns 'obj' (at the
+ * write's apiVersion, without managedFields) into 'to', giving 0, a new
+ * tree in '*ret' and that version's shapes in '*ret_schema' (NULL lookup:
+ * none; what it points to must outlive the call). It may give
+ * -EINPROGRESS (the answer comes later): the field manager then asks for
+ * the other conversions it can and returns -EINPROGRESS, and the caller
+ * calls it again with the same inputs once the answers are in. Any other
+ * code fails the write with the message the converter put in 'st'
+ * (prefixed as upstream: "failed to convert new object: ...").
+ */
+typedef int	fm_convert_fn(void *arg, const struct json_object *obj, const char *to,
+		    struct json_object **ret, struct fm_schema *ret_schema,
+		    struct kc_status *st);
+
 struct fm_apply {
 	/* The stored object with its managedFields, or NULL to create. */
 	const struct json_object *live;
@@ -242,24 +258,8 @@ struct fm_apply {
 	const struct json_object *empty;
 	time_t		 now;		/* recorded as the entry's time */
 	struct fm_cache	*cache;		/* decoded sets (fm_cache_new()), or NULL */
-	/*
-	 * Entries recorded at another apiVersion are compared there, as
-	 * structured-merge-diff's Updater does: 'convert' turns 'obj' (at
-	 * 'api_version' above, without managedFields) into 'to', giving 0, a
-	 * new tree in '*ret' and that version's shapes in '*ret_schema'
-	 * (NULL lookup: none; what it points to must outlive the call). It
-	 * may give -EINPROGRESS (the answer comes later): fieldmanager_apply()
-	 * then asks for the other conversions it can and returns
-	 * -EINPROGRESS, and the caller calls it again with the same inputs
-	 * once the answers are in. Any other code fails the apply with the
-	 * message 'convert' put in 'st', prefixed as upstream ("failed to
-	 * convert new object: ..."). NULL: every entry is compared at this
-	 * apply's version.
-	 */
-	int	(*convert)(void *arg, const struct json_object *obj, const char *to,
-		    struct json_object **ret, struct fm_schema *ret_schema,
-		    struct kc_status *st);
-	void	*convert_arg;
+	fm_convert_fn	*convert;	/* entries of other versions; NULL: none */
+	void		*convert_arg;
 };
 
 /*
@@ -322,6 +322,8 @@ int	fieldmanager_apply(const struct fm_apply *a, struct json_object **ret,
 
 /* One write that is not an apply. */
 struct fm_update {
+	fm_convert_fn	*convert;	/* as in struct fm_apply */
+	void		*convert_arg;
 	/* The stored object, or NULL for a create. */
 	const struct json_object *old;
 	/*

@@ -252,6 +252,26 @@ YAML
 	kubectl delete hooks.v1.example.com p
 }
 
+@test "other writes move ownership across versions; a failing webhook drops managedFields" {
+	wh_mode convert
+	hook_apply alice v1 u '{color: navy}'
+	kubectl patch hooks.v2.example.com u --type merge -p '{"spec":{"colour":"teal"}}'
+	run kubectl get hooks.v1.example.com u -o json --show-managed-fields
+	[ "$(echo "$output" | jq -c '[.metadata.managedFields[].manager]')" = '["kubectl-patch"]' ]
+	run hook_apply alice v1 u '{color: navy}'
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'conflict with "kubectl-patch" using example.com/v2: .spec.colour'
+	# A write at the storage version while the webhook fails: kube-apiserver's
+	# UpdateNoErrors keeps the write and drops the entries it cannot compute.
+	wh_mode fail
+	kubectl label hooks.v1.example.com u tier=gold
+	wh_mode convert
+	run kubectl get hooks.v1.example.com u -o json --show-managed-fields
+	[ "$(echo "$output" | jq -r .metadata.labels.tier)" = gold ]
+	[ "$(echo "$output" | jq -c '.metadata.managedFields // [] | length')" = 0 ]
+	kubectl delete hooks.v1.example.com u
+}
+
 @test "get -w at v2 converts every event" {
 	wh_mode convert
 	kubectl get hooks.v2.example.com -w -o json >"$WH/watch.out" 2>&1 &

@@ -2744,6 +2744,43 @@ START_TEST(test_apply_prune_across_versions)
 }
 END_TEST
 
+START_TEST(test_update_across_versions)
+{
+	struct fake_conv fc = { 0 };
+	struct kc_status st = { 0 };
+	struct json_object *o1, *v2, *next, *out = NULL;
+	int r;
+
+	o1 = conv_apply(&fc, NULL, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"color\":\"navy\"}}", "alice", false, 0, &st);
+	/* A patch at v2 changes the colour: alice's v1 entry loses it there. */
+	v2 = at_version(&fc, o1, "ex.io/v2");
+	next = kc_json_copy(v2);
+	ck_assert_int_eq(kc_json_set_str(kc_json_obj_of(next, "spec"), "colour", "teal"), 0);
+	fc.later = 2;
+	do {
+		r = fieldmanager_update(&(struct fm_update){ .convert = fake_convert,
+		    .convert_arg = &fc, .old = v2, .obj = next, .manager = "kubectl-patch",
+		    .api_version = "ex.io/v2", .now = 2000 }, &out, &st);
+	} while (r == -EINPROGRESS);
+	ck_assert_msg(r == 0, "update: %d %s", r, st.message);
+	ck_assert_ptr_null(entry(out, "alice", "Apply"));
+	assert_fields(out, "kubectl-patch", "Update", "{\"f:spec\":{\"f:colour\":{}}}");
+	json_object_put(out);
+	out = NULL;
+	/* A failing conversion: the caller gets it (and drops managedFields). */
+	fc.fail = true;
+	r = fieldmanager_update(&(struct fm_update){ .convert = fake_convert,
+	    .convert_arg = &fc, .old = v2, .obj = next, .manager = "kubectl-patch",
+	    .api_version = "ex.io/v2", .now = 2000 }, &out, &st);
+	ck_assert_int_eq(r, KC_EINTERNAL);
+	ck_assert_ptr_null(out);
+	json_object_put(next);
+	json_object_put(v2);
+	json_object_put(o1);
+}
+END_TEST
+
 START_TEST(test_apply_removed_version)
 {
 	struct fake_conv fc = { 0 };
@@ -2811,6 +2848,7 @@ dc_fieldmanager_suite(void)
 	tcase_add_test(tc, test_apply_across_versions);
 	tcase_add_test(tc, test_apply_removed_version);
 	tcase_add_test(tc, test_apply_prune_across_versions);
+	tcase_add_test(tc, test_update_across_versions);
 	suite_add_tcase(s, tc);
 	return s;
 }
