@@ -344,7 +344,10 @@ struct fm_update {
 
 /*
  * Records a create, update or non-apply patch, as kube-apiserver's
- * FieldManager.UpdateNoErrors does. The entries start from the
+ * FieldManager.Update does (entries recorded at other versions are
+ * compared there through 'u->convert'; its -EINPROGRESS and failures come
+ * back as for fieldmanager_apply(), and the caller then drops
+ * managedFields, as UpdateNoErrors does). The entries start from the
  * managedFields in 'u->obj' when they are valid and non-empty (a client
  * may rewrite them: kubectl's client-side to server-side apply upgrade
  * replaces them with a JSON patch), from "[]" or "[{}]" there as empty
