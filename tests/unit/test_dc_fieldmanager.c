@@ -2744,6 +2744,16 @@ START_TEST(test_apply_prune_across_versions)
 }
 END_TEST
 
+/* A patch at v2 by kubectl-patch through the fake converter. */
+static int
+conv_update(struct fake_conv *fc, const struct json_object *old,
+    const struct json_object *obj, struct json_object **ret, struct kc_status *st)
+{
+	return fieldmanager_update(&(struct fm_update){ .convert = fake_convert,
+	    .convert_arg = fc, .old = old, .obj = obj, .manager = "kubectl-patch",
+	    .api_version = "ex.io/v2", .now = 2000 }, ret, st);
+}
+
 START_TEST(test_update_across_versions)
 {
 	struct fake_conv fc = { 0 };
@@ -2758,11 +2768,8 @@ START_TEST(test_update_across_versions)
 	next = kc_json_copy(v2);
 	ck_assert_int_eq(kc_json_set_str(kc_json_obj_of(next, "spec"), "colour", "teal"), 0);
 	fc.later = 2;
-	do {
-		r = fieldmanager_update(&(struct fm_update){ .convert = fake_convert,
-		    .convert_arg = &fc, .old = v2, .obj = next, .manager = "kubectl-patch",
-		    .api_version = "ex.io/v2", .now = 2000 }, &out, &st);
-	} while (r == -EINPROGRESS);
+	while ((r = conv_update(&fc, v2, next, &out, &st)) == -EINPROGRESS)
+		continue;
 	ck_assert_msg(r == 0, "update: %d %s", r, st.message);
 	ck_assert_ptr_null(entry(out, "alice", "Apply"));
 	assert_fields(out, "kubectl-patch", "Update", "{\"f:spec\":{\"f:colour\":{}}}");
@@ -2770,10 +2777,7 @@ START_TEST(test_update_across_versions)
 	out = NULL;
 	/* A failing conversion: the caller gets it (and drops managedFields). */
 	fc.fail = true;
-	r = fieldmanager_update(&(struct fm_update){ .convert = fake_convert,
-	    .convert_arg = &fc, .old = v2, .obj = next, .manager = "kubectl-patch",
-	    .api_version = "ex.io/v2", .now = 2000 }, &out, &st);
-	ck_assert_int_eq(r, KC_EINTERNAL);
+	ck_assert_int_eq(conv_update(&fc, v2, next, &out, &st), KC_EINTERNAL);
 	ck_assert_ptr_null(out);
 	json_object_put(next);
 	json_object_put(v2);
