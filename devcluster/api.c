@@ -387,6 +387,14 @@ parse_kube_version(struct dc *dc, const char *v)
 	return 0;
 }
 
+unsigned
+api_minor(const struct dc *dc)
+{
+	uint32_t minor;
+
+	return kc_parse_u32(dc->minor, &minor) == 0 ? minor : 0;
+}
+
 int
 api_new(const struct dc_opts *opts, struct dc **ret)
 {

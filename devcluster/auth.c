@@ -32,6 +32,7 @@
 
 #include <kc/alloc.h>
 #include <kc/buf.h>
+#include <kc/json.h>
 #include <kc/str.h>
 
 #include "devcluster.h"
@@ -60,7 +61,42 @@ user_clear(struct dc_user *u)
 	kc_free(u->uid);
 	for (size_t i = 0; i < u->ngroups; i++)
 		kc_free(u->groups[i]);
+	for (size_t i = 0; i < u->nextra; i++) {
+		kc_free(u->extra[i][0]);
+		kc_free(u->extra[i][1]);
+	}
+	for (size_t i = 0; i < u->naudiences; i++)
+		kc_free(u->audiences[i]);
 	memset(u, 0, sizeof(*u));
+}
+
+int
+user_add_extra(struct dc_user *u, const char *key, const char *value)
+{
+	char *k, *v;
+
+	if (u->nextra == DC_USER_EXTRA_MAX)
+		return -E2BIG;
+	if ((k = kc_strdup(key)) == NULL || (v = kc_strdup(value)) == NULL) {
+		kc_free(k);
+		return -ENOMEM;
+	}
+	u->extra[u->nextra][0] = k;
+	u->extra[u->nextra][1] = v;
+	u->nextra++;
+	return 0;
+}
+
+int
+user_add_audience(struct dc_user *u, const char *audience)
+{
+	if (u->naudiences == DC_AUDIENCES_MAX)
+		return -E2BIG;
+	if ((u->audiences[u->naudiences] = kc_strdup(audience)) == NULL)
+		return -ENOMEM;
+	u->naudiences++;
+	u->audiences[u->naudiences] = NULL;
+	return 0;
 }
 
 int
@@ -96,6 +132,36 @@ user_set(struct dc_user *u, const char *name, const char *uid,
 	user_clear(u);
 	*u = n;
 	return 0;
+}
+
+int
+user_info_json(const struct dc_user *u, struct json_object **ret)
+{
+	struct json_object *ui = json_object_new_object(), *g, *ex = NULL, *one;
+
+	if (ui == NULL)
+		return -ENOMEM;
+	if (kc_json_set_str(ui, "username", u->name != NULL ? u->name : "") < 0 ||
+	    (u->uid != NULL && u->uid[0] != '\0' &&
+	    kc_json_set_str(ui, "uid", u->uid) < 0) ||
+	    (g = json_object_new_array()) == NULL || kc_json_put(ui, "groups", g) < 0)
+		goto fail;
+	for (size_t i = 0; i < u->ngroups; i++)
+		if (kc_json_append(g, json_object_new_string(u->groups[i])) < 0)
+			goto fail;
+	if (u->nextra > 0 && ((ex = json_object_new_object()) == NULL ||
+	    kc_json_put(ui, "extra", ex) < 0))
+		goto fail;
+	for (size_t i = 0; i < u->nextra; i++)
+		if ((one = json_object_new_array()) == NULL ||
+		    kc_json_put(ex, u->extra[i][0], one) < 0 ||
+		    kc_json_append(one, json_object_new_string(u->extra[i][1])) < 0)
+			goto fail;
+	*ret = ui;
+	return 0;
+fail:
+	json_object_put(ui);
+	return -ENOMEM;
 }
 
 bool
@@ -417,11 +483,20 @@ int
 auth_authenticate(const struct dc_auth *a, const char *authorization,
     struct dc_user *user)
 {
+	return auth_authenticate_for(a, authorization, NULL, user, NULL, 0);
+}
+
+int
+auth_authenticate_for(const struct dc_auth *a, const char *authorization,
+    const char *const *audiences, struct dc_user *user, char *err, size_t errsize)
+{
 	char buf[8192], *p, *tok, *sp;
 	const struct token *found = NULL;
 	size_t n;
 	int r;
 
+	if (err != NULL && errsize > 0)
+		err[0] = '\0';
 	if (authorization == NULL)
 		return KC_EUNAUTHORIZED;
 	while (*authorization == ' ' || *authorization == '\t')
@@ -445,7 +520,7 @@ auth_authenticate(const struct dc_auth *a, const char *authorization,
 		if (token_eq(a->t[i].token, tok))
 			found = &a->t[i];
 	if (found == NULL && a->verify != NULL) {
-		r = a->verify(a->verify_arg, tok, user);
+		r = a->verify(a->verify_arg, tok, audiences, user, err, errsize);
 		explicit_bzero(buf, sizeof(buf));
 		return r == DC_DECLINED ? KC_EUNAUTHORIZED : r;
 	}

@@ -14,18 +14,22 @@
  *
  *	authenticated	true or false
  *	user		username, uid, groups (system:authenticated
- *			included), as the request would have had them
+ *			included), as the request would have had them, and
+ *			for service-account tokens extra: pod-name and
+ *			pod-uid of a pod-bound token, and from 1.30
+ *			credential-id ("JTI=<jti>") and the node's node-name
+ *			and node-uid (authentication.kubernetes.io/...)
  *	audiences	the audiences the token is valid for among those
  *			asked (spec.audiences, or the API audience)
- *	error		"invalid bearer token" when not authenticated
+ *	error		why not, when not authenticated: upstream's
+ *			"token audiences [\"a\"] is invalid for the target
+ *			audiences [\"b\"]", else "invalid bearer token"
  *
- * The devcluster has one audience, the API audience (TOKENS_ISSUER): every
- * authenticator accepts its tokens for that audience only, as upstream's
- * static tokens are audience-agnostic and service-account tokens carry it
- * by default. So a review asking for audiences that do not include it is
- * not authenticated, and status.audiences is always the API audience. Not
- * simulated: user.extra (upstream puts the credential id and pod name of
- * service-account tokens there).
+ * The API audience is TOKENS_ISSUER. Static tokens are audience-agnostic,
+ * so, as upstream's wrapper does, they authenticate only a review whose
+ * audiences include the API audience; a service-account token is valid
+ * for the audiences of its "aud" claim (legacy tokens: the API audience),
+ * and status.audiences is their intersection with those asked.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -113,39 +117,50 @@ int
 authn_review_status(struct dc *dc, const char *token, const struct json_object *audiences,
     struct json_object **ret)
 {
-	struct json_object *st = json_object_new_object(), *ui = NULL, *g, *auds;
+	struct json_object *st = json_object_new_object(), *ui = NULL, *auds;
 	struct dc_user user = { 0 };
-	char header[TOKENS_JWT_MAX + 16];
+	const char *asked[DC_AUDIENCES_MAX + 1];
+	char header[TOKENS_JWT_MAX + 16], err[512] = "";
+	size_t nasked = 0;
 	int r = KC_EUNAUTHORIZED, n;
 
 	if (st == NULL)
 		return -ENOMEM;
+	for (size_t i = 0; json_object_is_type(audiences, json_type_array) &&
+	    i < json_object_array_length(audiences) && nasked < DC_AUDIENCES_MAX; i++) {
+		struct json_object *a = json_object_array_get_idx(audiences, i);
+
+		if (json_object_is_type(a, json_type_string))
+			asked[nasked++] = json_object_get_string(a);
+	}
+	asked[nasked] = NULL;
 	n = snprintf(header, sizeof(header), "Bearer %s", token);
-	if (n > 0 && (size_t)n < sizeof(header) && strchr(token, ' ') == NULL &&
-	    audience_asked(audiences))
-		r = auth_authenticate(dc->auth, header, &user);
+	if (n > 0 && (size_t)n < sizeof(header) && strchr(token, ' ') == NULL)
+		r = auth_authenticate_for(dc->auth, header, nasked > 0 ? asked : NULL, &user,
+		    err, sizeof(err));
 	explicit_bzero(header, sizeof(header));
 	if (r == -ENOMEM)
 		goto oom;
+	/* Static tokens know no audiences: only the API audience, as upstream's wrapper. */
+	if (r == 0 && user.naudiences == 0 && !audience_asked(audiences))
+		r = KC_EUNAUTHORIZED;
 	if (r < 0) {
 		if (kc_json_set_bool(st, "authenticated", false) < 0 ||
-		    kc_json_set_str(st, "error", INVALID_TOKEN) < 0)
+		    kc_json_set_str(st, "error", err[0] != '\0' ? err : INVALID_TOKEN) < 0)
 			goto oom;
 		user_clear(&user);
 		*ret = st;
 		return 0;
 	}
 	if (kc_json_set_bool(st, "authenticated", true) < 0 ||
-	    (ui = json_object_new_object()) == NULL || kc_json_put(st, "user", ui) < 0 ||
-	    kc_json_set_str(ui, "username", user.name != NULL ? user.name : "") < 0 ||
-	    (user.uid != NULL && user.uid[0] != '\0' &&
-	    kc_json_set_str(ui, "uid", user.uid) < 0) ||
-	    (g = json_object_new_array()) == NULL || kc_json_put(ui, "groups", g) < 0)
+	    user_info_json(&user, &ui) < 0 || kc_json_put(st, "user", ui) < 0)
 		goto oom;
-	for (size_t i = 0; i < user.ngroups; i++)
-		if (kc_json_append(g, json_object_new_string(user.groups[i])) < 0)
+	if ((auds = json_object_new_array()) == NULL || kc_json_put(st, "audiences", auds) < 0)
+		goto oom;
+	for (size_t i = 0; i < user.naudiences; i++)
+		if (kc_json_append(auds, json_object_new_string(user.audiences[i])) < 0)
 			goto oom;
-	if ((auds = json_object_new_array()) == NULL || kc_json_put(st, "audiences", auds) < 0 ||
+	if (user.naudiences == 0 &&
 	    kc_json_append(auds, json_object_new_string(TOKENS_ISSUER)) < 0)
 		goto oom;
 	user_clear(&user);

@@ -499,30 +499,6 @@ masters_rules(struct json_object *status)
 	return 0;
 }
 
-static int
-user_info(const struct dc_user *u, struct json_object **ret)
-{
-	struct json_object *ui = json_object_new_object(), *g;
-
-	if (ui == NULL)
-		return -ENOMEM;
-	if (kc_json_set_str(ui, "username", u->name != NULL ? u->name : "") < 0 ||
-	    (u->uid != NULL && u->uid[0] != '\0' &&
-	    kc_json_set_str(ui, "uid", u->uid) < 0) ||
-	    (g = json_object_new_array()) == NULL)
-		goto fail;
-	if (kc_json_put(ui, "groups", g) < 0)
-		goto fail;
-	for (size_t i = 0; i < u->ngroups; i++)
-		if (kc_json_append(g, json_object_new_string(u->groups[i])) < 0)
-			goto fail;
-	*ret = ui;
-	return 0;
-fail:
-	json_object_put(ui);
-	return -ENOMEM;
-}
-
 /* spec.user, spec.groups and spec.uid of a (Local)SubjectAccessReview. */
 static bool
 spec_user(const struct dc_rtype *rt, const struct json_object *spec,
@@ -586,7 +562,7 @@ review_request(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *re
 		struct json_object *ui = NULL;
 
 		if ((status = kc_json_ensure_obj(out, "status")) == NULL ||
-		    (r = user_info(&req->user, &ui)) < 0 ||
+		    (r = user_info_json(&req->user, &ui)) < 0 ||
 		    (r = kc_json_put(status, "userInfo", ui)) < 0) {
 			r = -ENOMEM;
 			goto out;

@@ -110,13 +110,14 @@ builtin_validate_name(enum dc_name_rule rule, const char *field, const char *nam
 	}
 }
 
-static void
-validate_labels(const struct json_object *labels, struct dc_errs *errs)
+void
+builtin_validate_labels(const struct json_object *labels, const char *field,
+    struct dc_errs *errs)
 {
 	if (labels == NULL)
 		return;
 	if (!json_object_is_type(labels, json_type_object)) {
-		errs_add(errs, "TypeInvalid", "metadata.labels",
+		errs_add(errs, "TypeInvalid", field,
 		    "Invalid value: \"\": must be a map of strings");
 		return;
 	}
@@ -124,25 +125,26 @@ validate_labels(const struct json_object *labels, struct dc_errs *errs)
 		const char *s = json_object_get_string(v);
 		char q[512];
 
-		qualified_name("metadata.labels", k, k, errs);
+		qualified_name(field, k, k, errs);
 		if (!json_object_is_type(v, json_type_string)) {
-			errs_invalid(errs, "metadata.labels", "null", "must be a string");
+			errs_invalid(errs, field, "null", "must be a string");
 			continue;
 		}
-		(void)check(kc_valid_label_value, s, "metadata.labels",
+		(void)check(kc_valid_label_value, s, field,
 		    kc_sbuf_quoted(q, sizeof(q), s), errs);
 	}
 }
 
-static void
-validate_annotations(const struct json_object *ann, struct dc_errs *errs)
+void
+builtin_validate_annotations(const struct json_object *ann, const char *field,
+    struct dc_errs *errs)
 {
 	size_t total = 0;
 
 	if (ann == NULL)
 		return;
 	if (!json_object_is_type(ann, json_type_object)) {
-		errs_add(errs, "TypeInvalid", "metadata.annotations",
+		errs_add(errs, "TypeInvalid", field,
 		    "Invalid value: \"\": must be a map of strings");
 		return;
 	}
@@ -153,15 +155,15 @@ validate_annotations(const struct json_object *ann, struct dc_errs *errs)
 		for (i = 0; k[i] != '\0' && i + 1 < sizeof(lower); i++)
 			lower[i] = (char)(k[i] >= 'A' && k[i] <= 'Z' ? k[i] + 32 : k[i]);
 		lower[i] = '\0';
-		qualified_name("metadata.annotations", lower, k, errs);
+		qualified_name(field, lower, k, errs);
 		total += strlen(k);
 		if (json_object_is_type(v, json_type_string))
 			total += (size_t)json_object_get_string_len(v);
 		else
-			errs_invalid(errs, "metadata.annotations", "null", "must be a string");
+			errs_invalid(errs, field, "null", "must be a string");
 	}
 	if (total > ANNOTATIONS_MAX)
-		errs_add(errs, "TooLong", "metadata.annotations",
+		errs_add(errs, "TooLong", field,
 		    "Too long: must have at most %d bytes", ANNOTATIONS_MAX);
 }
 
@@ -214,8 +216,9 @@ builtin_validate_meta(const struct json_object *obj, struct dc_errs *errs)
 	struct json_object *meta = kc_json_obj_of(obj, "metadata");
 	struct json_object *fins = kc_json_arr_of(meta, "finalizers");
 
-	validate_labels(kc_json_get(meta, "labels"), errs);
-	validate_annotations(kc_json_get(meta, "annotations"), errs);
+	builtin_validate_labels(kc_json_get(meta, "labels"), "metadata.labels", errs);
+	builtin_validate_annotations(kc_json_get(meta, "annotations"), "metadata.annotations",
+	    errs);
 	validate_owner_refs(kc_json_get(meta, "ownerReferences"), errs);
 	for (size_t i = 0; fins != NULL && i < json_object_array_length(fins); i++) {
 		const char *f = json_object_get_string(json_object_array_get_idx(fins, i));

@@ -26,8 +26,9 @@
  *
  * The call: POST to clientConfig.url, or to the Service through its
  * Endpoints (kube-apiserver with --enable-aggregator-routing: the
- * connection goes to an endpoint address, TLS is verified against
- * caBundle under the name <service>.<namespace>.svc), with ?timeout=30s,
+ * connection goes to an endpoint address, while the URL, so the Host
+ * header, the SNI and the name TLS verifies against caBundle, stay
+ * https://<service>.<namespace>.svc:<port>), with ?timeout=30s,
  * a 30 s deadline, HTTP/1.1 and the first review version of
  * conversionReviewVersions the devcluster speaks.
  */
@@ -54,6 +55,7 @@
 #define REVIEW_GROUP	"apiextensions.k8s.io"
 #define KEY_MAX		(2 * DC_SEGMENT_MAX + 32)
 #define URL_MAX		1024
+#define INJECTED_LABEL	"injected bad label"	/* fault bad-labels: not a qualified name */
 
 struct entry {
 	struct kc_hmap_node	 h;
@@ -73,6 +75,7 @@ struct batch {
 	uint64_t		 seq;		/* requests wait for theirs */
 	struct json_object	*crd;		/* a reference */
 	char			*desired;	/* "trainyard.dev/v1beta1" */
+	bool			 raw;		/* not pruned nor defaulted */
 	struct json_object	**objs;		/* references */
 	char			**keys;
 	size_t			 n, cap;
@@ -84,6 +87,7 @@ struct batch {
 	char			 review_version[8];
 	char			 url[URL_MAX];	/* as the error message shows it */
 	char			 path[URL_MAX];
+	char			 connect[URL_MAX];	/* a Service's endpoint, or "" */
 	char			*body;
 	struct kc_http_req	 req;
 	struct kc_http_resp	 resp;
@@ -253,14 +257,72 @@ validate_converted(const struct json_object *in, const struct json_object *out, 
 }
 
 /*
+ * One of labels and annotations of a converted object, as
+ * restoreObjectMeta takes it: 'got' (the webhook's, present) must be a
+ * map of strings and, when it differs from 'orig' (the original's, or
+ * NULL), pass ValidateLabels or ValidateAnnotations. 0, or -1 with
+ * 'err'.
+ */
+static int
+restore_field(const char *fld, const struct json_object *orig, const struct json_object *got,
+    char *err, size_t size)
+{
+	struct dc_errs *errs;
+	bool changed;
+
+	if (!json_object_is_type(got, json_type_object)) {
+		(void)textf(err, size, "invalid metadata.%s of type %s in converted object", fld,
+		    go_type(got));
+		return -1;
+	}
+	if (orig != NULL && !json_object_is_type(orig, json_type_object)) {
+		(void)textf(err, size, "invalid metadata.%s of type %s in original object", fld,
+		    go_type(orig));
+		return -1;
+	}
+	changed = (orig != NULL ? json_object_object_length(orig) : 0) !=
+	    json_object_object_length(got);
+	json_object_object_foreach((struct json_object *)(uintptr_t)got, k, v) {
+		struct json_object *was = orig != NULL ? kc_json_get(orig, k) : NULL;
+
+		if (!json_object_is_type(v, json_type_string)) {
+			(void)textf(err, size, "metadata.%s[%s] must be a string, but is %s in "
+			    "converted object", fld, k, go_type(v));
+			return -1;
+		}
+		if (!json_object_is_type(was, json_type_string) ||
+		    strcmp(json_object_get_string(was), json_object_get_string(v)) != 0)
+			changed = true;
+	}
+	if (!changed)
+		return 0;
+	if ((errs = kc_calloc(1, sizeof(*errs))) == NULL)
+		return -ENOMEM;
+	/* upstream validates annotations at "metadata.annotation" */
+	if (strcmp(fld, "labels") == 0)
+		builtin_validate_labels(got, "metadata.labels", errs);
+	else
+		builtin_validate_annotations(got, "metadata.annotation", errs);
+	if (errs->n > 0) {
+		errs_string(errs, err, size);
+		kc_free(errs);
+		return -1;
+	}
+	kc_free(errs);
+	return 0;
+}
+
+/*
  * restoreObjectMeta: 'out''s metadata becomes a copy of 'in''s, except
- * labels and annotations, which keep 'out''s. 0, -1 with 'err', -ENOMEM.
+ * labels and annotations, which keep 'out''s (checked by
+ * restore_field()). 0, -1 with 'err', -ENOMEM.
  */
 static int
 restore_meta(const struct json_object *in, struct json_object *out, char *err, size_t size)
 {
 	static const char *const fields[] = { "labels", "annotations" };
 	struct json_object *rmeta = kc_json_get(out, "metadata"), *meta;
+	int r = 0;
 
 	if (rmeta == NULL && !json_object_object_get_ex(out, "metadata", NULL)) {
 		(void)textf(err, size, "missing metadata in converted object");
@@ -278,34 +340,19 @@ restore_meta(const struct json_object *in, struct json_object *out, char *err, s
 		json_object_put(rmeta);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < KC_ARRAY_SIZE(fields); i++) {
+	for (size_t i = 0; i < KC_ARRAY_SIZE(fields) && r == 0; i++) {
 		struct json_object *v = kc_json_get(rmeta, fields[i]);
 
 		if (v == NULL) {
 			json_object_object_del(meta, fields[i]);
 			continue;
 		}
-		if (!json_object_is_type(v, json_type_object)) {
-			(void)textf(err, size, "invalid metadata.%s of type %s in converted "
-			    "object", fields[i], go_type(v));
-			json_object_put(rmeta);
-			return -1;
-		}
-		json_object_object_foreach(v, k, val) {
-			if (!json_object_is_type(val, json_type_string)) {
-				(void)textf(err, size, "invalid metadata.%s.%s of type %s in "
-				    "converted object", fields[i], k, go_type(val));
-				json_object_put(rmeta);
-				return -1;
-			}
-		}
-		if (kc_json_put(meta, fields[i], kc_json_copy(v)) < 0) {
-			json_object_put(rmeta);
-			return -ENOMEM;
-		}
+		if ((r = restore_field(fields[i], kc_json_get(meta, fields[i]), v, err,
+		    size)) == 0 && kc_json_put(meta, fields[i], kc_json_copy(v)) < 0)
+			r = -ENOMEM;
 	}
 	json_object_put(rmeta);
-	return 0;
+	return r;
 }
 
 int
@@ -500,9 +547,9 @@ entry_put(struct cw_state *s, const char *key, struct json_object *obj, const ch
 	return 0;
 }
 
-/* The key of 'obj' in 'desired': 0, or -ENOMEM. */
+/* The key of 'obj' in 'desired' (raw or not): 0, or -ENOMEM. */
 static int
-key_of(const struct json_object *obj, const char *desired, char *key, size_t size)
+key_of(const struct json_object *obj, const char *desired, bool raw, char *key, size_t size)
 {
 	size_t len;
 	char *text = kc_json_dump(obj, &len);
@@ -512,7 +559,7 @@ key_of(const struct json_object *obj, const char *desired, char *key, size_t siz
 		return -ENOMEM;
 	h = kc_fnv1a64(KC_FNV1A64_INIT, text, len);
 	kc_free(text);
-	(void)textf(key, size, "%016" PRIx64 ":%zu:%s", h, len, desired);
+	(void)textf(key, size, "%016" PRIx64 ":%zu:%s%s", h, len, raw ? "raw:" : "", desired);
 	return 0;
 }
 
@@ -540,7 +587,6 @@ batch_free(struct batch *b)
 	kc_free(b->ca);
 	kc_free(b->body);
 	kc_free((char *)(uintptr_t)b->rc.server);
-	kc_free((char *)(uintptr_t)b->rc.tls_server_name);
 	kc_free(b);
 }
 
@@ -553,14 +599,14 @@ batch_fail(struct cw_state *s, struct batch *b, const char *msg)
 }
 
 static int
-batch_add(struct cw_state *s, const struct json_object *crd, const char *desired,
+batch_add(struct cw_state *s, const struct json_object *crd, const char *desired, bool raw,
     const struct json_object *obj, const char *key)
 {
 	struct batch *b;
 	const char *name = kc_json_str(crd, "metadata", "name");
 
 	for (b = TAILQ_FIRST(&s->waiting); b != NULL; b = TAILQ_NEXT(b, link))
-		if (str_eq(b->desired, desired) &&
+		if (str_eq(b->desired, desired) && b->raw == raw &&
 		    str_eq(kc_json_str(b->crd, "metadata", "name"), name))
 			break;
 	if (b == NULL) {
@@ -568,6 +614,7 @@ batch_add(struct cw_state *s, const struct json_object *crd, const char *desired
 			return -ENOMEM;
 		b->seq = ++s->next_seq;
 		b->crd = json_object_get((struct json_object *)(uintptr_t)crd);
+		b->raw = raw;
 		if ((b->desired = kc_strdup(desired)) == NULL) {
 			batch_free(b);
 			return -ENOMEM;
@@ -612,7 +659,7 @@ resolve(struct cw_state *s, struct batch *b, char *why, size_t size)
 	const struct json_object *cc = kc_json_get(b->crd, "spec", "conversion", "webhook",
 	    "clientConfig");
 	const char *url = kc_json_str(cc, "url"), *ca = kc_json_str(cc, "caBundle");
-	char server[URL_MAX], sni[2 * DC_NAME_MAX + 8];
+	char server[URL_MAX];
 	const char *sep;
 
 	if (ca != NULL && ca[0] != '\0' &&
@@ -635,7 +682,7 @@ resolve(struct cw_state *s, struct batch *b, char *why, size_t size)
 		(void)textf(b->path, sizeof(b->path), "%s%stimeout=30s",
 		    slash != NULL ? slash : "/", sep);
 		(void)textf(b->url, sizeof(b->url), "%s%s", server, b->path);
-		sni[0] = '\0';
+		b->connect[0] = '\0';
 	} else {
 		const char *ns = str_or_empty(kc_json_str(cc, "service", "namespace"));
 		const char *name = str_or_empty(kc_json_str(cc, "service", "name"));
@@ -703,12 +750,11 @@ resolve(struct cw_state *s, struct batch *b, char *why, size_t size)
 			    name);
 			return KC_EINTERNAL;
 		}
-		(void)textf(server, sizeof(server), strchr(ip, ':') != NULL ?
-		    "https://[%s]:%" PRId64 : "https://%s:%" PRId64, ip, target);
-		(void)textf(sni, sizeof(sni), "%s.%s.svc", name, ns);
+		(void)textf(server, sizeof(server), "https://%s.%s.svc:%" PRId64, name, ns, port);
+		(void)textf(b->connect, sizeof(b->connect), strchr(ip, ':') != NULL ?
+		    "[%s]:%" PRId64 : "%s:%" PRId64, ip, target);
 	}
-	if ((b->rc.server = kc_strdup(server)) == NULL ||
-	    (sni[0] != '\0' && (b->rc.tls_server_name = kc_strdup(sni)) == NULL))
+	if ((b->rc.server = kc_strdup(server)) == NULL)
 		return -ENOMEM;
 	if (b->ca != NULL) {
 		b->rc.ca_pem = b->ca;
@@ -745,7 +791,8 @@ batch_send(struct cw_state *s, struct batch *b)
 		return r;
 	if (r == 0 && b->fault.wrong == DC_CONV_UNREACHABLE) {
 		(void)textf(why, sizeof(why), "dial tcp %s: connect: connection refused "
-		    "(injected)", b->rc.server + strlen("https://"));
+		    "(injected)", b->connect[0] != '\0' ? b->connect :
+		    b->rc.server + strlen("https://"));
 		r = KC_EINTERNAL;
 	}
 	if (r < 0) {
@@ -769,6 +816,7 @@ batch_send(struct cw_state *s, struct batch *b)
 	if ((r = kc_transport_curl.open(&(struct kc_transport_opts){
 		.rc = &b->rc, .http1 = true, .timeout_ms = CONVWEBHOOK_TIMEOUT_MS,
 		.max_response = CONVWEBHOOK_RESP_MAX,
+		.connect_to = b->connect[0] != '\0' ? b->connect : NULL,
 	}, &b->t, &st)) < 0 ||
 	    (r = kc_transport_curl_start(b->t, &b->req, &b->resp, &st)) < 0) {
 		if (r == -ENOMEM)
@@ -792,7 +840,7 @@ batch_send(struct cw_state *s, struct batch *b)
 static int
 answer_break(struct batch *b)
 {
-	struct json_object *review = NULL, *objs, *first;
+	struct json_object *review = NULL, *objs, *first, *labels;
 	char *text;
 	size_t len;
 
@@ -809,6 +857,10 @@ answer_break(struct batch *b)
 		(void)json_object_array_del_idx(objs, json_object_array_length(objs) - 1, 1);
 	if (b->fault.wrong == DC_CONV_RENAME && kc_json_get(first, "metadata") != NULL &&
 	    kc_json_set_str(kc_json_get(first, "metadata"), "name", "injected-rename") < 0)
+		goto oom;
+	if (b->fault.wrong == DC_CONV_BAD_LABELS && kc_json_get(first, "metadata") != NULL &&
+	    ((labels = kc_json_ensure_obj(kc_json_get(first, "metadata"), "labels")) == NULL ||
+	    kc_json_set_str(labels, INJECTED_LABEL, "x") < 0))
 		goto oom;
 	if ((text = kc_json_dump(review, &len)) == NULL)
 		goto oom;
@@ -867,7 +919,8 @@ batch_done(struct cw_state *s, struct batch *b, int r, const struct kc_status *s
 		batch_fail(s, b, msg);
 		return;
 	}
-	tschema = slash != NULL ? schema_crd_version_schema(b->crd, slash + 1) : NULL;
+	tschema = slash != NULL && !b->raw ? schema_crd_version_schema(b->crd, slash + 1) :
+	    NULL;
 	for (size_t i = 0; i < b->n; i++) {
 		if (tschema != NULL && (schema_prune(tschema, out[i], NULL) < 0 ||
 		    schema_default(tschema, out[i]) < 0)) {
@@ -937,7 +990,7 @@ step_due(void *arg)
 
 static int
 cw_convert(struct dc *dc, const struct json_object *crd, const struct json_object *obj,
-    const char *api_version, struct json_object **ret)
+    const char *api_version, bool raw, struct json_object **ret)
 {
 	struct cw_state *s = state(dc);
 	struct entry *e;
@@ -947,7 +1000,7 @@ cw_convert(struct dc *dc, const struct json_object *crd, const struct json_objec
 	if (s == NULL)
 		return KC_EINTERNAL;
 	entries_expire(s, kc_clock_now_ms());
-	if ((r = key_of(obj, api_version, key, sizeof(key))) < 0)
+	if ((r = key_of(obj, api_version, raw, key, sizeof(key))) < 0)
 		return r;
 	/* A request's first pass always asks the webhook, as kube-apiserver does. */
 	if (dc->conv_again && (e = (struct entry *)kc_hmap_get(&s->map, key)) != NULL) {
@@ -962,7 +1015,7 @@ cw_convert(struct dc *dc, const struct json_object *crd, const struct json_objec
 			return -ENOMEM;
 		return 0;
 	}
-	if ((r = batch_add(s, crd, api_version, obj, key)) < 0)
+	if ((r = batch_add(s, crd, api_version, raw, obj, key)) < 0)
 		return r;
 	dc->conv_pending = true;
 	return -EINPROGRESS;

@@ -88,6 +88,7 @@
 #define CRD_RETRY_MS		1000	/* sync again after a failure (-ENOMEM) */
 #define CRD_KEYDEFS_MAX		64	/* list-map key defaults kept per version */
 #define CRD_WARNINGS_MAX	4096	/* bytes of unknown-field warnings */
+#define GO_POINTER		"0xc000123456"	/* an address as Go prints a pointer */
 
 struct crd;
 
@@ -641,39 +642,83 @@ crd_prepare_update(struct dc_write_ctx *wc, struct json_object *obj,
 }
 
 /*
+ * The value 1.27 printed for "must have the storage version": the
+ * version, as Go's %#v prints an apiextensions.CustomResourceDefinitionVersion
+ * (pointers print as addresses, which cannot be known: a fixed one).
+ */
+static void
+version_struct_repr(char *buf, size_t size, const struct json_object *v)
+{
+	struct kc_sbuf b;
+	const char *name = kc_json_str(v, "name"), *warn = kc_json_str(v, "deprecationWarning");
+
+	kc_sbuf_init(&b, buf, size);
+	kc_sbuf_puts(&b, "apiextensions.CustomResourceDefinitionVersion{Name:");
+	kc_sbuf_quote(&b, name != NULL ? name : "", name != NULL ? strlen(name) : 0);
+	kc_sbuf_printf(&b, ", Served:%s, Storage:%s, Deprecated:%s, DeprecationWarning:"
+	    "(*string)(%s), Schema:(*apiextensions.CustomResourceValidation)(%s), "
+	    "Subresources:(*apiextensions.CustomResourceSubresources)(%s), "
+	    "AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition%s}",
+	    kc_json_bool(v, false, "served") ? "true" : "false",
+	    kc_json_bool(v, false, "storage") ? "true" : "false",
+	    kc_json_bool(v, false, "deprecated") ? "true" : "false",
+	    warn != NULL ? GO_POINTER : "nil",
+	    kc_json_get(v, "schema") != NULL ? GO_POINTER : "nil",
+	    kc_json_get(v, "subresources") != NULL ? GO_POINTER : "nil",
+	    arr_len(kc_json_get(v, "additionalPrinterColumns")) > 0 ? "{...}" : "(nil)");
+	(void)kc_sbuf_end(&b);
+}
+
+/*
  * ValidateCustomResourceDefinitionStoredVersions: every stored version
  * stays in spec.versions (so a version is removed only after the
  * storage migration trimmed it from status.storedVersions), and the
  * storage version is among them. Checked on updates: a create's status
- * is the server's.
+ * is the server's. The texts follow the emulated minor: from 1.28 the
+ * storage version error shows the stored versions (1.27: the version),
+ * from 1.33 a missing one explains the storage migration (before: "must
+ * appear in spec.versions").
  */
 static void
-stored_versions_validate(const struct json_object *crd, struct dc_errs *errs)
+stored_versions_validate(unsigned minor, const struct json_object *crd, struct dc_errs *errs)
 {
 	const struct json_object *stored = kc_json_get(crd, "status", "storedVersions");
 	const char *sv = schema_crd_storage_version(crd);
-	char field[64], repr[DC_SEGMENT_MAX + 2], detail[DC_SEGMENT_MAX + 32];
+	char field[64], repr[1024], detail[3 * DC_SEGMENT_MAX + 256];
 
 	if (arr_len(stored) == 0) {
-		errs_invalid(errs, "status.storedVersions", "[]string{}",
+		errs_invalid(errs, "status.storedVersions",
+		    json_object_is_type(stored, json_type_array) ? "[]string{}" : "[]string(nil)",
 		    "must have at least one stored version");
 		return;
 	}
 	if (sv != NULL && !jstrv_has(stored, sv)) {
-		(void)snprintf(repr, sizeof(repr), "\"%.*s\"", DC_SEGMENT_MAX - 1, sv);
+		if (minor >= 28)
+			schema_crd_strings_repr(repr, sizeof(repr), stored);
+		else
+			version_struct_repr(repr, sizeof(repr), schema_crd_version(crd, sv));
 		(void)snprintf(detail, sizeof(detail), "must have the storage version %.*s",
 		    DC_SEGMENT_MAX - 1, sv);
 		errs_invalid(errs, "status.storedVersions", repr, detail);
 	}
 	for (size_t i = 0; i < arr_len(stored); i++) {
 		const char *name = json_object_get_string(arr_at(stored, i));
+		int n = DC_SEGMENT_MAX - 1;
 
 		if (name != NULL && schema_crd_version(crd, name) != NULL)
 			continue;
+		if (name == NULL)
+			name = "";
 		(void)snprintf(field, sizeof(field), "status.storedVersions[%zu]", i);
-		(void)snprintf(repr, sizeof(repr), "\"%.*s\"", DC_SEGMENT_MAX - 1,
-		    name != NULL ? name : "");
-		errs_invalid(errs, field, repr, "must appear in spec.versions");
+		(void)kc_sbuf_quoted(repr, sizeof(repr), name);
+		if (minor >= 33)
+			(void)snprintf(detail, sizeof(detail), "missing from spec.versions; %.*s was "
+			    "previously a storage version, and must remain in spec.versions until "
+			    "a storage migration ensures no data remains persisted in %.*s and "
+			    "removes %.*s from status.storedVersions", n, name, n, name, n, name);
+		else
+			(void)snprintf(detail, sizeof(detail), "must appear in spec.versions");
+		errs_invalid(errs, field, repr, detail);
 	}
 }
 
@@ -685,7 +730,6 @@ crd_validate(struct dc_write_ctx *wc, const struct json_object *obj,
 	struct kc_status st = { 0 };
 	int r;
 
-	(void)wc;
 	if ((se = kc_calloc(1, sizeof(*se))) == NULL)
 		return -ENOMEM;
 	r = schema_crd_validate(obj, old, se, &st);
@@ -695,7 +739,7 @@ crd_validate(struct dc_write_ctx *wc, const struct json_object *obj,
 		errs_merge(errs, se);
 	kc_free(se);
 	if (r != -ENOMEM && old != NULL)
-		stored_versions_validate(obj, errs);
+		stored_versions_validate(api_minor(wc->dc), obj, errs);
 	return r == -ENOMEM ? r : 0;
 }
 
@@ -967,14 +1011,14 @@ with_api_version(const struct json_object *o, const char *av)
  * waits for it), never for a watch event.
  */
 static int
-webhook_convert(const struct crd *c, const struct json_object *obj, const char *av,
+webhook_convert(const struct crd *c, const struct json_object *obj, const char *av, bool raw,
     struct json_object **ret)
 {
 	struct dc *dc = c->dc;
 
 	if (dc == NULL || !dc->conv_allowed || dc->hooks.convert == NULL)
 		return KC_EINTERNAL;
-	return dc->hooks.convert(dc, c->obj, obj, av, ret);
+	return dc->hooks.convert(dc, c->obj, obj, av, raw, ret);
 }
 
 /*
@@ -993,7 +1037,7 @@ cr_convert_out(const struct dc_rtype *rt, const struct json_object *stored,
 
 	if (v != NULL && v->crd->webhook &&
 	    !str_eq(kc_json_str(stored, "apiVersion"), rt->api_version))
-		return webhook_convert(v->crd, stored, rt->api_version, ret);
+		return webhook_convert(v->crd, stored, rt->api_version, false, ret);
 	if (v != NULL && v->has_defaults) {
 		if ((out = kc_json_copy(stored)) == NULL ||
 		    kc_json_set_str(out, "apiVersion", rt->api_version) < 0) {
@@ -1037,7 +1081,7 @@ cr_convert_in(const struct dc_rtype *rt, const struct json_object *obj,
 		return 0;
 	}
 	if (v->crd->webhook)
-		return webhook_convert(v->crd, obj, av, ret);
+		return webhook_convert(v->crd, obj, av, false, ret);
 	if ((out = with_api_version(obj, av)) == NULL)
 		return -ENOMEM;
 	*ret = out;
@@ -1440,6 +1484,47 @@ crd_fm_schema(const struct dc_rtype *rt, struct fm_schema *ret)
 	ret->lookup = cr_fm_lookup;
 	ret->arg = v;
 	return 0;
+}
+
+int
+crd_convert_to(const struct dc_rtype *rt, const struct json_object *obj, const char *av,
+    struct json_object **ret, struct fm_schema *ret_schema, struct kc_status *st)
+{
+	const struct crd_ver *v = ver_of(rt), *to = NULL, *w;
+	const char *slash = strchr(av, '/');
+	struct json_object *out;
+	int r;
+
+	if (v == NULL)
+		return kc_status_set(st, KC_EINTERNAL, "%s is not a custom resource", rt->kind);
+	if (slash != NULL && (size_t)(slash - av) == strlen(rt->group) &&
+	    strncmp(av, rt->group, strlen(rt->group)) == 0)
+		TAILQ_FOREACH(w, &v->crd->vers, link)
+			if (str_eq(w->name, slash + 1))
+				to = w;
+	/* crConverter.ConvertToVersion: only versions in spec.versions */
+	if (to == NULL)
+		return kc_status_set(st, KC_EINTERNAL, "request to convert CR to an invalid "
+		    "group/version: %s", av);
+	ret_schema->lookup = cr_fm_lookup;
+	ret_schema->arg = to;
+	if (str_eq(kc_json_str(obj, "apiVersion"), av)) {
+		*ret = json_object_get((struct json_object *)(uintptr_t)obj);
+		return 0;
+	}
+	if (!v->crd->webhook) {
+		if ((out = with_api_version(obj, av)) == NULL)
+			return -ENOMEM;
+		*ret = out;
+		return 0;
+	}
+	r = webhook_convert(v->crd, obj, av, true, ret);
+	if (r == KC_EINTERNAL && v->crd->dc != NULL) {
+		/* The caller words the failure: it is not the request's to answer. */
+		(void)kc_status_set(st, r, "%s", v->crd->dc->conv_error);
+		v->crd->dc->conv_error[0] = '\0';
+	}
+	return r;
 }
 
 /* What a served version registers as. */

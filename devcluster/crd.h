@@ -52,5 +52,19 @@ const struct table_conv *crd_table_conv(const struct dc_rtype *);
  * lookup stays valid until the CRD changes.
  */
 int	 crd_fm_schema(const struct dc_rtype *, struct fm_schema *ret) _must_check_;
+/*
+ * 'obj', a custom resource of the CRD behind 'rt' (its apiVersion set),
+ * at apiVersion 'av' of the same CRD, for server-side apply's entries
+ * recorded at other versions: 0 with a new reference in '*ret' and the
+ * shapes of that version in '*ret_schema' (valid until the CRD
+ * changes). A version not in spec.versions is KC_EINTERNAL "request to
+ * convert CR to an invalid group/version: <av>", as kube-apiserver
+ * answers; strategy None only sets apiVersion; strategy Webhook asks
+ * hooks.convert (-EINPROGRESS as it does, KC_EINTERNAL with its
+ * message in 'st', taken from dc->conv_error). -ENOMEM.
+ */
+int	 crd_convert_to(const struct dc_rtype *, const struct json_object *obj, const char *av,
+	    struct json_object **ret, struct fm_schema *ret_schema, struct kc_status *st)
+	    _must_check_;
 
 #endif

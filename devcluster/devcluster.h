@@ -70,6 +70,8 @@
 #define DC_NAME_MAX		253		/* object names */
 #define DC_ERRS_MAX		32		/* field errors in one reply */
 #define DC_GROUPS_MAX		64		/* groups of one user */
+#define DC_USER_EXTRA_MAX	8		/* user.Info extra keys of one user */
+#define DC_AUDIENCES_MAX	16		/* audiences a credential is valid for */
 #define DC_HISTORY_DEFAULT	10000		/* events kept per resource */
 #define DC_HISTORY_FRESH_MS	75000		/* ... or as many as are younger */
 #define DC_HISTORY_UPPER	102400		/* ... up to this many */
@@ -123,6 +125,15 @@ struct dc_user {
 	char	*uid;
 	char	*groups[DC_GROUPS_MAX + 1];	/* NULL-terminated */
 	size_t	 ngroups;
+	/* user.Info extra, one value a key, as service-account tokens give it */
+	char	*extra[DC_USER_EXTRA_MAX][2];	/* key, value */
+	size_t	 nextra;
+	/*
+	 * The audiences the credential was accepted for, among those asked
+	 * (service-account tokens); none: the API audience.
+	 */
+	char	*audiences[DC_AUDIENCES_MAX + 1];	/* NULL-terminated */
+	size_t	 naudiences;
 };
 
 struct dc_req {
@@ -524,6 +535,7 @@ enum dc_conv_wrong {
 	DC_CONV_WRONG_COUNT,	/* the last converted object dropped */
 	DC_CONV_RENAME,		/* the first converted object renamed */
 	DC_CONV_UNREACHABLE,	/* no call: the connection fails */
+	DC_CONV_BAD_LABELS,	/* the first converted object gets an invalid label */
 };
 
 struct dc_conv_fault {
@@ -594,10 +606,12 @@ struct dc_hooks {
 	 * KC_EINTERNAL when it failed (dc->conv_error holds kube-apiserver's
 	 * message); -ENOMEM. NULL: KC_EINTERNAL. A call it asks for widens
 	 * [dc->conv_lo, dc->conv_hi], the sequence numbers of the calls the
-	 * request then waits for.
+	 * request then waits for. With 'raw' the object is as the webhook
+	 * gave it (metadata restored), neither pruned nor defaulted, as
+	 * server-side apply's version converter takes it.
 	 */
 	int	(*convert)(struct dc *, const struct json_object *crd,
-		    const struct json_object *obj, const char *api_version,
+		    const struct json_object *obj, const char *api_version, bool raw,
 		    struct json_object **ret);
 	/*
 	 * Fault injection for a conversion webhook call to the CRD named
@@ -940,6 +954,14 @@ void	 builtin_validate_name(enum dc_name_rule, const char *field, const char *na
 	    struct dc_errs *errs);
 /* Labels, annotations, finalizers and owner references; appends to 'errs'. */
 void	 builtin_validate_meta(const struct json_object *obj, struct dc_errs *errs);
+/*
+ * ValidateLabels and ValidateAnnotations of a map (NULL: nothing), the
+ * errors at 'field' ("metadata.labels"); append to 'errs'.
+ */
+void	 builtin_validate_labels(const struct json_object *labels, const char *field,
+	    struct dc_errs *errs);
+void	 builtin_validate_annotations(const struct json_object *ann, const char *field,
+	    struct dc_errs *errs);
 /* The pod's QoS class: "BestEffort", "Burstable" or "Guaranteed". */
 const char *builtin_pod_qos(const struct json_object *pod);
 /*
@@ -1150,6 +1172,11 @@ void	 watchhub_ser_free(struct dc_ser *);
  * kube_version, -ENOMEM. No server: see http_start().
  */
 int	 api_new(const struct dc_opts *, struct dc **ret) _must_check_;
+/*
+ * The Kubernetes minor version the devcluster emulates (--kubernetes-version,
+ * 32 for 1.32), for behaviour that changed between minors.
+ */
+unsigned api_minor(const struct dc *);
 /*
  * Frees an instance (after http_free()), stopping every plug-in first, in
  * reverse table order. NULL is fine; returns NULL.
@@ -1365,6 +1392,12 @@ void	 errs_unsupported(struct dc_errs *, const char *field, const char *value,
 void	 errs_duplicate(struct dc_errs *, const char *field, const char *value_repr);
 /* The full message of one field error: "<field>: <body>". */
 void	 ferr_string(const struct dc_ferr *, char *buf, size_t size);
+/*
+ * The errors as Go's field.ErrorList.ToAggregate() prints them: one
+ * message alone, several as "[e1, e2]", repeated messages once. Cut to
+ * 'size'.
+ */
+void	 errs_string(const struct dc_errs *, char *buf, size_t size);
 
 /* discovery.c */
 /*
@@ -1408,6 +1441,18 @@ size_t	 auth_count(const struct dc_auth *);
 int	 auth_authenticate(const struct dc_auth *, const char *authorization,
 	    struct dc_user *user) _must_check_;
 /*
+ * The same for a credential asked to be valid for 'audiences' (a
+ * TokenReview's spec.audiences, NULL-terminated; NULL: the API audience),
+ * which only the verifier (service-account tokens) tells apart: it sets
+ * user->audiences to the ones the token is valid for. Static tokens are
+ * valid for the API audience only: the caller checks that. On
+ * KC_EUNAUTHORIZED 'err' may hold the verifier's reason (upstream's
+ * text), else "".
+ */
+int	 auth_authenticate_for(const struct dc_auth *, const char *authorization,
+	    const char *const *audiences, struct dc_user *user, char *err, size_t errsize)
+	    _must_check_;
+/*
  * Applies the Impersonate-* headers of 'req' to req->user as
  * kube-apiserver's impersonation filter does (rbac_impersonation_plan()):
  * asks the authorizer for "impersonate" on users (or serviceaccounts),
@@ -1428,7 +1473,15 @@ int	 auth_impersonate(struct dc *, struct dc_req *, struct kc_status *st)
 int	 user_set(struct dc_user *, const char *name, const char *uid,
 	    const char *const *groups) _must_check_;
 int	 user_add_group(struct dc_user *, const char *group) _must_check_;
+/* Appends an extra key and value, or an audience: 0, -E2BIG, -ENOMEM. */
+int	 user_add_extra(struct dc_user *, const char *key, const char *value) _must_check_;
+int	 user_add_audience(struct dc_user *, const char *audience) _must_check_;
 bool	 user_in_group(const struct dc_user *, const char *group);
+/*
+ * The user as an authentication.k8s.io UserInfo (username, uid, groups,
+ * extra): a new object in '*ret'; 0 or -ENOMEM.
+ */
+int	 user_info_json(const struct dc_user *, struct json_object **ret) _must_check_;
 void	 user_clear(struct dc_user *);
 /*
  * Runs the authorizer hook: system:masters always passes, and everyone
@@ -1437,11 +1490,14 @@ void	 user_clear(struct dc_user *);
 bool	 auth_authorize(struct dc *, const struct dc_attrs *, char *reason, size_t size);
 /*
  * A second authenticator (tokens.c's service-account JWTs), asked for
- * every bearer token the static tokens do not know. It fills 'user'
- * (system:authenticated included) and returns 0, KC_EUNAUTHORIZED,
- * DC_DECLINED (not its token: 401 as well) or -ENOMEM. NULL removes it.
+ * every bearer token the static tokens do not know, for 'audiences'
+ * (NULL: the API audience). It fills 'user' (system:authenticated
+ * included) and returns 0, KC_EUNAUTHORIZED (with upstream's reason in
+ * 'err' when it has one), DC_DECLINED (not its token: 401 as well) or
+ * -ENOMEM. NULL removes it.
  */
-typedef int	auth_verify_fn(void *arg, const char *token, struct dc_user *user);
+typedef int	auth_verify_fn(void *arg, const char *token, const char *const *audiences,
+		    struct dc_user *user, char *err, size_t errsize);
 void	 auth_set_verifier(struct dc_auth *, auth_verify_fn *, void *arg);
 
 #endif

@@ -171,6 +171,46 @@ ferr_string(const struct dc_ferr *fe, char *buf, size_t size)
 		(void)snprintf(buf, size, "%s", fe->body);
 }
 
+/* Whether errs->items[i] prints as an earlier item does. */
+static bool
+errs_repeated(const struct dc_errs *errs, size_t i)
+{
+	char one[1100], other[1100];
+
+	ferr_string(&errs->items[i], one, sizeof(one));
+	for (size_t j = 0; j < i; j++) {
+		ferr_string(&errs->items[j], other, sizeof(other));
+		if (strcmp(one, other) == 0)
+			return true;
+	}
+	return false;
+}
+
+void
+errs_string(const struct dc_errs *errs, char *buf, size_t size)
+{
+	struct kc_sbuf b;
+	char one[1100];
+	size_t unique = 0, shown = 0;
+
+	for (size_t i = 0; i < errs->n; i++)
+		unique += !errs_repeated(errs, i);
+	kc_sbuf_init(&b, buf, size);
+	if (unique > 1)
+		kc_sbuf_putc(&b, '[');
+	for (size_t i = 0; i < errs->n; i++) {
+		if (errs_repeated(errs, i))
+			continue;
+		ferr_string(&errs->items[i], one, sizeof(one));
+		if (shown++ > 0)
+			kc_sbuf_puts(&b, ", ");
+		kc_sbuf_puts(&b, one);
+	}
+	if (unique > 1)
+		kc_sbuf_putc(&b, ']');
+	(void)kc_sbuf_end(&b);
+}
+
 void
 errors_invalid(struct dc_resp *resp, const char *qualified_kind, const char *group,
     const char *name, const struct dc_errs *errs)

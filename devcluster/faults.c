@@ -217,7 +217,7 @@ faults_parse(const struct json_object *o, struct fault_spec *ret, struct kc_stat
 		"share", "count", "latencyMs", "message", "webhook", NULL,
 	};
 	static const char *const wrongs[] = {
-		"", "bad-uid", "wrong-count", "rename", "unreachable", NULL,
+		"", "bad-uid", "wrong-count", "rename", "unreachable", "bad-labels", NULL,
 	};
 	const char *verb, *resource, *group, *ns, *message, *webhook;
 	double code = 0, retry = 0, share = 1, count = 0, latency = 0;
@@ -280,7 +280,8 @@ faults_parse(const struct json_object *o, struct fault_spec *ret, struct kc_stat
 				break;
 		if (wrongs[i] == NULL) {
 			kc_status_set(st, KC_EBADREQUEST, "webhook: unsupported value \"%.32s\": "
-			    "supported values: bad-uid, wrong-count, rename, unreachable",
+			    "supported values: bad-uid, wrong-count, rename, unreachable, "
+			    "bad-labels",
 			    webhook);
 			return KC_EBADREQUEST;
 		}
@@ -514,7 +515,8 @@ rule_json(const struct fault *r, struct json_object **ret)
 	    kc_json_put(o, "share", json_object_new_double((double)r->share_ppm / PPM)) < 0 ||
 	    kc_json_set_int(o, "count", (int64_t)r->count) < 0 ||
 	    (r->webhook != 0 && kc_json_set_str(o, "webhook", (const char *const []){
-	    "", "bad-uid", "wrong-count", "rename", "unreachable" }[r->webhook]) < 0) ||
+	    "", "bad-uid", "wrong-count", "rename", "unreachable", "bad-labels" }[r->webhook])
+	    < 0) ||
 	    kc_json_set_int(o, "latencyMs", r->latency_ms) < 0 ||
 	    kc_json_set_str(o, "message", r->message) < 0 ||
 	    kc_json_set_int(o, "matched", (int64_t)r->matched) < 0 ||

@@ -1401,8 +1401,20 @@ static const char *const strip_paths[] = {
 const char *const fieldmanager_reset_status[] = { "status", NULL };
 const char *const fieldmanager_reset_spec[] = { "spec", NULL };
 
+/* The live and the new object at an apiVersion other entries were recorded at. */
+struct vobj {
+	const char		*api_version;	/* an entry's */
+	struct json_object	*live;
+	struct json_object	*obj;		/* NULL until converted */
+	struct fm_schema	 schema;
+};
+
 struct ctx {
 	const struct fm_schema	*schema;
+	fm_convert_fn		*convert;	/* entries of other versions, or NULL */
+	void			*convert_arg;
+	struct vobj		*vers;
+	size_t			 nvers;
 	struct fs		 strip;
 	struct fs		 reset;
 	const char		*api_version;
@@ -1414,6 +1426,13 @@ struct ctx {
 static void
 ctx_free(struct ctx *x)
 {
+	for (size_t i = 0; i < x->nvers; i++) {
+		if (x->vers[i].live != NULL)
+			json_object_put(x->vers[i].live);
+		if (x->vers[i].obj != NULL)
+			json_object_put(x->vers[i].obj);
+	}
+	kc_free(x->vers);
 	fieldset_free(&x->strip);
 	fieldset_free(&x->reset);
 }
@@ -1562,6 +1581,113 @@ compare_objects(struct ctx *x, const struct json_object *l, const struct json_ob
 	return 0;
 }
 
+/* The converted objects for entries at 'api_version', or NULL (this write's). */
+static struct vobj *
+vobj_of(const struct ctx *x, const char *api_version)
+{
+	for (size_t i = 0; i < x->nvers; i++)
+		if (strcmp(x->vers[i].api_version, api_version) == 0)
+			return &x->vers[i];
+	return NULL;
+}
+
+/*
+ * reconcileManagedFieldsWithSchemaChanges' conversions: the live object
+ * (without managedFields) at every other apiVersion of an entry. 0,
+ * -EINPROGRESS once every conversion has been asked for, or the
+ * converter's failure with its message in 'st'.
+ */
+static int
+versions_live(struct ctx *x, const struct json_object *live, const struct managed *m,
+    struct kc_status *st)
+{
+	bool pending = false;
+	int r;
+
+	if (x->convert == NULL || m->n == 0)
+		return 0;
+	if ((x->vers = kc_calloc(m->n, sizeof(*x->vers))) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n; i++) {
+		struct vobj *v;
+
+		if (strcmp(m->v[i].api_version, x->api_version) == 0 ||
+		    vobj_of(x, m->v[i].api_version) != NULL)
+			continue;
+		v = &x->vers[x->nvers++];
+		v->api_version = m->v[i].api_version;
+		r = x->convert(x->convert_arg, live, v->api_version, &v->live, &v->schema, st);
+		if (r == -EINPROGRESS)
+			pending = true;
+		else if (r < 0)
+			return r;
+	}
+	return pending ? -EINPROGRESS : 0;
+}
+
+/*
+ * Updater.update's conversions: the new object at every other apiVersion.
+ * 0, -EINPROGRESS once every conversion has been asked for, or the
+ * converter's failure, "failed to convert new object: <its message>".
+ */
+static int
+versions_new(struct ctx *x, const struct json_object *obj)
+{
+	struct kc_status st = { 0 };
+	bool pending = false;
+	int r;
+
+	for (size_t i = 0; i < x->nvers; i++) {
+		struct vobj *v = &x->vers[i];
+		struct fm_schema unused;
+
+		if (v->obj != NULL) {
+			json_object_put(v->obj);
+			v->obj = NULL;
+		}
+		r = x->convert(x->convert_arg, obj, v->api_version, &v->obj, &unused, &st);
+		if (r == -EINPROGRESS)
+			pending = true;
+		else if (r == -ENOMEM)
+			return r;
+		else if (r < 0) {
+			errf(x->err, sizeof(x->err), "failed to convert new object: %s", st.message);
+			return r;
+		}
+	}
+	return pending ? -EINPROGRESS : 0;
+}
+
+/*
+ * One entry at the other apiVersion of 'v': what the apply changed or
+ * added there and the entry holds ('set' given: into '*ret'), or ('e'
+ * given) the entry loses that and what the apply removed there.
+ */
+static int
+version_taken(struct ctx *x, const struct vobj *v, const struct fs *set, struct fs *ret,
+    struct mentry *e)
+{
+	const struct fm_schema *saved = x->schema;
+	struct fs taken = { 0 };
+	struct cmp c = { 0 };
+	int r;
+
+	x->schema = v->schema.lookup != NULL ? &v->schema : NULL;
+	r = compare_objects(x, v->live, v->obj, &c);
+	x->schema = saved;
+	if (r < 0)
+		return r;
+	if ((r = fieldset_op(OP_UNION, &c.mod, &c.add, &taken)) == 0) {
+		if (set != NULL)
+			r = fieldset_op(OP_INTERSECT, set, &taken, ret);
+		else
+			r = disown(e, &taken, &c.rem);
+	}
+	fieldset_free(&taken);
+	cmp_free(&c);
+	return r;
+}
+
 /*
  * Update: the fields 'obj' changed or added over 'live' move to the
  * manager's Update entry (stamped now), every entry loses them and the
@@ -1582,11 +1708,18 @@ record_update(struct ctx *x, const struct json_object *live, const struct json_o
 	/* The sets are moved from one step to the next, not copied. */
 	changed = c.mod;
 	memset(&c.mod, 0, sizeof(c.mod));
-	if ((r = fieldset_union_take(&changed, &c.add)) < 0)
+	if ((r = fieldset_union_take(&changed, &c.add)) < 0 || (r = versions_new(x, obj)) < 0)
 		goto out;
-	for (size_t i = 0; i < m->n; i++)
-		if ((r = disown(&m->v[i], &changed, &c.rem)) < 0)
+	for (size_t i = 0; i < m->n; i++) {
+		const struct vobj *v = vobj_of(x, m->v[i].api_version);
+
+		if (v != NULL)
+			r = version_taken(x, v, NULL, NULL, &m->v[i]);
+		else
+			r = disown(&m->v[i], &changed, &c.rem);
+		if (r < 0)
 			goto out;
+	}
 	managed_drop_empty(m);
 	self = changed;
 	memset(&changed, 0, sizeof(changed));
@@ -1699,6 +1832,217 @@ conflicts_free(struct conflicts *cf)
 }
 
 /*
+ * 'obj' (at x->api_version, or at 'from') at 'to' through the apply's
+ * converter, and the shapes there in '*sc' (NULL for none): a new
+ * reference in '*ret'. On failure x->err says "<what>: <message>".
+ */
+static int
+convert_at(struct ctx *x, const struct json_object *obj, const char *to,
+    struct json_object **ret, const struct fm_schema **sc, struct fm_schema *buf,
+    const char *what)
+{
+	const char *av = kc_json_str(obj, "apiVersion");
+	struct kc_status st = { 0 };
+	int r;
+
+	if (strcmp(to, x->api_version) == 0 && av != NULL && strcmp(av, to) == 0) {
+		*ret = json_object_get((struct json_object *)(uintptr_t)obj);
+		*sc = x->schema;
+		return 0;
+	}
+	r = x->convert(x->convert_arg, obj, to, ret, buf, &st);
+	if (r == 0)
+		*sc = buf->lookup != NULL ? buf : NULL;
+	else if (r != -EINPROGRESS && r != -ENOMEM)
+		errf(x->err, sizeof(x->err), "%s: %s", what, st.message);
+	return r;
+}
+
+/* The named set of 'v' with the shapes 'sc'. */
+static int
+named_at(const struct fm_schema *sc, const struct json_object *v, struct fs *out)
+{
+	struct walk *w = kc_malloc(sizeof(*w));
+	int r;
+
+	if (w == NULL)
+		return -ENOMEM;
+	walk_init(w, sc, true);
+	r = named_set(w, v, out);
+	kc_free(w);
+	return r;
+}
+
+/* EnsureNamedFieldsAreMembers of 'in' with the shapes 'sc'. */
+static int
+ensure_at(const struct fm_schema *sc, const struct fs *in, struct fs *out)
+{
+	struct walk *w = kc_malloc(sizeof(*w));
+	int r;
+
+	if (w == NULL)
+		return -ENOMEM;
+	walk_init(w, sc, true);
+	r = ensure_named(w, in, VK_STRUCT, out);
+	kc_free(w);
+	return r;
+}
+
+/* RemoveItems of 'set' (named already) from 'v' with the shapes 'sc'. */
+static int
+remove_at(const struct fm_schema *sc, const struct json_object *v, const struct fs *set,
+    struct json_object **out)
+{
+	struct walk *w = kc_malloc(sizeof(*w));
+	int r;
+
+	if (w == NULL)
+		return -ENOMEM;
+	walk_init(w, sc, true);
+	r = remove_items(w, v, set, out);
+	kc_free(w);
+	return r;
+}
+
+/* Replaces '*slot' (a reference) with 'v'. */
+static void
+swap_ref(struct json_object **slot, struct json_object *v)
+{
+	if (*slot != NULL)
+		json_object_put(*slot);
+	*slot = v;
+}
+
+/*
+ * addBackOwnedItemsForVersion: at 'av' (cm and cp converted there when
+ * they are elsewhere, '*cur' their version), what cm has beyond cp and
+ * beyond the fields 'owned' holds goes from cm, into cp.
+ */
+static int
+add_back_at(struct ctx *x, const char *av, const struct fs *owned, const char **cur,
+    struct json_object **cm, struct json_object **cp, const struct fm_schema **sc,
+    struct fm_schema *buf)
+{
+	struct fs ms = { 0 }, ps = { 0 }, on = { 0 }, rm = { 0 };
+	struct json_object *t = NULL;
+	char what[256];
+	int r;
+
+	if (strcmp(*cur, av) != 0) {
+		errf(what, sizeof(what), "failed to prune fields: failed add back owned items: "
+		    "failed to convert merged object at version %s", av);
+		if ((r = convert_at(x, *cm, av, &t, sc, buf, what)) < 0)
+			return r;
+		swap_ref(cm, t);
+		errf(what, sizeof(what), "failed to prune fields: failed add back owned items: "
+		    "failed to convert pruned object at version %s", av);
+		if ((r = convert_at(x, *cp, av, &t, sc, buf, what)) < 0)
+			return r;
+		swap_ref(cp, t);
+		*cur = av;
+	}
+	t = NULL;
+	if ((r = named_at(*sc, *cm, &ms)) == 0 && (r = named_at(*sc, *cp, &ps)) == 0 &&
+	    (r = ensure_at(*sc, owned, &on)) == 0 &&
+	    (r = fieldset_apply_op(OP_UNION, &ps, &on)) == 0 &&
+	    (r = fieldset_op(OP_DIFF, &ms, &ps, &rm)) == 0 &&
+	    (r = remove_at(*sc, *cm, &rm, &t)) == 0)
+		swap_ref(cp, t);
+	fieldset_free(&ms);
+	fieldset_free(&ps);
+	fieldset_free(&on);
+	fieldset_free(&rm);
+	return r;
+}
+
+/*
+ * Updater.prune when the applier's previous entry was recorded at
+ * 'last_av', another version: the merged object goes there and loses
+ * what 'last' held; then, at each version entries were recorded at
+ * ('last_av' first), what they own there comes back; then what 'last'
+ * never held (addBackDanglingItems); and the result comes back to this
+ * apply's version. Conversions as convert_at(); failures read "failed
+ * to prune fields: ...".
+ */
+static int
+prune_versions(struct ctx *x, const struct json_object *merged, const struct managed *m,
+    const struct fs *last, const char *last_av, struct json_object **ret)
+{
+	const struct fm_schema *sv, *su;
+	struct fm_schema bv, bu;
+	struct json_object *mv = NULL, *cm = NULL, *cp = NULL, *t = NULL;
+	struct fs ms = { 0 }, ps = { 0 }, ln = { 0 }, owned = { 0 }, rm = { 0 };
+	const char **order = NULL, *cur = last_av;
+	size_t n = 0;
+	int r;
+
+	if (fieldset_empty(last))
+		return jcopy(merged, ret);
+	if ((r = convert_at(x, merged, last_av, &mv, &sv, &bv, "failed to prune fields: "
+	    "failed to convert merged object to last applied version")) < 0)
+		return r;
+	if ((r = ensure_at(sv, last, &ln)) < 0 || (r = remove_at(sv, mv, &ln, &cp)) < 0)
+		goto out;
+	cm = json_object_get(mv);
+	su = sv;
+	if ((order = kc_calloc(m->n + 1, sizeof(*order))) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	order[n++] = last_av;
+	for (size_t i = 0; i < m->n; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < n && !seen; j++)
+			seen = strcmp(order[j], m->v[i].api_version) == 0;
+		if (!seen)
+			order[n++] = m->v[i].api_version;
+	}
+	for (size_t k = 0; k < n; k++) {
+		bool any = false;
+
+		fieldset_free(&owned);
+		for (size_t i = 0; i < m->n; i++) {
+			if (strcmp(m->v[i].api_version, order[k]) != 0)
+				continue;
+			any = true;
+			if ((r = fieldset_apply_op(OP_UNION, &owned, &m->v[i].set)) < 0)
+				goto out;
+		}
+		if (any && (r = add_back_at(x, order[k], &owned, &cur, &cm, &cp, &su,
+		    &bu)) < 0)
+			goto out;
+	}
+	/* addBackDanglingItems, at the last applied version */
+	if ((r = convert_at(x, cp, last_av, &t, &su, &bu, "failed to prune fields: failed "
+	    "add back dangling items: failed to convert pruned object to last applied "
+	    "version")) < 0)
+		goto out;
+	swap_ref(&cp, t);
+	t = NULL;
+	if ((r = named_at(sv, mv, &ms)) < 0 || (r = named_at(sv, cp, &ps)) < 0 ||
+	    (r = fieldset_op(OP_DIFF, &ms, &ps, &rm)) < 0 ||
+	    (r = fieldset_apply_op(OP_INTERSECT, &rm, &ln)) < 0 ||
+	    (r = remove_at(sv, mv, &rm, &t)) < 0)
+		goto out;
+	swap_ref(&cp, t);
+	t = NULL;
+	r = convert_at(x, cp, x->api_version, ret, &su, &bu, "failed to prune fields");
+out:
+	kc_free(order);
+	fieldset_free(&ms);
+	fieldset_free(&ps);
+	fieldset_free(&ln);
+	fieldset_free(&owned);
+	fieldset_free(&rm);
+	swap_ref(&mv, NULL);
+	swap_ref(&cm, NULL);
+	swap_ref(&cp, NULL);
+	swap_ref(&t, NULL);
+	return r;
+}
+
+/*
  * Updater.Apply: merges 'config' into 'live', makes the applier's Apply
  * entry the applied set, prunes what it dropped, and takes the changed
  * fields from the other entries, which is a conflict unless 'force'.
@@ -1713,6 +2057,7 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 	struct mentry *e;
 	struct cmp c = { 0 };
 	struct walk w;
+	char *last_av = NULL;
 	bool changed;
 	size_t idx;
 	int r;
@@ -1732,6 +2077,10 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 	if (managed_find(m, manager, OP_APPLY, NULL, x->subresource, &idx)) {
 		last = m->v[idx].set;
 		memset(&m->v[idx].set, 0, sizeof(m->v[idx].set));
+		if ((last_av = kc_strdup(m->v[idx].api_version)) == NULL) {
+			r = -ENOMEM;
+			goto out;
+		}
 	} else if ((r = managed_new(m, manager, OP_APPLY, x->api_version, x->subresource,
 	    &idx)) < 0)
 		goto out;
@@ -1749,7 +2098,12 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 		e->api_version = av;
 		e->dirty = true;
 	}
-	if ((r = prune(x, merged, m, &last, &pruned)) < 0 ||
+	if (last_av != NULL && strcmp(last_av, x->api_version) != 0 &&
+	    x->convert != NULL)
+		r = prune_versions(x, merged, m, &last, last_av, &pruned);
+	else
+		r = prune(x, merged, m, &last, &pruned);
+	if (r < 0 ||
 	    (r = compare_objects(x, live, pruned, &c)) < 0 ||
 	    (r = fieldset_op(OP_UNION, &c.mod, &c.add, &taken)) < 0)
 		goto out;
@@ -1757,13 +2111,20 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 		r = -ENOMEM;
 		goto out;
 	}
+	if ((r = versions_new(x, pruned)) < 0)
+		goto out;
 	for (size_t i = 0; i < m->n; i++) {
 		struct conflict *k = &cf->v[cf->n];
+		const struct vobj *v = vobj_of(x, m->v[i].api_version);
 
 		if (i == idx)
 			continue;
 		k->entry = i;
-		if ((r = fieldset_op(OP_INTERSECT, &m->v[i].set, &taken, &k->set)) < 0)
+		if (v != NULL)
+			r = version_taken(x, v, &m->v[i].set, &k->set, NULL);
+		else
+			r = fieldset_op(OP_INTERSECT, &m->v[i].set, &taken, &k->set);
+		if (r < 0)
 			goto out;
 		if (!fieldset_empty(&k->set))
 			cf->n++;
@@ -1774,9 +2135,18 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 		r = KC_ECONFLICT;
 		goto out;
 	}
-	for (size_t i = 0; i < m->n; i++)
-		if (i != idx && (r = disown(&m->v[i], &taken, &c.rem)) < 0)
+	for (size_t i = 0; i < m->n; i++) {
+		const struct vobj *v = vobj_of(x, m->v[i].api_version);
+
+		if (i == idx)
+			continue;
+		if (v != NULL)
+			r = version_taken(x, v, NULL, NULL, &m->v[i]);
+		else
+			r = disown(&m->v[i], &taken, &c.rem);
+		if (r < 0)
 			goto out;
+	}
 	e = &m->v[idx];
 	if ((r = fieldset_apply_op(OP_DIFF, &e->set, &x->strip)) < 0)
 		goto out;
@@ -1793,6 +2163,7 @@ apply_core(struct ctx *x, const struct json_object *live, const struct json_obje
 	pruned = NULL;
 	*ret_changed = changed;
 out:
+	kc_free(last_av);
 	fieldset_free(&set);
 	fieldset_free(&last);
 	fieldset_free(&taken);
@@ -2627,10 +2998,14 @@ fieldmanager_update(const struct fm_update *u, struct json_object **ret, struct 
 		api = "";
 	if ((r = ctx_init(&x, u->schema, u->reset, api, u->subresource, u->now)) < 0)
 		return r;
+	x.convert = u->convert;
+	x.convert_arg = u->convert_arg;
 	if ((r = update_base(u, &m)) < 0 ||
 	    (r = (u->old != NULL ? view_without_managed(u->old, &live) :
 	    empty_object(u->empty, &live))) < 0 ||
 	    (r = view_without_managed(u->obj, &obj)) < 0)
+		goto out;
+	if ((r = versions_live(&x, live, &m, st)) < 0)
 		goto out;
 	if ((r = record_update(&x, live, obj, &m, manager)) == KC_EINVALID) {
 		/* UpdateNoErrors: an object that cannot be typed loses its entries. */
@@ -2770,6 +3145,8 @@ fieldmanager_apply(const struct fm_apply *a, struct json_object **ret,
 		return r;
 	if ((r = ctx_init(&x, a->schema, a->reset, api, a->subresource, a->now)) < 0)
 		return r;
+	x.convert = a->convert;
+	x.convert_arg = a->convert_arg;
 	if ((r = apply_types(&x, a->config, a->live, st)) < 0)
 		goto out;
 	if (a->live != NULL) {
@@ -2797,7 +3174,7 @@ fieldmanager_apply(const struct fm_apply *a, struct json_object **ret,
 			goto out;
 		}
 	}
-	if ((r = managed_copy(&m2, &m)) < 0)
+	if ((r = versions_live(&x, live, &m, st)) < 0 || (r = managed_copy(&m2, &m)) < 0)
 		goto out;
 	r = apply_core(&x, live, a->config, &m2, a->manager, a->force, &obj, &changed, &cf);
 	if (r == KC_ECONFLICT && strcmp(a->manager, "kubectl") == 0) {
@@ -2837,7 +3214,7 @@ fieldmanager_apply(const struct fm_apply *a, struct json_object **ret,
 	if (r < 0) {
 		if (r == KC_EINVALID)
 			r = fail(st, KC_EINTERNAL, 500, "", "%s", x.err);
-		else if (r != -ENOMEM)
+		else if (r != -ENOMEM && r != -EINPROGRESS)
 			(void)kc_status_set(st, r, "%s", x.err);
 		goto out;
 	}

@@ -222,6 +222,22 @@ void	fm_cache_free(struct fm_cache *);
 void	fm_cache_counts(const struct fm_cache *, uint64_t *ret_hits, uint64_t *ret_misses);
 
 /* One server-side apply. */
+/*
+ * Entries recorded at another apiVersion are compared there, as
+ * structured-merge-diff's Updater does: a converter turns 'obj' (at the
+ * write's apiVersion, without managedFields) into 'to', giving 0, a new
+ * tree in '*ret' and that version's shapes in '*ret_schema' (NULL lookup:
+ * none; what it points to must outlive the call). It may give
+ * -EINPROGRESS (the answer comes later): the field manager then asks for
+ * the other conversions it can and returns -EINPROGRESS, and the caller
+ * calls it again with the same inputs once the answers are in. Any other
+ * code fails the write with the message the converter put in 'st'
+ * (prefixed as upstream: "failed to convert new object: ...").
+ */
+typedef int	fm_convert_fn(void *arg, const struct json_object *obj, const char *to,
+		    struct json_object **ret, struct fm_schema *ret_schema,
+		    struct kc_status *st);
+
 struct fm_apply {
 	/* The stored object with its managedFields, or NULL to create. */
 	const struct json_object *live;
@@ -242,6 +258,8 @@ struct fm_apply {
 	const struct json_object *empty;
 	time_t		 now;		/* recorded as the entry's time */
 	struct fm_cache	*cache;		/* decoded sets (fm_cache_new()), or NULL */
+	fm_convert_fn	*convert;	/* entries of other versions; NULL: none */
+	void		*convert_arg;
 };
 
 /*
@@ -257,10 +275,15 @@ struct fm_apply {
  *	  take the union, list-type maps merge item by item), the applied
  *	  value winning;
  *	- what this manager applied last time and omits now is removed,
- *	  unless another entry owns it;
+ *	  unless another entry owns it (at the version the manager applied
+ *	  at last time, through 'convert', when it differs);
+ *	- every entry recorded at another apiVersion needs the live object
+ *	  converted to it (through 'convert'; its failure fails the apply
+ *	  with the converter's message as is);
  *	- a field owned by another entry (Apply or Update) whose value the
- *	  apply changes is a conflict: 409 unless 'force', which moves the
- *	  field to this manager. For manager "kubectl", conflicts with
+ *	  apply changes (compared at that entry's apiVersion, with the live
+ *	  and the new object converted there) is a conflict: 409 unless
+ *	  'force', which moves the field to this manager. For manager "kubectl", conflicts with
  *	  values the live last-applied-configuration annotation holds are
  *	  forced (the client-side to server-side apply upgrade), and that
  *	  annotation, when present, is rewritten from the applied body;
@@ -290,6 +313,8 @@ struct fm_apply {
  *			g/v, Kind=K): .spec.env: duplicate entries for key
  *			[name=\"A\"]" and undecodable live managedFields
  *	KC_ETOOLARGE	nesting past FM_DEPTH_MAX
+ *	-EINPROGRESS	'convert' will answer later
+ *	other		'convert''s code, with its message
  *	-ENOMEM
  */
 int	fieldmanager_apply(const struct fm_apply *a, struct json_object **ret,
@@ -297,6 +322,8 @@ int	fieldmanager_apply(const struct fm_apply *a, struct json_object **ret,
 
 /* One write that is not an apply. */
 struct fm_update {
+	fm_convert_fn	*convert;	/* as in struct fm_apply */
+	void		*convert_arg;
 	/* The stored object, or NULL for a create. */
 	const struct json_object *old;
 	/*
@@ -317,7 +344,10 @@ struct fm_update {
 
 /*
  * Records a create, update or non-apply patch, as kube-apiserver's
- * FieldManager.UpdateNoErrors does. The entries start from the
+ * FieldManager.Update does (entries recorded at other versions are
+ * compared there through 'u->convert'; its -EINPROGRESS and failures come
+ * back as for fieldmanager_apply(), and the caller then drops
+ * managedFields, as UpdateNoErrors does). The entries start from the
  * managedFields in 'u->obj' when they are valid and non-empty (a client
  * may rewrite them: kubectl's client-side to server-side apply upgrade
  * replaces them with a JSON patch), from "[]" or "[{}]" there as empty

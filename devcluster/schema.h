@@ -137,6 +137,11 @@ const struct json_object *schema_crd_version_schema(const struct json_object *cr
 
 /* The name of the version with storage: true, or NULL. Borrowed. */
 const char *schema_crd_storage_version(const struct json_object *crd);
+/*
+ * A JSON array of strings as Go's %#v prints a []string: `[]string{"a",
+ * "b"}`, `[]string(nil)` for NULL. Cut to 'size'.
+ */
+void	 schema_crd_strings_repr(char *buf, size_t size, const struct json_object *a);
 
 /*
  * Custom resources. 'schema' is an openAPIV3Schema that passed

@@ -124,9 +124,8 @@ c_not_supported(struct cstate *cs, const char *child, const char *value,
 	path_pop(&cs->p, old);
 }
 
-/* []string as Go's %#v prints it. */
-static void
-strings_repr(char *buf, size_t size, const struct json_object *a)
+void
+schema_crd_strings_repr(char *buf, size_t size, const struct json_object *a)
 {
 	struct kc_sbuf b;
 
@@ -1275,7 +1274,7 @@ slist_rules(struct cstate *cs, const struct json_object *s)
 			path_pop(&cs->p, old);
 		}
 		if (items != NULL && jstr_eq(items, "type", "object")) {
-			strings_repr(repr, sizeof(repr), keys);
+			schema_crd_strings_repr(repr, sizeof(repr), keys);
 			for (size_t i = 0; i < jlen(keys); i++) {
 				const char *k = json_object_get_string(mut(jidx(keys, i)));
 				const struct json_object *ks = jobj(jobj(items, "properties"), k);
@@ -1946,7 +1945,7 @@ cconversion(struct cstate *cs, const struct json_object *conv, bool preserve)
 					accepted = true;
 			}
 			if (!accepted) {
-				strings_repr(repr, sizeof(repr), crv);
+				schema_crd_strings_repr(repr, sizeof(repr), crv);
 				c_invalid_raw(cs, "conversionReviewVersions", repr,
 				    "must include at least one of v1, v1beta1");
 			}

@@ -15,7 +15,12 @@
  *	hooks.managed_fields	every other write (create, update, patch, the
  *				status and finalize subresources, internal
  *				writes): fieldmanager_update() moves the fields
- *				the write changed to the writer's Update entry
+ *				the write changed to the writer's Update entry;
+ *				entries of custom resources recorded at another
+ *				version are compared there (through the
+ *				conversion webhook, inside a request), and a
+ *				failure leaves the object without managedFields,
+ *				as kube-apiserver's UpdateNoErrors does
  *
  * What the field manager needs beyond the objects, per type:
  *
@@ -144,6 +149,14 @@ is_apply(const struct dc_req *req)
 	    ct[sizeof(apply_ct) - 1] == ' ');
 }
 
+/* fm_apply.convert: through the custom resource's CRD ('arg' the type). */
+static int
+ssa_convert(void *arg, const struct json_object *obj, const char *to, struct json_object **ret,
+    struct fm_schema *ret_schema, struct kc_status *st)
+{
+	return crd_convert_to(arg, obj, to, ret, ret_schema, st);
+}
+
 /* hooks.apply */
 static int
 ssa_apply(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
@@ -175,9 +188,79 @@ ssa_apply(struct dc *dc, const struct dc_rtype *rt, const struct dc_req *req,
 		.empty = empty,
 		.now = kc_clock_wall(),
 		.cache = plugin_state(dc, &ssa_plugin),
+		.convert = (rt->flags & DC_RT_CUSTOM) && crd_owns(rt) ? ssa_convert : NULL,
+		.convert_arg = (void *)(uintptr_t)rt,
 	}, ret, ret_details, st);
 	json_object_put(empty);
 	return r;
+}
+
+/*
+ * 'obj' without the metadata a write makes anew on each pass of a
+ * request that waits for a conversion (uid, creationTimestamp, a
+ * generated name...), none of which any entry holds, so that its
+ * conversion is the same on every pass: a new tree, or NULL.
+ */
+static struct json_object *
+without_volatile_meta(const struct json_object *obj)
+{
+	static const char *const volatile_keys[] = {
+		"uid", "creationTimestamp", "resourceVersion", "generation", "selfLink",
+	};
+	struct json_object *o = json_object_new_object(), *meta;
+
+	if (o == NULL)
+		return NULL;
+	json_object_object_foreach((struct json_object *)(uintptr_t)obj, k, v)
+		if (strcmp(k, "metadata") != 0 &&
+		    json_object_object_add(o, k, json_object_get(v)) < 0)
+			goto fail;
+	if ((meta = kc_json_obj_of(obj, "metadata")) == NULL)
+		return o;
+	if ((meta = kc_json_copy(meta)) == NULL || kc_json_put(o, "metadata", meta) < 0)
+		goto fail;
+	for (size_t i = 0; i < KC_ARRAY_SIZE(volatile_keys); i++)
+		json_object_object_del(meta, volatile_keys[i]);
+	if (kc_json_get(meta, "generateName") != NULL)
+		json_object_object_del(meta, "name");
+	return o;
+fail:
+	json_object_put(o);
+	return NULL;
+}
+
+/*
+ * The write's objects come in the storage version; kube-apiserver's
+ * field manager sees them at the request's: 'obj' (and 'old') at
+ * rt->api_version, through the CRD's conversion, in '*ret_obj' (and
+ * '*ret_old', NULL for NULL). 0, -EINPROGRESS, the conversion's failure,
+ * -ENOMEM.
+ */
+static int
+at_request_version(const struct dc_write_ctx *wc, struct json_object *obj,
+    struct json_object **ret_obj, struct json_object **ret_old)
+{
+	struct kc_status st = { 0 };
+	struct fm_schema unused;
+	struct json_object *o = NULL, *old = NULL, *stable;
+	int r, r2 = 0;
+
+	if ((stable = without_volatile_meta(obj)) == NULL)
+		return -ENOMEM;
+	r = crd_convert_to(wc->rt, stable, wc->rt->api_version, &o, &unused, &st);
+	json_object_put(stable);
+	if (wc->old != NULL && r != -ENOMEM)
+		r2 = crd_convert_to(wc->rt, wc->old, wc->rt->api_version, &old, &unused, &st);
+	if (r == 0 && r2 == 0) {
+		*ret_obj = o;
+		*ret_old = old;
+		return 0;
+	}
+	if (o != NULL)
+		json_object_put(o);
+	if (old != NULL)
+		json_object_put(old);
+	return r < 0 ? r : r2;
 }
 
 /* hooks.managed_fields */
@@ -186,8 +269,12 @@ ssa_managed_fields(struct dc_write_ctx *wc, struct json_object *obj)
 {
 	struct kc_status st = { 0 };
 	struct fm_schema sbuf;
-	struct json_object *empty, *out = NULL, *mf, *meta;
+	struct json_object *empty, *out = NULL, *mf, *meta, *vobj = NULL, *vold = NULL;
 	char manager[FM_MANAGER_MAX + 1];
+	const char *av = kc_json_str(obj, "apiVersion");
+	/* Only a client's request can wait for a conversion webhook. */
+	bool conv = wc->req != NULL && wc->dc->conv_allowed && (wc->rt->flags & DC_RT_CUSTOM) &&
+	    crd_owns(wc->rt);
 	int r;
 
 	if (is_apply(wc->req))
@@ -195,11 +282,22 @@ ssa_managed_fields(struct dc_write_ctx *wc, struct json_object *obj)
 	if (fieldmanager_manager_name(wc->field_manager, wc->req != NULL ?
 	    wc->req->user_agent : NULL, manager, sizeof(manager)) < 0)
 		manager[0] = '\0';
-	if ((empty = empty_object(wc->rt)) == NULL)
-		return -ENOMEM;
+	if (conv && av != NULL && strcmp(av, wc->rt->api_version) != 0) {
+		r = at_request_version(wc, obj, &vobj, &vold);
+		if (r == -ENOMEM || r == -EINPROGRESS)
+			return r;
+		if (r < 0)
+			goto drop;
+	}
+	if ((empty = empty_object(wc->rt)) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
 	r = fieldmanager_update(&(struct fm_update){
-		.old = wc->old,
-		.obj = obj,
+		.convert = conv ? ssa_convert : NULL,
+		.convert_arg = (void *)(uintptr_t)wc->rt,
+		.old = vobj != NULL ? vold : wc->old,
+		.obj = vobj != NULL ? vobj : obj,
 		.manager = manager,
 		.api_version = wc->rt->api_version,
 		.subresource = wc->subresource,
@@ -210,21 +308,36 @@ ssa_managed_fields(struct dc_write_ctx *wc, struct json_object *obj)
 		.cache = plugin_state(wc->dc, &ssa_plugin),
 	}, &out, &st);
 	json_object_put(empty);
+	if (r == -ENOMEM || r == -EINPROGRESS)
+		goto out;
 	if (r < 0)
-		return r == -ENOMEM ? r : 0;
+		goto drop;
 	if ((meta = kc_json_ensure_obj(obj, "metadata")) == NULL) {
-		json_object_put(out);
-		return -ENOMEM;
+		r = -ENOMEM;
+		goto out;
 	}
 	mf = kc_json_get(out, "metadata", "managedFields");
 	if (mf == NULL)
 		json_object_object_del(meta, "managedFields");
 	else if (kc_json_put(meta, "managedFields", json_object_get(mf)) < 0) {
-		json_object_put(out);
-		return -ENOMEM;
+		r = -ENOMEM;
+		goto out;
 	}
-	json_object_put(out);
-	return 0;
+	r = 0;
+	goto out;
+drop:
+	/* UpdateNoErrors: no managedFields rather than wrong ones. */
+	if ((meta = kc_json_obj_of(obj, "metadata")) != NULL)
+		json_object_object_del(meta, "managedFields");
+	r = 0;
+out:
+	if (out != NULL)
+		json_object_put(out);
+	if (vobj != NULL)
+		json_object_put(vobj);
+	if (vold != NULL)
+		json_object_put(vold);
+	return r;
 }
 
 int

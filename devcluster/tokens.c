@@ -57,9 +57,12 @@
  * service account does not exist (or has another uid), and with it. A
  * legacy token authenticates while its Secret still holds it.
  *
+ * The user's extra is upstream's (see user_extra()); the token's
+ * audiences meet the ones asked (a TokenReview's spec.audiences) as
+ * upstream's JWT authenticator makes them.
+ *
  * Not simulated: the kubelet's extended 3607-second tokens (warnafter),
- * the user's "extra" (credential-id, pod-name), the legacy tokens'
- * last-used label, and --service-account-issuer / --api-audiences other
+ * the legacy tokens' last-used label, and --service-account-issuer / --api-audiences other
  * than the defaults.
  */
 #include <errno.h>
@@ -498,28 +501,75 @@ numeric_date(const struct json_object *cl, const char *key, int64_t *ret)
 	return 0;
 }
 
-/* Whether "aud" (a string or an array of strings; absent: ours) names our audience. */
-static bool
-audience_ok(const struct json_object *cl)
+/* Go's %q of a []string: ["a" "b"]. */
+static void
+audiences_quoted(struct kc_sbuf *b, const char *const *v, size_t n)
 {
-	struct json_object *aud = NULL;
-
-	if (!json_object_object_get_ex(cl, "aud", &aud) || aud == NULL)
-		return true;
-	if (json_object_is_type(aud, json_type_string))
-		return strcmp(json_object_get_string(aud), TOKENS_ISSUER) == 0;
-	if (!json_object_is_type(aud, json_type_array))
-		return false;
-	if (json_object_array_length(aud) == 0)
-		return true;
-	for (size_t i = 0; i < json_object_array_length(aud); i++) {
-		struct json_object *a = json_object_array_get_idx(aud, i);
-
-		if (json_object_is_type(a, json_type_string) &&
-		    strcmp(json_object_get_string(a), TOKENS_ISSUER) == 0)
-			return true;
+	kc_sbuf_putc(b, '[');
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			kc_sbuf_putc(b, ' ');
+		kc_sbuf_quote(b, v[i], strlen(v[i]));
 	}
-	return false;
+	kc_sbuf_putc(b, ']');
+}
+
+/*
+ * The JWT authenticator's audience check: the token's "aud" (a string or
+ * an array of strings; absent or empty, as legacy tokens: the API
+ * audience) intersected with 'requested' (NULL: the API audience), in
+ * the token's order, into user->audiences. KC_EUNAUTHORIZED with
+ * upstream's text in 'err' when nothing is left; -ENOMEM; -E2BIG.
+ */
+static int
+check_audiences(const struct json_object *cl, const char *const *requested,
+    struct dc_user *user, char *err, size_t errsize)
+{
+	static const char *const api[] = { TOKENS_ISSUER, NULL };
+	const char *tok[DC_AUDIENCES_MAX];
+	struct json_object *aud = NULL;
+	struct kc_sbuf b;
+	size_t ntok = 0, nreq = 0;
+	int r;
+
+	if (requested == NULL || requested[0] == NULL)
+		requested = api;
+	while (requested[nreq] != NULL)
+		nreq++;
+	if (json_object_object_get_ex(cl, "aud", &aud) &&
+	    json_object_is_type(aud, json_type_string))
+		tok[ntok++] = json_object_get_string(aud);
+	else if (aud != NULL && !json_object_is_type(aud, json_type_array))
+		return KC_EUNAUTHORIZED;	/* go-jose cannot read it */
+	else if (json_object_is_type(aud, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(aud) &&
+		    ntok < DC_AUDIENCES_MAX; i++) {
+			struct json_object *a = json_object_array_get_idx(aud, i);
+
+			if (!json_object_is_type(a, json_type_string))
+				return KC_EUNAUTHORIZED;
+			tok[ntok++] = json_object_get_string(a);
+		}
+	if (ntok == 0)
+		tok[ntok++] = TOKENS_ISSUER;
+	for (size_t i = 0; i < ntok; i++)
+		for (size_t j = 0; j < nreq; j++)
+			if (strcmp(tok[i], requested[j]) == 0) {
+				if ((r = user_add_audience(user, tok[i])) < 0)
+					return r;
+				break;
+			}
+	if (user->naudiences > 0)
+		return 0;
+	if (err != NULL && errsize > 0) {
+		kc_sbuf_init(&b, err, errsize);
+		kc_sbuf_puts(&b, "token audiences ");
+		audiences_quoted(&b, tok, ntok);
+		kc_sbuf_puts(&b, " is invalid for the target audiences ");
+		audiences_quoted(&b, (const char *const *)requested, nreq);
+		(void)kc_sbuf_end(&b);
+	}
+	return KC_EUNAUTHORIZED;
 }
 
 /* A string claim in the kubernetes.io object ("" when absent or not a string). */
@@ -640,8 +690,6 @@ check_claims(struct tokens *t, const struct json_object *cl, char *ns, size_t ns
 		return KC_EUNAUTHORIZED;	/* ... is not valid yet */
 	if ((r = numeric_date(cl, "iat", &v)) < 0 || (r == 0 && now + TOKENS_LEEWAY_S < v))
 		return KC_EUNAUTHORIZED;	/* ... is issued in the future */
-	if (!audience_ok(cl))
-		return KC_EUNAUTHORIZED;
 	if (!json_object_object_get_ex(cl, "kubernetes.io", &k8s) ||
 	    !json_object_is_type(k8s, json_type_object))
 		return KC_EUNAUTHORIZED;
@@ -707,37 +755,99 @@ check_legacy(struct tokens *t, const struct json_object *cl, const char *token,
 	return 0;
 }
 
+/*
+ * ServiceAccountInfo.UserInfo's extra, keys in the order Go's JSON
+ * writes a map: the credential id ("JTI=<jti>", from 1.30), the node of
+ * a node-bound token or of a pod-bound token's pod (from 1.30), the pod
+ * of a pod-bound token.
+ */
+static int
+user_extra(struct dc *dc, const struct json_object *cl, struct dc_user *u)
+{
+	struct json_object *k8s = NULL;
+	const char *jti = top_str(cl, "jti");
+	bool from130 = api_minor(dc) >= 30;
+	int r = 0;
+
+	if (!json_object_object_get_ex(cl, "kubernetes.io", &k8s) ||
+	    !json_object_is_type(k8s, json_type_object))
+		return 0;
+	if (from130 && jti[0] != '\0') {
+		char id[DC_SEGMENT_MAX + 8];
+
+		(void)snprintf(id, sizeof(id), "JTI=%s", jti);
+		r = user_add_extra(u, "authentication.kubernetes.io/credential-id", id);
+	}
+	if (r == 0 && from130 && claim_str(k8s, "node", "name")[0] != '\0' &&
+	    claim_str(k8s, "node", "uid")[0] != '\0' &&
+	    ((r = user_add_extra(u, "authentication.kubernetes.io/node-name",
+	    claim_str(k8s, "node", "name"))) < 0 ||
+	    (r = user_add_extra(u, "authentication.kubernetes.io/node-uid",
+	    claim_str(k8s, "node", "uid"))) < 0))
+		return r;
+	if (r == 0 && claim_str(k8s, "pod", "name")[0] != '\0' &&
+	    claim_str(k8s, "pod", "uid")[0] != '\0' &&
+	    ((r = user_add_extra(u, "authentication.kubernetes.io/pod-name",
+	    claim_str(k8s, "pod", "name"))) < 0 ||
+	    (r = user_add_extra(u, "authentication.kubernetes.io/pod-uid",
+	    claim_str(k8s, "pod", "uid"))) < 0))
+		return r;
+	return r;
+}
+
 int
-tokens_verify(struct dc *dc, const char *token, struct dc_user *user)
+tokens_verify(struct dc *dc, const char *token, const char *const *audiences,
+    struct dc_user *user, char *err, size_t errsize)
 {
 	struct tokens *t = state(dc);
 	struct json_object *cl = NULL;
+	struct dc_user u = { 0 }, out = { 0 };
 	char ns[DC_SEGMENT_MAX], name[DC_SEGMENT_MAX], uid[DC_SEGMENT_MAX];
 	char uname[2 * DC_SEGMENT_MAX + 32], g[DC_SEGMENT_MAX + 32];
+	bool legacy;
 	int r;
 
 	if (t == NULL || token == NULL)
 		return DC_DECLINED;
 	if ((r = parse_token(t, token, &cl)) != 0)
 		return r;
-	if (strcmp(top_str(cl, "iss"), TOKENS_LEGACY_ISSUER) == 0)
+	legacy = strcmp(top_str(cl, "iss"), TOKENS_LEGACY_ISSUER) == 0;
+	/* The audiences first, as upstream's JWT authenticator checks them. */
+	if ((r = check_audiences(cl, audiences, &u, err, errsize)) < 0)
+		goto out;
+	if (legacy)
 		r = check_legacy(t, cl, token, ns, sizeof(ns), name, sizeof(name), uid,
 		    sizeof(uid));
 	else
 		r = check_claims(t, cl, ns, sizeof(ns), name, sizeof(name), uid, sizeof(uid));
-	json_object_put(cl);
 	if (r < 0)
-		return r;
+		goto out;
 	(void)snprintf(uname, sizeof(uname), "system:serviceaccount:%s:%s", ns, name);
 	(void)snprintf(g, sizeof(g), "system:serviceaccounts:%s", ns);
-	return user_set(user, uname, uid, (const char *const []){ "system:serviceaccounts",
-	    g, "system:authenticated", NULL });
+	if ((r = user_set(&out, uname, uid, (const char *const []){ "system:serviceaccounts",
+	    g, "system:authenticated", NULL })) < 0)
+		goto out;
+	for (size_t i = 0; r == 0 && i < u.naudiences; i++)
+		r = user_add_audience(&out, u.audiences[i]);
+	if (r == 0 && !legacy)
+		r = user_extra(dc, cl, &out);
+	if (r == 0) {
+		user_clear(user);
+		*user = out;
+		memset(&out, 0, sizeof(out));
+	}
+out:
+	user_clear(&out);
+	user_clear(&u);
+	json_object_put(cl);
+	return r;
 }
 
 static int
-verifier(void *arg, const char *token, struct dc_user *user)
+verifier(void *arg, const char *token, const char *const *audiences, struct dc_user *user,
+    char *err, size_t errsize)
 {
-	return tokens_verify(arg, token, user);
+	return tokens_verify(arg, token, audiences, user, err, errsize);
 }
 
 /*

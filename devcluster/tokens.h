@@ -38,10 +38,16 @@ void	 tokens_fini(struct dc *);
 /* The type hooks of v1 ServiceAccount (the token subresource). */
 extern const struct dc_type_ops ops_serviceaccount;
 /*
- * Verifies a service-account JWT into 'user' (auth_verify_fn's contract):
- * 0, KC_EUNAUTHORIZED, DC_DECLINED for a token that is not ours, -ENOMEM.
+ * Verifies a service-account JWT for 'audiences' (NULL: the API audience)
+ * into 'user' (auth_verify_fn's contract): its audiences among those
+ * asked, and the extra upstream gives (pod-name, pod-uid; from 1.30 also
+ * credential-id and node-name, node-uid). 0, KC_EUNAUTHORIZED ("token
+ * audiences [...] is invalid for the target audiences [...]" in 'err'
+ * when the audiences do not meet), DC_DECLINED for a token that is not
+ * ours, -ENOMEM.
  */
-int	 tokens_verify(struct dc *, const char *token, struct dc_user *user) _must_check_;
+int	 tokens_verify(struct dc *, const char *token, const char *const *audiences,
+	    struct dc_user *user, char *err, size_t errsize) _must_check_;
 /*
  * Issues a token for ns/name valid 'exp_s' seconds from kc_clock_wall(),
  * optionally bound to a Pod, Secret or Node (tests, tools): 0 with a new

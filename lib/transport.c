@@ -160,7 +160,9 @@ curl_str_freep(char **p)
 }
 
 /*
- * The URL requests go to. With a tls_server_name the URL names that host,
+ * The URL requests go to. With opts.connect_to the URL stays as it is and
+ * CURLOPT_CONNECT_TO sends its connections to that address instead. With
+ * a tls_server_name the URL names that host,
  * so curl sends it as SNI and verifies the certificate against it, and
  * CURLOPT_CONNECT_TO sends the connection to the real host and port; the
  * Host header keeps the real host, as client-go's ServerName does.
@@ -172,6 +174,7 @@ setup_server(struct curl_transport *t, struct kc_status *st)
 	_cleanup_(curl_str_freep) char *scheme = NULL;
 	_cleanup_(curl_str_freep) char *host = NULL;
 	_cleanup_(curl_str_freep) char *port = NULL;
+	_cleanup_(curl_str_freep) char *given = NULL;
 	_cleanup_(curl_str_freep) char *url = NULL;
 	_cleanup_(kc_freep) char *entry = NULL;
 	const char *server = t->rc->server, *sni = t->rc->tls_server_name;
@@ -198,7 +201,29 @@ setup_server(struct curl_transport *t, struct kc_status *st)
 	if (has_line_break(sni) || (sni != NULL && strpbrk(sni, ":/[]@ ") != NULL))
 		return kc_status_set(st, KC_ECONFIG,
 		    "tls-server-name \"%.200s\" is not a host name", sni);
-	if (sni == NULL || *sni == '\0' || strcasecmp(sni, host) == 0) {
+	if (t->opts.connect_to != NULL) {
+		const char *to = t->opts.connect_to;
+
+		if (has_line_break(to) || strrchr(to, ':') == NULL || strpbrk(to, "/@ ") != NULL ||
+		    (sni != NULL && *sni != '\0' && strcasecmp(sni, host) != 0))
+			return kc_status_set(st, KC_ECONFIG, "connect-to \"%.200s\" is not "
+			    "host:port, or the TLS server name differs from the URL's", to);
+		/*
+		 * Go's Host header is the URL's host[:port] as written; curl
+		 * would drop a default port.
+		 */
+		uc = curl_url_get(u, CURLUPART_PORT, &given, 0);
+		if (uc == CURLUE_OUT_OF_MEMORY)
+			return -ENOMEM;
+		if ((t->base = kc_strdup(server)) == NULL ||
+		    (entry = kc_asprintf("%s:%s:%s", host, port, to)) == NULL ||
+		    (t->host_header = uc == CURLUE_OK ? kc_asprintf("Host: %s:%s", host, given) :
+		    kc_asprintf("Host: %s", host)) == NULL)
+			return -ENOMEM;
+		if ((l = curl_slist_append(NULL, entry)) == NULL)
+			return -ENOMEM;
+		t->connect_to = l;
+	} else if (sni == NULL || *sni == '\0' || strcasecmp(sni, host) == 0) {
 		if ((t->base = kc_strdup(server)) == NULL)
 			return -ENOMEM;
 	} else {
@@ -268,7 +293,9 @@ curl_open(const struct kc_transport_opts *opts, void **ret, struct kc_status *st
 		goto fail;
 	}
 	t->opts.user_agent = t->user_agent;
-	if ((r = setup_server(t, st)) < 0)
+	r = setup_server(t, st);
+	t->opts.connect_to = NULL;	/* the caller's: only open() reads it */
+	if (r < 0)
 		goto fail;
 	if ((t->easy = curl_easy_init()) == NULL || (t->multi = curl_multi_init()) == NULL) {
 		r = -ENOMEM;

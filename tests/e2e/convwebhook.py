@@ -5,11 +5,15 @@ example.com Hook: v1 has spec.color, v2 has spec.colour; every other
 field travels as is. Serves HTTPS (HTTP/1.1) on 127.0.0.1 at a port the
 kernel picks, written to PORTFILE once it listens. The file MODEFILE,
 read on every request, breaks it on purpose: "bad-uid", "rename",
-"drop", "fail", or "slow" (answers after 5 s); anything else converts.
+"drop", "fail", "bad-labels" (an invalid label key on every object) or
+"slow" (answers after 5 s); anything else converts. Each request's Host
+header is written to MODEFILE.host and the TLS server name (SNI) the
+client sent to MODEFILE.sni.
 
 usage: convwebhook.py CERT KEY PORTFILE MODEFILE
 """
 import json
+import os
 import ssl
 import sys
 import time
@@ -24,6 +28,16 @@ def mode():
             return f.read().strip()
     except OSError:
         return ""
+
+
+def record(suffix, text):
+    with open(MODEFILE + suffix + ".tmp", "w") as f:
+        f.write(text + "\n")
+    os.rename(MODEFILE + suffix + ".tmp", MODEFILE + suffix)
+
+
+def on_sni(sock, name, ctx):
+    record(".sni", name or "")
 
 
 def convert(review, m):
@@ -42,6 +56,9 @@ def convert(review, m):
             obj["spec"] = spec
         if m == "rename":
             obj["metadata"] = dict(obj["metadata"], name="other")
+        if m == "bad-labels":
+            labels = dict(obj["metadata"].get("labels") or {}, **{"bad key": "x"})
+            obj["metadata"] = dict(obj["metadata"], labels=labels)
         out.append(obj)
     if m == "drop":
         out = out[1:]
@@ -56,6 +73,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def do_POST(self):
+        record(".host", self.headers.get("Host", ""))
         n = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(n)
         m = mode()
@@ -81,10 +99,10 @@ def main():
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(CERT, KEY)
+    ctx.sni_callback = on_sni
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     with open(PORTFILE + ".tmp", "w") as f:
         f.write(str(srv.server_address[1]))
-    import os
     os.rename(PORTFILE + ".tmp", PORTFILE)
     srv.serve_forever()
 

@@ -103,6 +103,30 @@ wh_mode() {
 	echo "$1" >"$WH/mode"
 }
 
+# Server-side applies the Hook NAME at VERSION with SPEC (flow YAML) as
+# MANAGER; more kubectl flags may follow.
+hook_apply() {
+	local manager="$1" version="$2" name="$3" spec="$4"
+
+	shift 4
+	kubectl apply --server-side --field-manager="$manager" "$@" -f - <<YAML
+apiVersion: example.com/$version
+kind: Hook
+metadata: {name: $name}
+spec: $spec
+YAML
+}
+
+# Creates the Hook h (v1, spec.color red) a test deletes again.
+hook_h() {
+	kubectl apply -f - <<'YAML'
+apiVersion: example.com/v1
+kind: Hook
+metadata: {name: h}
+spec: {color: red}
+YAML
+}
+
 @test "an object stored at v1 is read at v2 through the webhook" {
 	wh_mode convert
 	kubectl apply -f - <<'YAML'
@@ -119,6 +143,34 @@ YAML
 	[ "$(echo "$output" | jq -r .metadata.labels.team)" = blue ]
 	uid="$(kubectl get hooks.v1.example.com a -o jsonpath='{.metadata.uid}')"
 	[ "$(echo "$output" | jq -r .metadata.uid)" = "$uid" ]
+}
+
+@test "the webhook is called by its Service's name at the endpoint's address" {
+	wh_mode convert
+	hook_h
+	rm -f "$WH/mode.host" "$WH/mode.sni"
+	kubectl get hooks.v2.example.com h -o name
+	[ "$(cat "$WH/mode.host")" = conv.default.svc:443 ]
+	[ "$(cat "$WH/mode.sni")" = conv.default.svc ]
+	kubectl delete hooks.v1.example.com h
+}
+
+@test "labels a webhook returns are validated" {
+	wh_mode convert
+	hook_h
+	wh_mode bad-labels
+	run kubectl get hooks.v2.example.com h
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'conversion webhook for example.com/v1, Kind=Hook returned invalid metadata: metadata.labels: Invalid value: "bad key": name part must consist of alphanumeric characters'
+	wh_mode convert
+	# The devcluster's fault injection breaks an answer the same way.
+	kubectl create --raw /devcluster/faults -f - >/dev/null <<<'{"verb": "convert", "resource": "hooks.example.com", "webhook": "bad-labels", "count": 1}'
+	run kubectl get hooks.v2.example.com h
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'returned invalid metadata: metadata.labels: Invalid value: "injected bad label": name part must consist of'
+	kubectl delete --raw /devcluster/faults >/dev/null
+	[ "$(kubectl get hooks.v2.example.com h -o jsonpath='{.spec.colour}')" = red ]
+	kubectl delete hooks.v1.example.com h
 }
 
 @test "lists at v2 convert every item" {
@@ -153,20 +205,71 @@ YAML
 
 @test "server-side apply at both versions" {
 	wh_mode convert
-	kubectl apply --server-side --field-manager=alice -f - <<'YAML'
-apiVersion: example.com/v2
-kind: Hook
-metadata: {name: d}
-spec: {colour: amber}
-YAML
+	hook_apply alice v2 d '{colour: amber}'
 	[ "$(kubectl get hooks.v1.example.com d -o jsonpath='{.spec.color}')" = amber ]
-	kubectl apply --server-side --field-manager=alice -f - <<'YAML'
-apiVersion: example.com/v1
-kind: Hook
-metadata: {name: d}
-spec: {color: ochre}
-YAML
+	hook_apply alice v1 d '{color: ochre}'
 	[ "$(kubectl get hooks.v2.example.com d -o jsonpath='{.spec.colour}')" = ochre ]
+}
+
+@test "server-side apply owns fields across versions: conflicts, force, webhook down" {
+	wh_mode convert
+	hook_apply alice v1 s '{color: navy}'
+	# bob at v2 changes what alice owns at v1: a conflict at alice's version.
+	run hook_apply bob v2 s '{colour: pink}'
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'Apply failed with 1 conflict: conflict with "alice": .spec.color'
+	[ "$(kubectl get hooks.v1.example.com s -o jsonpath='{.spec.color}')" = navy ]
+	# Fields nobody owns are free.
+	hook_apply bob v2 s '{colour: navy, size: L}'
+	# The same value is no conflict; a new one is taken over with --force-conflicts.
+	hook_apply bob v2 s '{colour: pink, size: L}' --force-conflicts
+	[ "$(kubectl get hooks.v1.example.com s -o jsonpath='{.spec.color}')" = pink ]
+	run kubectl get hooks.v2.example.com s -o json --show-managed-fields
+	[ "$(echo "$output" | jq -c '[.metadata.managedFields[] | select(.manager == "alice")] | length')" = 0 ]
+	[ "$(echo "$output" | jq -c '.metadata.managedFields[] | select(.manager == "bob") | [.apiVersion, (.fieldsV1["f:spec"] | keys)]')" = '["example.com/v2",["f:colour","f:size"]]' ]
+	# And back: alice at v1 now conflicts with bob's v2 field.
+	run hook_apply alice v1 s '{color: navy}'
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'Apply failed with 1 conflict: conflict with "bob": .spec.colour'
+	# The webhook failing fails the apply with its message.
+	wh_mode fail
+	run hook_apply alice v1 s '{color: navy}' --force-conflicts
+	wh_mode convert
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'conversion webhook for example.com/v1, Kind=Hook failed: colour: not a colour'
+	[ "$(kubectl get hooks.v1.example.com s -o jsonpath='{.spec.color}')" = pink ]
+}
+
+@test "server-side apply prunes at the version the manager applied at" {
+	wh_mode convert
+	hook_apply carol v1 p '{color: navy}'
+	# carol at v2 no longer applies the colour she applied at v1: it goes (and the
+	# size does not fit v1, the storage version).
+	hook_apply carol v2 p '{size: M}'
+	run kubectl get hooks.v2.example.com p -o json --show-managed-fields
+	[ "$(echo "$output" | jq -r .spec.colour)" = null ]
+	[ "$(echo "$output" | jq -c '.metadata.managedFields | length')" = 1 ]
+	kubectl delete hooks.v1.example.com p
+}
+
+@test "other writes move ownership across versions; a failing webhook drops managedFields" {
+	wh_mode convert
+	hook_apply alice v1 u '{color: navy}'
+	kubectl patch hooks.v2.example.com u --type merge -p '{"spec":{"colour":"teal"}}'
+	run kubectl get hooks.v1.example.com u -o json --show-managed-fields
+	[ "$(echo "$output" | jq -c '[.metadata.managedFields[].manager]')" = '["kubectl-patch"]' ]
+	run hook_apply alice v1 u '{color: navy}'
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'conflict with "kubectl-patch" using example.com/v2: .spec.colour'
+	# A write at the storage version while the webhook fails: kube-apiserver's
+	# UpdateNoErrors keeps the write and drops the entries it cannot compute.
+	wh_mode fail
+	kubectl label hooks.v1.example.com u tier=gold
+	wh_mode convert
+	run kubectl get hooks.v1.example.com u -o json --show-managed-fields
+	[ "$(echo "$output" | jq -r .metadata.labels.tier)" = gold ]
+	[ "$(echo "$output" | jq -c '.metadata.managedFields // [] | length')" = 0 ]
+	kubectl delete hooks.v1.example.com u
 }
 
 @test "get -w at v2 converts every event" {
@@ -290,4 +393,54 @@ YAML
 	run kubectl patch crd hooks.example.com --type json -p '[{"op":"remove","path":"/spec/versions/0"}]'
 	[ "$status" -ne 0 ]
 	echo "$output" | grep -F 'status.storedVersions[0]: Invalid value: "v1": must appear in spec.versions'
+}
+
+@test "server-side apply with a managedFields entry of a removed version fails as upstream" {
+	# Strategy None: no webhook, both versions alike.
+	schema='{openAPIV3Schema: {type: object, properties: {spec: {type: object,
+	    properties: {color: {type: string}}}}}}'
+	kubectl apply -f - <<YAML
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: olds.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: olds, singular: old, kind: Old}
+  versions:
+  - {name: v1, served: true, storage: true, schema: $schema}
+  - {name: v2, served: true, storage: false, schema: $schema}
+YAML
+	kubectl wait --for condition=established --timeout=20s crd/olds.example.com
+	kubectl apply --server-side --field-manager=alice -f - <<'YAML'
+apiVersion: example.com/v1
+kind: Old
+metadata: {name: o}
+spec: {color: navy}
+YAML
+	# v2 becomes the storage version, the object is rewritten, v1 leaves.
+	kubectl patch crd olds.example.com --type json -p '[{"op":"replace","path":"/spec/versions/0/storage","value":false},{"op":"replace","path":"/spec/versions/1/storage","value":true}]'
+	kubectl get olds.v2.example.com o -o json | kubectl replace -f -
+	kubectl patch crd olds.example.com --subresource status --type merge -p '{"status":{"storedVersions":["v2"]}}'
+	kubectl patch crd olds.example.com --type json -p '[{"op":"remove","path":"/spec/versions/0"}]'
+	run kubectl apply --server-side --field-manager=bob -f - <<'YAML'
+apiVersion: example.com/v2
+kind: Old
+metadata: {name: o}
+spec: {color: red}
+YAML
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'request to convert CR to an invalid group/version: example.com/v1'
+	# Stripping the entries of the removed version (what trainyard-controller migrate does) mends it.
+	mf="$(kubectl get olds.v2.example.com o -o json --show-managed-fields |
+	    jq -c '[.metadata.managedFields[] | select(.apiVersion != "example.com/v1")]')"
+	kubectl patch olds.v2.example.com o --type json \
+	    -p "[{\"op\":\"replace\",\"path\":\"/metadata/managedFields\",\"value\":$mf}]"
+	kubectl apply --server-side --field-manager=bob --force-conflicts -f - <<'YAML'
+apiVersion: example.com/v2
+kind: Old
+metadata: {name: o}
+spec: {color: red}
+YAML
+	[ "$(kubectl get olds.v2.example.com o -o jsonpath='{.spec.color}')" = red ]
 }

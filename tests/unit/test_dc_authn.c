@@ -129,6 +129,100 @@ START_TEST(test_service_account_token)
 }
 END_TEST
 
+/* A TokenRequest for scraper: its spec ('spec' JSON); the token, to kc_free(). */
+static char *
+request_token(const char *spec)
+{
+	struct json_object *o;
+	char body[1024], *tok;
+
+	(void)snprintf(body, sizeof(body), "{\"apiVersion\":\"authentication.k8s.io/v1\","
+	    "\"kind\":\"TokenRequest\",\"spec\":%s}", spec);
+	o = dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = "/api/v1/namespaces/default/serviceaccounts/scraper/token",
+	    .body = body }, 201, NULL);
+	ck_assert_ptr_nonnull(tok = kc_strdup(kc_json_str(o, "status", "token")));
+	dct_put(o);
+	return tok;
+}
+
+START_TEST(test_audiences)
+{
+	struct json_object *o, *a;
+	char *tok = request_token("{\"audiences\":[\"metrics\",\"other\"]}");
+
+	/* The token's audiences meet those asked: status.audiences is what is left. */
+	o = review(tok, ",\"audiences\":[\"x\",\"other\",\"metrics\"]", NULL, 201);
+	ck_assert(kc_json_bool(o, false, "status", "authenticated"));
+	a = kc_json_get(o, "status", "audiences");
+	ck_assert_uint_eq(json_object_array_length(a), 2);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(a, 0)), "metrics");
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(a, 1)), "other");
+	dct_put(o);
+	/* None asked: the API audience, which this token is not for. */
+	o = review(tok, NULL, NULL, 201);
+	ck_assert(!kc_json_bool(o, true, "status", "authenticated"));
+	ck_assert_str_eq(kc_json_str(o, "status", "error"), "token audiences [\"metrics\" "
+	    "\"other\"] is invalid for the target audiences [\"" AUD "\"]");
+	ck_assert_ptr_null(kc_json_get(o, "status", "user"));
+	dct_put(o);
+	o = review(tok, ",\"audiences\":[\"nope\"]", NULL, 201);
+	ck_assert_str_eq(kc_json_str(o, "status", "error"), "token audiences [\"metrics\" "
+	    "\"other\"] is invalid for the target audiences [\"nope\"]");
+	dct_put(o);
+	/* A static token knows only the API audience. */
+	o = review("bob-token", ",\"audiences\":[\"metrics\"]", NULL, 201);
+	ck_assert(!kc_json_bool(o, true, "status", "authenticated"));
+	dct_put(o);
+	kc_free(tok);
+}
+END_TEST
+
+START_TEST(test_extra)
+{
+	struct json_object *o, *pod, *ex;
+	char *tok, want[64];
+	const char *uid;
+
+	pod = dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = "/api/v1/namespaces/default/pods",
+	    .body = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},"
+	    "\"spec\":{\"serviceAccountName\":\"scraper\",\"containers\":[{\"name\":\"c\","
+	    "\"image\":\"busybox\"}]}}" }, 201, NULL);
+	uid = kc_json_str(pod, "metadata", "uid");
+	tok = request_token("{\"boundObjectRef\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
+	    "\"name\":\"p\"}}");
+	o = review(tok, NULL, NULL, 201);
+	ck_assert(kc_json_bool(o, false, "status", "authenticated"));
+	ex = kc_json_get(o, "status", "user", "extra");
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(kc_json_get(ex,
+	    "authentication.kubernetes.io/pod-name"), 0)), "p");
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(kc_json_get(ex,
+	    "authentication.kubernetes.io/pod-uid"), 0)), uid);
+	/* From 1.30 (the devcluster's default is 1.32): the token's id too. */
+	ck_assert_int_eq(strncmp(json_object_get_string(json_object_array_get_idx(
+	    kc_json_get(ex, "authentication.kubernetes.io/credential-id"), 0)), "JTI=", 4), 0);
+	ck_assert_uint_eq(json_object_object_length(ex), 3);
+	dct_put(o);
+	/* An unbound token has no pod; at 1.29 no credential id either. */
+	kc_free(tok);
+	tok = request_token("{}");
+	o = review(tok, NULL, NULL, 201);
+	ex = kc_json_get(o, "status", "user", "extra");
+	ck_assert_uint_eq(json_object_object_length(ex), 1);
+	dct_put(o);
+	(void)snprintf(want, sizeof(want), "%s", dc->minor);
+	(void)kc_strlcpy(dc->minor, "29", sizeof(dc->minor));
+	o = review(tok, NULL, NULL, 201);
+	ck_assert(kc_json_bool(o, false, "status", "authenticated"));
+	ck_assert_ptr_null(kc_json_get(o, "status", "user", "extra"));
+	dct_put(o);
+	(void)kc_strlcpy(dc->minor, want, sizeof(dc->minor));
+	kc_free(tok);
+	dct_put(pod);
+}
+END_TEST
+
 START_TEST(test_bad_requests)
 {
 	dct_expect_message(dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = REVIEWS,
@@ -178,6 +272,8 @@ dc_authn_suite(void)
 	tcase_add_test(tc, test_invalid_token);
 	tcase_add_test(tc, test_service_account_token);
 	tcase_add_test(tc, test_bad_requests);
+	tcase_add_test(tc, test_audiences);
+	tcase_add_test(tc, test_extra);
 	tcase_add_test(tc, test_alloc_failures);
 	suite_add_tcase(s, tc);
 	return s;

@@ -476,7 +476,7 @@ START_TEST(injected_faults)
 	    "\"webhook\":\"late\"}", 50, &bad, NULL), 0);
 	ck_assert_int_eq(faults_parse(bad, &spec, &st), KC_EBADREQUEST);
 	ck_assert_str_eq(st.message, "webhook: unsupported value \"late\": supported values: "
-	    "bad-uid, wrong-count, rename, unreachable");
+	    "bad-uid, wrong-count, rename, unreachable, bad-labels");
 	json_object_put(bad);
 	ck_assert_int_eq(kc_json_parse("{\"verb\":\"get\",\"resource\":\"*\",\"code\":500,"
 	    "\"webhook\":\"rename\"}", 59, &bad, NULL), 0);
@@ -556,6 +556,52 @@ START_TEST(review_checks)
 	    objs, &out, err), KC_EINTERNAL);
 	ck_assert_str_eq(err, "conversion webhook for example.com/v1, Kind=Hook returned invalid "
 	    "metadata: invalid metadata.labels of type []interface {} in converted object");
+	/* Labels and annotations the webhook changed are validated, as upstream does. */
+	ck_assert_int_eq(chk( "{\"apiVersion\":"
+	    "\"apiextensions.k8s.io/v1\",\"kind\":\"ConversionReview\",\"response\":{\"uid\":"
+	    "\"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\",\"result\":{\"status\":\"Success\"},"
+	    "\"convertedObjects\":[{\"apiVersion\":\"example.com/v2\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"u1\",\"labels\":"
+	    "{\"k\":1}}}]}}", objs, &out, err), KC_EINTERNAL);
+	ck_assert_str_eq(err, "conversion webhook for example.com/v1, Kind=Hook returned invalid "
+	    "metadata: metadata.labels[k] must be a string, but is int64 in converted object");
+	ck_assert_int_eq(chk( "{\"apiVersion\":"
+	    "\"apiextensions.k8s.io/v1\",\"kind\":\"ConversionReview\",\"response\":{\"uid\":"
+	    "\"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\",\"result\":{\"status\":\"Success\"},"
+	    "\"convertedObjects\":[{\"apiVersion\":\"example.com/v2\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"u1\",\"labels\":"
+	    "{\"bad key\":\"v\"}}}]}}", objs, &out, err), KC_EINTERNAL);
+	ck_assert_str_eq(err, "conversion webhook for example.com/v1, Kind=Hook returned invalid "
+	    "metadata: metadata.labels: Invalid value: \"bad key\": name part must consist of "
+	    "alphanumeric characters, '-', '_' or '.', and must start and end with an "
+	    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used "
+	    "for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
+	ck_assert_int_eq(chk( "{\"apiVersion\":"
+	    "\"apiextensions.k8s.io/v1\",\"kind\":\"ConversionReview\",\"response\":{\"uid\":"
+	    "\"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\",\"result\":{\"status\":\"Success\"},"
+	    "\"convertedObjects\":[{\"apiVersion\":\"example.com/v2\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"u1\","
+	    "\"annotations\":{\"x\":\"1\",\"/y\":\"2\"},\"labels\":{\"k\":\"v!\"}}}]}}",
+	    objs, &out, err), KC_EINTERNAL);
+	ck_assert_str_eq(err, "conversion webhook for example.com/v1, Kind=Hook returned invalid "
+	    "metadata: metadata.labels: Invalid value: \"v!\": a valid label must be an empty "
+	    "string or consist of alphanumeric characters, '-', '_' or '.', and must start and "
+	    "end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', "
+	    "regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
+	ck_assert_int_eq(chk( "{\"apiVersion\":"
+	    "\"apiextensions.k8s.io/v1\",\"kind\":\"ConversionReview\",\"response\":{\"uid\":"
+	    "\"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\",\"result\":{\"status\":\"Success\"},"
+	    "\"convertedObjects\":[{\"apiVersion\":\"example.com/v2\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"u1\","
+	    "\"annotations\":{\"x\":\"1\",\"/y\":\"2\",\"z/\":\"3\"}}}]}}", objs, &out, err),
+	    KC_EINTERNAL);
+	ck_assert_str_eq(err, "conversion webhook for example.com/v1, Kind=Hook returned invalid "
+	    "metadata: [metadata.annotation: Invalid value: \"/y\": prefix part must be "
+	    "non-empty, metadata.annotation: Invalid value: \"z/\": name part must be non-empty, "
+	    "metadata.annotation: Invalid value: \"z/\": name part must consist of alphanumeric "
+	    "characters, '-', '_' or '.', and must start and end with an alphanumeric character "
+	    "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+	    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')]");
 	/* Dropped annotations are dropped; other metadata comes back. */
 	ck_assert_int_eq(chk( "{\"apiVersion\":"
 	    "\"apiextensions.k8s.io/v1\",\"kind\":\"ConversionReview\",\"response\":{\"uid\":"

@@ -235,6 +235,18 @@ START_TEST(crd_status_and_discovery)
 	ck_assert_ptr_nonnull(strstr(kc_json_str(o, "message"), "status.storedVersions[0]: "
 	    "Invalid value: \"v1beta1\": must appear in spec.versions"));
 	json_object_put(o);
+	/* From 1.33 the message explains the storage migration. */
+	(void)kc_strlcpy(dc->minor, "33", sizeof(dc->minor));
+	o = run(&(struct dct_call){ .method = DC_PATCH, .target = CRDS "/runs.trainyard.dev",
+	    .ctype = "application/json-patch+json",
+	    .body = "[{\"op\":\"remove\",\"path\":\"/spec/versions/1\"}]" }, 422, NULL);
+	ck_assert_str_eq(kc_json_str(o, "message"), "CustomResourceDefinition.apiextensions.k8s.io "
+	    "\"runs.trainyard.dev\" is invalid: status.storedVersions[0]: Invalid value: "
+	    "\"v1beta1\": missing from spec.versions; v1beta1 was previously a storage version, "
+	    "and must remain in spec.versions until a storage migration ensures no data remains "
+	    "persisted in v1beta1 and removes v1beta1 from status.storedVersions");
+	json_object_put(o);
+	(void)kc_strlcpy(dc->minor, "32", sizeof(dc->minor));
 	/* The status subresource takes a trimmed list; the server never trims it. */
 	o = run(&(struct dct_call){ .method = DC_PATCH,
 	    .target = CRDS "/runs.trainyard.dev/status",

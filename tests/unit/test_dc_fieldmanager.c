@@ -2561,6 +2561,249 @@ START_TEST(test_alloc_failures)
 }
 END_TEST
 
+/*
+ * A converter between ex.io/v1 (spec.color) and ex.io/v2 (spec.colour),
+ * as a conversion webhook would be: 'later' calls answer -EINPROGRESS
+ * first; ex.io/v0 is not a version.
+ */
+struct fake_conv {
+	int	later;
+	int	calls;
+	bool	fail;
+	int	fail_at;	/* the call that fails, counting from 1; 0: none */
+};
+
+static int
+fake_convert(void *arg, const struct json_object *obj, const char *to, struct json_object **ret,
+    struct fm_schema *ret_schema, struct kc_status *st)
+{
+	struct fake_conv *fc = arg;
+	struct json_object *o, *spec, *v;
+	bool to2 = strcmp(to, "ex.io/v2") == 0;
+
+	fc->calls++;
+	if (strcmp(to, "ex.io/v1") != 0 && !to2)
+		return kc_status_set(st, KC_EINTERNAL, "request to convert CR to an invalid "
+		    "group/version: %s", to);
+	if (fc->fail || fc->calls == fc->fail_at)
+		return kc_status_set(st, KC_EINTERNAL, "conversion webhook for ex.io/v2, "
+		    "Kind=Hook failed: down");
+	if (fc->later > 0) {
+		fc->later--;
+		return -EINPROGRESS;
+	}
+	ck_assert_ptr_nonnull(o = kc_json_copy(obj));
+	ck_assert_int_eq(kc_json_set_str(o, "apiVersion", to), 0);
+	if ((spec = kc_json_obj_of(o, "spec")) != NULL &&
+	    (v = kc_json_get(spec, to2 ? "color" : "colour")) != NULL) {
+		json_object_get(v);
+		json_object_object_del(spec, to2 ? "color" : "colour");
+		ck_assert_int_eq(kc_json_put(spec, to2 ? "colour" : "color", v), 0);
+	}
+	ret_schema->lookup = NULL;
+	ret_schema->arg = NULL;
+	*ret = o;
+	return 0;
+}
+
+static struct json_object *
+conv_apply(struct fake_conv *fc, const struct json_object *live, const char *cfg,
+    const char *manager, bool force, int want, struct kc_status *st)
+{
+	struct json_object *config = parse(cfg), *out = SENTINEL, *details = NULL;
+	const char *av = kc_json_str(config, "apiVersion");
+	int r;
+
+	for (;;) {
+		r = fieldmanager_apply(&(struct fm_apply){ .live = live, .config = config,
+		    .manager = manager, .force = force, .api_version = av, .kind = "Hook",
+		    .now = 1000, .convert = fake_convert, .convert_arg = fc },
+		    &out, &details, st);
+		if (r != -EINPROGRESS)
+			break;
+		ck_assert_ptr_eq(out, SENTINEL);
+	}
+	json_object_put(config);
+	if (details != NULL)
+		json_object_put(details);
+	ck_assert_msg(r == want, "apply: %d, want %d: %s", r, want, st->message);
+	return r == 0 ? out : NULL;
+}
+
+/* The live object at 'av' (a stored one is read at the request's version). */
+static struct json_object *
+at_version(struct fake_conv *fc, const struct json_object *obj, const char *av)
+{
+	struct json_object *out = NULL;
+	struct fm_schema sc;
+	struct kc_status st = { 0 };
+	int later = fc->later;
+
+	fc->later = 0;
+	ck_assert_int_eq(fake_convert(fc, obj, av, &out, &sc, &st), 0);
+	fc->later = later;
+	return out;
+}
+
+START_TEST(test_apply_across_versions)
+{
+	struct fake_conv fc = { .later = 2 };
+	struct kc_status st = { 0 };
+	struct json_object *o1, *o2, *v2, *o3;
+
+	o1 = conv_apply(&fc, NULL, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"color\":\"navy\"}}", "alice", false, 0, &st);
+	/* bob at v2 changes what alice holds at v1: the conflict names her path. */
+	v2 = at_version(&fc, o1, "ex.io/v2");
+	fc.later = 2;
+	ck_assert_ptr_null(conv_apply(&fc, v2, "{\"apiVersion\":\"ex.io/v2\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"colour\":\"pink\"}}", "bob", false,
+	    KC_ECONFLICT, &st));
+	ck_assert_str_eq(st.message, "Apply failed with 1 conflict: conflict with \"alice\": "
+	    ".spec.color");
+	ck_assert_int_ge(fc.calls, 4);
+	/* The same value is no conflict; force takes the field over. */
+	o2 = conv_apply(&fc, v2, "{\"apiVersion\":\"ex.io/v2\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"colour\":\"navy\",\"size\":\"L\"}}",
+	    "bob", false, 0, &st);
+	json_object_put(o2);
+	o2 = conv_apply(&fc, v2, "{\"apiVersion\":\"ex.io/v2\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"colour\":\"pink\"}}", "bob", true, 0,
+	    &st);
+	ck_assert_ptr_null(entry(o2, "alice", "Apply"));
+	assert_fields(o2, "bob", "Apply", "{\"f:spec\":{\"f:colour\":{}}}");
+	/* Back at v1: alice conflicts with bob's v2 field. */
+	o3 = at_version(&fc, o2, "ex.io/v1");
+	ck_assert_ptr_null(conv_apply(&fc, o3, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"color\":\"navy\"}}", "alice", false,
+	    KC_ECONFLICT, &st));
+	ck_assert_str_eq(st.message, "Apply failed with 1 conflict: conflict with \"bob\": "
+	    ".spec.colour");
+	/* A failing conversion fails the apply with its message, as is. */
+	fc.fail = true;
+	ck_assert_ptr_null(conv_apply(&fc, o3, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"color\":\"navy\"}}", "alice", true,
+	    KC_EINTERNAL, &st));
+	ck_assert_str_eq(st.message, "conversion webhook for ex.io/v2, Kind=Hook failed: down");
+	fc.fail = false;
+	json_object_put(o3);
+	json_object_put(o2);
+	json_object_put(v2);
+	json_object_put(o1);
+}
+END_TEST
+
+START_TEST(test_apply_prune_across_versions)
+{
+	struct fake_conv fc = { .later = 1 };
+	struct kc_status st = { 0 };
+	struct json_object *o1, *v2, *o2, *o3, *o4;
+
+	o1 = conv_apply(&fc, NULL, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"color\":\"navy\"}}", "alice", false, 0, &st);
+	/* alice again, at v2, without the colour: pruned at v1, where she set it. */
+	v2 = at_version(&fc, o1, "ex.io/v2");
+	fc.later = 3;
+	o2 = conv_apply(&fc, v2, "{\"apiVersion\":\"ex.io/v2\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"size\":\"L\"}}", "alice", false, 0, &st);
+	ck_assert_str_eq(kc_json_str(o2, "apiVersion"), "ex.io/v2");
+	ck_assert_ptr_null(kc_json_get(o2, "spec", "colour"));
+	ck_assert_str_eq(kc_json_str(o2, "spec", "size"), "L");
+	assert_fields(o2, "alice", "Apply", "{\"f:spec\":{\"f:size\":{}}}");
+	/* What another entry owns stays: bob's v2 colour survives alice's v1 apply. */
+	o3 = conv_apply(&fc, o2, "{\"apiVersion\":\"ex.io/v2\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"colour\":\"red\"}}", "bob", false, 0, &st);
+	json_object_put(v2);
+	v2 = at_version(&fc, o3, "ex.io/v1");
+	json_object_put(o1);
+	o1 = conv_apply(&fc, v2, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"}}", "alice", false, 0, &st);
+	ck_assert_str_eq(kc_json_str(o1, "spec", "color"), "red");
+	ck_assert_ptr_null(entry(o1, "alice", "Apply"));
+	/* alice's v2 entry needs the webhook for her apply at v1: its failure fails it. */
+	o4 = at_version(&fc, o2, "ex.io/v1");
+	fc.fail = true;
+	ck_assert_ptr_null(conv_apply(&fc, o4, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"color\":\"red\"}}", "alice", false,
+	    KC_EINTERNAL, &st));
+	ck_assert_str_eq(st.message, "conversion webhook for ex.io/v2, Kind=Hook failed: down");
+	fc.fail = false;
+	/* The live object converts; the merged one, for pruning at v2, does not. */
+	fc.fail_at = fc.calls + 2;
+	ck_assert_ptr_null(conv_apply(&fc, o4, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"color\":\"red\"}}", "alice", false,
+	    KC_EINTERNAL, &st));
+	ck_assert_str_eq(st.message, "failed to prune fields: failed to convert merged object "
+	    "to last applied version: conversion webhook for ex.io/v2, Kind=Hook failed: down");
+	fc.fail_at = 0;
+	json_object_put(o4);
+	json_object_put(o1);
+	json_object_put(o2);
+	json_object_put(o3);
+	json_object_put(v2);
+}
+END_TEST
+
+/* A patch at v2 by kubectl-patch through the fake converter. */
+static int
+conv_update(struct fake_conv *fc, const struct json_object *old,
+    const struct json_object *obj, struct json_object **ret, struct kc_status *st)
+{
+	return fieldmanager_update(&(struct fm_update){ .convert = fake_convert,
+	    .convert_arg = fc, .old = old, .obj = obj, .manager = "kubectl-patch",
+	    .api_version = "ex.io/v2", .now = 2000 }, ret, st);
+}
+
+START_TEST(test_update_across_versions)
+{
+	struct fake_conv fc = { 0 };
+	struct kc_status st = { 0 };
+	struct json_object *o1, *v2, *next, *out = NULL;
+	int r;
+
+	o1 = conv_apply(&fc, NULL, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"color\":\"navy\"}}", "alice", false, 0, &st);
+	/* A patch at v2 changes the colour: alice's v1 entry loses it there. */
+	v2 = at_version(&fc, o1, "ex.io/v2");
+	next = kc_json_copy(v2);
+	ck_assert_int_eq(kc_json_set_str(kc_json_obj_of(next, "spec"), "colour", "teal"), 0);
+	fc.later = 2;
+	while ((r = conv_update(&fc, v2, next, &out, &st)) == -EINPROGRESS)
+		continue;
+	ck_assert_msg(r == 0, "update: %d %s", r, st.message);
+	ck_assert_ptr_null(entry(out, "alice", "Apply"));
+	assert_fields(out, "kubectl-patch", "Update", "{\"f:spec\":{\"f:colour\":{}}}");
+	json_object_put(out);
+	out = NULL;
+	/* A failing conversion: the caller gets it (and drops managedFields). */
+	fc.fail = true;
+	ck_assert_int_eq(conv_update(&fc, v2, next, &out, &st), KC_EINTERNAL);
+	ck_assert_ptr_null(out);
+	json_object_put(next);
+	json_object_put(v2);
+	json_object_put(o1);
+}
+END_TEST
+
+START_TEST(test_apply_removed_version)
+{
+	struct fake_conv fc = { 0 };
+	struct kc_status st = { 0 };
+	struct json_object *live = parse("{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\",\"managedFields\":[{\"manager\":\"old\","
+	    "\"operation\":\"Update\",\"apiVersion\":\"ex.io/v0\",\"fieldsType\":\"FieldsV1\","
+	    "\"fieldsV1\":{\"f:spec\":{\"f:color\":{}}}}]},\"spec\":{\"color\":\"navy\"}}");
+
+	/* An entry of a version no longer in spec.versions breaks apply, as upstream. */
+	ck_assert_ptr_null(conv_apply(&fc, live, "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Hook\","
+	    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"color\":\"red\"}}", "alice", true,
+	    KC_EINTERNAL, &st));
+	ck_assert_str_eq(st.message, "request to convert CR to an invalid group/version: "
+	    "ex.io/v0");
+	json_object_put(live);
+}
+END_TEST
+
 Suite *
 dc_fieldmanager_suite(void)
 {
@@ -2606,6 +2849,10 @@ dc_fieldmanager_suite(void)
 	tcase_add_test(tc, test_raw_escapes);
 	tcase_add_test(tc, test_cache);
 	tcase_add_test(tc, test_alloc_failures);
+	tcase_add_test(tc, test_apply_across_versions);
+	tcase_add_test(tc, test_apply_removed_version);
+	tcase_add_test(tc, test_apply_prune_across_versions);
+	tcase_add_test(tc, test_update_across_versions);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -146,7 +146,7 @@ static int
 verify(const char *token, struct dc_user *u)
 {
 	memset(u, 0, sizeof(*u));
-	return tokens_verify(dc, token, u);
+	return tokens_verify(dc, token, NULL, u, NULL, 0);
 }
 
 static void
@@ -1051,7 +1051,7 @@ START_TEST(issue_helper)
 	tokens_fini(dc);
 	ck_assert_int_eq(tokens_issue(dc, "default", "robot", 600, NULL, NULL, &tok), -EINVAL);
 	ck_assert_ptr_null(tokens_kid(dc));
-	ck_assert_int_eq(tokens_verify(dc, "a.b.c", &u), DC_DECLINED);
+	ck_assert_int_eq(tokens_verify(dc, "a.b.c", NULL, &u, NULL, 0), DC_DECLINED);
 	/* Without tokens.c the subresource and the documents are not served. */
 	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = SA_TARGET,
 	    .body = "{}" }, 405, NULL));
@@ -1188,7 +1188,7 @@ START_TEST(alloc_failure)
 
 				memset(&u, 0, sizeof(u));
 				fail_alloc_after(vb);
-				r = tokens_verify(dc, kc_json_str(o, "status", "token"), &u);
+				r = tokens_verify(dc, kc_json_str(o, "status", "token"), NULL, &u, NULL, 0);
 				fail_alloc_after(SIZE_MAX);
 				if (r == 0) {
 					user_clear(&u);

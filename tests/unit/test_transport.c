@@ -299,6 +299,37 @@ START_TEST(test_tls_verification)
 	ck_assert_int_eq(get(t, "/", &resp, &st), KC_ETLS);
 	ck_assert_ptr_nonnull(strstr(st.message, "wrong.example"));
 	T->close(t);
+
+	/*
+	 * connect_to: the URL names the host (Host header, SNI, verification)
+	 * and the connection goes to the address, as to a Service's endpoint.
+	 */
+	{
+		char server[64], to[32], host[64];
+		void *t2 = NULL;
+
+		rc_for(s, &rc);
+		(void)snprintf(server, sizeof(server), "https://localhost:%d", ts_port(s));
+		(void)snprintf(to, sizeof(to), "127.0.0.1:%d", ts_port(s));
+		rc.server = server;
+		t = open_with(&rc, &(struct kc_transport_opts){ .connect_to = to });
+		ck_assert_int_eq(get(t, "/routed", &resp, &st), 0);
+		ck_assert_int_eq(resp.status, 200);
+		kc_http_resp_free(&resp);
+		T->close(t);
+		(void)snprintf(host, sizeof(host), "localhost:%d", ts_port(s));
+		ck_assert_str_eq(ts_request(s, ts_nrequests(s) - 1)->host, host);
+		/* A name the certificate does not carry fails, though the address is right. */
+		(void)snprintf(server, sizeof(server), "https://svc.ns.svc:%d", ts_port(s));
+		t = open_with(&rc, &(struct kc_transport_opts){ .connect_to = to });
+		ck_assert_int_eq(get(t, "/", &resp, &st), KC_ETLS);
+		ck_assert_ptr_nonnull(strstr(st.message, "svc.ns.svc"));
+		T->close(t);
+		/* Not host:port. */
+		ck_assert_int_eq(T->open(&(struct kc_transport_opts){ .rc = &rc,
+		    .connect_to = "no-port" }, &t2, &st), KC_ECONFIG);
+		ck_assert_ptr_null(t2);
+	}
 	ts_stop(s);
 }
 END_TEST

@@ -43,6 +43,14 @@ struct kc_transport_opts {
 	size_t		 max_response;	/* 0: KC_RESPONSE_MAX_DEFAULT */
 	const char	*user_agent;	/* NULL: "trainyard/<version>" */
 	bool		 http1;		/* HTTP/1.1 only (webhooks), no h2 */
+	/*
+	 * "host:port" ("[::1]:port") every connection goes to instead of
+	 * the server URL's host, which still names the Host header, the SNI
+	 * and the certificate's verification name, as kube-apiserver calls
+	 * a webhook Service at one of its endpoints. Read by open() only;
+	 * NULL: the URL's host. Not with a different rc->tls_server_name.
+	 */
+	const char	*connect_to;
 };
 
 struct kc_http_req {
