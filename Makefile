@@ -65,7 +65,7 @@ DC_CLIENT_SRCS	 = lib/kubeconfig.c lib/transport.c
 # trainyard-controller's pure modules: json-c in, json-c or structs out, no
 # threads and no network (the unit test binary links them).
 CTL_PURE_SRCS	 = controller/config.c controller/model.c controller/session.c \
-		   controller/cache.c controller/convert.c
+		   controller/cache.c controller/convert.c controller/project.c
 
 # The client side's concurrency: shared rate limit, work queue, informers.
 LIB_SRCS	+= lib/ratelimit.c lib/workqueue.c lib/informer.c
@@ -100,7 +100,7 @@ UNIT_SUITES	+= ctl_metrics
 UNIT_SUITES	+= deflate ctl_expect alloc
 UNIT_SUITES	+= ctl_cache
 UNIT_SUITES	+= ctl_review ctl_webhook ctl_certs
-UNIT_SUITES	+= ctl_convert
+UNIT_SUITES	+= ctl_convert ctl_project
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c
@@ -189,6 +189,7 @@ SUITE_DEPS_ctl_model	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_session	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_cache	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_convert	= $(CTL_PURE_DEPS) controller/migrate.c
+SUITE_DEPS_ctl_project	= $(CTL_PURE_DEPS)
 SUITE_DEPS_client	+= lib/ratelimit.c
 SUITE_DEPS_ratelimit	= $(SUITE_DEPS_client)
 SUITE_DEPS_workqueue	= lib/ratelimit.c lib/workqueue.c

@@ -64,11 +64,8 @@ struct vctx {
 	char			 pfx[300];	/* "ResourceProfile \"x\": " */
 };
 
-static void
-problem(struct ty_problems *p, const char *field, const char *fmt, ...) _printf_(3, 4);
-
-static void
-problem(struct ty_problems *p, const char *field, const char *fmt, ...)
+void
+model_problem(struct ty_problems *p, const char *field, const char *fmt, ...)
 {
 	struct ty_problem *e;
 	va_list ap;
@@ -171,7 +168,7 @@ want(struct vctx *c, const struct json_object *v, enum json_type t, const char *
 {
 	if (v == NULL || json_object_is_type(v, t))
 		return true;
-	problem(c->probs, field, "must be %s", what);
+	model_problem(c->probs, field, "must be %s", what);
 	return false;
 }
 
@@ -244,12 +241,12 @@ v_identity(struct vctx *c)
 	struct ty_spec *s = c->spec;
 
 	if (name == NULL || !is_dns1035_label(name)) {
-		problem(c->probs, "metadata.name", "\"%.80s\" cannot name the run's "
+		model_problem(c->probs, "metadata.name", "\"%.80s\" cannot name the run's "
 		    "Service: use at most 63 lowercase letters, digits and '-', "
 		    "starting with a letter and ending with a letter or digit",
 		    name != NULL ? name : "");
 	} else if (nodes >= 1 && strlen(name) + 1 + digits(nodes - 1) > 63) {
-		problem(c->probs, "metadata.name", "\"%s\" is too long for %" PRId64
+		model_problem(c->probs, "metadata.name", "\"%s\" is too long for %" PRId64
 		    " nodes: the pod hostname \"%s-%" PRId64 "\" would have %zu "
 		    "characters, and hostnames allow 63; use a name of at most %u "
 		    "characters", name, nodes, name, nodes - 1,
@@ -257,11 +254,11 @@ v_identity(struct vctx *c)
 	} else
 		kc_strlcpy(s->name, name, sizeof(s->name));
 	if (ns == NULL || strlen(ns) > 63 || !kc_valid_is_dns1123_label(kc_str_from(ns)))
-		problem(c->probs, "metadata.namespace", "missing or not a namespace name");
+		model_problem(c->probs, "metadata.namespace", "missing or not a namespace name");
 	else
 		kc_strlcpy(s->ns, ns, sizeof(s->ns));
 	if (uid == NULL || uid[0] == '\0' || strlen(uid) >= sizeof(s->uid))
-		problem(c->probs, "metadata.uid", "missing: the Run must come from the "
+		model_problem(c->probs, "metadata.uid", "missing: the Run must come from the "
 		    "API server");
 	else
 		kc_strlcpy(s->uid, uid, sizeof(s->uid));
@@ -275,18 +272,18 @@ v_nodes(struct vctx *c)
 	int64_t n = kc_json_int(c->rspec, 0, "nodes"), max;
 
 	if (!is_type(v, json_type_int)) {
-		problem(c->probs, "spec.nodes", "required: the number of nodes (pods), "
+		model_problem(c->probs, "spec.nodes", "required: the number of nodes (pods), "
 		    "1 to %d", TY_NODES_MAX);
 		return;
 	}
 	if (n < 1 || n > TY_NODES_MAX) {
-		problem(c->probs, "spec.nodes", "%" PRId64 " is out of range: a run has "
+		model_problem(c->probs, "spec.nodes", "%" PRId64 " is out of range: a run has "
 		    "1 to %d nodes", n, TY_NODES_MAX);
 		return;
 	}
 	max = kc_json_int(c->pspec, 0, "maxNodes");
 	if (c->profile != NULL && max > 0 && n > max)
-		problem(c->probs, "spec.nodes", "%" PRId64 " nodes is more than "
+		model_problem(c->probs, "spec.nodes", "%" PRId64 " nodes is more than "
 		    "ResourceProfile \"%s\" allows (maxNodes %" PRId64 ")", n,
 		    c->spec->profile, max);
 	c->spec->nodes = (int32_t)n;
@@ -307,7 +304,7 @@ v_profile_ref(struct vctx *c)
 	kc_strlcpy(c->spec->profile, p, sizeof(c->spec->profile));
 	snprintf(c->pfx, sizeof(c->pfx), "ResourceProfile \"%.200s\" ", p);
 	if (c->profile == NULL)
-		problem(c->probs, "spec.profile", "ResourceProfile \"%.200s\" not found "
+		model_problem(c->probs, "spec.profile", "ResourceProfile \"%.200s\" not found "
 		    "(\"kubectl get resourceprofiles\" lists them)", p);
 }
 
@@ -326,20 +323,20 @@ v_lifecycle(struct vctx *c)
 		snprintf(field, sizeof(field), "spec.%s", positive[i]);
 		if (v != NULL && (!is_type(v, json_type_int) ||
 		    json_object_get_int64(v) < 1))
-			problem(c->probs, field, "must be a whole number of seconds, at "
+			model_problem(c->probs, field, "must be a whole number of seconds, at "
 			    "least 1");
 	}
 	v = kc_json_get(c->rspec, "session");
 	if (v != NULL && (!is_type(v, json_type_int) || json_object_get_int64(v) < 1))
-		problem(c->probs, "spec.session", "must be a whole number, at least 1");
+		model_problem(c->probs, "spec.session", "must be a whole number, at least 1");
 	v = kc_json_get(c->rspec, "maxRestarts");
 	if (v != NULL && (!is_type(v, json_type_int) || json_object_get_int64(v) < 0))
-		problem(c->probs, "spec.maxRestarts", "must be a whole number, at least 0");
+		model_problem(c->probs, "spec.maxRestarts", "must be a whole number, at least 0");
 	v = kc_json_get(c->rspec, "restartPolicy");
 	restart_policy_of(is_type(v, json_type_string) ? json_object_get_string(v) : NULL,
 	    &ok);
 	if (!ok || (v != NULL && !is_type(v, json_type_string)))
-		problem(c->probs, "spec.restartPolicy", "must be Never, OnPreemption or "
+		model_problem(c->probs, "spec.restartPolicy", "must be Never, OnPreemption or "
 		    "OnFailure");
 	v = kc_json_get(c->rspec, "suspend");
 	want(c, v, json_type_boolean, "spec.suspend", "true or false");
@@ -401,23 +398,23 @@ read_qty(struct vctx *c, struct json_object *v, const char *field, const char *n
 
 	if (!is_type(v, json_type_string) && !is_type(v, json_type_int) &&
 	    !is_type(v, json_type_double)) {
-		problem(c->probs, field, "must be a quantity such as \"4\", \"500m\" or "
+		model_problem(c->probs, field, "must be a quantity such as \"4\", \"500m\" or "
 		    "\"64Gi\"");
 		return false;
 	}
 	text = json_object_get_string(v);
 	if (kc_quantity_parse(text, q, &st) < 0) {
-		problem(c->probs, field, "\"%.64s\" is not a quantity (examples: 4, "
+		model_problem(c->probs, field, "\"%.64s\" is not a quantity (examples: 4, "
 		    "500m, 64Gi): %s", text, st.message);
 		return false;
 	}
 	if (kc_quantity_sign(q) < 0) {
-		problem(c->probs, field, "\"%.64s\" is negative", text);
+		model_problem(c->probs, field, "\"%.64s\" is negative", text);
 		return false;
 	}
 	if (is_extended(name) && (kc_quantity_value(q, &whole) < 0 ||
 	    (w = kc_quantity_from_int(whole), kc_quantity_cmp(q, &w) != 0))) {
-		problem(c->probs, field, "\"%.64s\" is not a whole number: %s is counted "
+		model_problem(c->probs, field, "\"%.64s\" is not a whole number: %s is counted "
 		    "in whole devices", text, name);
 		return false;
 	}
@@ -437,7 +434,7 @@ read_list(struct vctx *c, struct json_object *list, const char *where,
 	if (list == NULL)
 		return;
 	if (!is_type(list, json_type_object)) {
-		problem(c->probs, where, "must be a map of resource names to quantities");
+		model_problem(c->probs, where, "must be a map of resource names to quantities");
 		return;
 	}
 	json_object_object_foreach(list, key, val) {
@@ -445,7 +442,7 @@ read_list(struct vctx *c, struct json_object *list, const char *where,
 		if (!read_qty(c, val, field, key, &q))
 			continue;
 		if ((r = res_get(rs, key)) == NULL) {
-			problem(c->probs, where, "more than %d resource names", RESOURCES_MAX);
+			model_problem(c->probs, where, "more than %d resource names", RESOURCES_MAX);
 			return;
 		}
 		if (slot == SLOT_REQ)
@@ -495,12 +492,12 @@ merge_res(struct vctx *c, struct res *r, struct kc_quantity *req, struct kc_quan
 	fmt_qty(req, a);
 	fmt_qty(lim, b);
 	if (*has_lim && is_extended(r->name) && kc_quantity_cmp(req, lim) != 0) {
-		problem(c->probs, field, "%s must equal its limit (%s, from %s): "
+		model_problem(c->probs, field, "%s must equal its limit (%s, from %s): "
 		    "devices such as %s cannot be overcommitted", a, b, from, r->name);
 		return false;
 	}
 	if (*has_lim && kc_quantity_cmp(req, lim) > 0) {
-		problem(c->probs, field, "%s is more than the limit of %s (from %s); "
+		model_problem(c->probs, field, "%s is more than the limit of %s (from %s); "
 		    "raise spec.resources.limits[%s] too", a, b, from, r->name);
 		return false;
 	}
@@ -553,11 +550,11 @@ v_resources(struct vctx *c)
 		    SLOT_LIM, &rs);
 	}
 	if (rs.n == 0 && c->spec->profile[0] == '\0')
-		problem(c->probs, "spec", "neither spec.profile nor spec.resources is set: "
+		model_problem(c->probs, "spec", "neither spec.profile nor spec.resources is set: "
 		    "say what each node gets, with a ResourceProfile (spec.profile) or "
 		    "spec.resources.limits such as {nvidia.com/gpu: 8}");
 	if ((r = build_resources(c, &rs)) == -ERANGE) {
-		problem(c->probs, "spec.resources", "the quantities are too large");
+		model_problem(c->probs, "spec.resources", "the quantities are too large");
 		return 0;
 	}
 	return r;
@@ -589,23 +586,23 @@ check_env_var(struct vctx *c, struct json_object *e, const char *field)
 	char f[460];
 
 	if (!is_type(e, json_type_object)) {
-		problem(c->probs, field, "must be a map with name and value (or valueFrom)");
+		model_problem(c->probs, field, "must be a map with name and value (or valueFrom)");
 		return false;
 	}
 	snprintf(f, sizeof(f), "%s.name", field);
 	if (name == NULL || !is_env_name(name)) {
-		problem(c->probs, f, "\"%.64s\" is not a valid variable name (letters, "
+		model_problem(c->probs, f, "\"%.64s\" is not a valid variable name (letters, "
 		    "digits, '_', '-' and '.', not starting with a digit)",
 		    name != NULL ? name : "");
 		return false;
 	}
 	if (is_reserved_env(name)) {
-		problem(c->probs, f, "%s is set by Trainyard for every node and cannot "
+		model_problem(c->probs, f, "%s is set by Trainyard for every node and cannot "
 		    "be overridden", name);
 		return false;
 	}
 	if (kc_json_get(e, "value") != NULL && kc_json_get(e, "valueFrom") != NULL) {
-		problem(c->probs, field, "%s sets both value and valueFrom", name);
+		model_problem(c->probs, field, "%s sets both value and valueFrom", name);
 		return false;
 	}
 	if (!want(c, kc_json_get(e, "value"), json_type_string, field, "a string value"))
@@ -648,7 +645,7 @@ merge_env(struct vctx *c, struct json_object *src, const char *where)
 		if (!check_env_var(c, e, field))
 			continue;
 		if (env_find(src, kc_json_str(e, "name"), i) >= 0) {
-			problem(c->probs, field, "%s is set twice in %s", kc_json_str(e,
+			model_problem(c->probs, field, "%s is set twice in %s", kc_json_str(e,
 			    "name"), where);
 			continue;
 		}
@@ -702,19 +699,19 @@ v_ports(struct vctx *c)
 
 		snprintf(field, sizeof(field), "spec.ports[%zu]", i);
 		if (port < 1 || port > 65535)
-			problem(c->probs, field, "containerPort must be 1 to 65535");
+			model_problem(c->probs, field, "containerPort must be 1 to 65535");
 		if (name != NULL && !is_port_name(name))
-			problem(c->probs, field, "name \"%.32s\" must be at most 15 lowercase "
+			model_problem(c->probs, field, "name \"%.32s\" must be at most 15 lowercase "
 			    "letters, digits and '-', with at least one letter", name);
 		if (proto != NULL && strcmp(proto, "TCP") != 0 && strcmp(proto, "UDP") != 0 &&
 		    strcmp(proto, "SCTP") != 0)
-			problem(c->probs, field, "protocol must be TCP, UDP or SCTP");
+			model_problem(c->probs, field, "protocol must be TCP, UDP or SCTP");
 		for (size_t j = 0; name != NULL && j < i; j++) {
 			const char *other = kc_json_str(json_object_array_get_idx(ports, j),
 			    "name");
 
 			if (other != NULL && strcmp(other, name) == 0)
-				problem(c->probs, field, "name \"%.32s\" is used twice", name);
+				model_problem(c->probs, field, "name \"%.32s\" is used twice", name);
 		}
 		if (name != NULL && strcmp(name, "master") == 0 && port >= 1 && port <= 65535)
 			c->spec->master_port = (int32_t)port;
@@ -741,7 +738,7 @@ v_container(struct vctx *c)
 	int r;
 
 	if (image == NULL || image[0] == '\0')
-		problem(c->probs, "spec.image", "required: the container image every "
+		model_problem(c->probs, "spec.image", "required: the container image every "
 		    "node runs");
 	want(c, kc_json_get(c->rspec, "command"), json_type_array, "spec.command",
 	    "a list of strings");
@@ -799,11 +796,11 @@ merge_map(struct vctx *c, struct json_object *src, const char *field, bool label
 		return 0;
 	json_object_object_foreach(src, key, val) {
 		if (!is_type(val, json_type_string)) {
-			problem(c->probs, field, "%.100s: the value must be a string", key);
+			model_problem(c->probs, field, "%.100s: the value must be a string", key);
 			return 0;
 		}
 		if (reserved && is_reserved_key(key)) {
-			problem(c->probs, field, "%.100s is set by Trainyard", key);
+			model_problem(c->probs, field, "%.100s is set by Trainyard", key);
 			return 0;
 		}
 	}
@@ -813,7 +810,7 @@ merge_map(struct vctx *c, struct json_object *src, const char *field, bool label
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0) {
-			problem(c->probs, field, "%s", st.message);
+			model_problem(c->probs, field, "%s", st.message);
 			return 0;
 		}
 	}
@@ -869,7 +866,7 @@ v_zone(struct vctx *c, struct json_object **sel)
 		    PRId64, i > 0 ? ", " : "", kc_json_int(z, 1, "minNodes"),
 		    kc_json_int(z, TY_NODES_MAX, "maxNodes"));
 	}
-	problem(c->probs, "spec.nodes", "no zone of ResourceProfile \"%s\" takes runs of "
+	model_problem(c->probs, "spec.nodes", "no zone of ResourceProfile \"%s\" takes runs of "
 	    "%d nodes (its zoneSelectors take %s nodes)", c->spec->profile,
 	    c->spec->nodes, list);
 	return 0;
@@ -887,7 +884,7 @@ append_all(struct vctx *c, struct json_object *dst, struct json_object *src,
 		struct json_object *t = json_object_array_get_idx(src, i);
 
 		if (!is_type(t, json_type_object)) {
-			problem(c->probs, field, "item %zu must be a toleration map", i);
+			model_problem(c->probs, field, "item %zu must be a toleration map", i);
 			continue;
 		}
 		if ((r = kc_json_append(dst, kc_json_copy(t))) < 0)
@@ -975,7 +972,7 @@ v_priority(struct vctx *c)
 		    c->cfg->default_priority_class;
 	else if (!is_subdomain(pc)) {
 		snprintf(field, sizeof(field), "%sspec.%s", c->pfx, key);
-		problem(c->probs, field, "\"%.64s\" is not a PriorityClass name", pc);
+		model_problem(c->probs, field, "\"%.64s\" is not a PriorityClass name", pc);
 		return;
 	}
 	kc_strlcpy(c->spec->priority_class, pc, sizeof(c->spec->priority_class));
@@ -997,7 +994,7 @@ v_template(struct vctx *c, struct json_object *ps)
 	want(c, kc_json_get(tspec, "securityContext"), json_type_object,
 	    "spec.template.spec.securityContext", "a pod securityContext");
 	if (sa != NULL && !is_subdomain(sa))
-		problem(c->probs, "spec.template.spec.serviceAccountName", "\"%.64s\" is "
+		model_problem(c->probs, "spec.template.spec.serviceAccountName", "\"%.64s\" is "
 		    "not a ServiceAccount name", sa);
 	if ((r = copy_key(ps, "serviceAccountName", tspec, "serviceAccountName")) < 0 ||
 	    (r = copy_key(ps, "imagePullSecrets", tspec, "imagePullSecrets")) < 0 ||
@@ -1065,14 +1062,14 @@ v_network(struct vctx *c, const struct json_object *beta)
 	    "a list of NetworkPolicy peers") || from == NULL)
 		return 0;
 	if (json_object_array_length(from) > TY_INGRESS_FROM_MAX) {
-		problem(c->probs, "spec.network.ingressFrom", "%zu peers is more than the "
+		model_problem(c->probs, "spec.network.ingressFrom", "%zu peers is more than the "
 		    "%d allowed", json_object_array_length(from), TY_INGRESS_FROM_MAX);
 		return 0;
 	}
 	for (size_t i = 0; i < json_object_array_length(from); i++) {
 		snprintf(field, sizeof(field), "spec.network.ingressFrom[%zu]", i);
 		if (!is_type(json_object_array_get_idx(from, i), json_type_object))
-			problem(c->probs, field, "must be a NetworkPolicyPeer (podSelector, "
+			model_problem(c->probs, field, "must be a NetworkPolicyPeer (podSelector, "
 			    "namespaceSelector or ipBlock)");
 	}
 	if ((c->spec->ingress_from = kc_json_copy(from)) == NULL)
@@ -1101,7 +1098,7 @@ views(const struct json_object *run, struct json_object **alpha, struct json_obj
 		r = ty_convert(run, TY_V1BETA1, beta, &st);
 	}
 	if (r == KC_EINVALID) {
-		problem(probs, "spec", "%s", st.message);
+		model_problem(probs, "spec", "%s", st.message);
 		return r;
 	}
 	return r;
@@ -1171,7 +1168,7 @@ model_validate(const struct json_object *run, const struct json_object *profile,
 	c.rspec = kc_json_get(c.run, "spec");
 	c.pspec = kc_json_get(profile, "spec");
 	if (!is_type(c.rspec, json_type_object)) {
-		problem(probs, "spec", "missing: a Run needs at least nodes and image");
+		model_problem(probs, "spec", "missing: a Run needs at least nodes and image");
 		return KC_EINVALID;
 	}
 	if ((r = validate_all(&c)) < 0 || (r = v_network(&c, beta)) < 0)

@@ -112,6 +112,13 @@ struct ty_problems {
 };
 
 /*
+ * Adds a problem to 'p' (counted in 'total' even past TY_PROBLEMS_MAX).
+ * The message is formatted as printf() does and cut to fit.
+ */
+void	model_problem(struct ty_problems *p, const char *field, const char *fmt, ...)
+	    _printf_(3, 4);
+
+/*
  * Reads the lifecycle fields of 'run' into *ret (see struct ty_control).
  * Never fails; 'run' is only read.
  */
