@@ -65,7 +65,8 @@ DC_CLIENT_SRCS	 = lib/kubeconfig.c lib/transport.c
 # trainyard-controller's pure modules: json-c in, json-c or structs out, no
 # threads and no network (the unit test binary links them).
 CTL_PURE_SRCS	 = controller/config.c controller/model.c controller/session.c \
-		   controller/cache.c controller/convert.c controller/project.c
+		   controller/cache.c controller/convert.c controller/project.c \
+		   controller/admission.c
 
 # The client side's concurrency: shared rate limit, work queue, informers.
 LIB_SRCS	+= lib/ratelimit.c lib/workqueue.c lib/informer.c
@@ -100,10 +101,10 @@ UNIT_SUITES	+= ctl_metrics
 UNIT_SUITES	+= deflate ctl_expect alloc
 UNIT_SUITES	+= ctl_cache
 UNIT_SUITES	+= ctl_review ctl_webhook ctl_certs
-UNIT_SUITES	+= ctl_convert ctl_project
+UNIT_SUITES	+= ctl_convert ctl_project ctl_admission
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
-		   tests/unit/testutil.c tests/unit/dc_testutil.c
+		   tests/unit/testutil.c tests/unit/dc_testutil.c tests/unit/ctl_testutil.c
 UNIT_SRCS	 = tests/unit/check_main.c $(TEST_SUPPORT_SRCS) \
 		   $(UNIT_SUITES:%=tests/unit/test_%.c)
 
@@ -189,7 +190,8 @@ SUITE_DEPS_ctl_model	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_session	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_cache	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_convert	= $(CTL_PURE_DEPS) controller/migrate.c
-SUITE_DEPS_ctl_project	= $(CTL_PURE_DEPS)
+SUITE_DEPS_ctl_project	= $(CTL_PURE_DEPS) tests/unit/ctl_testutil.c
+SUITE_DEPS_ctl_admission = $(CTL_PURE_DEPS) lib/patch.c tests/unit/ctl_testutil.c
 SUITE_DEPS_client	+= lib/ratelimit.c
 SUITE_DEPS_ratelimit	= $(SUITE_DEPS_client)
 SUITE_DEPS_workqueue	= lib/ratelimit.c lib/workqueue.c

@@ -17,6 +17,7 @@
 #include <kc/yaml.h>
 
 #include "testutil.h"
+#include "ctl_testutil.h"
 #include "../../controller/project.h"
 
 static const char PROJECT[] =
@@ -37,21 +38,10 @@ static const char PROJECT[] =
     "  suspend: Hold\n"
     "  deletionPolicy: {runs: WaitForCompletion, namespaces: Delete}\n";
 
-static struct json_object *
-yaml(const char *text)
-{
-	struct json_object *o = NULL;
-	struct kc_status st = { 0 };
-
-	ck_assert_msg(kc_yaml_parse_one(text, strlen(text), NULL, &o, &st) == 0,
-	    "bad test YAML: %s", st.message);
-	return o;
-}
-
 static struct ty_project *
 parse_ok(const char *text)
 {
-	struct json_object *o = yaml(text);
+	struct json_object *o = ctu_yaml(text);
 	struct ty_problems probs = { 0 };
 	struct ty_project *p = NULL;
 	char msg[2048];
@@ -67,7 +57,7 @@ parse_ok(const char *text)
 static void
 parse_bad(const char *text, char *msg, size_t size)
 {
-	struct json_object *o = yaml(text);
+	struct json_object *o = ctu_yaml(text);
 	struct ty_problems probs = { 0 };
 	struct ty_project *p = NULL;
 
@@ -243,7 +233,7 @@ check_member(const char *text, size_t rank, size_t first, time_t now, bool ready
     const char *reason, const char *msg_part, struct ty_member_verdict *v)
 {
 	struct ty_project *p = policy_project();
-	struct json_object *m = yaml(text);
+	struct json_object *m = ctu_yaml(text);
 
 	project_member_check(p, m, rank, first, now, v);
 	ck_assert_msg(v->ready == ready, "ready %d: %s: %s", v->ready, v->reason, v->message);
@@ -319,7 +309,7 @@ START_TEST(member_kinds_policy)
 {
 	struct ty_project *p = parse_ok("kind: Project\nmetadata: {name: x}\n"
 	    "spec: {namespaces: [{name: x}], memberPolicy: {subjectKinds: [User]}}\n");
-	struct json_object *m = yaml(MEMBER("x", "{kind: Group, name: g}", "role: viewer"));
+	struct json_object *m = ctu_yaml(MEMBER("x", "{kind: Group, name: g}", "role: viewer"));
 	struct ty_member_verdict v;
 
 	project_member_check(p, m, 0, 0, NOW, &v);
@@ -328,7 +318,7 @@ START_TEST(member_kinds_policy)
 	ck_assert_str_eq(v.message, "project x does not admit members of kind Group");
 	/* Without a TTL and expiresAt, a membership never ends. */
 	json_object_put(m);
-	m = yaml(MEMBER("x", "{kind: User, name: u}", "role: viewer"));
+	m = ctu_yaml(MEMBER("x", "{kind: User, name: u}", "role: viewer"));
 	project_member_check(p, m, 0, 0, NOW, &v);
 	ck_assert(v.ready);
 	ck_assert_int_eq(v.expires_at, 0);
@@ -481,7 +471,7 @@ START_TEST(parse_garbage)
 	};
 
 	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
-		struct json_object *o = yaml(docs[i]);
+		struct json_object *o = ctu_yaml(docs[i]);
 		struct ty_problems probs = { 0 };
 		struct ty_project *p = NULL;
 
