@@ -208,7 +208,7 @@ SUITE_DEPS_validation	=
 SUITE_DEPS_ctl_expect	= $(CTL_PURE_DEPS) controller/expect.c
 SUITE_DEPS_ctl_review	= controller/review.c controller/convert.c
 SUITE_DEPS_ctl_webhook	= $(SUITE_DEPS_client) lib/cert.c controller/review.c \
-			  controller/convert.c controller/webhook.c controller/metrics.c
+			  controller/webhook.c controller/metrics.c $(CTL_PURE_DEPS) lib/patch.c
 SUITE_DEPS_ctl_certs	= $(SUITE_DEPS_ctl_webhook) controller/certs.c
 
 # trainyard-devcluster: main.c plus DC_SRCS, which the unit suites link too.
@@ -245,7 +245,8 @@ DEVCLUSTER_SRCS	 = devcluster/main.c $(DC_SRCS)
 # trainyard-controller: main.c plus CTL_SRCS (the pure ones are unit tested
 # in check_main); it links the whole of libkc.
 CTL_SRCS	 = $(CTL_PURE_SRCS) controller/manager.c controller/workers.c \
-		   controller/reconcile_run.c controller/expect.c controller/events.c
+		   controller/reconcile_run.c controller/reconcile_project.c \
+		   controller/reconcile_member.c controller/expect.c controller/events.c
 # metrics.c: threads and a server, yet unit tested (ctl_metrics), so check_main
 # links it too (the rule below adds it), as it does expect.c (ctl_expect).
 CTL_SRCS	+= controller/metrics.c

@@ -28,6 +28,7 @@
  * Everything here is pure: json-c in, an item out, no threads.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -37,11 +38,13 @@
 #include <kc/alloc.h>
 #include <kc/deflate.h>
 #include <kc/err.h>
+#include <kc/hash.h>
 #include <kc/json.h>
 #include <kc/str.h>
 
 #include "cache.h"
 #include "model.h"
+#include "project.h"
 
 const struct kc_resource ty_res_runs = {
 	.group = "trainyard.dev", .version = "v1alpha1", .resource = "runs",
@@ -58,6 +61,14 @@ const struct kc_resource ty_res_runs_v1beta1 = {
 const struct kc_resource ty_res_profiles_v1beta1 = {
 	.group = "trainyard.dev", .version = "v1beta1",
 	.resource = "resourceprofiles", .kind = "ResourceProfile", .namespaced = false,
+};
+const struct kc_resource ty_res_projects = {
+	.group = "trainyard.dev", .version = "v1beta1", .resource = "projects",
+	.kind = "Project", .namespaced = false,
+};
+const struct kc_resource ty_res_projectmembers = {
+	.group = "trainyard.dev", .version = "v1beta1", .resource = "projectmembers",
+	.kind = "ProjectMember", .namespaced = true,
 };
 const struct kc_resource ty_res_podgroups_x = {
 	.group = "scheduling.x-k8s.io", .version = "v1alpha1",
@@ -624,6 +635,133 @@ cache_obj_json(const struct ty_obj_item *it, struct json_object **ret)
 }
 
 /* ------------------------------------------------------------------ */
+/* Objects a Project owns */
+
+/*
+ * FNV-1a 64 of a JSON value where an object's members count whatever
+ * their order: each member is hashed on its own (key, then value) and the
+ * members' hashes are added, which commutes. Arrays keep their order.
+ * Depth is bounded by the parser (KC_JSON_DEPTH_MAX).
+ */
+static uint64_t
+owned_hash_of(uint64_t h, const struct json_object *o)
+{
+	char num[32];
+	uint64_t sum = 0;
+
+	switch (json_object_get_type(o)) {
+	case json_type_object:
+		json_object_object_foreach((struct json_object *)(uintptr_t)o, key, val)
+			sum += owned_hash_of(kc_fnv1a64(KC_FNV1A64_INIT, key, strlen(key) + 1),
+			    val);
+		return kc_fnv1a64(kc_fnv1a64(h, "{", 1), &sum, sizeof(sum));
+	case json_type_array:
+		h = kc_fnv1a64(h, "[", 1);
+		for (size_t i = 0; i < json_object_array_length(o); i++)
+			h = owned_hash_of(h, json_object_array_get_idx(o, i));
+		return kc_fnv1a64(h, "]", 1);
+	case json_type_string:
+		h = kc_fnv1a64(h, "s", 1);
+		return kc_fnv1a64(h, json_object_get_string((struct json_object *)(uintptr_t)o),
+		    (size_t)json_object_get_string_len(o) + 1);
+	case json_type_int:
+		(void)snprintf(num, sizeof(num), "i%" PRId64, json_object_get_int64(o));
+		return kc_fnv1a64(h, num, strlen(num) + 1);
+	case json_type_double:
+		(void)snprintf(num, sizeof(num), "d%.17g", json_object_get_double(o));
+		return kc_fnv1a64(h, num, strlen(num) + 1);
+	case json_type_boolean:
+		return kc_fnv1a64(h, json_object_get_boolean(o) ? "t" : "f", 1);
+	case json_type_null:
+	default:
+		return kc_fnv1a64(h, "n", 1);
+	}
+}
+
+uint64_t
+cache_owned_hash(const struct json_object *obj)
+{
+	static const char *const labels[] = {
+		TY_LABEL_MANAGED_BY, TY_LABEL_PROJECT, TY_LABEL_MEMBER,
+	};
+	static const char *const owned[] = { "spec", "rules", "roleRef", "subjects" };
+	uint64_t h = KC_FNV1A64_INIT;
+	struct json_object *v;
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(labels); i++) {
+		const char *s = kc_json_str(obj, "metadata", "labels", labels[i]);
+
+		h = kc_fnv1a64_str(kc_fnv1a64(h, "l", 1), s != NULL ? s : "");
+		h = kc_fnv1a64(h, "", 1);
+	}
+	for (size_t i = 0; i < KC_ARRAY_SIZE(owned); i++) {
+		h = kc_fnv1a64_str(h, owned[i]);
+		if (json_object_object_get_ex(obj, owned[i], &v) && v != NULL)
+			h = owned_hash_of(h, v);
+		else
+			h = kc_fnv1a64(h, "-", 1);
+	}
+	return h;
+}
+
+static void
+owned_pack(struct ty_owned_item *it, const struct json_object *obj, struct packer *pk)
+{
+	const char *project = kc_json_str(obj, "metadata", "labels", TY_LABEL_PROJECT);
+	const char *member = kc_json_str(obj, "metadata", "labels", TY_LABEL_MEMBER);
+
+	it->project = pack_str(pk, project != NULL ? project : "", LABEL_VALUE_MAX);
+	it->member = pack_str(pk, member != NULL ? member : "", LABEL_VALUE_MAX);
+}
+
+int
+cache_owned_from_json(const struct json_object *obj, struct ty_owned_item **ret)
+{
+	struct ty_owned_item tmp = { 0 }, *it;
+	struct packer pk = { 0 };
+
+	owned_pack(&tmp, obj, &pk);
+	if ((it = kc_keep_malloc(sizeof(*it) + pk.at)) == NULL)
+		return -ENOMEM;
+	it->hash = cache_owned_hash(obj);
+	it->deleting = kc_json_get(obj, "metadata", "deletionTimestamp") != NULL;
+	pk = (struct packer){ .strs = it->strs };
+	owned_pack(it, obj, &pk);
+	*ret = it;
+	return 0;
+}
+
+static int
+owned_transform(void *arg, const struct json_object *obj, void **ret,
+    struct kc_status *st)
+{
+	(void)arg;
+	(void)st;
+	return cache_owned_from_json(obj, (struct ty_owned_item **)ret);
+}
+
+/* What a Project owns is indexed by the project's name. */
+static bool
+owned_index(void *arg, const struct kc_item *item, char *buf, size_t size)
+{
+	const char *project = ty_owned_project(kc_item_data(item));
+
+	(void)arg;
+	if (project == NULL || project[0] == '\0')
+		return false;
+	return kc_strlcpy(buf, project, size) < size;
+}
+
+/* ProjectMembers are indexed by their namespace. */
+static bool
+ns_index(void *arg, const struct kc_item *item, char *buf, size_t size)
+{
+	(void)arg;
+	kc_item_ns(item, buf, size);
+	return buf[0] != '\0';
+}
+
+/* ------------------------------------------------------------------ */
 /* The caches */
 
 /*
@@ -639,6 +777,13 @@ static const char *const child_keep[] = {
 	"metadata.uid", "metadata.labels", "metadata.ownerReferences",
 	"metadata.deletionTimestamp",
 };
+static const char *const owned_keep[] = {
+	"metadata.labels", "metadata.deletionTimestamp", "spec", "rules", "roleRef",
+	"subjects",
+};
+
+#define SEL_MANAGED	TY_LABEL_MANAGED_BY "=" TY_MANAGER
+#define SEL_PROJECT	SEL_MANAGED "," TY_LABEL_PROJECT
 
 const struct ty_cache_kind cache_kinds[TY_CACHE_N] = {
 	[TY_CACHE_RUNS] = {
@@ -649,24 +794,69 @@ const struct ty_cache_kind cache_kinds[TY_CACHE_N] = {
 		.transform = obj_transform,
 	},
 	[TY_CACHE_PODS] = {
-		.name = "pods", .res = &kc_res_pods, .managed = true,
+		.name = "pods", .res = &kc_res_pods, .selector = SEL_MANAGED,
 		.keep = pod_keep, .nkeep = KC_ARRAY_SIZE(pod_keep),
 		.transform = pod_transform, .free_item = pod_free, .index = pod_index,
 	},
 	[TY_CACHE_SERVICES] = {
-		.name = "services", .res = &kc_res_services, .managed = true,
+		.name = "services", .res = &kc_res_services, .selector = SEL_MANAGED,
 		.keep = child_keep, .nkeep = KC_ARRAY_SIZE(child_keep),
 		.transform = child_transform,
 	},
 	[TY_CACHE_NETPOLS] = {
-		.name = "networkpolicies", .res = &kc_res_networkpolicies, .managed = true,
+		.name = "networkpolicies", .res = &kc_res_networkpolicies, .selector = SEL_MANAGED,
 		.keep = child_keep, .nkeep = KC_ARRAY_SIZE(child_keep),
 		.transform = child_transform,
 	},
 	[TY_CACHE_PODGROUPS] = {
-		.name = "podgroups", .res = NULL, .managed = true,
+		.name = "podgroups", .res = NULL, .selector = SEL_MANAGED,
 		.keep = child_keep, .nkeep = KC_ARRAY_SIZE(child_keep),
 		.transform = child_transform,
+	},
+	[TY_CACHE_PROJECTS] = {
+		.name = "projects", .res = &ty_res_projects, .projects = true,
+		.transform = obj_transform,
+	},
+	[TY_CACHE_MEMBERS] = {
+		.name = "projectmembers", .res = &ty_res_projectmembers, .projects = true,
+		.transform = obj_transform, .index = ns_index,
+	},
+	/* Namespaces keep their labels when their Project goes: no managed-by. */
+	[TY_CACHE_NAMESPACES] = {
+		.name = "namespaces", .res = &kc_res_namespaces, .projects = true,
+		.selector = TY_LABEL_PROJECT,
+		.keep = owned_keep, .nkeep = KC_ARRAY_SIZE(owned_keep),
+		.transform = owned_transform, .index = owned_index,
+	},
+	[TY_CACHE_QUOTAS] = {
+		.name = "resourcequotas", .res = &kc_res_resourcequotas, .projects = true,
+		.selector = SEL_PROJECT,
+		.keep = owned_keep, .nkeep = KC_ARRAY_SIZE(owned_keep),
+		.transform = owned_transform, .index = owned_index,
+	},
+	[TY_CACHE_PROJECT_NETPOLS] = {
+		.name = "project-networkpolicies", .res = &kc_res_networkpolicies,
+		.projects = true, .selector = SEL_PROJECT,
+		.keep = owned_keep, .nkeep = KC_ARRAY_SIZE(owned_keep),
+		.transform = owned_transform, .index = owned_index,
+	},
+	[TY_CACHE_ROLEBINDINGS] = {
+		.name = "rolebindings", .res = &kc_res_rolebindings, .projects = true,
+		.selector = SEL_PROJECT,
+		.keep = owned_keep, .nkeep = KC_ARRAY_SIZE(owned_keep),
+		.transform = owned_transform, .index = owned_index,
+	},
+	[TY_CACHE_CLUSTERROLES] = {
+		.name = "clusterroles", .res = &kc_res_clusterroles, .projects = true,
+		.selector = SEL_PROJECT,
+		.keep = owned_keep, .nkeep = KC_ARRAY_SIZE(owned_keep),
+		.transform = owned_transform, .index = owned_index,
+	},
+	[TY_CACHE_CLUSTERROLEBINDINGS] = {
+		.name = "clusterrolebindings", .res = &kc_res_clusterrolebindings,
+		.projects = true, .selector = SEL_PROJECT,
+		.keep = owned_keep, .nkeep = KC_ARRAY_SIZE(owned_keep),
+		.transform = owned_transform, .index = owned_index,
 	},
 };
 
@@ -689,6 +879,20 @@ cache_run_of(enum ty_cache_id id, const struct kc_item *it)
 	default:
 		return NULL;
 	}
+}
+
+int
+cache_key_split(const char *key, char *ns, char *name)
+{
+	const char *slash = strchr(key, '/');
+
+	if (slash == NULL || (size_t)(slash - key) > KC_NAMESPACE_MAX ||
+	    strlen(slash + 1) > KC_NAME_MAX)
+		return -EINVAL;
+	memcpy(ns, key, (size_t)(slash - key));
+	ns[slash - key] = '\0';
+	kc_strlcpy(name, slash + 1, KC_NAME_MAX + 1);
+	return 0;
 }
 
 const char *

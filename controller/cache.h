@@ -12,9 +12,13 @@
  *	struct ty_obj_item   a Run or ResourceProfile: its JSON text deflated
  *	                     with a dictionary that looks like a Run
  *
- * cache_kinds[] describes each cache: the resource, whether only objects
- * labelled app.kubernetes.io/managed-by=trainyard are watched, the members
- * decoding keeps, the transform and the index.
+ *	struct ty_owned_item an object a Project owns: labels and a hash of
+ *	                     the fields the controller keeps
+ *
+ * cache_kinds[] describes each cache: the resource, the label selector
+ * (app.kubernetes.io/managed-by=trainyard, and trainyard.dev/project for
+ * what Projects own, so memory follows what Trainyard manages, not the
+ * cluster), the members decoding keeps, the transform and the index.
  */
 #ifndef TY_CACHE_H
 #define TY_CACHE_H
@@ -40,6 +44,8 @@ extern const struct kc_resource ty_res_runs_v1beta1;
 extern const struct kc_resource ty_res_profiles_v1beta1;
 extern const struct kc_resource ty_res_podgroups_x;	/* scheduling.x-k8s.io */
 extern const struct kc_resource ty_res_podgroups_sigs;	/* scheduling.sigs.k8s.io */
+extern const struct kc_resource ty_res_projects;	/* v1beta1 only */
+extern const struct kc_resource ty_res_projectmembers;
 
 /* A string (or packed uid, or bytes) of a cached form at offset 'at', or NULL. */
 static inline const char *
@@ -216,6 +222,47 @@ int	cache_obj_json(const struct ty_obj_item *, struct json_object **ret) _must_c
 /* The preset dictionary (for the tests: how well it still fits a Run). */
 const char *cache_obj_dict(size_t *ret_len);
 
+/* ---- objects a Project owns ---- */
+
+/*
+ * A Namespace, ResourceQuota, NetworkPolicy, RoleBinding, ClusterRole or
+ * ClusterRoleBinding labelled with trainyard.dev/project: its labels and
+ * a hash of the fields the Project reconcilers own (cache_owned_hash()),
+ * so drift is seen without keeping the object.
+ */
+struct ty_owned_item {
+	uint64_t	 hash;		/* cache_owned_hash() */
+	bool		 deleting;
+	uint16_t	 project;	/* trainyard.dev/project, or "" */
+	uint16_t	 member;	/* trainyard.dev/member, or "" */
+	char		 strs[];
+};
+
+static inline const char *
+ty_owned_project(const struct ty_owned_item *it)
+{
+	return ty_cache_str(it->strs, it->project);
+}
+
+static inline const char *
+ty_owned_member(const struct ty_owned_item *it)
+{
+	return ty_cache_str(it->strs, it->member);
+}
+
+/*
+ * A hash of what the controller owns of an object it keeps for a
+ * Project: the values of the labels app.kubernetes.io/managed-by,
+ * trainyard.dev/project and trainyard.dev/member, and the members spec,
+ * rules, roleRef and subjects, whatever the order of their keys (an API
+ * server may print them in any order). The same for a desired object and
+ * for its cached copy when nobody changed it. Pure.
+ */
+uint64_t cache_owned_hash(const struct json_object *obj);
+/* Makes the cached form of an object a Project owns; -ENOMEM. */
+int	cache_owned_from_json(const struct json_object *obj, struct ty_owned_item **ret)
+	    _must_check_;
+
 /* ---- the caches ---- */
 
 enum ty_cache_id {
@@ -225,13 +272,24 @@ enum ty_cache_id {
 	TY_CACHE_SERVICES,
 	TY_CACHE_NETPOLS,
 	TY_CACHE_PODGROUPS,	/* only with a PodGroup API */
+	/* Only when trainyard.dev/v1beta1 serves Projects: */
+	TY_CACHE_PROJECTS,	/* struct ty_obj_item */
+	TY_CACHE_MEMBERS,	/* struct ty_obj_item, indexed by namespace */
+	/* struct ty_owned_item, labelled trainyard.dev/project, indexed by it: */
+	TY_CACHE_NAMESPACES,
+	TY_CACHE_QUOTAS,
+	TY_CACHE_PROJECT_NETPOLS,
+	TY_CACHE_ROLEBINDINGS,
+	TY_CACHE_CLUSTERROLES,
+	TY_CACHE_CLUSTERROLEBINDINGS,
 	TY_CACHE_N
 };
 
 struct ty_cache_kind {
 	const char		*name;		/* "pods": metrics, logs */
 	const struct kc_resource *res;		/* NULL: the PodGroup API in use */
-	bool			 managed;	/* managed-by=trainyard only */
+	const char		*selector;	/* label selector; NULL: every object */
+	bool			 projects;	/* only when Projects are served */
 	const char *const	*keep;
 	size_t			 nkeep;
 	kc_informer_transform_fn *transform;
@@ -263,6 +321,13 @@ const char *cache_version_follow(const char *current, const struct json_object *
 /* The Run and ResourceProfile resources of 'version' (v1beta1, else v1alpha1). */
 const struct kc_resource *cache_runs_res(const char *version);
 const struct kc_resource *cache_profiles_res(const char *version);
+
+/*
+ * Splits a queue key "ns/name" into 'ns' (KC_NAMESPACE_MAX + 1 bytes) and
+ * 'name' (KC_NAME_MAX + 1): 0, or -EINVAL for a key without '/' or with
+ * a part too long.
+ */
+int	cache_key_split(const char *key, char *ns, char *name) _must_check_;
 
 /*
  * The Run named by a cached managed object (its trainyard.dev/run label),

@@ -519,6 +519,88 @@ patch_crds(struct kc_client *cl, const struct certs_opts *o, const struct certs_
 	return 0;
 }
 
+static const struct kc_resource res_mutating = {
+	.group = "admissionregistration.k8s.io", .version = "v1",
+	.resource = "mutatingwebhookconfigurations", .kind = "MutatingWebhookConfiguration",
+};
+static const struct kc_resource res_validating = {
+	.group = "admissionregistration.k8s.io", .version = "v1",
+	.resource = "validatingwebhookconfigurations", .kind = "ValidatingWebhookConfiguration",
+};
+
+/*
+ * caBundle into each webhook that calls a Service of the admission
+ * webhook configurations named in opts->webhook_configs (mutating and
+ * validating alike), where it differs: one JSON patch per configuration,
+ * made conditional on the resourceVersion read. A configuration that does
+ * not exist is skipped.
+ */
+static int
+patch_webhook_configs(struct kc_client *cl, const struct certs_opts *o,
+    const struct certs_result *res, struct kc_status *st)
+{
+	static const struct kc_resource *const kinds[] = { &res_mutating, &res_validating };
+	_cleanup_(kc_freep) char *b64 = NULL;
+	int r;
+
+	if (o->webhook_configs == NULL)
+		return 0;
+	if ((r = kc_base64_encode(res->ca_pem, res->ca_len, 0, &b64, NULL)) < 0)
+		return r;
+	for (size_t k = 0; k < KC_ARRAY_SIZE(kinds); k++)
+		for (size_t i = 0; o->webhook_configs[i] != NULL; i++) {
+			_cleanup_(kc_json_putp) struct json_object *cfg = NULL, *ops = NULL;
+			const char *name = o->webhook_configs[i];
+			struct json_object *hooks, *op;
+			char path[64];
+
+			r = kc_client_get(cl, &(struct kc_get_opts){
+				.res = kinds[k], .name = name,
+			}, &cfg, st);
+			if (r == KC_ENOTFOUND)
+				continue;
+			if (r < 0)
+				return kc_status_set(st, r, "get %s %s: %s", kinds[k]->kind, name,
+				    st->message);
+			if ((ops = json_object_new_array()) == NULL ||
+			    kc_json_append(ops, op = json_object_new_object()) < 0 ||
+			    kc_json_set_str(op, "op", "test") < 0 ||
+			    kc_json_set_str(op, "path", "/metadata/resourceVersion") < 0 ||
+			    kc_json_set_str(op, "value", kc_json_str(cfg, "metadata",
+			    "resourceVersion") != NULL ? kc_json_str(cfg, "metadata",
+			    "resourceVersion") : "") < 0)
+				return -ENOMEM;
+			hooks = kc_json_arr_of(cfg, "webhooks");
+			for (size_t h = 0; hooks != NULL && h < json_object_array_length(hooks);
+			    h++) {
+				struct json_object *cc = kc_json_get(json_object_array_get_idx(hooks,
+				    h), "clientConfig");
+				const char *cur = kc_json_str(cc, "caBundle");
+
+				if (kc_json_get(cc, "service") == NULL ||
+				    (cur != NULL && strcmp(cur, b64) == 0))
+					continue;
+				(void)snprintf(path, sizeof(path), "/webhooks/%zu/clientConfig/caBundle",
+				    h);
+				if (kc_json_append(ops, op = json_object_new_object()) < 0 ||
+				    kc_json_set_str(op, "op", "add") < 0 ||
+				    kc_json_set_str(op, "path", path) < 0 ||
+				    kc_json_set_str(op, "value", b64) < 0)
+					return -ENOMEM;
+			}
+			if (json_object_array_length(ops) == 1)
+				continue;
+			if ((r = kc_client_patch(cl, &(struct kc_patch_opts){
+				.res = kinds[k], .name = name, .type = KC_PATCH_JSON,
+				.field_manager = "trainyard-controller",
+			}, ops, NULL, st)) < 0)
+				return kc_status_set(st, r, "patch %s %s caBundle: %s", kinds[k]->kind,
+				    name, st->message);
+			kc_log_info(&certs_log, "%s %s: caBundle updated", kinds[k]->kind, name);
+		}
+	return 0;
+}
+
 int
 certs_sync(struct kc_client *cl, const struct certs_opts *o, time_t now,
     struct certs_result *ret, struct kc_status *st)
@@ -564,7 +646,8 @@ certs_sync(struct kc_client *cl, const struct certs_opts *o, time_t now,
 		return kc_status_set(st, KC_ECONFLICT, "Secret %s/%s: lost %d writes in a row",
 		    o->ns, name, CERTS_TRIES);
 	}
-	if ((r = patch_crds(cl, o, &res, st)) < 0) {
+	if ((r = patch_crds(cl, o, &res, st)) < 0 ||
+	    (r = patch_webhook_configs(cl, o, &res, st)) < 0) {
 		certs_result_release(&res);
 		return r;
 	}

@@ -45,6 +45,8 @@ struct certs_opts {
 	const char		*secret;	/* NULL: CERTS_SECRET_DEFAULT */
 	const char		*service;	/* NULL: CERTS_SERVICE_DEFAULT */
 	const char *const	*crds;		/* CRD names to patch, NULL-terminated */
+	/* Mutating and Validating WebhookConfigurations to patch, NULL-terminated. */
+	const char *const	*webhook_configs;
 	unsigned		 ca_days;	/* 0: CERTS_CA_DAYS */
 	unsigned		 leaf_days;	/* 0: CERTS_LEAF_DAYS */
 	/*
@@ -90,7 +92,9 @@ int	certs_plan(const struct certs_opts *opts, const struct json_object *secret,
  * again and plans again, up to CERTS_TRIES times), then writes the bundle
  * into each CRD of opts->crds whose conversion strategy is Webhook and
  * whose caBundle differs (a JSON merge patch; a CRD that does not exist
- * yet is skipped). 0 with 'ret' filled; a client error with the step in
+ * yet is skipped), and into each webhook calling a Service of the
+ * admission webhook configurations of opts->webhook_configs (a JSON
+ * patch on the resourceVersion read; one that does not exist is skipped). 0 with 'ret' filled; a client error with the step in
  * 'st'.
  */
 int	certs_sync(struct kc_client *cl, const struct certs_opts *opts, time_t now,

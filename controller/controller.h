@@ -7,6 +7,8 @@
  *	              version followed (the version thread)
  *	workers.c     the worker pool and the memory trimmer
  *	reconcile_run.c  the Run reconciler: gather, session_decide(), execute
+ *	reconcile_project.c  the Project reconciler, and what it shares with
+ *	              reconcile_member.c, the ProjectMember reconciler
  *	expect.c      what this process created or deleted that the caches do
  *	              not show yet ("expectations": no duplicate pods)
  *	events.c      the Event recorder
@@ -46,10 +48,12 @@
 #include <kc/ratelimit.h>
 #include <kc/workqueue.h>
 
+#include "admission.h"
 #include "cache.h"
 #include "config.h"
 #include "metrics.h"
 #include "model.h"
+#include "project.h"
 #include "session.h"
 
 #define TY_COMPONENT		"trainyard-controller"
@@ -77,6 +81,9 @@ struct ctl {
 	struct kc_workqueue	*queue;
 	struct kc_informer	*caches[TY_CACHE_N];	/* podgroups: NULL without API */
 	enum ty_podgroup_api	 pg_api;	/* resolved: X_K8S, SIGS_K8S, NONE */
+	bool			 projects;	/* Projects served and followed */
+	atomic_bool		 caches_ready;	/* synced: other threads may read */
+	struct admission_ops	 admission;	/* the webhook's view of the caches */
 	struct expect		*expect;
 	struct recorder		*rec;
 	struct manager		*mgr;		/* manager.c's threads */
@@ -177,6 +184,102 @@ struct workers *workers_free(struct workers *);
 
 /* reconcile_run.c */
 extern const struct reconciler run_reconciler;
+
+/* reconcile_project.c */
+#define TY_PROJECT_FINALIZER	"trainyard.dev/project"
+#define TY_MEMBER_FINALIZER	"trainyard.dev/project-member"
+
+extern const struct reconciler project_reconciler;
+
+/*
+ * The Project 'name' from the cache: 0 with a private copy in *obj (the
+ * caller puts it) and, when its spec is valid, a new ty_project in *p
+ * (NULL and the problems in 'probs' when it is not); KC_ENOTFOUND when
+ * it is not cached; -ENOMEM. Any thread.
+ */
+int	project_cached(struct ctl *, const char *name, struct json_object **obj,
+	    struct ty_project **p, struct ty_problems *probs) _must_check_;
+/*
+ * The project of namespace 'ns' (its trainyard.dev/project label, as the
+ * namespace cache holds it) into 'buf' (64 bytes): true, or false when
+ * the namespace is not a project's. Any thread.
+ */
+bool	project_of_namespace(struct ctl *, const char *ns, char *buf, size_t size);
+
+/* One ProjectMember of a project and the verdict on it. */
+struct ty_member_entry {
+	char			 name[KC_NAME_MAX + 1];
+	struct ty_member_verdict v;
+};
+
+/*
+ * The verdicts on every ProjectMember of the home namespace of 'p' not
+ * being deleted, ranked oldest first (creationTimestamp, then name) as
+ * project_member_check() wants, at wall-clock time 'now': a new array in
+ * *ret (kc_free()), its length in *ret_n, and in *ret_total every member
+ * cached there, those being deleted included. -ENOMEM. Any thread.
+ */
+int	project_members(struct ctl *, const struct ty_project *p, time_t now,
+	    struct ty_member_entry **ret, size_t *ret_n, size_t *ret_total) _must_check_;
+
+/*
+ * Makes the cluster hold 'want' (consumed), an object of owned cache
+ * 'id': created when absent (one that exists without the project's
+ * labels is taken over), replaced when the fields the controller owns
+ * differ from the cache's (cache_owned_hash()). 1 when it wrote, 0 when
+ * nothing was needed, or a negative code with the server's message in
+ * 'st' (KC_EFORBIDDEN, KC_EINVALID: refused).
+ */
+int	project_ensure(struct ctl *, struct kc_client *, const struct kc_log_ctx *,
+	    enum ty_cache_id id, struct json_object *want, struct kc_status *st)
+	    _must_check_;
+/* Deletes an object of owned cache 'id'; absent is fine. */
+int	project_delete(struct ctl *, struct kc_client *, const struct kc_log_ctx *,
+	    enum ty_cache_id id, const char *ns, const char *name) _must_check_;
+/*
+ * The cached items of owned cache 'id' labelled with project 'name': new
+ * references in *ret (unref each, kc_free() the array), n in *ret_n.
+ */
+int	project_owned(struct ctl *, enum ty_cache_id id, const char *name,
+	    struct kc_item ***ret, size_t *ret_n) _must_check_;
+void	project_owned_release(struct kc_item **items, size_t n);
+
+/* Whether 'obj' lists finalizer 'fin'. */
+bool	finalizer_has(const struct json_object *obj, const char *fin);
+/*
+ * Adds ('add') or removes finalizer 'fin' of 'obj' (a cached copy) with a
+ * merge patch made conditional on its resourceVersion: 0, KC_ECONFLICT,
+ * or another code with the message in 'st'.
+ */
+int	finalizer_set(struct kc_client *, const struct kc_resource *res,
+	    const struct json_object *obj, const char *fin, bool add, struct kc_status *st)
+	    _must_check_;
+/*
+ * Appends the condition 'type' to 'conds', keeping its lastTransitionTime
+ * from 'old_status' when its status did not change. -ENOMEM.
+ */
+int	condition_add(struct json_object *conds, const struct json_object *old_status,
+	    const char *type, bool ok, const char *reason, const char *message, int64_t gen,
+	    time_t now) _must_check_;
+/*
+ * Writes 'status' (consumed) as the status of 'obj' (a private copy, at
+ * its resourceVersion) unless it equals the one it has: 1 written, 0 not
+ * needed, KC_ECONFLICT, or another code with the message in 'st'. 'xkey'
+ * is the expectations' key: reconciles skip the cached copies older than
+ * the write (expect_status_stale()).
+ */
+int	status_put(struct ctl *, struct kc_client *, const struct kc_resource *res,
+	    struct json_object *obj, struct json_object *status, const char *xkey,
+	    struct kc_status *st) _must_check_;
+
+/*
+ * The admission webhooks' view of the caches (admission.h's callbacks),
+ * into *ret: nothing is found until the caches are synced. Thread-safe.
+ */
+void	project_admission_ops(struct ctl *, struct admission_ops *ret);
+
+/* reconcile_member.c */
+extern const struct reconciler member_reconciler;
 
 /* expect.c */
 int	 expect_new(struct expect **ret) _must_check_;

@@ -390,6 +390,9 @@ signal_main(void *arg)
 	return NULL;
 }
 
+/* The admission webhook configurations whose caBundle they keep (manifests/webhooks.yaml). */
+static const char *const webhook_configs[] = { "trainyard-projects", NULL };
+
 /* The CRDs whose caBundle the self-managed certificates keep. */
 static const char *const webhook_crds[] = {
 	"runs.trainyard.dev", "resourceprofiles.trainyard.dev", NULL,
@@ -411,10 +414,12 @@ start_webhook(struct ctl *c, struct webhook **ret_w, struct certs_runner **ret_c
 	int r;
 
 	*ret_cr = NULL;
+	project_admission_ops(c, &c->admission);
 	if ((r = webhook_start(&(struct webhook_opts){
 		.addr = wc->bind_address,
 		.cert_dir = self || wc->cert_dir[0] == '\0' ? NULL : wc->cert_dir,
 		.convert = ty_convert,
+		.admission = &c->admission,
 		.metrics = c->metrics,
 	}, ret_w, &st)) < 0)
 		fatal("webhook: %s", st.message[0] != '\0' ? st.message : kc_strerror(r));
@@ -439,6 +444,7 @@ start_webhook(struct ctl *c, struct webhook **ret_w, struct certs_runner **ret_c
 			.secret = wc->secret,
 			.service = wc->service,
 			.crds = webhook_crds,
+			.webhook_configs = webhook_configs,
 			.ca_seconds = (unsigned)(wc->cert_lifetime_for_testing_ms / 1000),
 			.leaf_seconds = (unsigned)(wc->cert_lifetime_for_testing_ms / 2000),
 		},

@@ -58,6 +58,8 @@
 /* Every reconciler: a new kind is a file and a row. */
 static const struct reconciler *const reconcilers[] = {
 	&run_reconciler,		/* reconcile_run.c */
+	&project_reconciler,		/* reconcile_project.c */
+	&member_reconciler,		/* reconcile_member.c */
 	NULL
 };
 
@@ -253,7 +255,7 @@ add_informer(struct ctl *c, enum ty_cache_id id)
 		.res = res,
 		.ns = c->cfg.watch_namespace[0] != '\0' && res->namespaced ?
 		    c->cfg.watch_namespace : NULL,
-		.label_selector = k->managed ? TY_LABEL_MANAGED_BY "=" TY_MANAGER : NULL,
+		.label_selector = k->selector,
 		.keep = k->keep, .nkeep = k->nkeep,
 		.transform = k->transform, .free_item = k->free_item, .index = k->index,
 		.on_add = on_add, .on_update = on_update, .on_delete = on_delete,
@@ -273,12 +275,12 @@ add_informer(struct ctl *c, enum ty_cache_id id)
 }
 
 /*
- * Whether discovery lists podgroups in group/version: 1, 0 (the group
- * version is not served), or the error (401, 5xx, no connection...),
- * which must not be mistaken for "no PodGroup API".
+ * Whether discovery lists res->resource in its group/version: 1, 0 (the
+ * group version is not served), or the error (401, 5xx, no
+ * connection...), which must not be mistaken for "not served".
  */
 static int
-has_podgroups(struct kc_client *cl, const struct kc_resource *res, struct kc_status *st)
+has_resource(struct kc_client *cl, const struct kc_resource *res, struct kc_status *st)
 {
 	struct json_object *list = NULL, *items;
 	char path[128];
@@ -295,7 +297,7 @@ has_podgroups(struct kc_client *cl, const struct kc_resource *res, struct kc_sta
 	    i < json_object_array_length(items); i++) {
 		const char *name = kc_json_str(json_object_array_get_idx(items, i), "name");
 
-		found = found || (name != NULL && strcmp(name, "podgroups") == 0);
+		found = found || (name != NULL && strcmp(name, res->resource) == 0);
 	}
 	json_object_put(list);
 	return found ? 1 : 0;
@@ -337,7 +339,7 @@ discover(struct ctl *c)
 	struct kc_client *cl = NULL;
 	bool pg_auto = c->cfg.podgroup_api == TY_PODGROUP_AUTO;
 	const char *version = NULL;
-	int r, x = 0, sigs = 0;
+	int r, x = 0, sigs = 0, projects = 0;
 
 	if (!pg_auto)
 		c->pg_api = c->cfg.podgroup_api;
@@ -349,15 +351,17 @@ discover(struct ctl *c)
 	while (!atomic_load(&c->stop_requested)) {
 		st = (struct kc_status){ 0 };
 		if ((r = trainyard_version(cl, NULL, &version, &st)) >= 0 &&
-		    (!pg_auto || ((x = has_podgroups(cl, &ty_res_podgroups_x, &st)) >= 0 &&
-		    (x == 1 || (sigs = has_podgroups(cl, &ty_res_podgroups_sigs, &st)) >= 0))))
+		    (!pg_auto || ((x = has_resource(cl, &ty_res_podgroups_x, &st)) >= 0 &&
+		    (x == 1 || (sigs = has_resource(cl, &ty_res_podgroups_sigs, &st)) >= 0))) &&
+		    (version == NULL || strcmp(version, "v1beta1") != 0 ||
+		    (projects = has_resource(cl, &ty_res_projects, &st)) >= 0))
 			break;
 		kc_log_warn(&mlog, "discovery failed, retrying: %s",
 		    st.message[0] != '\0' ? st.message :
-		    kc_strerror(r < 0 ? r : x < 0 ? x : sigs));
+		    kc_strerror(r < 0 ? r : x < 0 ? x : sigs < 0 ? sigs : projects));
 		for (int i = 0; i < 20 && !atomic_load(&c->stop_requested); i++)
 			(void)kc_clock_sleep_ms(100);
-		x = sigs = 0;
+		x = sigs = projects = 0;
 	}
 	pthread_mutex_lock(&c->mgr->lock);
 	c->mgr->discovery_cl = NULL;
@@ -369,6 +373,11 @@ discover(struct ctl *c)
 		c->pg_api = x == 1 ? TY_PODGROUP_X_K8S : sigs == 1 ? TY_PODGROUP_SIGS_K8S :
 		    TY_PODGROUP_NONE;
 	kc_log_info(&mlog, "PodGroup API: %s", config_podgroup_api_name(c->pg_api));
+	/* Projects own cluster-scoped objects: not for a one-namespace controller. */
+	c->projects = projects == 1 && c->cfg.watch_namespace[0] == '\0';
+	kc_log_info(&mlog, "Projects: %s", c->projects ? "on" : projects == 1 ?
+	    "off (the controller watches one namespace)" :
+	    "off (" TY_GROUP "/v1beta1 does not serve projects)");
 	if (version == NULL)
 		kc_log_warn(&mlog, "trainyard.dev is not served (are the CRDs installed?): "
 		    "using v1alpha1");
@@ -591,6 +600,7 @@ manager_start(struct ctl *c)
 	for (int id = 0; id < TY_CACHE_N; id++)
 		if ((watched & (1u << id)) != 0 &&
 		    (id != TY_CACHE_PODGROUPS || c->pg_api != TY_PODGROUP_NONE) &&
+		    (!cache_kinds[id].projects || c->projects) &&
 		    (r = add_informer(c, (enum ty_cache_id)id)) < 0)
 			return r;
 
@@ -600,6 +610,7 @@ manager_start(struct ctl *c)
 	kc_log_info(&mlog, "caches synced: %zu runs, %zu pods",
 	    c->caches[TY_CACHE_RUNS] != NULL ? kc_informer_len(c->caches[TY_CACHE_RUNS]) : 0,
 	    c->caches[TY_CACHE_PODS] != NULL ? kc_informer_len(c->caches[TY_CACHE_PODS]) : 0);
+	atomic_store(&c->caches_ready, true);
 	if ((r = version_start(c)) < 0)
 		return r;
 

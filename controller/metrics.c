@@ -119,6 +119,8 @@ enum fam_id {
 	F_WH_REVIEWS,
 	F_WH_OBJECTS,
 	F_WH_DURATION,
+	F_WH_ADMISSION,
+	F_WH_ADMISSION_DURATION,
 	F_WH_CERT_EXPIRY,
 	F_API_VERSION,
 	F_COUNT,
@@ -218,6 +220,13 @@ static const struct fam_desc fams[F_COUNT] = {
 	[F_WH_DURATION] = { "trainyard_webhook_conversion_duration_seconds",
 	    "Time from a ConversionReview's headers to its answer, by result.", HISTOGRAM,
 	    { "result" }, BUCKETS(b_fast), 8 },
+	[F_WH_ADMISSION] = { "trainyard_webhook_admission_reviews_total",
+	    "AdmissionReviews answered, by webhook (mutate, validate), kind and result "
+	    "(allowed, patched, denied, invalid, error).", COUNTER,
+	    { "webhook", "kind", "result" }, NULL, 0, 32 },
+	[F_WH_ADMISSION_DURATION] = { "trainyard_webhook_admission_duration_seconds",
+	    "Time from an AdmissionReview's headers to its answer, by webhook.", HISTOGRAM,
+	    { "webhook" }, BUCKETS(b_fast), 4 },
 	[F_WH_CERT_EXPIRY] = { "trainyard_webhook_certificate_expiry_timestamp_seconds",
 	    "When the serving certificate of the webhook expires (unix seconds); 0 "
 	    "until one is loaded.", GAUGE, { NULL }, NULL, 0, 1 },
@@ -614,6 +623,14 @@ metrics_webhook_review(struct metrics *m, const char *version, const char *resul
 	if (objects > 0)
 		record(m, F_WH_OBJECTS, L(desired, result), OP_ADD, (double)objects);
 	record(m, F_WH_DURATION, L(result), OP_OBSERVE, seconds);
+}
+
+void
+metrics_webhook_admission(struct metrics *m, const char *webhook, const char *kind,
+    const char *result, double seconds)
+{
+	record(m, F_WH_ADMISSION, L(webhook, kind, result), OP_ADD, 1);
+	record(m, F_WH_ADMISSION_DURATION, L(webhook), OP_OBSERVE, seconds);
 }
 
 void

@@ -193,6 +193,16 @@ void	metrics_client_observe(void *arg, const struct kc_request_info *info);
 void	metrics_webhook_review(struct metrics *, const char *version, const char *result,
 	    const char *desired, size_t objects, double seconds);
 
+/*
+ * One AdmissionReview answered (webhook.c): 'webhook' ("mutate",
+ * "validate"), 'kind' of the object ("Run", "ProjectMember", "" for
+ * others), 'result' ("allowed", "patched", "denied", "invalid",
+ * "error"): trainyard_webhook_admission_reviews_total{webhook,kind,result}
+ * and _admission_duration_seconds{webhook}.
+ */
+void	metrics_webhook_admission(struct metrics *, const char *webhook, const char *kind,
+	    const char *result, double seconds);
+
 /* trainyard_webhook_certificate_expiry_timestamp_seconds: the serving notAfter. */
 void	metrics_webhook_cert_expiry(struct metrics *, double unix_s);
 

@@ -422,19 +422,6 @@ rctx_release(struct rctx *rc)
 	json_object_put(rc->run);
 }
 
-static int
-split_key(struct rctx *rc, const char *key)
-{
-	const char *slash = strchr(key, '/');
-
-	if (slash == NULL || (size_t)(slash - key) > KC_NAMESPACE_MAX ||
-	    strlen(slash + 1) > KC_NAME_MAX)
-		return -EINVAL;
-	memcpy(rc->ns, key, (size_t)(slash - key));
-	rc->ns[slash - key] = '\0';
-	kc_strlcpy(rc->name, slash + 1, sizeof(rc->name));
-	return 0;
-}
 
 static double
 seconds_between(const char *from, const char *to)
@@ -728,7 +715,7 @@ reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 	int64_t ret;
 	int r;
 
-	if (split_key(&rc, key) < 0)
+	if (cache_key_split(key, rc.ns, rc.name) < 0)
 		return RECONCILE_DONE;		/* not a key we made */
 	rc.log = (struct kc_log_ctx){ .action = "reconcile", .kind = "Run", .ns = rc.ns,
 	    .name = rc.name };

@@ -4,8 +4,10 @@
  * One libwebsockets context and one TLS vhost in a thread of their own,
  * started before leader election, so every replica converts whether it
  * leads or not. Routes are a static table: POST /convert (review.c),
- * GET or HEAD /readyz and /healthz; another path is 404, another method
- * 405 with Allow.
+ * POST /mutate and /validate (admission.c, the Projects' admission
+ * webhooks, reading the caches through opts->admission; without it they
+ * are 404), GET or HEAD /readyz and /healthz; another path is 404, another
+ * method 405 with Allow.
  *
  * Certificates. The vhost's SSL_CTX is made without a certificate
  * (LWS_SERVER_OPTION_CREATE_VHOST_SSL_CTX); LWS_CALLBACK_OPENSSL_LOAD_-
@@ -63,6 +65,7 @@
 #include <kc/log.h>
 #include <kc/str.h>
 
+#include "admission.h"
 #include "metrics.h"
 #include "webhook.h"
 
@@ -113,7 +116,8 @@ struct conn {
 	struct metrics_http_out out;	/* the answer */
 	uint64_t	 t0_ms;
 	bool		 active;
-	bool		 reading;	/* a /convert body is coming */
+	bool		 reading;	/* a POST body is coming */
+	int		 route;		/* enum route_id of the POST */
 	bool		 answered;
 };
 
@@ -347,6 +351,8 @@ webhook_cert_expiry(struct webhook *w)
 
 enum route_id {
 	R_CONVERT,
+	R_MUTATE,
+	R_VALIDATE,
 	R_READYZ,
 	R_HEALTHZ,
 };
@@ -358,6 +364,8 @@ static const struct route {
 	const char	*allow;
 } routes[] = {
 	{ "/convert", R_CONVERT, true, "POST" },
+	{ "/mutate", R_MUTATE, true, "POST" },
+	{ "/validate", R_VALIDATE, true, "POST" },
 	{ "/readyz", R_READYZ, false, "GET, HEAD" },
 	{ "/healthz", R_HEALTHZ, false, "GET, HEAD" },
 };
@@ -381,6 +389,27 @@ conn_end(struct conn *c)
 	c->active = false;
 }
 
+/*
+ * A handler's result 'r' (an HTTP status, its answer in c->out.body, or a
+ * negative code: a 500) into the answer; the request body is done with.
+ * False for the 500.
+ */
+static bool
+review_answered(struct conn *c, int r)
+{
+	kc_buf_free(&c->body);
+	if (r < 0) {
+		kc_log_warn(&wlog, "answering a review: %s", kc_strerror(r));
+		reply(c, 500, "cannot answer the review\n");
+		c->out.close_after = true;
+		return false;
+	}
+	c->out.status = r;
+	c->out.ctype = r == 200 ? "application/json" : "text/plain; charset=utf-8";
+	c->answered = true;
+	return true;
+}
+
 static void
 convert(struct webhook *w, struct conn *c)
 {
@@ -390,24 +419,48 @@ convert(struct webhook *w, struct conn *c)
 	kc_buf_reset(&c->out.body);
 	r = review_handle(c->body.data != NULL ? c->body.data : "", c->body.len, w->o.convert,
 	    &c->out.body, &info);
-	kc_buf_free(&c->body);
-	if (r < 0) {
-		kc_log_warn(&wlog, "answering a review: %s", kc_strerror(r));
-		reply(c, 500, "cannot answer the review\n");
-		c->out.close_after = true;
+	if (!review_answered(c, r))
 		info.result = "error";
-	} else {
-		c->out.status = r;
-		c->out.ctype = r == 200 ? "application/json" : "text/plain; charset=utf-8";
-		c->answered = true;
-		if (r != 200)
-			kc_log_debug(&wlog, "review refused (%d): %s", r, info.message);
-		else if (strcmp(info.result, "failure") == 0)
-			kc_log_info(&wlog, "conversion failed: %s", info.message);
-	}
+	else if (r != 200)
+		kc_log_debug(&wlog, "review refused (%d): %s", r, info.message);
+	else if (strcmp(info.result, "failure") == 0)
+		kc_log_info(&wlog, "conversion failed: %s", info.message);
 	if (w->o.metrics != NULL)
 		metrics_webhook_review(w->o.metrics, info.version, info.result, info.to,
 		    info.objects, (double)(kc_clock_now_ms() - c->t0_ms) / 1000.0);
+}
+
+static void
+admit(struct webhook *w, struct conn *c)
+{
+	enum admission_hook hook = c->route == R_MUTATE ? ADMISSION_MUTATE :
+	    ADMISSION_VALIDATE;
+	const char *name = hook == ADMISSION_MUTATE ? "mutate" : "validate";
+	struct admission_info info = { .version = "unknown", .kind = "", .result = "error" };
+	int r;
+
+	kc_buf_reset(&c->out.body);
+	r = admission_handle(hook, c->body.data != NULL ? c->body.data : "", c->body.len,
+	    w->o.admission, kc_clock_wall(), &c->out.body, &info);
+	if (!review_answered(c, r))
+		info.result = "error";
+	else if (r != 200)
+		kc_log_debug(&wlog, "admission review refused (%d)", r);
+	else if (strcmp(info.result, "denied") == 0)
+		kc_log_info(&wlog, "%s denied %s: %s", name, info.kind, info.message);
+	if (w->o.metrics != NULL)
+		metrics_webhook_admission(w->o.metrics, name, info.kind, info.result,
+		    (double)(kc_clock_now_ms() - c->t0_ms) / 1000.0);
+}
+
+/* A complete POST body: to its route's handler. */
+static void
+answer(struct webhook *w, struct conn *c)
+{
+	if (c->route == R_CONVERT)
+		convert(w, c);
+	else
+		admit(w, c);
 }
 
 static void
@@ -428,6 +481,9 @@ begin(struct webhook *w, struct conn *c, struct lws *wsi)
 		if (strlen(routes[i].path) == (size_t)ulen &&
 		    memcmp(routes[i].path, uri, (size_t)ulen) == 0)
 			rt = &routes[i];
+	if (rt != NULL && (rt->id == R_MUTATE || rt->id == R_VALIDATE) &&
+	    w->o.admission == NULL)
+		rt = NULL;
 	if (rt == NULL) {
 		reply(c, 404, "404 page not found\n");
 		c->out.close_after = method == LWSHUMETH_POST || method == LWSHUMETH_PUT ||
@@ -454,6 +510,9 @@ begin(struct webhook *w, struct conn *c, struct lws *wsi)
 		}
 		return;
 	case R_CONVERT:
+	case R_MUTATE:
+	case R_VALIDATE:
+		c->route = (int)rt->id;
 		break;
 	}
 	if (lws_hdr_copy(wsi, cl, sizeof(cl), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0) {
@@ -472,7 +531,7 @@ begin(struct webhook *w, struct conn *c, struct lws *wsi)
 		return;
 	}
 	if (length == 0) {
-		convert(w, c);
+		answer(w, c);
 		return;
 	}
 	c->reading = true;
@@ -544,7 +603,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
 		if (c != NULL && c->active && c->reading) {
 			c->reading = false;
-			convert(w, c);
+			answer(w, c);
 			lws_callback_on_writable(wsi);
 		}
 		return 0;

@@ -29,6 +29,7 @@
 #include <kc/err.h>
 #include <kc/macro.h>
 
+struct admission_ops;
 struct metrics;
 
 /* review.c */
@@ -102,6 +103,8 @@ struct webhook_opts {
 	const char		*cert_dir;
 	uint32_t		 reload_ms;	/* 0: 2000 */
 	review_convert_fn	*convert;	/* required: ty_convert */
+	/* POST /mutate and /validate; NULL: not served. Called on the server thread. */
+	const struct admission_ops *admission;
 	struct metrics		*metrics;	/* NULL: none recorded */
 	unsigned		 max_conns;	/* 0: WEBHOOK_CONNS_MAX */
 	size_t			 body_max;	/* 0: REVIEW_BODY_MAX */

@@ -284,6 +284,64 @@ START_TEST(test_child_item)
 }
 END_TEST
 
+START_TEST(test_owned_item)
+{
+	/* The same RoleBinding as written and as a server prints it back. */
+	struct json_object *want = yaml("apiVersion: rbac.authorization.k8s.io/v1\n"
+	    "kind: RoleBinding\n"
+	    "metadata: {name: trainyard-viewer-bob, namespace: llm, labels: "
+	    "{app.kubernetes.io/managed-by: trainyard, trainyard.dev/project: llm, "
+	    "trainyard.dev/member: bob}}\n"
+	    "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, "
+	    "name: trainyard-project-viewer}\n"
+	    "subjects: [{kind: User, name: bob, apiGroup: rbac.authorization.k8s.io}]\n");
+	struct json_object *seen = yaml("kind: RoleBinding\n"
+	    "subjects: [{apiGroup: rbac.authorization.k8s.io, name: bob, kind: User}]\n"
+	    "roleRef: {name: trainyard-project-viewer, kind: ClusterRole, "
+	    "apiGroup: rbac.authorization.k8s.io}\n"
+	    "metadata: {resourceVersion: \"42\", uid: u, name: trainyard-viewer-bob, "
+	    "namespace: llm, labels: {trainyard.dev/member: bob, "
+	    "trainyard.dev/project: llm, app.kubernetes.io/managed-by: trainyard, "
+	    "other: x}, annotations: {a: b}}\n");
+	struct json_object *edited = yaml("kind: RoleBinding\n"
+	    "subjects: [{apiGroup: rbac.authorization.k8s.io, name: bob, kind: User}, "
+	    "{apiGroup: rbac.authorization.k8s.io, name: mallory, kind: User}]\n"
+	    "roleRef: {name: trainyard-project-viewer, kind: ClusterRole, "
+	    "apiGroup: rbac.authorization.k8s.io}\n"
+	    "metadata: {name: trainyard-viewer-bob, namespace: llm, labels: "
+	    "{trainyard.dev/member: bob, trainyard.dev/project: llm, "
+	    "app.kubernetes.io/managed-by: trainyard}}\n");
+	struct json_object *unlabelled = yaml("kind: RoleBinding\n"
+	    "subjects: [{apiGroup: rbac.authorization.k8s.io, name: bob, kind: User}]\n"
+	    "roleRef: {name: trainyard-project-viewer, kind: ClusterRole, "
+	    "apiGroup: rbac.authorization.k8s.io}\n"
+	    "metadata: {name: trainyard-viewer-bob, deletionTimestamp: "
+	    "\"2027-01-15T08:00:00Z\"}\n");
+	struct ty_owned_item *it = NULL;
+
+	/* Key order, other labels and metadata do not count; subjects and labels do. */
+	ck_assert_uint_eq(cache_owned_hash(want), cache_owned_hash(seen));
+	ck_assert_uint_ne(cache_owned_hash(want), cache_owned_hash(edited));
+	ck_assert_uint_ne(cache_owned_hash(want), cache_owned_hash(unlabelled));
+	ck_assert_int_eq(cache_owned_from_json(seen, &it), 0);
+	ck_assert_uint_eq(it->hash, cache_owned_hash(want));
+	ck_assert(!it->deleting);
+	ck_assert_str_eq(ty_owned_project(it), "llm");
+	ck_assert_str_eq(ty_owned_member(it), "bob");
+	/* A hash, a flag and two labels: nothing of the object is kept. */
+	ck_assert_uint_le(sizeof(*it), 16);
+	kc_free(it);
+	ck_assert_int_eq(cache_owned_from_json(unlabelled, &it), 0);
+	ck_assert(it->deleting);
+	ck_assert_str_eq(ty_owned_project(it), "");
+	kc_free(it);
+	json_object_put(want);
+	json_object_put(seen);
+	json_object_put(edited);
+	json_object_put(unlabelled);
+}
+END_TEST
+
 START_TEST(test_pod_packing)
 {
 	struct ty_pod *p = pod(2, 5, RUNNING);
@@ -366,6 +424,7 @@ ctl_cache_suite(void)
 	tcase_add_test(tc, test_dictionary_fits_a_current_run);
 	tcase_add_test(tc, test_obj_item_trimmed);
 	tcase_add_test(tc, test_child_item);
+	tcase_add_test(tc, test_owned_item);
 	tcase_add_test(tc, test_pod_packing);
 	tcase_add_test(tc, test_version_follow);
 	suite_add_tcase(s, tc);

@@ -32,6 +32,8 @@
 #include <kc/str.h>
 #include <kc/transport.h>
 
+#include "../../controller/admission.h"
+#include "../../controller/config.h"
 #include "../../controller/convert.h"
 #include "../../controller/metrics.h"
 #include "../../controller/webhook.h"
@@ -265,6 +267,114 @@ START_TEST(test_convert_and_routes)
 	    "trainyard_webhook_certificate_expiry_timestamp_seconds 0\n"));
 	kc_buf_free(&text);
 	fx_stop(&fx);
+}
+END_TEST
+
+static struct json_object *
+adm_project(void *arg, const char *ns)
+{
+	struct kc_status st = { 0 };
+	struct json_object *o = NULL;
+	static const char text[] = "{\"apiVersion\":\"trainyard.dev/v1beta1\","
+	    "\"kind\":\"Project\",\"metadata\":{\"name\":\"llm\",\"uid\":\"u\"},"
+	    "\"spec\":{\"namespaces\":[{\"name\":\"llm\"}]}}";
+
+	(void)arg;
+	if (strcmp(ns, "llm") != 0)
+		return NULL;
+	ck_assert_int_eq(kc_json_parse(text, sizeof(text) - 1, &o, &st), 0);
+	return o;
+}
+
+static struct json_object *
+adm_none(void *arg, const char *name)
+{
+	(void)arg;
+	(void)name;
+	return NULL;
+}
+
+static struct json_object *
+adm_members(void *arg, const char *ns)
+{
+	(void)arg;
+	(void)ns;
+	return json_object_new_array();
+}
+
+/* A v1 AdmissionReview of a ProjectMember of 'subject' created by bob in llm. */
+static void
+admission_post(struct client *cl, const char *path, const char *subject, bool *allowed,
+    bool *patched)
+{
+	_cleanup_(kc_json_putp) struct json_object *ans = NULL;
+	struct kc_http_resp resp = { 0 };
+	struct kc_status st = { 0 };
+	char body[1024];
+	int n;
+
+	n = snprintf(body, sizeof(body), "{\"apiVersion\":\"admission.k8s.io/v1\","
+	    "\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u-1\","
+	    "\"kind\":{\"group\":\"trainyard.dev\",\"version\":\"v1beta1\","
+	    "\"kind\":\"ProjectMember\"},\"namespace\":\"llm\",\"operation\":\"CREATE\","
+	    "\"userInfo\":{\"username\":\"bob\"},\"object\":{\"apiVersion\":"
+	    "\"trainyard.dev/v1beta1\",\"kind\":\"ProjectMember\",\"metadata\":"
+	    "{\"name\":\"m\",\"namespace\":\"llm\"},\"spec\":{\"subject\":{\"kind\":\"User\","
+	    "\"name\":\"%s\"},\"role\":\"viewer\"}}}}", subject);
+	ck_assert_int_lt(n, (int)sizeof(body));
+	ck_assert_int_eq(client_do(cl, "POST", path, body, (size_t)n, &resp, &st), 0);
+	ck_assert_int_eq(resp.status, 200);
+	ck_assert_str_eq(resp.content_type, "application/json");
+	ck_assert_int_eq(kc_json_parse(resp.body.data, resp.body.len, &ans, &st), 0);
+	ck_assert_str_eq(kc_json_str(ans, "response", "uid"), "u-1");
+	*allowed = kc_json_bool(ans, false, "response", "allowed");
+	*patched = kc_json_str(ans, "response", "patch") != NULL;
+	kc_http_resp_free(&resp);
+}
+
+START_TEST(test_admission_routes)
+{
+	struct ty_config cfg;
+	const struct admission_ops ops = {
+		.project_of = adm_project, .profile = adm_none, .members = adm_members,
+		.cfg = &cfg,
+	};
+	struct fixture fx;
+	struct client cl;
+	struct kc_buf text;
+	bool allowed, patched;
+
+	config_defaults(&cfg);
+	fx_start(&fx, &(struct webhook_opts){ .admission = &ops }, true);
+	client_open(&cl, fx.port, fx.ca);
+	admission_post(&cl, "/mutate", "alice", &allowed, &patched);
+	ck_assert(allowed && patched);		/* invited-by: bob */
+	admission_post(&cl, "/validate", "alice", &allowed, &patched);
+	ck_assert(allowed && !patched);
+	admission_post(&cl, "/validate", "system:admin", &allowed, &patched);
+	ck_assert(!allowed);
+	ck_assert_int_eq(get_status(&cl, "GET", "/mutate", NULL, 0), 405);
+	client_close(&cl);
+	kc_buf_init(&text, METRICS_TEXT_MAX);
+	ck_assert_int_eq(metrics_render(fx.m, &text), 0);
+	ck_assert_ptr_nonnull(strstr(kc_buf_str(&text),
+	    "trainyard_webhook_admission_reviews_total{webhook=\"mutate\","
+	    "kind=\"ProjectMember\",result=\"patched\"} 1"));
+	ck_assert_ptr_nonnull(strstr(kc_buf_str(&text),
+	    "trainyard_webhook_admission_reviews_total{webhook=\"validate\","
+	    "kind=\"ProjectMember\",result=\"denied\"} 1"));
+	ck_assert_ptr_nonnull(strstr(kc_buf_str(&text),
+	    "trainyard_webhook_admission_duration_seconds_count{webhook=\"validate\"} 2"));
+	kc_buf_free(&text);
+	fx_stop(&fx);
+
+	/* Without the caches' view, the admission routes are not served. */
+	fx_start(&fx, NULL, true);
+	client_open(&cl, fx.port, fx.ca);
+	ck_assert_int_eq(get_status(&cl, "POST", "/validate", NULL, 0), 404);
+	client_close(&cl);
+	fx_stop(&fx);
+	config_release(&cfg);
 }
 END_TEST
 
@@ -665,6 +775,7 @@ ctl_webhook_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_convert_and_routes);
+	tcase_add_test(tc, test_admission_routes);
 	tcase_add_test(tc, test_ready_after_cert);
 	tcase_add_test(tc, test_not_ready_when_selftest_fails);
 	tcase_add_test(tc, test_reload_keeps_connections);
