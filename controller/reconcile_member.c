@@ -271,6 +271,14 @@ reconcile_member(struct ctl *c, struct kc_client *cl, const char *key)
 		r = write_member_status(&rc, false, "ProjectNotFound", msg);
 		goto out;
 	}
+	if (kc_json_get(rc.pobj, "metadata", "deletionTimestamp") != NULL) {
+		/* Its finalizer removes every binding: none is made again. */
+		(void)snprintf(msg, sizeof(msg), "project %s is being deleted", rc.project);
+		memset(rc.bound, 0, sizeof(rc.bound));
+		if ((r = prune_bindings(&rc, NULL)) == 0)
+			r = write_member_status(&rc, false, "ProjectNotFound", msg);
+		goto out;
+	}
 	if (rc.p == NULL) {
 		/* The Project's status says what is wrong; bindings stay as they are. */
 		(void)snprintf(msg, sizeof(msg), "project %s has an invalid spec", rc.project);

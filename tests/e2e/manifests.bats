@@ -75,8 +75,54 @@ scheduling.sigs.k8s.io podgroups create
 scheduling.sigs.k8s.io podgroups delete
 "" events create
 "" events patch
+trainyard.dev projects get
+trainyard.dev projects list
+trainyard.dev projects watch
+trainyard.dev projects patch
+trainyard.dev projectmembers get
+trainyard.dev projectmembers list
+trainyard.dev projectmembers watch
+trainyard.dev projectmembers patch
+trainyard.dev projects/status update
+trainyard.dev projectmembers/status update
+"" namespaces get
+"" namespaces list
+"" namespaces watch
+"" namespaces create
+"" namespaces patch
+"" namespaces delete
+"" resourcequotas get
+"" resourcequotas list
+"" resourcequotas watch
+"" resourcequotas create
+"" resourcequotas update
+"" resourcequotas delete
+networking.k8s.io networkpolicies update
+rbac.authorization.k8s.io rolebindings get
+rbac.authorization.k8s.io rolebindings list
+rbac.authorization.k8s.io rolebindings watch
+rbac.authorization.k8s.io rolebindings create
+rbac.authorization.k8s.io rolebindings update
+rbac.authorization.k8s.io rolebindings delete
+rbac.authorization.k8s.io clusterroles get
+rbac.authorization.k8s.io clusterroles list
+rbac.authorization.k8s.io clusterroles watch
+rbac.authorization.k8s.io clusterroles create
+rbac.authorization.k8s.io clusterroles update
+rbac.authorization.k8s.io clusterroles delete
+rbac.authorization.k8s.io clusterrolebindings get
+rbac.authorization.k8s.io clusterrolebindings list
+rbac.authorization.k8s.io clusterrolebindings watch
+rbac.authorization.k8s.io clusterrolebindings create
+rbac.authorization.k8s.io clusterrolebindings update
+rbac.authorization.k8s.io clusterrolebindings delete
+rbac.authorization.k8s.io clusterroles bind
 apiextensions.k8s.io customresourcedefinitions get
 apiextensions.k8s.io customresourcedefinitions patch
+admissionregistration.k8s.io mutatingwebhookconfigurations get
+admissionregistration.k8s.io mutatingwebhookconfigurations patch
+admissionregistration.k8s.io validatingwebhookconfigurations get
+admissionregistration.k8s.io validatingwebhookconfigurations patch
 authentication.k8s.io tokenreviews create
 authorization.k8s.io subjectaccessreviews create'
 ALLOWED_LEASE='coordination.k8s.io leases get
@@ -181,7 +227,7 @@ teardown_file() {
 	[ "$status" -eq 0 ]
 	kinds="$(echo "$output" | grep -E '^kind: ' | sort | uniq -c | awk '{print $3 "=" $1}' |
 	    tr '\n' ' ')"
-	[ "$kinds" = "ClusterRole=4 ClusterRoleBinding=1 ConfigMap=1 CustomResourceDefinition=2 Deployment=1 Namespace=1 PodDisruptionBudget=1 PriorityClass=2 Role=2 RoleBinding=2 Service=2 ServiceAccount=1 " ]
+	[ "$kinds" = "ClusterRole=7 ClusterRoleBinding=1 ConfigMap=1 CustomResourceDefinition=4 Deployment=1 MutatingWebhookConfiguration=1 Namespace=1 PodDisruptionBudget=1 PriorityClass=2 Role=2 RoleBinding=2 Service=2 ServiceAccount=1 ValidatingWebhookConfiguration=1 " ]
 	run kubectl kustomize "$MF/monitoring"
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -x 'kind: PrometheusRule'
@@ -385,7 +431,12 @@ teardown_file() {
 	    .kind == "Role") and .metadata.name != "trainyard-metrics-reader") | .rules[]]')"
 	echo "$all" | jq -e 'all(.[]; (.verbs + .resources + .apiGroups) | index("*") == null)'
 	echo "$all" | jq -e 'all(.[]; .nonResourceURLs == null and
-	    (.verbs | map(select(test("escalate|bind|impersonate|deletecollection"))) == []))'
+	    (.verbs | map(select(test("escalate|impersonate|deletecollection"))) == []))'
+	# bind: on exactly the three project roles, in a rule of its own.
+	echo "$all" | jq -e '[.[] | select(.verbs | index("bind"))] ==
+		[{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"],
+		  "resourceNames": ["trainyard-project-viewer", "trainyard-project-researcher",
+		  "trainyard-project-admin"], "verbs": ["bind"]}]'
 	# No secrets or configmaps cluster-wide; in its namespace, one Secret by
 	# name (create cannot be limited by name, and is the only verb without).
 	echo "$rbac" | jq -e '[.items[] | select(.kind == "ClusterRole") | .rules[] |
@@ -445,6 +496,15 @@ update secrets/trainyard-webhook-certs -n trainyard-system
 create secrets -n trainyard-system
 get customresourcedefinitions.apiextensions.k8s.io/runs.trainyard.dev
 patch customresourcedefinitions.apiextensions.k8s.io/resourceprofiles.trainyard.dev
+list projects.trainyard.dev
+patch projectmembers.trainyard.dev -n team
+update projects.trainyard.dev --subresource=status
+create namespaces
+create resourcequotas -n team
+update rolebindings.rbac.authorization.k8s.io -n team
+create clusterroles.rbac.authorization.k8s.io
+bind clusterroles.rbac.authorization.k8s.io/trainyard-project-admin
+bind clusterroles.rbac.authorization.k8s.io/trainyard-project-viewer
 EOF
 	while read -r q; do
 		[ -n "$q" ] || continue
@@ -470,7 +530,14 @@ create pods --subresource=exec -n team
 update services -n team
 create leases.coordination.k8s.io -n kube-system
 delete leases.coordination.k8s.io/trainyard-controller -n trainyard-system
-create clusterroles.rbac.authorization.k8s.io
+bind clusterroles.rbac.authorization.k8s.io/cluster-admin
+bind clusterroles.rbac.authorization.k8s.io/admin
+escalate clusterroles.rbac.authorization.k8s.io
+create projects.trainyard.dev
+update projects.trainyard.dev
+delete projectmembers.trainyard.dev -n team
+update namespaces
+create limitranges -n team
 EOF
 }
 
