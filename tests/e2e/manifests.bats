@@ -236,7 +236,7 @@ teardown_file() {
 	echo "$output" | grep -F '"uid": "trainyard-controller"'
 	run kubectl kustomize "$CRDS"
 	[ "$status" -eq 0 ]
-	[ "$(echo "$output" | grep -cx 'kind: CustomResourceDefinition')" -eq 2 ]
+	[ "$(echo "$output" | grep -cx 'kind: CustomResourceDefinition')" -eq 4 ]
 }
 
 @test "the cert-manager Component: Certificates, the CRDs' annotation, the mounted Secret" {
@@ -248,7 +248,13 @@ teardown_file() {
 	    tr '\n' ' ')"
 	[ "$kinds" = "Certificate=2 Issuer=2 " ]
 	kubectl apply --dry-run=server -o json -f - < <(standin <"$y") >"$BATS_TEST_TMPDIR/cm.json"
-	jq -e '[.items[] | select(.kind == "CustomResourceDefinition") |
+	# The CRDs of two versions (the Projects' have one), and the admission webhooks.
+	jq -e '[.items[] | select(.kind == "CustomResourceDefinition" and
+	    (.metadata.name | test("^(runs|resourceprofiles)[.]"))) |
+	    .metadata.annotations["cert-manager.io/inject-ca-from"]] ==
+		["trainyard-system/trainyard-webhook-cert", "trainyard-system/trainyard-webhook-cert"]' \
+	    "$BATS_TEST_TMPDIR/cm.json"
+	jq -e '[.items[] | select(.kind | test("WebhookConfiguration$")) |
 	    .metadata.annotations["cert-manager.io/inject-ca-from"]] ==
 		["trainyard-system/trainyard-webhook-cert", "trainyard-system/trainyard-webhook-cert"]' \
 	    "$BATS_TEST_TMPDIR/cm.json"
@@ -299,7 +305,7 @@ teardown_file() {
 	[ "$(echo "$output" | grep -c 'created (server dry run)')" -eq 2 ]
 	run kubectl apply --dry-run=server -f - < <(kubectl kustomize "$MF" | standin)
 	[ "$status" -eq 0 ]
-	[ "$(echo "$output" | grep -c '(server dry run)$')" -eq 20 ]
+	[ "$(echo "$output" | grep -c '(server dry run)$')" -eq 27 ]
 	run kubectl apply --dry-run=server -k "$MF/monitoring"
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -x 'configmap/trainyard-controller-dashboard created (server dry run)'
