@@ -769,9 +769,11 @@ active_runs(struct prc *rc)
 }
 
 /*
- * The Project is being deleted: every object labelled with it goes (the
- * namespaces only under deletionPolicy.namespaces Delete, and only once
- * no Run in them is active), then the finalizer. RECONCILE_AFTER while deletes are on their way.
+ * The Project is being deleted: under deletionPolicy.runs WaitForCompletion,
+ * nothing happens while a Run of its namespaces is active (looked at
+ * again every PROJECT_CLEANUP_MS); then every object labelled with it
+ * goes (the namespaces only under deletionPolicy.namespaces Delete, and
+ * only once no Run in them is active), then the finalizer. RECONCILE_AFTER while deletes are on their way.
  */
 static int64_t
 finalize(struct prc *rc)
@@ -786,6 +788,11 @@ finalize(struct prc *rc)
 
 	if (!finalizer_has(rc->obj, TY_PROJECT_FINALIZER))
 		return RECONCILE_DONE;
+	/* deletionPolicy.runs WaitForCompletion: everything stays until they end. */
+	if (rc->p != NULL && rc->p->wait_for_runs && active_runs(rc) > 0) {
+		kc_log_debug(&rc->log, "deletion waits for %zu active Runs", active_runs(rc));
+		return RECONCILE_AFTER(PROJECT_CLEANUP_MS);
+	}
 	for (size_t k = 0; k < KC_ARRAY_SIZE(ids) && r == 0; k++) {
 		struct kc_item **items;
 		size_t n;

@@ -16,7 +16,8 @@
 #   the new bindings and prunes the old; expiry removes access on time and
 #   keeps the member; deleting a member removes its bindings;
 # - deleting a Project removes what it made, the namespaces only under
-#   deletionPolicy.namespaces Delete;
+#   deletionPolicy.namespaces Delete; under deletionPolicy.runs
+#   WaitForCompletion, only once its Runs ended;
 # - not one request of the controller was refused (403).
 #
 # The devcluster does not call admission webhooks: the controller's own
@@ -281,6 +282,33 @@ EOF
 	kubectl wait --for=condition=Ready project/gone --timeout=$W
 	kubectl delete project gone --wait --timeout=$W
 	kubectl wait --for=delete namespace/gone namespace/gone-eval --timeout=$W
+}
+
+@test "deletionPolicy.runs WaitForCompletion: the Project goes once its Runs ended" {
+	project waits "deletionPolicy: {runs: WaitForCompletion, namespaces: Delete}"
+	kubectl wait --for=condition=Ready project/waits --timeout=$W
+	kubectl apply -n waits-eval -f - <<EOF
+apiVersion: trainyard.dev/v1beta1
+kind: Run
+metadata: {name: r}
+spec:
+  nodes: 1
+  profile: cpu-small
+  container: {image: busybox}
+  template:
+    metadata:
+      annotations: {devcluster.trainyard.dev/run-seconds: "4"}
+EOF
+	kubectl wait -n waits-eval --for=jsonpath='{.status.phase}'=Running rn/r --timeout=$W
+	kubectl delete project waits --wait=false
+	# While the Run runs, nothing goes.
+	[ "$(kubectl get run r -n waits-eval -o jsonpath='{.status.phase}')" = Running ]
+	kubectl get project waits -o jsonpath='{.metadata.deletionTimestamp}' | grep -q .
+	kubectl get rolebinding trainyard-project-owners -n waits-eval >/dev/null
+	kubectl get ns waits-eval -o jsonpath='{.status.phase}' | grep -qx Active
+	kubectl wait -n waits-eval --for=jsonpath='{.status.phase}'=Succeeded rn/r --timeout=$W
+	kubectl wait --for=delete project/waits --timeout=$W
+	kubectl wait --for=delete namespace/waits namespace/waits-eval --timeout=$W
 }
 
 @test "not one request of the controller was refused" {
