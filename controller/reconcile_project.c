@@ -506,16 +506,42 @@ note_refused(struct prc *rc, size_t i, const char *what, const struct kc_status 
 }
 
 /*
+ * Puts the project's labels on namespace 'ns' ('set'), or takes them off,
+ * with a merge patch on resourceVersion 'rv': the client's result.
+ */
+static int
+ns_label(struct prc *rc, const char *ns, const char *rv, bool set, struct kc_status *st)
+{
+	_cleanup_(kc_json_putp) struct json_object *patch = json_object_new_object();
+	struct json_object *meta, *labels;
+	int r;
+
+	if (patch == NULL || (meta = kc_json_ensure_obj(patch, "metadata")) == NULL ||
+	    (labels = kc_json_ensure_obj(meta, "labels")) == NULL)
+		return -ENOMEM;
+	if ((r = set ? kc_json_set_str(labels, TY_LABEL_MANAGED_BY, TY_MANAGER) :
+	    kc_json_put_null(labels, TY_LABEL_MANAGED_BY)) < 0 ||
+	    (r = set ? kc_json_set_str(labels, TY_LABEL_PROJECT, rc->name) :
+	    kc_json_put_null(labels, TY_LABEL_PROJECT)) < 0 ||
+	    (rv != NULL && (r = kc_json_set_str(meta, "resourceVersion", rv)) < 0))
+		return r;
+	return kc_client_patch(rc->cl, &(struct kc_patch_opts){
+		.res = &kc_res_namespaces, .name = ns, .type = KC_PATCH_MERGE,
+		.field_manager = TY_FIELD_MANAGER,
+	}, patch, NULL, st);
+}
+
+/*
  * Namespace i: ours (labelled with the project), created, or adopted when
  * it has no project label. Sets ns_ready[i] or says why not.
  */
 static int
 ensure_namespace(struct prc *rc, size_t i)
 {
-	_cleanup_(kc_json_putp) struct json_object *live = NULL, *patch = NULL;
+	_cleanup_(kc_json_putp) struct json_object *live = NULL;
 	const char *ns = rc->p->ns[i], *owner;
 	struct kc_status st = { 0 };
-	struct json_object *want = NULL, *labels;
+	struct json_object *want = NULL;
 	struct kc_item *it;
 	int r;
 
@@ -572,20 +598,8 @@ ensure_namespace(struct prc *rc, size_t i)
 		return 0;
 	}
 	/* Adopt it: the labels only, at the version read. */
-	if ((patch = json_object_new_object()) == NULL ||
-	    (labels = kc_json_ensure_obj(kc_json_ensure_obj(patch, "metadata"), "labels")) ==
-	    NULL)
-		return -ENOMEM;
-	if ((r = kc_json_set_str(labels, TY_LABEL_MANAGED_BY, TY_MANAGER)) < 0 ||
-	    (r = kc_json_set_str(labels, TY_LABEL_PROJECT, rc->name)) < 0 ||
-	    (r = kc_json_set_str(kc_json_get(patch, "metadata"), "resourceVersion",
-	    kc_json_str(live, "metadata", "resourceVersion"))) < 0)
-		return r;
 	st = (struct kc_status){ 0 };
-	r = kc_client_patch(rc->cl, &(struct kc_patch_opts){
-		.res = &kc_res_namespaces, .name = ns, .type = KC_PATCH_MERGE,
-		.field_manager = TY_FIELD_MANAGER,
-	}, patch, NULL, &st);
+	r = ns_label(rc, ns, kc_json_str(live, "metadata", "resourceVersion"), true, &st);
 	if (refusal(r)) {
 		note_refused(rc, i, "adopt namespace", &st, r);
 		return 0;
@@ -697,10 +711,39 @@ member_exists(const struct prc *rc, const char *label)
 	return false;
 }
 
+/* Namespaces the project no longer lists lose its labels (they stay). */
+static int
+release_namespaces(struct prc *rc)
+{
+	struct kc_item **items;
+	size_t n;
+	int r;
+
+	if ((r = project_owned(rc->c, TY_CACHE_NAMESPACES, rc->name, &items, &n)) < 0)
+		return r;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		struct kc_status st = { 0 };
+
+		if (project_has_namespace(rc->p, kc_item_name(items[i])) ||
+		    ((const struct ty_owned_item *)kc_item_data(items[i]))->deleting)
+			continue;
+		r = ns_label(rc, kc_item_name(items[i]), kc_item_rv(items[i]), false, &st);
+		if (r == 0)
+			kc_log_info(&rc->log, "released namespace %s", kc_item_name(items[i]));
+		else if (r == KC_ENOTFOUND || r == KC_ECONFLICT)
+			r = 0;		/* gone, or changed: its event comes */
+		else
+			kc_log_error_r(&rc->log, r, "release namespace %s: %s",
+			    kc_item_name(items[i]), msg_of(&st, r));
+	}
+	project_owned_release(items, n);
+	return r;
+}
+
 /*
- * Deletes what the project labelled in namespaces it no longer lists,
- * and the bindings of members that no longer exist (a member's own
- * bindings are its reconciler's).
+ * Deletes what the project labelled in namespaces it no longer lists
+ * (which it releases), and the bindings of members that no longer exist
+ * (a member's own bindings are its reconciler's).
  */
 static int
 prune(struct prc *rc)
@@ -732,7 +775,7 @@ prune(struct prc *rc)
 		}
 		project_owned_release(items, n);
 	}
-	return r;
+	return r < 0 ? r : release_namespaces(rc);
 }
 
 struct active_walk {

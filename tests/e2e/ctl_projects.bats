@@ -9,7 +9,8 @@
 #   each the quota, the isolation policies and the owners' binding; the
 #   reader role lets owners and members get their Project; a namespace of
 #   another project is left alone and named in NamespacesReady;
-# - drift is restored: a deleted binding and an edited quota come back;
+# - drift is restored: a deleted binding and an edited quota come back; a
+#   namespace the Project no longer lists is cleared and released;
 # - a ProjectMember binds in every namespace of the project: a researcher
 #   may create Runs but not pods, RoleBindings or quotas; a viewer reads
 #   but cannot submit; a duplicate subject is refused; a role change makes
@@ -311,10 +312,35 @@ EOF
 	kubectl wait --for=delete namespace/waits namespace/waits-eval --timeout=$W
 }
 
+@test "a namespace the Project no longer lists is cleared and released, not deleted" {
+	project shrink
+	kubectl wait --for=condition=Ready project/shrink --timeout=$W
+	kubectl patch project shrink --type merge -p '{"spec":{"namespaces":[{"name":"shrink"}]}}'
+	kubectl wait --for=delete quota/trainyard-project rolebinding/trainyard-project-owners \
+	    networkpolicy/trainyard-project-isolation -n shrink-eval --timeout=$W
+	for i in $(seq 100); do
+		[ -z "$(kubectl get ns shrink-eval -o jsonpath='{.metadata.labels.trainyard\.dev/project}')" ] &&
+		    break
+		sleep 0.05
+	done
+	[ -z "$(kubectl get ns shrink-eval -o jsonpath='{.metadata.labels.trainyard\.dev/project}')" ]
+	kubectl wait --for=jsonpath='{.status.observedGeneration}'=2 project/shrink --timeout=$W
+	[ "$(kubectl get project shrink -o jsonpath='{.status.namespaces[*].name}')" = shrink ]
+	kubectl delete project shrink --wait --timeout=$W
+}
+
 @test "not one request of the controller was refused" {
 	stats="$(kubectl get --raw /devcluster/stats)"
 	echo "$stats" | jq -c '.byCode, (.requests[] | select(.code == 403))'
 	[ "$(jq '.byCode["403"] // 0' <<<"$stats")" = 0 ]
+	# No write loops: a handful of updates (drift, adoption, status) in the whole file.
+	jq -c '[.requests[] | select(.verb == "update" or .verb == "patch") |
+	    {verb, resource, code, count}]' <<<"$stats" >&3
+	n="$(jq '[.requests[] | select(.verb == "update" and
+	    (.resource | test("^(rolebindings|clusterrolebindings|clusterroles|resourcequotas|networkpolicies)"))) |
+	    .count] | add // 0' <<<"$stats")"
+	echo "object updates: $n" >&3
+	[ "$n" -le 20 ]
 	run grep -ci forbidden "$DC_DIR/ctl-p.log"
 	[ "$output" = 0 ]
 }
