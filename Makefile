@@ -374,13 +374,14 @@ image:
 E2E_SUITES	 = $(wildcard tests/e2e/*.bats)
 # Suites run side by side, one per CPU (GNU parallel, as bats --jobs needs);
 # the tests of one suite run in order. E2E_JOBS=1 runs them one at a time.
+# --timing prints how long each test took, for keeping "make test" short.
 E2E_JOBS	?= $(NPROC)
 
 e2e:
 ifeq ($(strip $(E2E_SUITES)),)
 	@echo "e2e: no end-to-end suites yet"
 else
-	bats --jobs $(E2E_JOBS) --no-parallelize-within-files $(E2E_SUITES)
+	bats --timing --jobs $(E2E_JOBS) --no-parallelize-within-files $(E2E_SUITES)
 endif
 
 # ---------------------------------------------------------------------------

@@ -69,7 +69,7 @@ struct ty_webhook_config {
 	uint64_t	 cert_lifetime_for_testing_ms;
 };
 
-#define TY_CERT_TEST_LIFETIME_MIN	(60 * 1000ull)		/* a minute */
+#define TY_CERT_TEST_LIFETIME_MIN	(30 * 1000ull)		/* half a minute */
 #define TY_CERT_TEST_LIFETIME_MAX	(24 * 3600 * 1000ull)	/* a day */
 
 struct ty_leader_config {

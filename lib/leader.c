@@ -428,6 +428,29 @@ kc_leader_try(struct kc_leader *le, struct kc_client *cl, struct kc_status *st)
 	return r;
 }
 
+/* Reads the Lease again: 1 when we still hold it (kept for the update), 0 if not. */
+static int
+reread_ours(struct kc_leader *le, struct kc_client *cl, struct kc_status *st)
+{
+	struct json_object *lease = NULL;
+	struct record rec;
+	int r;
+
+	if ((r = kc_client_get(cl, &(struct kc_get_opts){
+		.res = &kc_res_leases,
+		.ns = le->ns,
+		.name = le->name,
+	}, &lease, st)) < 0)
+		return r == KC_ENOTFOUND ? 0 : r;
+	record_from_lease(lease, &rec);
+	if (strcmp(rec.holder, le->identity) != 0) {
+		json_object_put(lease);
+		return 0;
+	}
+	keep_lease(le, lease);
+	return 1;
+}
+
 int
 kc_leader_release(struct kc_leader *le, struct kc_client *cl, struct kc_status *st)
 {
@@ -443,7 +466,20 @@ kc_leader_release(struct kc_leader *le, struct kc_client *cl, struct kc_status *
 		microtime_now(rec.renew);
 		(void)kc_strlcpy(rec.acquire, rec.renew, sizeof(rec.acquire));
 		rec.transitions = le->observed.transitions;
-		if ((r = update_lease(le, cl, &rec, st)) == 0)
+		/*
+		 * A conflict may be our own renewal, cut short by the stop
+		 * after the server applied it: read the Lease again and
+		 * release it if it is still ours.
+		 */
+		r = update_lease(le, cl, &rec, st);
+		if (r == KC_ECONFLICT) {
+			r = reread_ours(le, cl, st);
+			if (r == 1)
+				r = update_lease(le, cl, &rec, st);
+			else if (r == 0)
+				r = KC_ECONFLICT;	/* another holds it now */
+		}
+		if (r == 0)
 			observe(le, &rec, kc_clock_now_ms());
 		else if (r == KC_ECONFLICT)
 			r = 0;		/* changed since: not ours to release */

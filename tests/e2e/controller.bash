@@ -67,11 +67,17 @@ ctl_install() {
 	kubectl wait --for condition=established --timeout=20s \
 	    crd/runs.trainyard.dev crd/resourceprofiles.trainyard.dev >/dev/null || return 1
 	# The profiles at v1beta1, or at v1alpha1 when the CRDs are the
-	# previous release's, which serve only that (a ResourceProfile has the
-	# same schema in both).
+	# previous release's, which serve only that.
 	local v=v1beta1
 	grep -qx '  - name: v1beta1' "$dir/trainyard.dev_resourceprofiles.yaml" || v=v1alpha1
-	sed "s#^apiVersion: trainyard.dev/v1beta1\$#apiVersion: trainyard.dev/$v#" \
+	ctl_profiles "$v"
+}
+
+# ctl_profiles VERSION: the example PriorityClasses and ResourceProfiles,
+# the profiles written at trainyard.dev/VERSION (a ResourceProfile has the
+# same schema in v1alpha1 and v1beta1).
+ctl_profiles() {
+	sed "s#^apiVersion: trainyard.dev/v1beta1\$#apiVersion: trainyard.dev/$1#" \
 	    "$DC_REPO/examples/profiles.yaml" |
 	    kubectl apply -f "$DC_REPO/examples/priorityclasses.yaml" -f - >/dev/null
 }

@@ -297,9 +297,9 @@ f_switched() {
 	f_crds -f "$F_PREVIOUS/trainyard.dev_runs.yaml" \
 	    -f "$F_PREVIOUS/trainyard.dev_resourceprofiles.yaml"
 	kubectl apply -f "$CRDS/third-party/scheduling.x-k8s.io_podgroups.yaml" \
-	    -f "$DC_REPO/examples/priorityclasses.yaml" -f "$DC_REPO/examples/profiles.yaml" \
 	    -f "$DC_REPO/manifests/namespace.yaml" -f "$DC_REPO/manifests/service.yaml" \
 	    >/dev/null
+	ctl_profiles v1alpha1
 	kubectl create namespace "$NS" >/dev/null
 	ctl_config
 	echo "apiDiscoveryInterval: 2s" >>"$DC_DIR/controller.yaml"

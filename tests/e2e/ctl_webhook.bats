@@ -15,7 +15,7 @@
 # - while kubectl lists Runs at the version they are not stored at without
 #   pause (each read a ConversionReview through the Service), the
 #   self-managed serving certificate renews and the CA rotates
-#   (--webhook-cert-lifetime-for-testing=60s), then tls.crt and tls.key of
+#   (--webhook-cert-lifetime-for-testing=30s), then tls.crt and tls.key of
 #   --webhook-cert-dir are replaced three times: not one read fails, and
 #   the number of reads is printed.
 
@@ -291,11 +291,11 @@ rotation_setup() {
 	# A CA of its own, made with the short lifetime.
 	kubectl -n trainyard-system delete secret trainyard-webhook-certs --ignore-not-found \
 	    >/dev/null
-	# The CA lives 60 s, the serving certificate 30 s: the leaf renews
-	# about every 20 s, the CA after about 38 s, the old one stays in the
-	# bundle until it expires at 60 s.
+	# The CA lives 30 s, the serving certificate 15 s: the leaf renews
+	# about every 10 s, the CA after about 20 s, the old one stays in the
+	# bundle until it expires at 30 s.
 	POD_NAMESPACE=trainyard-system ctl_proc_launch r --kubeconfig "$DC_DIR/sa.kubeconfig" \
-	    --webhook-cert-mode=self --webhook-cert-lifetime-for-testing=60s
+	    --webhook-cert-mode=self --webhook-cert-lifetime-for-testing=30s
 	ctl_proc_wait r 'conversion webhook on port'
 	endpoints r
 	ctl_proc_wait r 'msg=started'
@@ -355,7 +355,7 @@ rotation_setup() {
 		cp "$dir/$i.crt" "$dir/serving/.tls.crt" && mv "$dir/serving/.tls.crt" "$dir/serving/tls.crt"
 		wait_count fl 'serving the certificate of tls.crt' $((i + 1)) 20
 		# Reads go on with the new certificate before the next one.
-		wait_reads $((8 * i))
+		wait_reads $((4 * i))
 	done
 	# The webhook serves the last one.
 	serial="$(openssl x509 -noout -serial -in "$dir/3.crt")"

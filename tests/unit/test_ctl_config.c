@@ -181,11 +181,11 @@ static const struct bad_case bad_cases[] = {
 	{ "apiDiscoveryInterval: 1h\n", "apiDiscoveryInterval: \"1h\" is out of range "
 	    "1s..600s" },
 	{ "webhook: {certLifetimeForTesting: 10s}\n", "webhook.certLifetimeForTesting: "
-	    "\"10s\" is out of range 60s..86400s" },
+	    "\"10s\" is out of range 30s..86400s" },
 	{ "webhook: {certLifetimeForTesting: 365d}\n", "webhook.certLifetimeForTesting: "
 	    "\"365d\" is not a duration (examples: \"500ms\", \"15s\", \"1m30s\")" },
 	{ "webhook: {certLifetimeForTesting: 25h}\n", "webhook.certLifetimeForTesting: "
-	    "\"25h\" is out of range 60s..86400s" },
+	    "\"25h\" is out of range 30s..86400s" },
 	{ "restartBackoff: {base: 10m, max: 1m}\n", "restartBackoff.base: must not be "
 	    "more than restartBackoff.max (60s)" },
 	{ "leaderElection: {leaseDuration: 10s}\n", "leaderElection.renewDeadline: must "

@@ -724,6 +724,35 @@ START_TEST(test_release_hands_over_at_once)
 }
 END_TEST
 
+/*
+ * A renewal the server applied but whose answer the stop cut off leaves
+ * a stale resourceVersion: the release reads the Lease again and, still
+ * ours, releases it; taken by another meanwhile, leaves it alone.
+ */
+START_TEST(test_release_after_unseen_renewal)
+{
+	struct cand a;
+	struct kc_status st = { 0 };
+
+	cand_init(&a, "a", &srv_ops);
+	ck_assert_int_eq(cand_try(&a), 1);
+	srv_seed("a", 15, "2023-01-01T00:00:05.000000Z", 0);
+	ck_assert_int_eq(kc_leader_release(a.le, a.cl, &st), 0);
+	ck_assert(!kc_leader_is_leader(a.le));
+	ck_assert_str_eq(lease_str("holderIdentity"), "");
+	cand_free(&a);
+
+	srv_reset();
+	cand_init(&a, "a", &srv_ops);
+	ck_assert_int_eq(cand_try(&a), 1);
+	srv_seed("rival", 15, "2023-01-01T00:00:05.000000Z", 1);
+	ck_assert_int_eq(kc_leader_release(a.le, a.cl, &st), 0);
+	ck_assert(!kc_leader_is_leader(a.le));
+	ck_assert_str_eq(lease_str("holderIdentity"), "rival");
+	cand_free(&a);
+}
+END_TEST
+
 /* ---- the loops --------------------------------------------------------------- */
 
 START_TEST(test_run_renews_then_stops_and_releases)
@@ -905,6 +934,7 @@ leader_suite(void)
 	tcase_add_test(tc, test_create_race);
 	tcase_add_test(tc, test_api_errors_are_returned);
 	tcase_add_test(tc, test_release_hands_over_at_once);
+	tcase_add_test(tc, test_release_after_unseen_renewal);
 	tcase_add_test(tc, test_run_renews_then_stops_and_releases);
 	tcase_add_test(tc, test_run_loses_on_renew_deadline);
 	tcase_add_test(tc, test_run_takes_over_dead_leader);
