@@ -397,6 +397,61 @@ START_TEST(test_sync_create_lost)
 }
 END_TEST
 
+#define MWC_PATH	"/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/"
+#define VWC_PATH	"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/"
+
+START_TEST(test_sync_webhook_configurations)
+{
+	static const char *const configs[] = { "trainyard-projects", NULL };
+	struct fake_transport *ft = ft_new();
+	struct kc_client *cl;
+	struct certs_result res = { 0 };
+	struct kc_status st = { 0 };
+	const struct certs_opts o = { .ns = NS, .webhook_configs = configs };
+	time_t now = time(NULL);
+	_cleanup_(kc_freep) char *theirs = other_secret(now, "42");
+	_cleanup_(kc_json_putp) struct json_object *ops = NULL, *tj = NULL;
+	_cleanup_(kc_freep) char *want = NULL;
+	/* Two webhooks: one calls the Service, one a URL (not ours to trust). */
+	static const char mwc[] = "{\"apiVersion\":\"admissionregistration.k8s.io/v1\","
+	    "\"kind\":\"MutatingWebhookConfiguration\",\"metadata\":{\"name\":"
+	    "\"trainyard-projects\",\"resourceVersion\":\"7\"},\"webhooks\":["
+	    "{\"name\":\"a\",\"clientConfig\":{\"url\":\"https://x\"}},"
+	    "{\"name\":\"b\",\"clientConfig\":{\"service\":{\"name\":\"trainyard-webhook\","
+	    "\"namespace\":\"trainyard-system\"},\"caBundle\":\"b2xk\"}}]}";
+	const struct ft_request *rq;
+
+	ck_assert_int_eq(kc_json_parse(theirs, strlen(theirs), &tj, &st), 0);
+	ft_expect(ft, &(struct ft_exchange){ .method = "GET", .path = SECRET_PATH,
+	    .status = 200, .resp_body = theirs });
+	ft_expect(ft, &(struct ft_exchange){ .method = "GET", .path = MWC_PATH
+	    "trainyard-projects", .status = 200, .resp_body = mwc });
+	ft_expect(ft, &(struct ft_exchange){ .method = "PATCH", .path = MWC_PATH
+	    "trainyard-projects?fieldManager=trainyard-controller",
+	    .content_type = "application/json-patch+json", .status = 200, .resp_body = mwc });
+	ft_expect(ft, &(struct ft_exchange){ .method = "GET", .path = VWC_PATH
+	    "trainyard-projects", .status = 404,
+	    .resp_body = "{\"kind\":\"Status\",\"reason\":\"NotFound\",\"code\":404}" });
+	cl = fake_client();
+	ck_assert_msg(certs_sync(cl, &o, now, &res, &st) == 0, "%s", st.message);
+	ft_done(ft);
+	ck_assert_int_eq(kc_base64_encode(res.ca_pem, res.ca_len, 0, &want, NULL), 0);
+	rq = ft_request(ft, 2);
+	ck_assert_str_eq(rq->method, "PATCH");
+	ck_assert_int_eq(kc_json_parse(rq->body, rq->body_len, &ops, &st), 0);
+	/* On the version read, only the Service's webhook. */
+	ck_assert_uint_eq(json_object_array_length(ops), 2);
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(ops, 0), "op"), "test");
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(ops, 0), "value"), "7");
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(ops, 1), "path"),
+	    "/webhooks/1/clientConfig/caBundle");
+	ck_assert_str_eq(kc_json_str(json_object_array_get_idx(ops, 1), "value"), want);
+	certs_result_release(&res);
+	kc_client_free(cl);
+	ft_free(ft);
+}
+END_TEST
+
 START_TEST(test_sync_update_conflict)
 {
 	struct fake_transport *ft = ft_new();
@@ -483,6 +538,7 @@ ctl_certs_suite(void)
 	tcase_add_test(tc, test_broken_secret_afresh);
 	tcase_add_test(tc, test_sync_create_lost);
 	tcase_add_test(tc, test_sync_update_conflict);
+	tcase_add_test(tc, test_sync_webhook_configurations);
 	tcase_add_test(tc, test_sync_always_losing);
 	suite_add_tcase(s, tc);
 	return s;
