@@ -306,22 +306,37 @@ has_resource(struct kc_client *cl, const struct kc_resource *res, struct kc_stat
 /*
  * The version of trainyard.dev to follow after 'current' (NULL at start),
  * cache_version_follow() of the group's discovery document, in *ret: NULL
- * only when nothing is known yet and the group is not served. Or the
- * error (no answer, 5xx...), which changes nothing.
+ * only when nothing is known yet and the group is not served. The group
+ * also holds the Projects' kinds, served at v1beta1 alone: v1beta1 counts
+ * only when it lists runs (else v1alpha1 when that does, else 'current'),
+ * so Projects installed beside Runs rolled back to v1alpha1 do not hold
+ * the caches at a version that no longer serves Runs. Or the error (no
+ * answer, 5xx...), which changes nothing.
  */
 static int
 trainyard_version(struct kc_client *cl, const char *current, const char **ret,
     struct kc_status *st)
 {
 	struct json_object *group = NULL;
+	const char *v;
 	int r;
 
 	*ret = current;
 	if ((r = kc_client_get_path(cl, "/apis/" TY_GROUP, &group, st)) < 0 &&
 	    r != KC_ENOTFOUND)
 		return r;
-	*ret = cache_version_follow(current, group);
+	v = cache_version_follow(current, group);
 	json_object_put(group);
+	if (v != NULL && strcmp(v, "v1beta1") == 0) {
+		if ((r = has_resource(cl, &ty_res_runs_v1beta1, st)) < 0)
+			return r;
+		if (r == 0) {		/* v1beta1 serves Projects, not Runs */
+			if ((r = has_resource(cl, &ty_res_runs, st)) < 0)
+				return r;
+			v = r == 1 ? "v1alpha1" : current;
+		}
+	}
+	*ret = v;
 	return 0;
 }
 
@@ -353,8 +368,7 @@ discover(struct ctl *c)
 		if ((r = trainyard_version(cl, NULL, &version, &st)) >= 0 &&
 		    (!pg_auto || ((x = has_resource(cl, &ty_res_podgroups_x, &st)) >= 0 &&
 		    (x == 1 || (sigs = has_resource(cl, &ty_res_podgroups_sigs, &st)) >= 0))) &&
-		    (version == NULL || strcmp(version, "v1beta1") != 0 ||
-		    (projects = has_resource(cl, &ty_res_projects, &st)) >= 0))
+		    (projects = has_resource(cl, &ty_res_projects, &st)) >= 0)
 			break;
 		kc_log_warn(&mlog, "discovery failed, retrying: %s",
 		    st.message[0] != '\0' ? st.message :
