@@ -925,6 +925,39 @@ status_members(struct prc *rc, struct json_object *status)
 	return kc_json_set_int(m, "invalid", invalid);
 }
 
+/*
+ * What others write into a Project's status, kept as it is: the quota's use
+ * (usage.reserved, usage.gpus, runs) and conditions other than Ready and
+ * NamespacesReady belong to the Run admission.
+ */
+static int
+keep_others(const struct json_object *old, struct json_object *status,
+    struct json_object *usage, struct json_object *conds)
+{
+	static const char *const in_usage[] = { "reserved", "gpus" };
+	struct json_object *v, *list = kc_json_arr_of(old, "conditions");
+	int r;
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(in_usage); i++)
+		if ((v = kc_json_get(old, "usage", in_usage[i])) != NULL &&
+		    (r = kc_json_put(usage, in_usage[i], kc_json_copy(v))) < 0)
+			return r;
+	if ((v = kc_json_get(old, "runs")) != NULL &&
+	    (r = kc_json_put(status, "runs", kc_json_copy(v))) < 0)
+		return r;
+	for (size_t i = 0; list != NULL && i < json_object_array_length(list); i++) {
+		struct json_object *cd = json_object_array_get_idx(list, i);
+		const char *type = kc_json_str(cd, "type");
+
+		if (type == NULL || strcmp(type, "Ready") == 0 ||
+		    strcmp(type, "NamespacesReady") == 0)
+			continue;
+		if ((r = kc_json_append(conds, kc_json_copy(cd))) < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* The status this reconcile saw and did; written unless unchanged. */
 static int
 write_project_status(struct prc *rc)
@@ -991,10 +1024,7 @@ write_project_status(struct prc *rc)
 		json_object_put(status);
 		return r;
 	}
-	/* Quota use is the Run admission's: keep what is there. */
-	if (kc_json_get(old, "usage", "reserved") != NULL &&
-	    (r = kc_json_put(usage, "reserved",
-	    kc_json_copy(kc_json_get(old, "usage", "reserved")))) < 0) {
+	if ((r = keep_others(old, status, usage, conds)) < 0) {
 		json_object_put(status);
 		return r;
 	}
