@@ -55,6 +55,38 @@ resp_header(struct dc_resp *resp, const char *name, const char *value)
 	return 0;
 }
 
+char *
+resp_warning_value(const char *text)
+{
+	struct kc_buf b;
+	int r;
+
+	kc_buf_init(&b, DC_WARNING_MAX);
+	r = kc_buf_puts(&b, "299 - \"");
+	for (const char *p = text; *p != '\0' && r == 0; p++) {
+		if (*p == '"' || *p == '\\')
+			r = kc_buf_putc(&b, '\\');
+		if (r == 0)
+			r = kc_buf_putc(&b, *p);
+	}
+	if (r == 0)
+		r = kc_buf_putc(&b, '"');
+	return r == 0 ? kc_buf_take(&b, NULL) : NULL;
+}
+
+int
+resp_warning(struct dc_resp *resp, const char *text)
+{
+	char *v = resp_warning_value(text);
+	int r;
+
+	if (v == NULL)
+		return -ENOMEM;
+	r = resp_header(resp, "Warning", v);
+	kc_free(v);
+	return r;
+}
+
 int
 resp_json(struct dc_resp *resp, int status, const struct json_object *o)
 {

@@ -73,14 +73,18 @@ dct_raw(struct dc *dc, const struct dct_call *c, struct dc_resp *resp, size_t fa
 		req.user_agent = kc_strdup(c->user_agent);
 	fail_alloc_after(fail);
 	api_handle(dc, &req, resp);
-	/* As http.c: held while a conversion webhook works, then again. */
+	/* As http.c: held while a conversion or admission webhook works, then again. */
 	for (uint64_t until = real_ms() + DCT_REDO_MS; req.redo && real_ms() < until;) {
 		fake_clock_advance(1);
 		(void)timers_run(dc);
-		if (convwebhook_plugin.hold_ms(dc, &req) == 0)
+		if (convwebhook_plugin.hold_ms(dc, &req) == 0 &&
+		    admwebhook_plugin.hold_ms(dc, &req) == 0)
 			api_handle(dc, &req, resp);
 	}
-	ck_assert_msg(!req.redo, "still waiting for a conversion webhook");
+	ck_assert_msg(!req.redo, "still waiting for a conversion or admission webhook");
+	/* As http.c: the request's admission answers go with its reply. */
+	if (plugin_state(dc, &admwebhook_plugin) != NULL)
+		(void)admwebhook_plugin.after(dc, &req, resp);
 	fail_alloc_after(SIZE_MAX);
 	req_clear(&req);
 }

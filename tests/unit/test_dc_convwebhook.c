@@ -481,7 +481,7 @@ START_TEST(injected_faults)
 	ck_assert_int_eq(kc_json_parse("{\"verb\":\"get\",\"resource\":\"*\",\"code\":500,"
 	    "\"webhook\":\"rename\"}", 59, &bad, NULL), 0);
 	ck_assert_int_eq(faults_parse(bad, &spec, &st), KC_EBADREQUEST);
-	ck_assert_str_eq(st.message, "webhook: only for the verb convert");
+	ck_assert_str_eq(st.message, "webhook: only for the verbs convert and admit");
 	json_object_put(bad);
 }
 END_TEST
