@@ -113,22 +113,6 @@ struct adm_state {
 	struct session_list	 sessions;
 };
 
-static _printf_(3, 4) void
-textf(char *buf, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-}
-
-static const char *
-str_or_empty(const char *s)
-{
-	return s != NULL ? s : "";
-}
-
 static bool
 str_eq(const char *a, const char *b)
 {
@@ -209,24 +193,29 @@ admwebhook_rule_matches(const struct json_object *rule, const struct admwebhook_
 	return false;
 }
 
-/* A selector of a webhook: absent (not defaulted yet) selects everything. */
+/*
+ * A selector of a webhook (absent, before defaulting: everything): 0, or
+ * KC_EINTERNAL with "Internal error occurred: <why>" in 'st' for one that
+ * does not parse, -ENOMEM.
+ */
 static int
 selector_of(const struct json_object *wh, const char *key, struct kc_label_selector **ret,
     struct kc_status *st)
 {
 	const struct json_object *sel = kc_json_get(wh, key);
+	struct json_object *empty = NULL;
+	struct kc_status pst = { 0 };
+	int r;
 
-	if (sel == NULL) {
-		struct json_object *empty = json_object_new_object();
-		int r;
-
-		if (empty == NULL)
-			return -ENOMEM;
-		r = kc_label_selector_from_json(empty, ret, st);
+	if (sel == NULL && (sel = empty = json_object_new_object()) == NULL)
+		return -ENOMEM;
+	r = kc_label_selector_from_json(sel, ret, &pst);
+	if (empty != NULL)
 		json_object_put(empty);
-		return r;
-	}
-	return kc_label_selector_from_json(sel, ret, st);
+	if (r < 0 && r != -ENOMEM)
+		return kc_status_set(st, KC_EINTERNAL, "Internal error occurred: %s",
+		    pst.message);
+	return r;
 }
 
 /*
@@ -240,17 +229,12 @@ ns_matches(struct dc *dc, const struct json_object *wh, const struct admwebhook_
 {
 	_cleanup_(kc_label_selector_freep) struct kc_label_selector *ls = NULL;
 	const struct json_object *labels;
-	struct kc_status pst = { 0 };
 	int r;
 
 	if (a->ns[0] == '\0' && !a->ns_object)
 		return 1;	/* cluster-scoped: never exempted */
-	if ((r = selector_of(wh, "namespaceSelector", &ls, &pst)) < 0) {
-		if (r == -ENOMEM)
-			return r;
-		return kc_status_set(st, KC_EINTERNAL, "Internal error occurred: %s",
-		    pst.message);
-	}
+	if ((r = selector_of(wh, "namespaceSelector", &ls, st)) < 0)
+		return r;
 	if (kc_label_selector_is_empty(ls))
 		return 1;
 	if (a->ns_object && a->subresource[0] == '\0' &&
@@ -275,15 +259,10 @@ object_matches(const struct json_object *wh, const struct json_object *obj,
     const struct json_object *old, struct kc_status *st)
 {
 	_cleanup_(kc_label_selector_freep) struct kc_label_selector *ls = NULL;
-	struct kc_status pst = { 0 };
 	int r;
 
-	if ((r = selector_of(wh, "objectSelector", &ls, &pst)) < 0) {
-		if (r == -ENOMEM)
-			return r;
-		return kc_status_set(st, KC_EINTERNAL, "Internal error occurred: %s",
-		    pst.message);
-	}
+	if ((r = selector_of(wh, "objectSelector", &ls, st)) < 0)
+		return r;
 	if (kc_label_selector_is_empty(ls))
 		return 1;
 	return (obj != NULL && kc_label_selector_matches_obj(ls, obj)) ||
@@ -319,7 +298,8 @@ should_call(struct dc *dc, const struct dc_rtype *rt, const struct json_object *
 		for (size_t i = 0; i < arr_len(rules) && *ret == NULL; i++) {
 			const struct dc_rtype *t;
 
-			TAILQ_FOREACH(t, &dc->reg.types, link) {
+			for (t = TAILQ_FIRST(&dc->reg.types); t != NULL && *ret == NULL;
+			    t = TAILQ_NEXT(t, link)) {
 				struct admwebhook_attrs ea = *a;
 
 				if (t == rt || t->coll != rt->coll ||
@@ -330,10 +310,8 @@ should_call(struct dc *dc, const struct dc_rtype *rt, const struct json_object *
 				ea.version = t->version;
 				ea.resource = t->plural;
 				if (admwebhook_rule_matches(json_object_array_get_idx(rules, i),
-				    &ea)) {
+				    &ea))
 					*ret = t;
-					break;
-				}
 			}
 		}
 	}
@@ -367,10 +345,10 @@ admwebhook_answer_clear(struct admwebhook_answer *a)
 static void
 gvk_string(const struct json_object *o, char *buf, size_t size)
 {
-	const char *av = str_or_empty(kc_json_str(o, "apiVersion"));
+	const char *av = or_empty(kc_json_str(o, "apiVersion"));
 
-	textf(buf, size, "%s%s, Kind=%s", strchr(av, '/') != NULL ? "" : "/", av,
-	    str_or_empty(kc_json_str(o, "kind")));
+	errors_textf(buf, size, "%s%s, Kind=%s", strchr(av, '/') != NULL ? "" : "/", av,
+	    or_empty(kc_json_str(o, "kind")));
 }
 
 int
@@ -389,7 +367,7 @@ admwebhook_check(const char *review_version, const char *uid, bool mutating,
 	    !json_object_is_type(review, json_type_object)) {
 		if (r == -ENOMEM)
 			return r;
-		textf(err, err_size, "%s", r < 0 ? st.message :
+		errors_textf(err, err_size, "%s", r < 0 ? st.message :
 		    "the response is not a JSON object");
 		r = KC_EPARSE;
 		goto out;
@@ -397,18 +375,18 @@ admwebhook_check(const char *review_version, const char *uid, bool mutating,
 	r = KC_EINTERNAL;
 	resp = kc_json_get(review, "response");
 	if (!json_object_is_type(resp, json_type_object)) {
-		textf(err, err_size, "webhook response was absent");
+		errors_textf(err, err_size, "webhook response was absent");
 		goto out;
 	}
-	if (v1 && !str_eq(str_or_empty(kc_json_str(resp, "uid")), uid)) {
-		textf(err, err_size, "expected response.uid=\"%s\", got \"%s\"", uid,
-		    str_or_empty(kc_json_str(resp, "uid")));
+	if (v1 && !str_eq(or_empty(kc_json_str(resp, "uid")), uid)) {
+		errors_textf(err, err_size, "expected response.uid=\"%s\", got \"%s\"", uid,
+		    or_empty(kc_json_str(resp, "uid")));
 		goto out;
 	}
-	textf(want, sizeof(want), REVIEW_GROUP "/v1, Kind=AdmissionReview");
+	errors_textf(want, sizeof(want), REVIEW_GROUP "/v1, Kind=AdmissionReview");
 	gvk_string(review, got, sizeof(got));
 	if (v1 && strcmp(want, got) != 0) {
-		textf(err, err_size, "expected webhook response of %s, got %s", want, got);
+		errors_textf(err, err_size, "expected webhook response of %s, got %s", want, got);
 		goto out;
 	}
 	patch = kc_json_get(resp, "patch");
@@ -421,26 +399,26 @@ admwebhook_check(const char *review_version, const char *uid, bool mutating,
 		ptype = json_object_get_string(pt);
 	if (mutating) {
 		if (ptext != NULL && ptype == NULL && v1) {
-			textf(err, err_size, "webhook returned response.patch but not "
+			errors_textf(err, err_size, "webhook returned response.patch but not "
 			    "response.patchType");
 			goto out;
 		}
 		if (ptype != NULL && ptext == NULL && v1) {
-			textf(err, err_size, "webhook returned response.patchType but not "
+			errors_textf(err, err_size, "webhook returned response.patchType but not "
 			    "response.patch");
 			goto out;
 		}
 		if (ptype != NULL && ptype[0] == '\0') {
-			textf(err, err_size, "webhook returned invalid response.patchType of \"\"");
+			errors_textf(err, err_size, "webhook returned invalid response.patchType of \"\"");
 			goto out;
 		}
 	} else {
 		if (ptext != NULL) {
-			textf(err, err_size, "validating webhook may not return response.patch");
+			errors_textf(err, err_size, "validating webhook may not return response.patch");
 			goto out;
 		}
 		if (ptype != NULL) {
-			textf(err, err_size, "validating webhook may not return "
+			errors_textf(err, err_size, "validating webhook may not return "
 			    "response.patchType");
 			goto out;
 		}
@@ -468,7 +446,7 @@ admwebhook_check(const char *review_version, const char *uid, bool mutating,
 		size_t rlen = 0;
 
 		if (ptype != NULL && strcmp(ptype, "JSONPatch") != 0) {
-			textf(err, err_size, "unsupported patch type \"%s\"", ptype);
+			errors_textf(err, err_size, "unsupported patch type \"%s\"", ptype);
 			r = KC_EINVALID;
 			goto out;
 		}
@@ -477,7 +455,7 @@ admwebhook_check(const char *review_version, const char *uid, bool mutating,
 		    sizeof(why))) < 0) {
 			if (r == -ENOMEM)
 				goto out;
-			textf(err, err_size, "%s", why[0] != '\0' ? why : "illegal base64 data");
+			errors_textf(err, err_size, "%s", why[0] != '\0' ? why : "illegal base64 data");
 			r = KC_EPARSE;
 			goto out;
 		}
@@ -486,7 +464,7 @@ admwebhook_check(const char *review_version, const char *uid, bool mutating,
 		if (r == -ENOMEM)
 			goto out;
 		if (r < 0 || !json_object_is_type(a.patch, json_type_array)) {
-			textf(err, err_size, "%s", r < 0 ? st.message :
+			errors_textf(err, err_size, "%s", r < 0 ? st.message :
 			    "json: cannot unmarshal into Go value of type jsonpatch.Patch");
 			r = KC_EINVALID;
 			goto out;
@@ -519,12 +497,12 @@ admwebhook_denial(const char *webhook, const struct json_object *result)
 	reason = kc_json_str(o, "reason");
 	(void)kc_sbuf_quoted(q, sizeof(q), webhook);
 	if (msg != NULL && msg[0] != '\0')
-		textf(text, sizeof(text), "admission webhook %s denied the request: %s", q, msg);
+		errors_textf(text, sizeof(text), "admission webhook %s denied the request: %s", q, msg);
 	else if (reason != NULL && reason[0] != '\0')
-		textf(text, sizeof(text), "admission webhook %s denied the request: %s", q,
+		errors_textf(text, sizeof(text), "admission webhook %s denied the request: %s", q,
 		    reason);
 	else
-		textf(text, sizeof(text), "admission webhook %s denied the request without "
+		errors_textf(text, sizeof(text), "admission webhook %s denied the request without "
 		    "explanation", q);
 	if (kc_json_set_str(o, "message", text) < 0 ||
 	    (code < 400 && kc_json_set_int(o, "code", 400) < 0) ||
@@ -610,7 +588,7 @@ answer_fail(struct answer *an, const char *fmt, ...)
 	va_start(ap, fmt);
 	(void)vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
-	textf(text, sizeof(text), "failed calling webhook %s: %s",
+	errors_textf(text, sizeof(text), "failed calling webhook %s: %s",
 	    kc_sbuf_quoted(q, sizeof(q), an->webhook), reason);
 	kc_free(an->error);
 	an->out = O_CALL_ERROR;
@@ -798,7 +776,7 @@ review_new(const struct dc_write_ctx *wc, const struct dc_rtype *inv,
 	if ((r = view_or_null(inv, obj, &vo)) < 0 || (r = view_or_null(inv, wc->old, &vold)) < 0)
 		goto out;
 	r = -ENOMEM;
-	textf(av, sizeof(av), REVIEW_GROUP "/%s", an->review_version);
+	errors_textf(av, sizeof(av), REVIEW_GROUP "/%s", an->review_version);
 	if ((o = json_object_new_object()) == NULL ||
 	    kc_json_set_str(o, "kind", "AdmissionReview") < 0 ||
 	    kc_json_set_str(o, "apiVersion", av) < 0 ||
@@ -882,7 +860,7 @@ answer_start(struct adm_state *s, struct session *se, const struct dc_write_ctx 
 		return -ENOMEM;
 	memcpy(an->key, key, klen + 1);
 	an->mutating = mutating;
-	(void)kc_strlcpy(an->webhook, str_or_empty(kc_json_str(wh, "name")),
+	(void)kc_strlcpy(an->webhook, or_empty(kc_json_str(wh, "name")),
 	    sizeof(an->webhook));
 	api_uuid(an->uid);
 	if (timeout < 1 || timeout > ADMWEBHOOK_TIMEOUT_MAX_S)
@@ -895,7 +873,7 @@ answer_start(struct adm_state *s, struct session *se, const struct dc_write_ctx 
 		kc_buf_init(&b, 1024);
 		for (size_t i = 0; i < arr_len(vs); i++)
 			if (kc_buf_printf(&b, "%s%s", i > 0 ? " " : "",
-			    str_or_empty(arr_str(vs, i))) < 0)
+			    or_empty(arr_str(vs, i))) < 0)
 				break;
 		list = kc_buf_take(&b, NULL);
 		r = answer_fail(an, "could not create admission objects: unsupported admission "
@@ -920,7 +898,7 @@ answer_start(struct adm_state *s, struct session *se, const struct dc_write_ctx 
 		s->dc->hooks.adm_fault(s->dc, an->webhook, &an->fault);
 	an->call.hold_until_ms = kc_clock_now_ms() + an->fault.delay_ms;
 	if (r == 0 && an->fault.wrong == DC_CONV_UNREACHABLE) {
-		textf(why, sizeof(why), "dial tcp %s: connect: connection refused (injected)",
+		errors_textf(why, sizeof(why), "dial tcp %s: connect: connection refused (injected)",
 		    an->call.connect[0] != '\0' ? an->call.connect :
 		    an->call.rc.server + strlen("https://"));
 		r = KC_EINTERNAL;
@@ -931,7 +909,7 @@ answer_start(struct adm_state *s, struct session *se, const struct dc_write_ctx 
 		    ADMWEBHOOK_RESP_MAX, answer_done, an, &st);
 		body = NULL;
 		if (r < 0 && r != -ENOMEM)
-			textf(why, sizeof(why), "%s", transport_reason(r, &st));
+			errors_textf(why, sizeof(why), "%s", transport_reason(r, &st));
 	}
 	kc_free(body);
 	if (r == -ENOMEM) {
@@ -1069,9 +1047,9 @@ static void
 answer_key(bool mutating, const struct json_object *cfg, const struct json_object *wh,
     const struct admwebhook_attrs *a, const char *name, char *key, size_t size)
 {
-	textf(key, size, "%c/%s/%s/%s/%s", mutating ? 'm' : 'v',
-	    str_or_empty(kc_json_str(cfg, "metadata", "name")),
-	    str_or_empty(kc_json_str(wh, "name")), a->ns,
+	errors_textf(key, size, "%c/%s/%s/%s/%s", mutating ? 'm' : 'v',
+	    or_empty(kc_json_str(cfg, "metadata", "name")),
+	    or_empty(kc_json_str(wh, "name")), a->ns,
 	    strcmp(a->op, "CREATE") == 0 ? "" : name);
 }
 
@@ -1126,7 +1104,7 @@ phase(struct adm_state *s, struct session *se, struct dc_write_ctx *wc,
 			    !str_eq(se_class, "NoneOnDryRun")) {
 				r = kc_status_set(st, KC_EBADREQUEST, "admission webhook %s does not "
 				    "support dry run", kc_sbuf_quoted(q, sizeof(q),
-				    str_or_empty(kc_json_str(wh, "name"))));
+				    or_empty(kc_json_str(wh, "name"))));
 				goto out;
 			}
 			answer_key(mutating, cfgs[i], wh, a, name, key, sizeof(key));
@@ -1217,13 +1195,13 @@ adm_admit(struct dc_write_ctx *wc, struct json_object *obj, struct kc_status *st
 	if (!configured(s->dc, MUTATING) && !configured(s->dc, VALIDATING))
 		return 0;
 	/* Copies: a mutating webhook's patch replaces the object's members. */
-	(void)kc_strlcpy(name, str_or_empty(kc_json_str(which, "metadata", "name")),
+	(void)kc_strlcpy(name, or_empty(kc_json_str(which, "metadata", "name")),
 	    sizeof(name));
-	(void)kc_strlcpy(ns, wc->rt->namespaced ? str_or_empty(kc_json_str(which, "metadata",
+	(void)kc_strlcpy(ns, wc->rt->namespaced ? or_empty(kc_json_str(which, "metadata",
 	    "namespace")) : "", sizeof(ns));
 	a = (struct admwebhook_attrs){
 		.op = op_names[wc->op], .group = wc->rt->group, .version = wc->rt->version,
-		.resource = wc->rt->plural, .subresource = str_or_empty(wc->subresource),
+		.resource = wc->rt->plural, .subresource = or_empty(wc->subresource),
 		.ns = ns,
 		.ns_object = wc->rt->group[0] == '\0' && strcmp(wc->rt->plural, "namespaces") == 0,
 	};
@@ -1290,9 +1268,9 @@ check_enum(struct dc_errs *errs, const struct json_object *wh, const char *key,
     const char *at, const char *const *supported, const char *required)
 {
 	const char *v = kc_json_str(wh, key);
-	char field[256];
+	char field[320];
 
-	textf(field, sizeof(field), "%s.%s", at, key);
+	errors_textf(field, sizeof(field), "%s.%s", at, key);
 	if (v == NULL) {
 		if (required != NULL)
 			errs_required(errs, field, required);
@@ -1308,9 +1286,9 @@ static void
 check_list(struct dc_errs *errs, const struct json_object *rule, const char *key,
     const char *at)
 {
-	char field[256];
+	char field[320];
 
-	textf(field, sizeof(field), "%s.%s", at, key);
+	errors_textf(field, sizeof(field), "%s.%s", at, key);
 	if (arr_len(kc_json_get(rule, key)) == 0)
 		errs_required(errs, field, "");
 }
@@ -1321,7 +1299,7 @@ check_rule(struct dc_errs *errs, const struct json_object *rule, const char *at)
 	static const char *const ops[] = { "*", "CONNECT", "CREATE", "DELETE", "UPDATE", NULL };
 	static const char *const scopes[] = { "*", "Cluster", "Namespaced", NULL };
 	const struct json_object *o = kc_json_get(rule, "operations");
-	char field[256];
+	char field[320];
 
 	check_list(errs, rule, "operations", at);
 	if (arr_len(o) > 1 && list_has(o, "*")) {
@@ -1330,21 +1308,21 @@ check_rule(struct dc_errs *errs, const struct json_object *rule, const char *at)
 		for (size_t i = 0; i < arr_len(o); i++) {
 			(void)kc_strlcat(list, i > 0 ? ", " : "", sizeof(list));
 			(void)kc_strlcat(list, kc_sbuf_quoted(q, sizeof(q),
-			    str_or_empty(arr_str(o, i))), sizeof(list));
+			    or_empty(arr_str(o, i))), sizeof(list));
 		}
-		textf(field, sizeof(field), "%s.operations", at);
+		errors_textf(field, sizeof(field), "%s.operations", at);
 		errs_add(errs, "Invalid", field, "Invalid value: []admissionregistration."
 		    "OperationType{%s}: if '*' is present, must not specify other operations",
 		    list);
 	}
 	for (size_t i = 0; i < arr_len(o); i++) {
-		const char *v = str_or_empty(arr_str(o, i));
+		const char *v = or_empty(arr_str(o, i));
 		bool ok = false;
 
 		for (size_t k = 0; ops[k] != NULL; k++)
 			ok = ok || strcmp(ops[k], v) == 0;
 		if (!ok) {
-			textf(field, sizeof(field), "%s.operations[%zu]", at, i);
+			errors_textf(field, sizeof(field), "%s.operations[%zu]", at, i);
 			errs_unsupported(errs, field, v, ops);
 		}
 	}
@@ -1361,12 +1339,12 @@ check_selector(struct dc_errs *errs, const struct json_object *wh, const char *k
 	_cleanup_(kc_label_selector_freep) struct kc_label_selector *ls = NULL;
 	struct kc_status st = { 0 };
 	const struct json_object *sel = kc_json_get(wh, key);
-	char field[256];
+	char field[320];
 
 	if (sel == NULL || kc_label_selector_from_json(sel, &ls, &st) == 0 ||
 	    st.message[0] == '\0')
 		return;
-	textf(field, sizeof(field), "%s.%s", at, key);
+	errors_textf(field, sizeof(field), "%s.%s", at, key);
 	errs_add(errs, "Invalid", field, "Invalid value: %s", st.message);
 }
 
@@ -1376,15 +1354,15 @@ check_client(struct dc_errs *errs, const struct json_object *wh, const char *at)
 	const struct json_object *cc = kc_json_get(wh, "clientConfig");
 	const char *url = kc_json_str(cc, "url");
 	const struct json_object *svc = kc_json_get(cc, "service");
-	char field[256];
+	char field[320];
 
-	textf(field, sizeof(field), "%s.clientConfig", at);
+	errors_textf(field, sizeof(field), "%s.clientConfig", at);
 	if ((url != NULL) == (svc != NULL)) {
 		errs_required(errs, field, "exactly one of url or service is required");
 		return;
 	}
 	if (url != NULL) {
-		textf(field, sizeof(field), "%s.clientConfig.url", at);
+		errors_textf(field, sizeof(field), "%s.clientConfig.url", at);
 		if (strncmp(url, "https://", 8) != 0) {
 			char q[WHCALL_URL_MAX + 8];
 
@@ -1397,26 +1375,26 @@ check_client(struct dc_errs *errs, const struct json_object *wh, const char *at)
 		const char *path = kc_json_str(svc, "path");
 		int64_t port = kc_json_int(svc, 443, "port");
 
-		if (str_or_empty(kc_json_str(svc, "name"))[0] == '\0') {
-			textf(field, sizeof(field), "%s.clientConfig.service.name", at);
+		if (or_empty(kc_json_str(svc, "name"))[0] == '\0') {
+			errors_textf(field, sizeof(field), "%s.clientConfig.service.name", at);
 			errs_required(errs, field, "service name is required");
 		}
-		if (str_or_empty(kc_json_str(svc, "namespace"))[0] == '\0') {
-			textf(field, sizeof(field), "%s.clientConfig.service.namespace", at);
+		if (or_empty(kc_json_str(svc, "namespace"))[0] == '\0') {
+			errors_textf(field, sizeof(field), "%s.clientConfig.service.namespace", at);
 			errs_required(errs, field, "service namespace is required");
 		}
 		if (path != NULL && path[0] != '/') {
 			char q[WHCALL_URL_MAX + 8];
 
-			textf(field, sizeof(field), "%s.clientConfig.service.path", at);
+			errors_textf(field, sizeof(field), "%s.clientConfig.service.path", at);
 			errs_invalid(errs, field, kc_sbuf_quoted(q, sizeof(q), path),
 			    "must start with a '/'");
 		}
 		if (port < 1 || port > 65535) {
 			char v[32];
 
-			textf(field, sizeof(field), "%s.clientConfig.service.port", at);
-			textf(v, sizeof(v), "%" PRId64, port);
+			errors_textf(field, sizeof(field), "%s.clientConfig.service.port", at);
+			errors_textf(v, sizeof(v), "%" PRId64, port);
 			errs_invalid(errs, field, v, "port is not valid: must be between 1 and "
 			    "65535, inclusive");
 		}
@@ -1470,12 +1448,12 @@ config_validate(struct dc_write_ctx *wc, const struct json_object *obj,
 		const struct json_object *wh = json_object_array_get_idx(whs, i);
 		const struct json_object *rules = kc_json_get(wh, "rules");
 		const struct json_object *vs = kc_json_get(wh, "admissionReviewVersions");
-		const char *name = str_or_empty(kc_json_str(wh, "name"));
+		const char *name = or_empty(kc_json_str(wh, "name"));
 		char at[64], field[256], q[DC_SEGMENT_MAX + 8];
 		int64_t t;
 
-		textf(at, sizeof(at), "webhooks[%zu]", i);
-		textf(field, sizeof(field), "%s.name", at);
+		errors_textf(at, sizeof(at), "webhooks[%zu]", i);
+		errors_textf(field, sizeof(field), "%s.name", at);
 		check_name(errs, name, field);
 		for (size_t k = 0; k < i; k++)
 			if (str_eq(kc_json_str(json_object_array_get_idx(whs, k), "name"), name)) {
@@ -1483,7 +1461,7 @@ config_validate(struct dc_write_ctx *wc, const struct json_object *obj,
 				break;
 			}
 		for (size_t j = 0; j < arr_len(rules); j++) {
-			textf(field, sizeof(field), "%s.rules[%zu]", at, j);
+			errors_textf(field, sizeof(field), "%s.rules[%zu]", at, j);
 			check_rule(errs, json_object_array_get_idx(rules, j), field);
 		}
 		check_enum(errs, wh, "failurePolicy", at, fps, NULL);
@@ -1496,12 +1474,12 @@ config_validate(struct dc_write_ctx *wc, const struct json_object *obj,
 		if (t < 1 || t > ADMWEBHOOK_TIMEOUT_MAX_S) {
 			char v[32];
 
-			textf(field, sizeof(field), "%s.timeoutSeconds", at);
-			textf(v, sizeof(v), "%" PRId64, t);
+			errors_textf(field, sizeof(field), "%s.timeoutSeconds", at);
+			errors_textf(v, sizeof(v), "%" PRId64, t);
 			errs_invalid(errs, field, v, "the timeout value must be between 1 and 30 "
 			    "seconds");
 		}
-		textf(field, sizeof(field), "%s.admissionReviewVersions", at);
+		errors_textf(field, sizeof(field), "%s.admissionReviewVersions", at);
 		if (arr_len(vs) == 0)
 			errs_required(errs, field, "must specify one of v1, v1beta1");
 		else if (review_version(wh) == NULL) {
@@ -1510,7 +1488,7 @@ config_validate(struct dc_write_ctx *wc, const struct json_object *obj,
 			for (size_t k = 0; k < arr_len(vs); k++) {
 				(void)kc_strlcat(list, k > 0 ? ", " : "", sizeof(list));
 				(void)kc_strlcat(list, kc_sbuf_quoted(q, sizeof(q),
-				    str_or_empty(arr_str(vs, k))), sizeof(list));
+				    or_empty(arr_str(vs, k))), sizeof(list));
 			}
 			errs_add(errs, "Invalid", field, "Invalid value: []string{%s}: "
 			    "must include at least one of v1, v1beta1", list);

@@ -32,7 +32,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -96,19 +95,6 @@ struct cw_state {
 	struct whrun		 run;		/* the calls under way */
 };
 
-/* snprintf() into a message buffer: cut when it does not fit. */
-static _printf_(3, 4) int
-textf(char *buf, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-	return n;
-}
-
 static bool
 str_eq(const char *a, const char *b)
 {
@@ -150,7 +136,7 @@ convwebhook_review(const char *review_version, const char *uid, const char *desi
 	struct json_object *o = json_object_new_object(), *req, *resp, *arr;
 	char av[32];
 
-	(void)textf(av, sizeof(av), REVIEW_GROUP "/%s", review_version);
+	errors_textf(av, sizeof(av), REVIEW_GROUP "/%s", review_version);
 	if (o == NULL || kc_json_set_str(o, "kind", "ConversionReview") < 0 ||
 	    kc_json_set_str(o, "apiVersion", av) < 0 ||
 	    (req = kc_json_ensure_obj(o, "request")) == NULL ||
@@ -192,25 +178,19 @@ go_type(const struct json_object *v)
 	}
 }
 
-static const char *
-str_or_empty(const char *s)
-{
-	return s != NULL ? s : "";
-}
-
 /* "trainyard.dev/v1alpha1, Kind=Run" of an object, as Go prints a GVK. */
 static void
 gvk_of(const struct json_object *o, char *buf, size_t size)
 {
-	(void)textf(buf, size, "%s, Kind=%s", str_or_empty(kc_json_str(o, "apiVersion")),
-	    str_or_empty(kc_json_str(o, "kind")));
+	errors_textf(buf, size, "%s, Kind=%s", or_empty(kc_json_str(o, "apiVersion")),
+	    or_empty(kc_json_str(o, "kind")));
 }
 
 /* "trainyard.dev/v1beta1" as Go prints a GroupVersion ("v1" for the core). */
 static const char *
 gv_of(const struct json_object *o)
 {
-	return str_or_empty(kc_json_str(o, "apiVersion"));
+	return or_empty(kc_json_str(o, "apiVersion"));
 }
 
 /* validateConvertedObject: "" when 'out' may stand for 'in'. */
@@ -233,9 +213,9 @@ validate_converted(const struct json_object *in, const struct json_object *out, 
 			a = kc_json_str(in, "metadata", fields[i][0]);
 			b = kc_json_str(out, "metadata", fields[i][0]);
 		}
-		if (strcmp(str_or_empty(a), str_or_empty(b)) != 0) {
-			(void)textf(err, size, "must have the same %s: %s != %s", fields[i][1],
-			    str_or_empty(a), str_or_empty(b));
+		if (strcmp(or_empty(a), or_empty(b)) != 0) {
+			errors_textf(err, size, "must have the same %s: %s != %s", fields[i][1],
+			    or_empty(a), or_empty(b));
 			return -1;
 		}
 	}
@@ -257,12 +237,12 @@ restore_field(const char *fld, const struct json_object *orig, const struct json
 	bool changed;
 
 	if (!json_object_is_type(got, json_type_object)) {
-		(void)textf(err, size, "invalid metadata.%s of type %s in converted object", fld,
+		errors_textf(err, size, "invalid metadata.%s of type %s in converted object", fld,
 		    go_type(got));
 		return -1;
 	}
 	if (orig != NULL && !json_object_is_type(orig, json_type_object)) {
-		(void)textf(err, size, "invalid metadata.%s of type %s in original object", fld,
+		errors_textf(err, size, "invalid metadata.%s of type %s in original object", fld,
 		    go_type(orig));
 		return -1;
 	}
@@ -272,7 +252,7 @@ restore_field(const char *fld, const struct json_object *orig, const struct json
 		struct json_object *was = orig != NULL ? kc_json_get(orig, k) : NULL;
 
 		if (!json_object_is_type(v, json_type_string)) {
-			(void)textf(err, size, "metadata.%s[%s] must be a string, but is %s in "
+			errors_textf(err, size, "metadata.%s[%s] must be a string, but is %s in "
 			    "converted object", fld, k, go_type(v));
 			return -1;
 		}
@@ -311,11 +291,11 @@ restore_meta(const struct json_object *in, struct json_object *out, char *err, s
 	int r = 0;
 
 	if (rmeta == NULL && !json_object_object_get_ex(out, "metadata", NULL)) {
-		(void)textf(err, size, "missing metadata in converted object");
+		errors_textf(err, size, "missing metadata in converted object");
 		return -1;
 	}
 	if (!json_object_is_type(rmeta, json_type_object)) {
-		(void)textf(err, size, "invalid metadata of type %s in converted object",
+		errors_textf(err, size, "invalid metadata of type %s in converted object",
 		    go_type(rmeta));
 		return -1;
 	}
@@ -357,44 +337,44 @@ convwebhook_check(const char *review_version, const char *uid, const char *desir
 	gvk_of(objs[0], gvk, sizeof(gvk));
 	if (kc_json_parse(body, len, &review, &st) < 0 ||
 	    !json_object_is_type(review, json_type_object)) {
-		(void)textf(err, err_size, "conversion webhook for %s failed: %s", gvk,
+		errors_textf(err, err_size, "conversion webhook for %s failed: %s", gvk,
 		    st.message[0] != '\0' ? st.message : "the response is not a JSON object");
 		goto out;
 	}
-	(void)textf(want, sizeof(want), REVIEW_GROUP "/%s, Kind=ConversionReview",
+	errors_textf(want, sizeof(want), REVIEW_GROUP "/%s, Kind=ConversionReview",
 	    review_version);
 	gvk_of(review, got, sizeof(got));
 	if (strcmp(want, got) != 0) {
-		(void)textf(err, err_size, "conversion webhook for %s failed: expected webhook "
+		errors_textf(err, err_size, "conversion webhook for %s failed: expected webhook "
 		    "response of %s, got %s", gvk, want, got);
 		goto out;
 	}
 	if (!json_object_is_type((resp = kc_json_get(review, "response")), json_type_object)) {
-		(void)textf(err, err_size, "conversion webhook for %s failed: no response "
+		errors_textf(err, err_size, "conversion webhook for %s failed: no response "
 		    "provided", gvk);
 		goto out;
 	}
-	if (strcmp(str_or_empty(kc_json_str(resp, "uid")), uid) != 0) {
-		(void)textf(err, err_size, "conversion webhook for %s failed: expected "
+	if (strcmp(or_empty(kc_json_str(resp, "uid")), uid) != 0) {
+		errors_textf(err, err_size, "conversion webhook for %s failed: expected "
 		    "response.uid=\"%s\", got \"%s\"", gvk, uid,
-		    str_or_empty(kc_json_str(resp, "uid")));
+		    or_empty(kc_json_str(resp, "uid")));
 		goto out;
 	}
-	status = str_or_empty(kc_json_str(resp, "result", "status"));
+	status = or_empty(kc_json_str(resp, "result", "status"));
 	if (strcmp(status, "Success") != 0) {
 		msg = kc_json_str(resp, "result", "message");
 		if (msg != NULL && msg[0] != '\0')
-			(void)textf(err, err_size, "conversion webhook for %s failed: %s", gvk,
+			errors_textf(err, err_size, "conversion webhook for %s failed: %s", gvk,
 			    msg);
 		else
-			(void)textf(err, err_size, "conversion webhook for %s failed: "
+			errors_textf(err, err_size, "conversion webhook for %s failed: "
 			    "response.result.status was '%s', not 'Success'", gvk, status);
 		goto out;
 	}
 	conv = kc_json_get(resp, "convertedObjects");
 	nconv = json_object_is_type(conv, json_type_array) ? json_object_array_length(conv) : 0;
 	if (nconv != n) {
-		(void)textf(err, err_size, "conversion webhook for %s returned %zu objects, "
+		errors_textf(err, err_size, "conversion webhook for %s returned %zu objects, "
 		    "expected %zu", gvk, nconv, n);
 		goto out;
 	}
@@ -408,35 +388,35 @@ convwebhook_check(const char *review_version, const char *uid, const char *desir
 		char at[48];
 
 		if (n == 1)
-			(void)textf(at, sizeof(at), " at index 0");
+			errors_textf(at, sizeof(at), " at index 0");
 		else
-			(void)textf(at, sizeof(at), " at index %zu", i + 1);
+			errors_textf(at, sizeof(at), " at index %zu", i + 1);
 		if (!json_object_is_type(c, json_type_object)) {
-			(void)textf(err, err_size, "conversion webhook for %s returned %s at "
+			errors_textf(err, err_size, "conversion webhook for %s returned %s at "
 			    "index %zu: Object 'Kind' is missing in value of type %s", gvk, what, i,
 			    go_type(c));
 			goto out;
 		}
 		if (strcmp(gv_of(c), desired) != 0) {
-			(void)textf(err, err_size, "conversion webhook for %s returned %s%s: "
+			errors_textf(err, err_size, "conversion webhook for %s returned %s%s: "
 			    "invalid groupVersion (expected %s, received %s)", gvk, what, at,
 			    desired, gv_of(c));
 			goto out;
 		}
-		if (strcmp(str_or_empty(kc_json_str(c, "kind")),
-		    str_or_empty(kc_json_str(objs[i], "kind"))) != 0) {
-			(void)textf(err, err_size, "conversion webhook for %s returned %s%s: "
+		if (strcmp(or_empty(kc_json_str(c, "kind")),
+		    or_empty(kc_json_str(objs[i], "kind"))) != 0) {
+			errors_textf(err, err_size, "conversion webhook for %s returned %s%s: "
 			    "invalid kind (expected %s, received %s)", gvk, what, at,
-			    str_or_empty(kc_json_str(objs[i], "kind")),
-			    str_or_empty(kc_json_str(c, "kind")));
+			    or_empty(kc_json_str(objs[i], "kind")),
+			    or_empty(kc_json_str(c, "kind")));
 			goto out;
 		}
 		if (validate_converted(objs[i], c, why, sizeof(why)) < 0) {
 			if (n == 1)
-				(void)textf(err, err_size, "conversion webhook for %s returned "
+				errors_textf(err, err_size, "conversion webhook for %s returned "
 				    "invalid object: %s", gvk, why);
 			else
-				(void)textf(err, err_size, "conversion webhook for %s returned "
+				errors_textf(err, err_size, "conversion webhook for %s returned "
 				    "invalid converted object at index %zu: %s", gvk, i + 1, why);
 			goto out;
 		}
@@ -449,10 +429,10 @@ convwebhook_check(const char *review_version, const char *uid, const char *desir
 				goto out;
 			r = KC_EINTERNAL;
 			if (n == 1)
-				(void)textf(err, err_size, "conversion webhook for %s returned "
+				errors_textf(err, err_size, "conversion webhook for %s returned "
 				    "invalid metadata: %s", gvk, why);
 			else
-				(void)textf(err, err_size, "conversion webhook for %s returned "
+				errors_textf(err, err_size, "conversion webhook for %s returned "
 				    "invalid metadata in object at index %zu: %s", gvk, i + 1, why);
 			goto out;
 		}
@@ -545,7 +525,7 @@ key_of(const struct json_object *obj, const char *desired, bool raw, char *key, 
 		return -ENOMEM;
 	h = kc_fnv1a64(KC_FNV1A64_INIT, text, len);
 	kc_free(text);
-	(void)textf(key, size, "%016" PRIx64 ":%zu:%s%s", h, len, raw ? "raw:" : "", desired);
+	errors_textf(key, size, "%016" PRIx64 ":%zu:%s%s", h, len, raw ? "raw:" : "", desired);
 	return 0;
 }
 
@@ -642,7 +622,7 @@ batch_send(struct cw_state *s, struct batch *b)
 
 	gvk_of(b->objs[0], gvk, sizeof(gvk));
 	if (rv == NULL) {
-		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: webhook does "
+		errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: webhook does "
 		    "not accept v1 or v1beta1 ConversionReview", gvk);
 		batch_fail(s, b, msg);
 		return 0;
@@ -650,7 +630,7 @@ batch_send(struct cw_state *s, struct batch *b)
 	(void)kc_strlcpy(b->review_version, rv, sizeof(b->review_version));
 	api_uuid(b->uid);
 	if (s->dc->hooks.conv_fault != NULL)
-		s->dc->hooks.conv_fault(s->dc, str_or_empty(kc_json_str(b->crd, "metadata", "name")),
+		s->dc->hooks.conv_fault(s->dc, or_empty(kc_json_str(b->crd, "metadata", "name")),
 		    &b->fault);
 	b->call.hold_until_ms = kc_clock_now_ms() + b->fault.delay_ms;
 	if ((r = whcall_resolve(s->dc, &b->call, kc_json_get(b->crd, "spec", "conversion",
@@ -658,13 +638,13 @@ batch_send(struct cw_state *s, struct batch *b)
 	    sizeof(why))) == -ENOMEM)
 		return r;
 	if (r == 0 && b->fault.wrong == DC_CONV_UNREACHABLE) {
-		(void)textf(why, sizeof(why), "dial tcp %s: connect: connection refused "
+		errors_textf(why, sizeof(why), "dial tcp %s: connect: connection refused "
 		    "(injected)", b->call.connect[0] != '\0' ? b->call.connect :
 		    b->call.rc.server + strlen("https://"));
 		r = KC_EINTERNAL;
 	}
 	if (r < 0) {
-		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: Post \"%s\": %s",
+		errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: Post \"%s\": %s",
 		    gvk, b->call.url, why);
 		batch_fail(s, b, msg);
 		return 0;
@@ -681,7 +661,7 @@ batch_send(struct cw_state *s, struct batch *b)
 	    CONVWEBHOOK_RESP_MAX, call_done, s, &st)) < 0) {
 		if (r == -ENOMEM)
 			return r;
-		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: Post \"%s\": %s",
+		errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: Post \"%s\": %s",
 		    gvk, b->call.url, st.message);
 		batch_fail(s, b, msg);
 		return 0;
@@ -747,20 +727,20 @@ batch_done(struct cw_state *s, struct batch *b, int r, const struct kc_status *s
 
 	gvk_of(b->objs[0], gvk, sizeof(gvk));
 	if (r < 0) {
-		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: Post \"%s\": %s",
+		errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: Post \"%s\": %s",
 		    gvk, b->call.url, st->message[0] != '\0' ? st->message : kc_strerror(r));
 		batch_fail(s, b, msg);
 		return;
 	}
 	if (b->call.resp.status < 200 || b->call.resp.status > 299) {
-		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: the server "
+		errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: the server "
 		    "responded with the status code %d but did not return more information", gvk,
 		    b->call.resp.status);
 		batch_fail(s, b, msg);
 		return;
 	}
 	if (b->fault.wrong != DC_CONV_RIGHT && (r = answer_break(b)) < 0) {
-		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: %s", gvk,
+		errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: %s", gvk,
 		    kc_strerror(r));
 		batch_fail(s, b, msg);
 		return;
@@ -769,7 +749,7 @@ batch_done(struct cw_state *s, struct batch *b, int r, const struct kc_status *s
 	    b->call.resp.body.data : "", b->call.resp.body.len, (const struct json_object *const *)b->objs,
 	    b->n, &out, msg, sizeof(msg));
 	if (r == -ENOMEM) {
-		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: %s", gvk,
+		errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: %s", gvk,
 		    kc_strerror(r));
 		batch_fail(s, b, msg);
 		return;
@@ -783,7 +763,7 @@ batch_done(struct cw_state *s, struct batch *b, int r, const struct kc_status *s
 	for (size_t i = 0; i < b->n; i++) {
 		if (tschema != NULL && (schema_prune(tschema, out[i], NULL) < 0 ||
 		    schema_default(tschema, out[i]) < 0)) {
-			(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: %s",
+			errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: %s",
 			    gvk, kc_strerror(-ENOMEM));
 			(void)entry_put(s, b->keys[i], NULL, msg);
 			continue;

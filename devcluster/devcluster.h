@@ -88,6 +88,13 @@
 #define DC_PLUGINS_MAX		32		/* rows of the plug-in table */
 #define DC_CONV_PASSES_MAX	16		/* passes of a request for conversions */
 
+/* 's', or "" for NULL. */
+static inline const char *
+or_empty(const char *s)
+{
+	return s != NULL ? s : "";
+}
+
 struct dc;
 struct dc_api;
 struct dc_auth;
@@ -1382,6 +1389,8 @@ int	 api_record_event(struct dc *, const struct api_event *) _must_check_;
 int	 api_namespace_terminate(struct dc *, const char *ns);
 
 /* errors.c */
+/* snprintf() of a message into 'buf': cut when it does not fit. */
+void	 errors_textf(char *buf, size_t size, const char *fmt, ...) _printf_(3, 4);
 /*
  * A Status body for 'code' (KC_E*; HTTP code and reason from the table,
  * 400 for KC_EPARSE and -EINVAL, 413 for -E2BIG, else 500). 'details' is

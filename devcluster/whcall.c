@@ -15,7 +15,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,22 +26,6 @@
 
 #include "devcluster.h"
 #include "whcall.h"
-
-static _printf_(3, 4) void
-textf(char *buf, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-}
-
-static const char *
-str_or_empty(const char *s)
-{
-	return s != NULL ? s : "";
-}
 
 uint64_t
 whcall_seq(struct dc *dc)
@@ -72,7 +55,7 @@ endpoint_of(struct dc *dc, const char *ns, const char *name, int64_t port, char 
 
 	svc = svc_rt != NULL ? coll_get(svc_rt->coll, ns, name) : NULL;
 	if (svc == NULL) {
-		textf(why, size, "service \"%s\" not found", name);
+		errors_textf(why, size, "service \"%s\" not found", name);
 		return KC_EINTERNAL;
 	}
 	ports = kc_json_get(svc, "spec", "ports");
@@ -86,14 +69,14 @@ endpoint_of(struct dc *dc, const char *ns, const char *name, int64_t port, char 
 		}
 	}
 	if (sp == NULL) {
-		textf(why, size, "no service port %" PRId64 " found for service \"%s\"", port,
+		errors_textf(why, size, "no service port %" PRId64 " found for service \"%s\"", port,
 		    name);
 		return KC_EINTERNAL;
 	}
-	pname = str_or_empty(kc_json_str(sp, "name"));
+	pname = or_empty(kc_json_str(sp, "name"));
 	ep = ep_rt != NULL ? coll_get(ep_rt->coll, ns, name) : NULL;
 	if (ep == NULL) {
-		textf(why, size, "endpoints \"%s\" not found", name);
+		errors_textf(why, size, "endpoints \"%s\" not found", name);
 		return KC_EINTERNAL;
 	}
 	subsets = kc_json_get(ep, "subsets");
@@ -108,7 +91,7 @@ endpoint_of(struct dc *dc, const char *ns, const char *name, int64_t port, char 
 		    j < json_object_array_length(eps); j++) {
 			const struct json_object *e = json_object_array_get_idx(eps, j);
 
-			if (strcmp(str_or_empty(kc_json_str(e, "name")), pname) == 0) {
+			if (strcmp(or_empty(kc_json_str(e, "name")), pname) == 0) {
 				target = kc_json_int(e, 0, "port");
 				break;
 			}
@@ -118,10 +101,10 @@ endpoint_of(struct dc *dc, const char *ns, const char *name, int64_t port, char 
 			ip = kc_json_str(json_object_array_get_idx(addrs, 0), "ip");
 	}
 	if (ip == NULL || target <= 0) {
-		textf(why, size, "no endpoints available for service \"%s\"", name);
+		errors_textf(why, size, "no endpoints available for service \"%s\"", name);
 		return KC_EINTERNAL;
 	}
-	textf(connect, csize, strchr(ip, ':') != NULL ? "[%s]:%" PRId64 : "%s:%" PRId64, ip,
+	errors_textf(connect, csize, strchr(ip, ':') != NULL ? "[%s]:%" PRId64 : "%s:%" PRId64, ip,
 	    target);
 	return 0;
 }
@@ -136,7 +119,7 @@ whcall_resolve(struct dc *dc, struct whcall *c, const struct json_object *cc,
 
 	if (ca != NULL && ca[0] != '\0' &&
 	    kc_base64_decode(ca, strlen(ca), 0, &c->ca, NULL, NULL, 0) < 0) {
-		textf(why, size, "invalid caBundle");
+		errors_textf(why, size, "invalid caBundle");
 		return KC_EINTERNAL;
 	}
 	if (url != NULL) {
@@ -146,30 +129,30 @@ whcall_resolve(struct dc *dc, struct whcall *c, const struct json_object *cc,
 		const char *sep;
 
 		if (p == NULL || hl >= sizeof(server)) {
-			textf(why, size, "invalid webhook URL");
+			errors_textf(why, size, "invalid webhook URL");
 			return KC_EINTERNAL;
 		}
 		memcpy(server, url, hl);
 		server[hl] = '\0';
 		sep = slash != NULL && strchr(slash, '?') != NULL ? "&" : "?";
-		textf(c->path, sizeof(c->path), "%s%stimeout=%us", slash != NULL ? slash : "/",
+		errors_textf(c->path, sizeof(c->path), "%s%stimeout=%us", slash != NULL ? slash : "/",
 		    sep, timeout_s);
-		textf(c->url, sizeof(c->url), "%s%s", server, c->path);
+		errors_textf(c->url, sizeof(c->url), "%s%s", server, c->path);
 		c->connect[0] = '\0';
 	} else {
-		const char *ns = str_or_empty(kc_json_str(cc, "service", "namespace"));
-		const char *name = str_or_empty(kc_json_str(cc, "service", "name"));
+		const char *ns = or_empty(kc_json_str(cc, "service", "namespace"));
+		const char *name = or_empty(kc_json_str(cc, "service", "name"));
 		const char *path = kc_json_str(cc, "service", "path");
 		int64_t port = kc_json_int(cc, 443, "service", "port");
 
-		textf(c->path, sizeof(c->path), "%s?timeout=%us",
+		errors_textf(c->path, sizeof(c->path), "%s?timeout=%us",
 		    path != NULL && path[0] != '\0' ? path : "/", timeout_s);
-		textf(c->url, sizeof(c->url), "https://%s.%s.svc:%" PRId64 "%s", name, ns, port,
+		errors_textf(c->url, sizeof(c->url), "https://%s.%s.svc:%" PRId64 "%s", name, ns, port,
 		    c->path);
 		if ((r = endpoint_of(dc, ns, name, port, c->connect, sizeof(c->connect), why,
 		    size)) < 0)
 			return r;
-		textf(server, sizeof(server), "https://%s.%s.svc:%" PRId64, name, ns, port);
+		errors_textf(server, sizeof(server), "https://%s.%s.svc:%" PRId64, name, ns, port);
 	}
 	if ((c->rc.server = kc_strdup(server)) == NULL)
 		return -ENOMEM;

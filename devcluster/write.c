@@ -71,12 +71,6 @@ static int	delete_one(struct rctx *, const struct json_object *, int64_t,
 		    const char *, const struct json_object *, struct json_object **,
 		    bool *);
 
-static const char *
-str_or_empty(const char *s)
-{
-	return s != NULL ? s : "";
-}
-
 static void
 now_stamp(char buf[KC_TIME_MAX], time_t t)
 {
@@ -443,12 +437,13 @@ run_validation(struct rctx *c, enum dc_op op, struct json_object *obj,
 	return 0;
 }
 
-/* Admission, the last step before storage: the plug-ins' in table order. */
+/*
+ * Admission, the last step before storage: the plug-ins' in table order,
+ * with 'wc' (a delete's options set).
+ */
 static int
-run_hooks(struct rctx *c, enum dc_op op, struct json_object *obj,
-    const struct json_object *old)
+admit_all(struct rctx *c, struct dc_write_ctx *wc, struct json_object *obj)
 {
-	struct dc_write_ctx wc = write_ctx(c, op, old);
 	struct kc_status st = { 0 };
 	int r;
 
@@ -457,15 +452,24 @@ run_hooks(struct rctx *c, enum dc_op op, struct json_object *obj,
 
 		if (p->admit == NULL || plugin_state(c->dc, p) == NULL)
 			continue;
-		if ((r = p->admit(&wc, obj, &st)) < 0) {
+		if ((r = p->admit(wc, obj, &st)) < 0) {
 			if (r == -ENOMEM)
 				errors_internal(c->resp, r);
-			else if (!wc.answered)
+			else if (!wc->answered)
 				errors_kc(c->resp, r, &st);
 			return r;
 		}
 	}
 	return 0;
+}
+
+static int
+run_hooks(struct rctx *c, enum dc_op op, struct json_object *obj,
+    const struct json_object *old)
+{
+	struct dc_write_ctx wc = write_ctx(c, op, old);
+
+	return admit_all(c, &wc, obj);
 }
 
 /*
@@ -477,25 +481,10 @@ run_delete_hooks(struct rctx *c, const struct json_object *old, int64_t grace,
     const char *policy)
 {
 	struct dc_write_ctx wc = write_ctx(c, DC_OP_DELETE, old);
-	struct kc_status st = { 0 };
-	int r;
 
 	wc.delete_grace = grace;
 	wc.delete_policy = policy;
-	for (size_t i = 0; i < dc_nplugins; i++) {
-		const struct dc_plugin *p = dc_plugins[i];
-
-		if (p->admit == NULL || plugin_state(c->dc, p) == NULL)
-			continue;
-		if ((r = p->admit(&wc, NULL, &st)) < 0) {
-			if (r == -ENOMEM)
-				errors_internal(c->resp, r);
-			else if (!wc.answered)
-				errors_kc(c->resp, r, &st);
-			return r;
-		}
-	}
-	return 0;
+	return admit_all(c, &wc, NULL);
 }
 
 int
@@ -517,8 +506,8 @@ api_admission_revalidate(struct dc_write_ctx *wc, struct json_object *obj,
 
 	if (meta == NULL)
 		return -ENOMEM;
-	c.ns = str_or_empty(kc_json_str(meta, "namespace"));
-	c.name = str_or_empty(kc_json_str(meta, "name"));
+	c.ns = or_empty(kc_json_str(meta, "namespace"));
+	c.name = or_empty(kc_json_str(meta, "name"));
 	for (size_t i = 0; before != NULL && kept[i] != NULL; i++)
 		if (copy_key(meta, kept[i], kc_json_get(bmeta, kept[i])) < 0)
 			return -ENOMEM;
@@ -654,7 +643,7 @@ write_create(struct rctx *c, struct json_object *obj, struct json_object **ret)
 	if ((r = run_hooks(c, DC_OP_CREATE, obj, NULL)) < 0)
 		goto fail;
 	/* Admission may have replaced the object's members (a webhook's patch). */
-	name = str_or_empty(kc_json_str(obj, "metadata", "name"));
+	name = or_empty(kc_json_str(obj, "metadata", "name"));
 	if (c->dry_run) {
 		if (coll_get(c->rt->coll, c->ns, name) != NULL) {
 			errors_obj(c->resp, KC_EEXISTS, c->rt, name,

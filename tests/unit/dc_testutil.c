@@ -141,3 +141,16 @@ dct_type(struct dc *dc, const char *plural)
 	ck_assert_ptr_nonnull(rt);
 	return rt;
 }
+
+void
+dct_add_fault(struct dc *dc, const char *json)
+{
+	struct json_object *o = NULL;
+	struct fault_spec spec;
+	struct kc_status st = { 0 };
+
+	ck_assert_int_eq(kc_json_parse(json, strlen(json), &o, NULL), 0);
+	ck_assert_msg(faults_parse(o, &spec, &st) == 0, "%s", st.message);
+	ck_assert_int_eq(faults_add(dc, &spec, NULL), 0);
+	json_object_put(o);
+}

@@ -64,4 +64,7 @@ const char		*dct_rv(const struct json_object *o);
 /* The resource type serving 'plural' in any group; fails the test if none. */
 const struct dc_rtype	*dct_type(struct dc *dc, const char *plural);
 
+/* Adds the fault rule 'json' (faults.c, started); fails the test if refused. */
+void			 dct_add_fault(struct dc *dc, const char *json);
+
 #endif

@@ -500,19 +500,6 @@ START_TEST(failures)
 }
 END_TEST
 
-static void
-add_fault(const char *json)
-{
-	struct json_object *o = NULL;
-	struct fault_spec spec;
-	struct kc_status st = { 0 };
-
-	ck_assert_int_eq(kc_json_parse(json, strlen(json), &o, NULL), 0);
-	ck_assert_msg(faults_parse(o, &spec, &st) == 0, "%s", st.message);
-	ck_assert_int_eq(faults_add(dc, &spec, NULL), 0);
-	json_object_put(o);
-}
-
 START_TEST(injected_faults)
 {
 	struct json_object *o, *bad = NULL;
@@ -523,7 +510,7 @@ START_TEST(injected_faults)
 
 	ck_assert_int_eq(faults_init(dc), 0);
 	add_config(VWCS, "v", "/validate", "\"CREATE\"", "");
-	add_fault("{\"verb\":\"admit\",\"resource\":\"v.example.com\",\"webhook\":"
+	dct_add_fault(dc, "{\"verb\":\"admit\",\"resource\":\"v.example.com\",\"webhook\":"
 	    "\"bad-uid\",\"count\":1}");
 	o = dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = CMS,
 	    .body = "{\"metadata\":{\"name\":\"a\"}}" }, 500, NULL);
@@ -533,7 +520,7 @@ START_TEST(injected_faults)
 	    "%s", msg);
 	dct_put(o);
 	post(CMS, 201, "{\"metadata\":{\"name\":\"a\"}}");	/* count 1: once */
-	add_fault("{\"verb\":\"admit\",\"resource\":\"*\",\"webhook\":\"unreachable\","
+	dct_add_fault(dc, "{\"verb\":\"admit\",\"resource\":\"*\",\"webhook\":\"unreachable\","
 	    "\"count\":1}");
 	o = dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = CMS,
 	    .body = "{\"metadata\":{\"name\":\"b\"}}" }, 500, NULL);
@@ -544,7 +531,7 @@ START_TEST(injected_faults)
 	ck_assert_str_eq(kc_json_str(o, "message"), want);
 	dct_put(o);
 	/* Slow: the answer is held, then right. */
-	add_fault("{\"verb\":\"admit\",\"resource\":\"*\",\"latencyMs\":200,\"count\":1}");
+	dct_add_fault(dc, "{\"verb\":\"admit\",\"resource\":\"*\",\"latencyMs\":200,\"count\":1}");
 	post(CMS, 201, "{\"metadata\":{\"name\":\"b\"}}");
 	ck_assert_int_eq(kc_json_parse("{\"verb\":\"admit\",\"resource\":\"*\","
 	    "\"webhook\":\"rename\"}", 50, &bad, NULL), 0);

@@ -418,19 +418,6 @@ START_TEST(watch_at_another_version)
 END_TEST
 
 /* Adds a fault rule from its JSON. */
-static void
-add_fault(const char *json)
-{
-	struct json_object *o = NULL;
-	struct fault_spec spec;
-	struct kc_status st = { 0 };
-
-	ck_assert_int_eq(kc_json_parse(json, strlen(json), &o, NULL), 0);
-	ck_assert_msg(faults_parse(o, &spec, &st) == 0, "%s", st.message);
-	ck_assert_int_eq(faults_add(dc, &spec, NULL), 0);
-	json_object_put(o);
-}
-
 START_TEST(injected_faults)
 {
 	struct json_object *o, *bad = NULL;
@@ -444,26 +431,26 @@ START_TEST(injected_faults)
 	    ts_port(ts));
 	add_crd(client);
 	post(HOOKS1, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"color\":\"red\"}}");
-	add_fault("{\"verb\":\"convert\",\"resource\":\"hooks.example.com\","
+	dct_add_fault(dc, "{\"verb\":\"convert\",\"resource\":\"hooks.example.com\","
 	    "\"webhook\":\"bad-uid\",\"count\":1}");
 	expect_failure(HOOKS2 "/a", "conversion webhook for example.com/v1, Kind=Hook failed: "
 	    "expected response.uid=\"");
 	dct_put(get(HOOKS2 "/a", 200));		/* count 1: once */
-	add_fault("{\"verb\":\"convert\",\"resource\":\"*\",\"webhook\":\"wrong-count\","
+	dct_add_fault(dc, "{\"verb\":\"convert\",\"resource\":\"*\",\"webhook\":\"wrong-count\","
 	    "\"count\":1}");
 	expect_failure(HOOKS2 "/a", "conversion webhook for example.com/v1, Kind=Hook returned "
 	    "0 objects, expected 1");
-	add_fault("{\"verb\":\"convert\",\"resource\":\"*\",\"webhook\":\"rename\",\"count\":1}");
+	dct_add_fault(dc, "{\"verb\":\"convert\",\"resource\":\"*\",\"webhook\":\"rename\",\"count\":1}");
 	expect_failure(HOOKS2 "/a", "conversion webhook for example.com/v1, Kind=Hook returned "
 	    "invalid object: must have the same name: a != injected-rename");
-	add_fault("{\"verb\":\"convert\",\"resource\":\"*\",\"webhook\":\"unreachable\","
+	dct_add_fault(dc, "{\"verb\":\"convert\",\"resource\":\"*\",\"webhook\":\"unreachable\","
 	    "\"count\":1}");
 	(void)snprintf(want, sizeof(want), "conversion webhook for example.com/v1, Kind=Hook "
 	    "failed: Post \"https://localhost:%d/convert?timeout=30s\": dial tcp localhost:%d: "
 	    "connect: connection refused (injected)", ts_port(ts), ts_port(ts));
 	expect_failure(HOOKS2 "/a", want);
 	/* Slow: the answer is held, then right. */
-	add_fault("{\"verb\":\"convert\",\"resource\":\"*\",\"latencyMs\":300,\"count\":1}");
+	dct_add_fault(dc, "{\"verb\":\"convert\",\"resource\":\"*\",\"latencyMs\":300,\"count\":1}");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	o = get(HOOKS2 "/a", 200);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
