@@ -542,6 +542,51 @@ START_TEST(injected_faults)
 }
 END_TEST
 
+START_TEST(match_policy)
+{
+	struct json_object *o, *rv;
+	char *ca = NULL;
+	const char *pem = ts_ca_pem(ts);
+
+	ck_assert_int_eq(crd_init(dc), 0);
+	post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", 201, "{\"metadata\":"
+	    "{\"name\":\"things.example.com\"},\"spec\":{\"group\":\"example.com\","
+	    "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"things\",\"kind\":"
+	    "\"Thing\"},\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,"
+	    "\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\","
+	    "\"x-kubernetes-preserve-unknown-fields\":true}}},{\"name\":\"v2\",\"served\":"
+	    "true,\"storage\":false,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\","
+	    "\"x-kubernetes-preserve-unknown-fields\":true}}}]}}");
+	ck_assert_int_eq(kc_base64_encode(pem, strlen(pem), 0, &ca, NULL), 0);
+	post(VWCS, 201, "{\"metadata\":{\"name\":\"v\"},\"webhooks\":[{\"name\":"
+	    "\"v.example.com\",\"clientConfig\":{\"url\":\"https://localhost:%d/validate\","
+	    "\"caBundle\":\"%s\"},\"rules\":[{\"operations\":[\"CREATE\"],\"apiGroups\":"
+	    "[\"example.com\"],\"apiVersions\":[\"v1\"],\"resources\":[\"things\"]}],"
+	    "\"sideEffects\":\"None\",\"admissionReviewVersions\":[\"v1\"]}]}", ts_port(ts),
+	    ca);
+	kc_free(ca);
+	/* Equivalent: a create at v2 reaches the webhook at v1. */
+	post("/apis/example.com/v2/namespaces/default/things", 403, "{\"metadata\":{\"name\":"
+	    "\"a\"},\"data\":{\"deny\":\"1\"}}");
+	rv = last_review();
+	ck_assert_str_eq(kc_json_str(rv, "request", "kind", "version"), "v1");
+	ck_assert_str_eq(kc_json_str(rv, "request", "resource", "version"), "v1");
+	ck_assert_str_eq(kc_json_str(rv, "request", "requestKind", "version"), "v2");
+	ck_assert_str_eq(kc_json_str(rv, "request", "requestResource", "version"), "v2");
+	ck_assert_str_eq(kc_json_str(rv, "request", "object", "apiVersion"), "example.com/v1");
+	dct_put(rv);
+	/* Exact: only v1 requests. */
+	o = dct_run(dc, &(struct dct_call){ .method = DC_PATCH, .target = VWCS "/v",
+	    .ctype = "application/json-patch+json", .body = "[{\"op\":\"replace\",\"path\":"
+	    "\"/webhooks/0/matchPolicy\",\"value\":\"Exact\"}]" }, 200, NULL);
+	dct_put(o);
+	post("/apis/example.com/v2/namespaces/default/things", 201, "{\"metadata\":{\"name\":"
+	    "\"a\"},\"data\":{\"deny\":\"1\"}}");
+	post("/apis/example.com/v1/namespaces/default/things", 403, "{\"metadata\":{\"name\":"
+	    "\"b\"},\"data\":{\"deny\":\"1\"}}");
+}
+END_TEST
+
 Suite *
 dc_admwebhook_suite(void)
 {
@@ -557,6 +602,7 @@ dc_admwebhook_suite(void)
 	tcase_add_test(tc, selectors);
 	tcase_add_test(tc, failures);
 	tcase_add_test(tc, injected_faults);
+	tcase_add_test(tc, match_policy);
 	suite_add_tcase(s, tc);
 	return s;
 }
