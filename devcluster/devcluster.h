@@ -1280,9 +1280,9 @@ void	 resp_clear(struct dc_resp *);
 int	 resp_header(struct dc_resp *, const char *name, const char *value)
 	    _must_check_;
 /*
- * A Warning header value for 'text': 299 - "text", with quotes and
- * backslashes escaped as Go's strconv.Quote leaves printable text. NULL:
- * -ENOMEM, or a value past DC_WARNING_MAX bytes.
+ * A Warning header value for 'text': 299 - "text", quoted as Go's
+ * strconv.Quote does (control characters escaped, so no text can end
+ * the header), cut to DC_WARNING_MAX bytes. NULL: -ENOMEM.
  */
 char	*resp_warning_value(const char *text);
 /* Adds that Warning header; -E2BIG once the reply has no room, -ENOMEM. */

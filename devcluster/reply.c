@@ -15,6 +15,7 @@
 
 #include <kc/alloc.h>
 #include <kc/json.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 
 #include "devcluster.h"
@@ -58,20 +59,15 @@ resp_header(struct dc_resp *resp, const char *name, const char *value)
 char *
 resp_warning_value(const char *text)
 {
-	struct kc_buf b;
-	int r;
+	char *buf = kc_malloc(DC_WARNING_MAX);
+	struct kc_sbuf b;
 
-	kc_buf_init(&b, DC_WARNING_MAX);
-	r = kc_buf_puts(&b, "299 - \"");
-	for (const char *p = text; *p != '\0' && r == 0; p++) {
-		if (*p == '"' || *p == '\\')
-			r = kc_buf_putc(&b, '\\');
-		if (r == 0)
-			r = kc_buf_putc(&b, *p);
-	}
-	if (r == 0)
-		r = kc_buf_putc(&b, '"');
-	return r == 0 ? kc_buf_take(&b, NULL) : NULL;
+	if (buf == NULL)
+		return NULL;
+	kc_sbuf_init(&b, buf, DC_WARNING_MAX);
+	kc_sbuf_puts(&b, "299 - ");
+	kc_sbuf_quote(&b, text, strlen(text));
+	return buf;
 }
 
 int
