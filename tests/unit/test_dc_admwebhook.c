@@ -426,6 +426,38 @@ START_TEST(selectors)
 	post("/api/v1/namespaces/ta/configmaps", 201, "{\"metadata\":{\"name\":\"b\","
 	    "\"labels\":{\"skip\":\"yes\"}},\"data\":{\"deny\":\"1\"}}");
 	ck_assert_uint_eq(ts_nrequests(ts), before + 1);
+	/* A Namespace is matched by its own labels, the new ones on create and update. */
+	{
+		char *ca = NULL;
+		const char *pem = ts_ca_pem(ts);
+		struct json_object *rv;
+
+		ck_assert_int_eq(kc_base64_encode(pem, strlen(pem), 0, &ca, NULL), 0);
+		post(VWCS, 201, "{\"metadata\":{\"name\":\"ns\"},\"webhooks\":[{\"name\":"
+		    "\"ns.example.com\",\"clientConfig\":{\"url\":\"https://localhost:%d/"
+		    "validate\",\"caBundle\":\"%s\"},\"rules\":[{\"operations\":[\"*\"],"
+		    "\"apiGroups\":[\"\"],\"apiVersions\":[\"v1\"],\"resources\":"
+		    "[\"namespaces\"],\"scope\":\"Cluster\"}],\"namespaceSelector\":"
+		    "{\"matchLabels\":{\"team\":\"b\"}},\"sideEffects\":\"None\","
+		    "\"admissionReviewVersions\":[\"v1\"]}]}", ts_port(ts), ca);
+		kc_free(ca);
+		post("/api/v1/namespaces", 201, "{\"metadata\":{\"name\":\"tb\"}}");
+		ck_assert_uint_eq(ts_nrequests(ts), before + 1);
+		dct_put(dct_run(dc, &(struct dct_call){ .method = DC_PATCH,
+		    .target = "/api/v1/namespaces/tb", .ctype = "application/merge-patch+json",
+		    .body = "{\"metadata\":{\"labels\":{\"team\":\"b\"}}}" }, 200, NULL));
+		ck_assert_uint_eq(ts_nrequests(ts), before + 2);
+		rv = last_review();
+		ck_assert_str_eq(kc_json_str(rv, "request", "namespace"), "tb");
+		ck_assert_str_eq(kc_json_str(rv, "request", "name"), "tb");
+		dct_put(rv);
+		post("/api/v1/namespaces", 201, "{\"metadata\":{\"name\":\"tc\",\"labels\":"
+		    "{\"team\":\"b\"}}}");
+		ck_assert_uint_eq(ts_nrequests(ts), before + 3);
+		rv = last_review();
+		ck_assert_ptr_null(kc_json_get(rv, "request", "namespace"));
+		dct_put(rv);
+	}
 }
 END_TEST
 
