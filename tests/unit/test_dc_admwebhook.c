@@ -61,6 +61,15 @@ answer(void *arg, const struct ts_request *rq, size_t *ret_len)
 		    kc_json_append(w, json_object_new_string("mutated \"here\"\n")) == 0;
 		kc_free(b64);
 	}
+	if (strncmp(rq->path, "/invalid", 8) == 0) {
+		static const char bad[] = "[{\"op\":\"add\",\"path\":\"/metadata/labels\","
+		    "\"value\":{\"bad key\":\"x\"}}]";
+
+		ok = ok && kc_base64_encode(bad, strlen(bad), 0, &b64, NULL) == 0 &&
+		    kc_json_set_str(resp, "patch", b64) == 0 &&
+		    kc_json_set_str(resp, "patchType", "JSONPatch") == 0;
+		kc_free(b64);
+	}
 	if (strncmp(rq->path, "/validate", 9) == 0 &&
 	    kc_json_get(req, "object", "data", "deny") != NULL) {
 		struct json_object *st = json_object_new_object();
@@ -521,6 +530,16 @@ START_TEST(failures)
 	}
 	post(CMS, 403, "{\"metadata\":{\"name\":\"c\"},\"data\":{\"deny\":\"1\"}}");
 	post(CMS, 201, "{\"metadata\":{\"name\":\"c\"}}");
+	/* What a mutating webhook leaves is validated again. */
+	add_config(MWCS, "inv", "/invalid", "\"CREATE\"", "");
+	o = dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = CMS,
+	    .body = "{\"metadata\":{\"name\":\"e\"}}" }, 422, NULL);
+	msg = kc_json_str(o, "message");
+	ck_assert_msg(msg != NULL && strncmp(msg, "ConfigMap \"e\" is invalid: metadata.labels: "
+	    "Invalid value: \"bad key\": ", 69) == 0, "%s", msg);
+	dct_put(o);
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_DELETE, .target = MWCS "/inv" },
+	    200, NULL));
 	/* A wrong uid is an invalid answer. */
 	add_config(MWCS, "bad", "/baduid", "\"CREATE\"", "");
 	o = dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = CMS,
