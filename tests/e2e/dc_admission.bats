@@ -14,13 +14,7 @@ setup_file() {
 	dc_start --kubernetes-version 1.32
 	export WH="$BATS_FILE_TMPDIR/wh"
 	mkdir -p "$WH/seen"
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-	    -keyout "$WH/ca.key" -out "$WH/ca.crt" -days 1 -subj /CN=adm-ca 2>/dev/null
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-	    -keyout "$WH/tls.key" -out "$WH/tls.csr" -subj /CN=adm.default.svc 2>/dev/null
-	printf 'subjectAltName=DNS:adm.default.svc\n' >"$WH/ext"
-	openssl x509 -req -in "$WH/tls.csr" -CA "$WH/ca.crt" -CAkey "$WH/ca.key" \
-	    -CAcreateserial -out "$WH/tls.crt" -days 1 -extfile "$WH/ext" 2>/dev/null
+	webhook_tls "$WH" adm.default.svc
 	rm -f "$WH/port"
 	python3 "$BATS_TEST_DIRNAME/admwebhook.py" "$WH/tls.crt" "$WH/tls.key" "$WH/port" \
 	    "$WH/seen" 3>&- &
