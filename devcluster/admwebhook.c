@@ -91,7 +91,7 @@ struct answer {
 	bool			 mutating;
 	struct admwebhook_answer a;
 	struct dc_conv_fault	 fault;		/* injected (faults.c) */
-	char			*error;		/* O_CALL_ERROR: failed calling webhook ... */
+	char			*error;		/* O_CALL_ERROR: its message */
 	char			 key[];
 };
 
@@ -409,12 +409,14 @@ admwebhook_check(const char *review_version, const char *uid, bool mutating,
 			goto out;
 		}
 		if (ptype != NULL && ptype[0] == '\0') {
-			errors_textf(err, err_size, "webhook returned invalid response.patchType of \"\"");
+			errors_textf(err, err_size, "webhook returned invalid "
+			    "response.patchType of \"\"");
 			goto out;
 		}
 	} else {
 		if (ptext != NULL) {
-			errors_textf(err, err_size, "validating webhook may not return response.patch");
+			errors_textf(err, err_size, "validating webhook may not return "
+			    "response.patch");
 			goto out;
 		}
 		if (ptype != NULL) {
@@ -455,7 +457,8 @@ admwebhook_check(const char *review_version, const char *uid, bool mutating,
 		    sizeof(why))) < 0) {
 			if (r == -ENOMEM)
 				goto out;
-			errors_textf(err, err_size, "%s", why[0] != '\0' ? why : "illegal base64 data");
+			errors_textf(err, err_size, "%s", why[0] != '\0' ? why :
+			    "illegal base64 data");
 			r = KC_EPARSE;
 			goto out;
 		}
@@ -497,7 +500,8 @@ admwebhook_denial(const char *webhook, const struct json_object *result)
 	reason = kc_json_str(o, "reason");
 	(void)kc_sbuf_quoted(q, sizeof(q), webhook);
 	if (msg != NULL && msg[0] != '\0')
-		errors_textf(text, sizeof(text), "admission webhook %s denied the request: %s", q, msg);
+		errors_textf(text, sizeof(text), "admission webhook %s denied the request: %s", q,
+		    msg);
 	else if (reason != NULL && reason[0] != '\0')
 		errors_textf(text, sizeof(text), "admission webhook %s denied the request: %s", q,
 		    reason);
@@ -898,8 +902,8 @@ answer_start(struct adm_state *s, struct session *se, const struct dc_write_ctx 
 		s->dc->hooks.adm_fault(s->dc, an->webhook, &an->fault);
 	an->call.hold_until_ms = kc_clock_now_ms() + an->fault.delay_ms;
 	if (r == 0 && an->fault.wrong == DC_CONV_UNREACHABLE) {
-		errors_textf(why, sizeof(why), "dial tcp %s: connect: connection refused (injected)",
-		    an->call.connect[0] != '\0' ? an->call.connect :
+		errors_textf(why, sizeof(why), "dial tcp %s: connect: connection refused "
+		    "(injected)", an->call.connect[0] != '\0' ? an->call.connect :
 		    an->call.rc.server + strlen("https://"));
 		r = KC_EINTERNAL;
 	}
@@ -1102,15 +1106,15 @@ phase(struct adm_state *s, struct session *se, struct dc_write_ctx *wc,
 				continue;
 			if (wc->dry_run && !str_eq(se_class, "None") &&
 			    !str_eq(se_class, "NoneOnDryRun")) {
-				r = kc_status_set(st, KC_EBADREQUEST, "admission webhook %s does not "
-				    "support dry run", kc_sbuf_quoted(q, sizeof(q),
+				r = kc_status_set(st, KC_EBADREQUEST, "admission webhook %s "
+				    "does not support dry run", kc_sbuf_quoted(q, sizeof(q),
 				    or_empty(kc_json_str(wh, "name"))));
 				goto out;
 			}
 			answer_key(mutating, cfgs[i], wh, a, name, key, sizeof(key));
 			if ((an = answer_find(se, key)) == NULL) {
-				if ((r = answer_start(s, se, wc, wh, inv, a, name, obj, key, mutating,
-				    &an)) < 0)
+				if ((r = answer_start(s, se, wc, wh, inv, a, name, obj, key,
+				    mutating, &an)) < 0)
 					goto out;
 				if (an->out == O_PENDING)
 					s->dc->conv_progress = true;
@@ -1247,8 +1251,8 @@ config_defaults(struct dc_write_ctx *wc, struct json_object *obj)
 		    (mutating && set_default_str(wh, "reinvocationPolicy", "Never") < 0))
 			return -ENOMEM;
 		svc = kc_json_get(wh, "clientConfig", "service");
-		if (json_object_is_type(svc, json_type_object) && kc_json_get(svc, "port") == NULL &&
-		    kc_json_set_int(svc, "port", 443) < 0)
+		if (json_object_is_type(svc, json_type_object) &&
+		    kc_json_get(svc, "port") == NULL && kc_json_set_int(svc, "port", 443) < 0)
 			return -ENOMEM;
 		rules = kc_json_get(wh, "rules");
 		for (size_t j = 0; j < arr_len(rules); j++) {

@@ -745,9 +745,9 @@ batch_done(struct cw_state *s, struct batch *b, int r, const struct kc_status *s
 		batch_fail(s, b, msg);
 		return;
 	}
-	r = convwebhook_check(b->review_version, b->uid, b->desired, b->call.resp.body.data != NULL ?
-	    b->call.resp.body.data : "", b->call.resp.body.len, (const struct json_object *const *)b->objs,
-	    b->n, &out, msg, sizeof(msg));
+	r = convwebhook_check(b->review_version, b->uid, b->desired,
+	    b->call.resp.body.data != NULL ? b->call.resp.body.data : "", b->call.resp.body.len,
+	    (const struct json_object *const *)b->objs, b->n, &out, msg, sizeof(msg));
 	if (r == -ENOMEM) {
 		errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: %s", gvk,
 		    kc_strerror(r));

@@ -69,8 +69,8 @@ endpoint_of(struct dc *dc, const char *ns, const char *name, int64_t port, char 
 		}
 	}
 	if (sp == NULL) {
-		errors_textf(why, size, "no service port %" PRId64 " found for service \"%s\"", port,
-		    name);
+		errors_textf(why, size, "no service port %" PRId64 " found for service \"%s\"",
+		    port, name);
 		return KC_EINTERNAL;
 	}
 	pname = or_empty(kc_json_str(sp, "name"));
@@ -135,8 +135,8 @@ whcall_resolve(struct dc *dc, struct whcall *c, const struct json_object *cc,
 		memcpy(server, url, hl);
 		server[hl] = '\0';
 		sep = slash != NULL && strchr(slash, '?') != NULL ? "&" : "?";
-		errors_textf(c->path, sizeof(c->path), "%s%stimeout=%us", slash != NULL ? slash : "/",
-		    sep, timeout_s);
+		errors_textf(c->path, sizeof(c->path), "%s%stimeout=%us",
+		    slash != NULL ? slash : "/", sep, timeout_s);
 		errors_textf(c->url, sizeof(c->url), "%s%s", server, c->path);
 		c->connect[0] = '\0';
 	} else {
@@ -147,8 +147,8 @@ whcall_resolve(struct dc *dc, struct whcall *c, const struct json_object *cc,
 
 		errors_textf(c->path, sizeof(c->path), "%s?timeout=%us",
 		    path != NULL && path[0] != '\0' ? path : "/", timeout_s);
-		errors_textf(c->url, sizeof(c->url), "https://%s.%s.svc:%" PRId64 "%s", name, ns, port,
-		    c->path);
+		errors_textf(c->url, sizeof(c->url), "https://%s.%s.svc:%" PRId64 "%s", name, ns,
+		    port, c->path);
 		if ((r = endpoint_of(dc, ns, name, port, c->connect, sizeof(c->connect), why,
 		    size)) < 0)
 			return r;

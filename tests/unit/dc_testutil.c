@@ -9,7 +9,9 @@
  * objects they return. Every helper fails the running test rather than
  * returning an error.
  */
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -153,4 +155,17 @@ dct_add_fault(struct dc *dc, const char *json)
 	ck_assert_msg(faults_parse(o, &spec, &st) == 0, "%s", st.message);
 	ck_assert_int_eq(faults_add(dc, &spec, NULL), 0);
 	json_object_put(o);
+}
+
+void
+dct_post(struct dc *dc, int want, const char *target, const char *fmt, ...)
+{
+	char body[8192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = target,
+	    .body = body }, want, NULL));
 }

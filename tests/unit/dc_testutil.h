@@ -64,6 +64,10 @@ const char		*dct_rv(const struct json_object *o);
 /* The resource type serving 'plural' in any group; fails the test if none. */
 const struct dc_rtype	*dct_type(struct dc *dc, const char *plural);
 
+/* POSTs the printf-formatted body to 'target'; fails the test unless 'want'. */
+void			 dct_post(struct dc *dc, int want, const char *target,
+			    const char *fmt, ...) _printf_(4, 5);
+
 /* Adds the fault rule 'json' (faults.c, started); fails the test if refused. */
 void			 dct_add_fault(struct dc *dc, const char *json);
 

@@ -57,7 +57,8 @@ answer(void *arg, const struct ts_request *rq, size_t *ret_len)
 		ok = ok && kc_base64_encode(patch, strlen(patch), 0, &b64, NULL) == 0 &&
 		    kc_json_set_str(resp, "patch", b64) == 0 &&
 		    kc_json_set_str(resp, "patchType", "JSONPatch") == 0 &&
-		    (w = json_object_new_array()) != NULL && kc_json_put(resp, "warnings", w) == 0 &&
+		    (w = json_object_new_array()) != NULL &&
+		    kc_json_put(resp, "warnings", w) == 0 &&
 		    kc_json_append(w, json_object_new_string("mutated \"here\"\n")) == 0;
 		kc_free(b64);
 	}
@@ -95,22 +96,6 @@ answer(void *arg, const struct ts_request *rq, size_t *ret_len)
 	return text;
 }
 
-static void
-post(const char *target, int want, const char *fmt, ...) _printf_(3, 4);
-
-static void
-post(const char *target, int want, const char *fmt, ...)
-{
-	char body[8192];
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(body, sizeof(body), fmt, ap);
-	va_end(ap);
-	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = target,
-	    .body = body }, want, NULL));
-}
-
 /* A configuration of one webhook at 'path' for ConfigMaps, 'extra' JSON members. */
 static void
 add_config(const char *collection, const char *name, const char *path, const char *ops,
@@ -120,7 +105,7 @@ add_config(const char *collection, const char *name, const char *path, const cha
 	const char *pem = ts_ca_pem(ts);
 
 	ck_assert_int_eq(kc_base64_encode(pem, strlen(pem), 0, &ca, NULL), 0);
-	post(collection, 201, "{\"metadata\":{\"name\":\"%s\"},\"webhooks\":[{\"name\":"
+	dct_post(dc, 201, collection, "{\"metadata\":{\"name\":\"%s\"},\"webhooks\":[{\"name\":"
 	    "\"%s.example.com\",\"clientConfig\":{\"url\":\"https://localhost:%d%s\","
 	    "\"caBundle\":\"%s\"},\"rules\":[{\"operations\":[%s],\"apiGroups\":[\"\"],"
 	    "\"apiVersions\":[\"v1\"],\"resources\":[\"configmaps\"]}],\"sideEffects\":"
@@ -398,7 +383,7 @@ START_TEST(mutate_validate)
 	ck_assert(kc_json_bool(rv, false, "request", "dryRun"));
 	dct_put(rv);
 	/* Deletes are admitted: one that keeps is refused, without explanation. */
-	post(CMS, 201, "{\"metadata\":{\"name\":\"k\"},\"data\":{\"keep\":\"1\"}}");
+	dct_post(dc, 201, CMS, "{\"metadata\":{\"name\":\"k\"},\"data\":{\"keep\":\"1\"}}");
 	o = dct_run(dc, &(struct dct_call){ .method = DC_DELETE, .target = CMS "/k" }, 400,
 	    NULL);
 	ck_assert_str_eq(kc_json_str(o, "message"), "admission webhook \"v.example.com\" denied "
@@ -424,15 +409,16 @@ START_TEST(selectors)
 	    "\"DoesNotExist\"}]}");
 	/* default has no team label: not called. */
 	before = ts_nrequests(ts);
-	post(CMS, 201, "{\"metadata\":{\"name\":\"a\"},\"data\":{\"deny\":\"1\"}}");
+	dct_post(dc, 201, CMS, "{\"metadata\":{\"name\":\"a\"},\"data\":{\"deny\":\"1\"}}");
 	ck_assert_uint_eq(ts_nrequests(ts), before);
-	post("/api/v1/namespaces", 201, "{\"metadata\":{\"name\":\"ta\",\"labels\":{\"team\":"
+	dct_post(dc, 201, "/api/v1/namespaces",
+	    "{\"metadata\":{\"name\":\"ta\",\"labels\":{\"team\":"
 	    "\"a\"}}}");
-	post("/api/v1/namespaces/ta/configmaps", 403, "{\"metadata\":{\"name\":\"a\"},"
+	dct_post(dc, 403, "/api/v1/namespaces/ta/configmaps", "{\"metadata\":{\"name\":\"a\"},"
 	    "\"data\":{\"deny\":\"1\"}}");
 	ck_assert_uint_eq(ts_nrequests(ts), before + 1);
 	/* The object selector leaves out labelled objects. */
-	post("/api/v1/namespaces/ta/configmaps", 201, "{\"metadata\":{\"name\":\"b\","
+	dct_post(dc, 201, "/api/v1/namespaces/ta/configmaps", "{\"metadata\":{\"name\":\"b\","
 	    "\"labels\":{\"skip\":\"yes\"}},\"data\":{\"deny\":\"1\"}}");
 	ck_assert_uint_eq(ts_nrequests(ts), before + 1);
 	/* A Namespace is matched by its own labels, the new ones on create and update. */
@@ -442,7 +428,7 @@ START_TEST(selectors)
 		struct json_object *rv;
 
 		ck_assert_int_eq(kc_base64_encode(pem, strlen(pem), 0, &ca, NULL), 0);
-		post(VWCS, 201, "{\"metadata\":{\"name\":\"ns\"},\"webhooks\":[{\"name\":"
+		dct_post(dc, 201, VWCS, "{\"metadata\":{\"name\":\"ns\"},\"webhooks\":[{\"name\":"
 		    "\"ns.example.com\",\"clientConfig\":{\"url\":\"https://localhost:%d/"
 		    "validate\",\"caBundle\":\"%s\"},\"rules\":[{\"operations\":[\"*\"],"
 		    "\"apiGroups\":[\"\"],\"apiVersions\":[\"v1\"],\"resources\":"
@@ -450,7 +436,7 @@ START_TEST(selectors)
 		    "{\"matchLabels\":{\"team\":\"b\"}},\"sideEffects\":\"None\","
 		    "\"admissionReviewVersions\":[\"v1\"]}]}", ts_port(ts), ca);
 		kc_free(ca);
-		post("/api/v1/namespaces", 201, "{\"metadata\":{\"name\":\"tb\"}}");
+		dct_post(dc, 201, "/api/v1/namespaces", "{\"metadata\":{\"name\":\"tb\"}}");
 		ck_assert_uint_eq(ts_nrequests(ts), before + 1);
 		dct_put(dct_run(dc, &(struct dct_call){ .method = DC_PATCH,
 		    .target = "/api/v1/namespaces/tb", .ctype = "application/merge-patch+json",
@@ -460,7 +446,7 @@ START_TEST(selectors)
 		ck_assert_str_eq(kc_json_str(rv, "request", "namespace"), "tb");
 		ck_assert_str_eq(kc_json_str(rv, "request", "name"), "tb");
 		dct_put(rv);
-		post("/api/v1/namespaces", 201, "{\"metadata\":{\"name\":\"tc\",\"labels\":"
+		dct_post(dc, 201, "/api/v1/namespaces", "{\"metadata\":{\"name\":\"tc\",\"labels\":"
 		    "{\"team\":\"b\"}}}");
 		ck_assert_uint_eq(ts_nrequests(ts), before + 3);
 		rv = last_review();
@@ -477,7 +463,7 @@ START_TEST(failures)
 	char want[256];
 
 	/* Nothing listens at port 1: Fail answers 500, Ignore lets it through. */
-	post(VWCS, 201, "{\"metadata\":{\"name\":\"down\"},\"webhooks\":[{\"name\":"
+	dct_post(dc, 201, VWCS, "{\"metadata\":{\"name\":\"down\"},\"webhooks\":[{\"name\":"
 	    "\"down.example.com\",\"clientConfig\":{\"url\":\"https://127.0.0.1:1/x\"},"
 	    "\"rules\":[{\"operations\":[\"CREATE\"],\"apiGroups\":[\"\"],\"apiVersions\":"
 	    "[\"v1\"],\"resources\":[\"configmaps\"]}],\"sideEffects\":\"None\","
@@ -493,9 +479,9 @@ START_TEST(failures)
 	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_PATCH, .target = VWCS "/down",
 	    .ctype = "application/json-patch+json", .body = "[{\"op\":\"replace\",\"path\":"
 	    "\"/webhooks/0/failurePolicy\",\"value\":\"Ignore\"}]" }, 200, NULL));
-	post(CMS, 201, "{\"metadata\":{\"name\":\"a\"}}");
+	dct_post(dc, 201, CMS, "{\"metadata\":{\"name\":\"a\"}}");
 	/* A Service that does not exist. */
-	post(VWCS, 201, "{\"metadata\":{\"name\":\"svc\"},\"webhooks\":[{\"name\":"
+	dct_post(dc, 201, VWCS, "{\"metadata\":{\"name\":\"svc\"},\"webhooks\":[{\"name\":"
 	    "\"svc.example.com\",\"clientConfig\":{\"service\":{\"namespace\":\"default\","
 	    "\"name\":\"hook\",\"path\":\"/validate\"}},"
 	    "\"rules\":[{\"operations\":[\"CREATE\"],\"apiGroups\":[\"\"],\"apiVersions\":"
@@ -508,9 +494,11 @@ START_TEST(failures)
 	    "svc:443/validate?timeout=5s\": service \"hook\" not found");
 	dct_put(o);
 	/* Through the Service and its Endpoints, verified as hook.default.svc. */
-	post("/api/v1/namespaces/default/services", 201, "{\"metadata\":{\"name\":\"hook\"},"
+	dct_post(dc, 201, "/api/v1/namespaces/default/services",
+	    "{\"metadata\":{\"name\":\"hook\"},"
 	    "\"spec\":{\"ports\":[{\"name\":\"https\",\"port\":443}]}}");
-	post("/api/v1/namespaces/default/endpoints", 201, "{\"metadata\":{\"name\":\"hook\"},"
+	dct_post(dc, 201, "/api/v1/namespaces/default/endpoints",
+	    "{\"metadata\":{\"name\":\"hook\"},"
 	    "\"subsets\":[{\"addresses\":[{\"ip\":\"127.0.0.1\"}],\"ports\":[{\"name\":"
 	    "\"https\",\"port\":%d}]}]}", ts_port(ts));
 	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_DELETE, .target = VWCS "/svc" },
@@ -520,7 +508,7 @@ START_TEST(failures)
 		const char *pem = ts_ca_pem(ts);
 
 		ck_assert_int_eq(kc_base64_encode(pem, strlen(pem), 0, &ca, NULL), 0);
-		post(VWCS, 201, "{\"metadata\":{\"name\":\"svc\"},\"webhooks\":[{\"name\":"
+		dct_post(dc, 201, VWCS, "{\"metadata\":{\"name\":\"svc\"},\"webhooks\":[{\"name\":"
 		    "\"svc.example.com\",\"clientConfig\":{\"caBundle\":\"%s\",\"service\":"
 		    "{\"namespace\":\"default\",\"name\":\"hook\",\"path\":\"/validate\"}},"
 		    "\"rules\":[{\"operations\":[\"CREATE\"],\"apiGroups\":[\"\"],"
@@ -528,8 +516,8 @@ START_TEST(failures)
 		    "\"None\",\"admissionReviewVersions\":[\"v1\"]}]}", ca);
 		kc_free(ca);
 	}
-	post(CMS, 403, "{\"metadata\":{\"name\":\"c\"},\"data\":{\"deny\":\"1\"}}");
-	post(CMS, 201, "{\"metadata\":{\"name\":\"c\"}}");
+	dct_post(dc, 403, CMS, "{\"metadata\":{\"name\":\"c\"},\"data\":{\"deny\":\"1\"}}");
+	dct_post(dc, 201, CMS, "{\"metadata\":{\"name\":\"c\"}}");
 	/* What a mutating webhook leaves is validated again. */
 	add_config(MWCS, "inv", "/invalid", "\"CREATE\"", "");
 	o = dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = CMS,
@@ -571,7 +559,7 @@ START_TEST(injected_faults)
 	    "response.uid=\"") != NULL && strstr(msg, "got \"injected-bad-uid\"") != NULL,
 	    "%s", msg);
 	dct_put(o);
-	post(CMS, 201, "{\"metadata\":{\"name\":\"a\"}}");	/* count 1: once */
+	dct_post(dc, 201, CMS, "{\"metadata\":{\"name\":\"a\"}}");	/* count 1: once */
 	dct_add_fault(dc, "{\"verb\":\"admit\",\"resource\":\"*\",\"webhook\":\"unreachable\","
 	    "\"count\":1}");
 	o = dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = CMS,
@@ -584,7 +572,7 @@ START_TEST(injected_faults)
 	dct_put(o);
 	/* Slow: the answer is held, then right. */
 	dct_add_fault(dc, "{\"verb\":\"admit\",\"resource\":\"*\",\"latencyMs\":200,\"count\":1}");
-	post(CMS, 201, "{\"metadata\":{\"name\":\"b\"}}");
+	dct_post(dc, 201, CMS, "{\"metadata\":{\"name\":\"b\"}}");
 	ck_assert_int_eq(kc_json_parse("{\"verb\":\"admit\",\"resource\":\"*\","
 	    "\"webhook\":\"rename\"}", 50, &bad, NULL), 0);
 	ck_assert_int_eq(faults_parse(bad, &spec, &st), KC_EBADREQUEST);
@@ -601,7 +589,8 @@ START_TEST(match_policy)
 	const char *pem = ts_ca_pem(ts);
 
 	ck_assert_int_eq(crd_init(dc), 0);
-	post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", 201, "{\"metadata\":"
+	dct_post(dc, 201, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+	    "{\"metadata\":"
 	    "{\"name\":\"things.example.com\"},\"spec\":{\"group\":\"example.com\","
 	    "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"things\",\"kind\":"
 	    "\"Thing\"},\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,"
@@ -610,7 +599,7 @@ START_TEST(match_policy)
 	    "true,\"storage\":false,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\","
 	    "\"x-kubernetes-preserve-unknown-fields\":true}}}]}}");
 	ck_assert_int_eq(kc_base64_encode(pem, strlen(pem), 0, &ca, NULL), 0);
-	post(VWCS, 201, "{\"metadata\":{\"name\":\"v\"},\"webhooks\":[{\"name\":"
+	dct_post(dc, 201, VWCS, "{\"metadata\":{\"name\":\"v\"},\"webhooks\":[{\"name\":"
 	    "\"v.example.com\",\"clientConfig\":{\"url\":\"https://localhost:%d/validate\","
 	    "\"caBundle\":\"%s\"},\"rules\":[{\"operations\":[\"CREATE\"],\"apiGroups\":"
 	    "[\"example.com\"],\"apiVersions\":[\"v1\"],\"resources\":[\"things\"]}],"
@@ -618,7 +607,8 @@ START_TEST(match_policy)
 	    ca);
 	kc_free(ca);
 	/* Equivalent: a create at v2 reaches the webhook at v1. */
-	post("/apis/example.com/v2/namespaces/default/things", 403, "{\"metadata\":{\"name\":"
+	dct_post(dc, 403, "/apis/example.com/v2/namespaces/default/things",
+	    "{\"metadata\":{\"name\":"
 	    "\"a\"},\"data\":{\"deny\":\"1\"}}");
 	rv = last_review();
 	ck_assert_str_eq(kc_json_str(rv, "request", "kind", "version"), "v1");
@@ -632,9 +622,11 @@ START_TEST(match_policy)
 	    .ctype = "application/json-patch+json", .body = "[{\"op\":\"replace\",\"path\":"
 	    "\"/webhooks/0/matchPolicy\",\"value\":\"Exact\"}]" }, 200, NULL);
 	dct_put(o);
-	post("/apis/example.com/v2/namespaces/default/things", 201, "{\"metadata\":{\"name\":"
+	dct_post(dc, 201, "/apis/example.com/v2/namespaces/default/things",
+	    "{\"metadata\":{\"name\":"
 	    "\"a\"},\"data\":{\"deny\":\"1\"}}");
-	post("/apis/example.com/v1/namespaces/default/things", 403, "{\"metadata\":{\"name\":"
+	dct_post(dc, 403, "/apis/example.com/v1/namespaces/default/things",
+	    "{\"metadata\":{\"name\":"
 	    "\"b\"},\"data\":{\"deny\":\"1\"}}");
 }
 END_TEST
