@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -168,4 +169,21 @@ dct_post(struct dc *dc, int want, const char *target, const char *fmt, ...)
 	va_end(ap);
 	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = target,
 	    .body = body }, want, NULL));
+}
+
+char *
+dct_review_answer(struct json_object *review, struct json_object *resp, bool ok,
+    size_t *ret_len)
+{
+	char *text;
+
+	json_object_object_del(review, "request");
+	if (kc_json_put(review, "response", resp) < 0 || !ok) {
+		json_object_put(review);
+		return NULL;
+	}
+	text = strdup(json_object_to_json_string_ext(review, JSON_C_TO_STRING_PLAIN));
+	json_object_put(review);
+	*ret_len = text != NULL ? strlen(text) : 0;
+	return text;
 }

@@ -38,7 +38,7 @@ answer(void *arg, const struct ts_request *rq, size_t *ret_len)
 {
 	struct json_object *review = NULL, *req, *resp, *w;
 	const char *uid, *user;
-	char patch[512], *b64 = NULL, *text;
+	char patch[512], *b64 = NULL;
 	bool ok = true;
 
 	(void)arg;
@@ -84,16 +84,7 @@ answer(void *arg, const struct ts_request *rq, size_t *ret_len)
 	    kc_json_get(req, "oldObject", "data", "keep") != NULL) {
 		ok = ok && kc_json_set_bool(resp, "allowed", false) == 0;
 	}
-	json_object_object_del(review, "request");
-	ok = ok && kc_json_put(review, "response", resp) == 0;
-	if (!ok) {
-		json_object_put(review);
-		return NULL;
-	}
-	text = strdup(json_object_to_json_string_ext(review, JSON_C_TO_STRING_PLAIN));
-	json_object_put(review);
-	*ret_len = text != NULL ? strlen(text) : 0;
-	return text;
+	return dct_review_answer(review, resp, ok, ret_len);
 }
 
 /* A configuration of one webhook at 'path' for ConfigMaps, 'extra' JSON members. */

@@ -55,7 +55,6 @@ convert(void *arg, const struct ts_request *rq, size_t *ret_len)
 	const char *desired;
 	bool to_v2;
 	enum mode m = atomic_load(&mode);
-	char *text = NULL;
 	bool ok = true;
 
 	(void)arg;
@@ -99,16 +98,7 @@ convert(void *arg, const struct ts_request *rq, size_t *ret_len)
 		    "spec.colour: not a colour"));
 	} else
 		TRY(kc_json_set_str(kc_json_get(resp, "result"), "status", "Success"));
-	json_object_object_del(review, "request");
-	TRY(kc_json_put(review, "response", resp));
-	if (!ok) {
-		json_object_put(review);
-		return NULL;
-	}
-	text = strdup(json_object_to_json_string_ext(review, JSON_C_TO_STRING_PLAIN));
-	json_object_put(review);
-	*ret_len = text != NULL ? strlen(text) : 0;
-	return text;
+	return dct_review_answer(review, resp, ok, ret_len);
 }
 
 /* The CRD hooks.example.com, its webhook reached as 'client' (JSON). */
