@@ -59,7 +59,7 @@ LIB_SRCS	 = $(LIB_DATA_SRCS) lib/kubeconfig.c lib/transport.c \
 		   lib/client.c lib/watch.c
 LIB_DATA_SRCS	+= lib/quantity.c
 # The one piece of libkc's client side the devcluster uses: the transport's
-# calls that never wait, for conversion webhooks (devcluster/convwebhook.c).
+# calls that never wait, for conversion and admission webhooks (devcluster/whcall.c).
 DC_CLIENT_SRCS	 = lib/kubeconfig.c lib/transport.c
 
 # trainyard-controller's pure modules: json-c in, json-c or structs out, no
@@ -81,7 +81,7 @@ UNIT_SUITES	 = err buf str json jsonstream log yaml selector patch cert kubeconf
 UNIT_SUITES	+= dc_router dc_storage dc_watch dc_errors dc_auth dc_discovery \
 		   dc_api
 UNIT_SUITES	+= dc_openapi
-UNIT_SUITES	+= dc_crd dc_convwebhook
+UNIT_SUITES	+= dc_crd dc_convwebhook dc_admwebhook
 UNIT_SUITES	+= dc_gc dc_persist
 UNIT_SUITES	+= dc_authz
 UNIT_SUITES	+= dc_faults
@@ -151,6 +151,8 @@ SUITE_DEPS_dc_openapi	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c l
 SUITE_DEPS_dc_crd	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
 SUITE_DEPS_dc_convwebhook = $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c \
+			  lib/cert.c lib/quantity.c tests/unit/dc_testutil.c tests/server/testserver.c
+SUITE_DEPS_dc_admwebhook = $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c \
 			  lib/cert.c lib/quantity.c tests/unit/dc_testutil.c tests/server/testserver.c
 SUITE_DEPS_dc_gc	= $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c lib/cert.c lib/quantity.c \
 			  tests/unit/dc_testutil.c
@@ -227,7 +229,8 @@ DC_PURE_SRCS	 = devcluster/schema.c devcluster/schema_crd.c devcluster/regex.c \
 		   devcluster/sched_pgstatus.c
 DC_SRCS		+= $(DC_PURE_SRCS)
 DC_SRCS		+= devcluster/openapi.c devcluster/ssa.c
-DC_SRCS		+= devcluster/crd.c devcluster/convwebhook.c
+DC_SRCS		+= devcluster/crd.c devcluster/convwebhook.c devcluster/whcall.c
+DC_SRCS		+= devcluster/admwebhook.c
 DC_SRCS		+= devcluster/gc.c devcluster/namespace.c devcluster/persist.c
 DC_SRCS		+= devcluster/authz.c
 DC_SRCS		+= devcluster/quota.c devcluster/limitranger.c

@@ -29,8 +29,10 @@
  * The runner thread calls certs_sync() when the next two-thirds mark is
  * due, and at least every CHECK_S seconds, so that a CRD applied or
  * re-applied without its caBundle (an upgrade's first step) gets it back
- * within that time; a check that changes nothing costs three GETs. It
- * hands the leaf to the webhook server.
+ * within that time; a check that changes nothing costs three GETs. Once
+ * a sync wrote a caBundle, the next steps of an upgrade follow soon: the
+ * thread checks every FAST_CHECK_S seconds for the next FAST_WINDOW_S.
+ * It hands the leaf to the webhook server.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -60,6 +62,13 @@
 #define DATA_MAX	(256u << 10)	/* a decoded Secret value */
 #define SVC_MAX	300
 #define CHECK_S	15		/* the longest wait between two syncs */
+/*
+ * After a sync had to write a CRD's caBundle (its CRDs were just applied:
+ * an upgrade is under way, and its next step follows within minutes),
+ * sync every FAST_CHECK_S seconds for FAST_WINDOW_S.
+ */
+#define FAST_CHECK_S	2
+#define FAST_WINDOW_S	300
 
 static const struct kc_log_ctx certs_log = { .action = "certs" };
 
@@ -475,7 +484,7 @@ out:
 
 /* caBundle into each CRD that converts by Webhook, where it differs. */
 static int
-patch_crds(struct kc_client *cl, const struct certs_opts *o, const struct certs_result *res,
+patch_crds(struct kc_client *cl, const struct certs_opts *o, struct certs_result *res,
     struct kc_status *st)
 {
 	_cleanup_(kc_freep) char *b64 = NULL;
@@ -515,6 +524,7 @@ patch_crds(struct kc_client *cl, const struct certs_opts *o, const struct certs_
 			return kc_status_set(st, r, "patch CRD %s caBundle: %s", o->crds[i],
 			    st->message);
 		kc_log_info(&certs_log, "CRD %s: caBundle updated", o->crds[i]);
+		res->patched_crd = true;
 	}
 	return 0;
 }
@@ -664,6 +674,7 @@ struct certs_runner {
 	pthread_mutex_t		 mu;
 	pthread_cond_t		 cond;
 	uint64_t		 wait_s;	/* before the thread's first sync */
+	time_t			 fast_until;	/* check often until then */
 	bool			 stop;
 	bool			 started;
 };
@@ -709,6 +720,10 @@ step(struct certs_runner *cr, uint64_t *ret_wait_s, struct kc_status *st)
 	*ret_wait_s = res.renew_at > now ? (uint64_t)(res.renew_at - now) : 1;
 	if (*ret_wait_s > CHECK_S)
 		*ret_wait_s = CHECK_S;
+	if (res.patched_crd)
+		cr->fast_until = now + FAST_WINDOW_S;
+	if (now < cr->fast_until && *ret_wait_s > FAST_CHECK_S)
+		*ret_wait_s = FAST_CHECK_S;
 	certs_result_release(&res);
 	return r;
 }

@@ -69,6 +69,7 @@ struct certs_result {
 	time_t	 renew_at;		/* the next two-thirds mark, leaf or CA */
 	bool	 rotated_ca;		/* this plan made a new CA */
 	bool	 issued_leaf;		/* ... or a new leaf */
+	bool	 patched_crd;		/* certs_sync() wrote a CRD's caBundle */
 };
 
 /* Frees what 'r' holds (wiping the key) and zeroes it. */

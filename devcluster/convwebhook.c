@@ -12,8 +12,8 @@
  * is then answered again (dispatch.c, api_handle(): req->redo), and
  * http.c holds it while hold_ms() below says calls are under way. A
  * zero-delay loop timer sends the batches once the current request is
- * done; a 1 ms timer moves every call on through libkc's transport
- * (kc_transport_curl_step(), which never blocks) while any runs. Other
+ * done; whcall.c's 1 ms timer moves every call on through libkc's
+ * transport (kc_transport_curl_step(), which never blocks). Other
  * clients are served meanwhile: only the requests that wait for a
  * conversion are held.
  *
@@ -24,37 +24,32 @@
  * no answers, does. A failure is kept until the request that waited for
  * it has been answered with it.
  *
- * The call: POST to clientConfig.url, or to the Service through its
- * Endpoints (kube-apiserver with --enable-aggregator-routing: the
- * connection goes to an endpoint address, while the URL, so the Host
- * header, the SNI and the name TLS verifies against caBundle, stay
- * https://<service>.<namespace>.svc:<port>), with ?timeout=30s,
+ * The call (whcall.c, shared with admission webhooks): POST to
+ * clientConfig.url, or to the Service through its Endpoints, with
+ * ?timeout=30s,
  * a 30 s deadline, HTTP/1.1 and the first review version of
  * conversionReviewVersions the devcluster speaks.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/queue.h>
 
 #include <kc/alloc.h>
-#include <kc/base64.h>
 #include <kc/clock.h>
 #include <kc/hash.h>
 #include <kc/json.h>
-#include <kc/kubeconfig.h>
 #include <kc/str.h>
-#include <kc/transport.h>
 
 #include "devcluster.h"
 #include "convwebhook.h"
 #include "schema.h"
+#include "whcall.h"
 
 #define REVIEW_GROUP	"apiextensions.k8s.io"
 #define KEY_MAX		(2 * DC_SEGMENT_MAX + 32)
-#define URL_MAX		1024
 #define INJECTED_LABEL	"injected bad label"	/* fault bad-labels: not a qualified name */
 
 struct entry {
@@ -80,19 +75,10 @@ struct batch {
 	char			**keys;
 	size_t			 n, cap;
 	/* Once sent: */
-	void			*t;		/* the transport */
-	struct kc_rest_config	 rc;
-	char			*ca;
 	char			 uid[37];
 	char			 review_version[8];
-	char			 url[URL_MAX];	/* as the error message shows it */
-	char			 path[URL_MAX];
-	char			 connect[URL_MAX];	/* a Service's endpoint, or "" */
-	char			*body;
-	struct kc_http_req	 req;
-	struct kc_http_resp	 resp;
+	struct whcall		 call;		/* whcall.c */
 	struct dc_conv_fault	 fault;		/* injected (faults.c) */
-	uint64_t		 hold_until_ms;	/* an injected delay */
 };
 
 TAILQ_HEAD(batch_list, batch);
@@ -106,22 +92,8 @@ struct cw_state {
 	struct batch_list	 waiting;	/* not sent yet */
 	struct batch_list	 running;
 	struct dc_timer		 send_timer;
-	struct dc_timer		 step_timer;
-	uint64_t		 next_seq;
+	struct whrun		 run;		/* the calls under way */
 };
-
-/* snprintf() into a message buffer: cut when it does not fit. */
-static _printf_(3, 4) int
-textf(char *buf, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-	return n;
-}
 
 static bool
 str_eq(const char *a, const char *b)
@@ -164,7 +136,7 @@ convwebhook_review(const char *review_version, const char *uid, const char *desi
 	struct json_object *o = json_object_new_object(), *req, *resp, *arr;
 	char av[32];
 
-	(void)textf(av, sizeof(av), REVIEW_GROUP "/%s", review_version);
+	errors_textf(av, sizeof(av), REVIEW_GROUP "/%s", review_version);
 	if (o == NULL || kc_json_set_str(o, "kind", "ConversionReview") < 0 ||
 	    kc_json_set_str(o, "apiVersion", av) < 0 ||
 	    (req = kc_json_ensure_obj(o, "request")) == NULL ||
@@ -206,25 +178,19 @@ go_type(const struct json_object *v)
 	}
 }
 
-static const char *
-str_or_empty(const char *s)
-{
-	return s != NULL ? s : "";
-}
-
 /* "trainyard.dev/v1alpha1, Kind=Run" of an object, as Go prints a GVK. */
 static void
 gvk_of(const struct json_object *o, char *buf, size_t size)
 {
-	(void)textf(buf, size, "%s, Kind=%s", str_or_empty(kc_json_str(o, "apiVersion")),
-	    str_or_empty(kc_json_str(o, "kind")));
+	errors_textf(buf, size, "%s, Kind=%s", or_empty(kc_json_str(o, "apiVersion")),
+	    or_empty(kc_json_str(o, "kind")));
 }
 
 /* "trainyard.dev/v1beta1" as Go prints a GroupVersion ("v1" for the core). */
 static const char *
 gv_of(const struct json_object *o)
 {
-	return str_or_empty(kc_json_str(o, "apiVersion"));
+	return or_empty(kc_json_str(o, "apiVersion"));
 }
 
 /* validateConvertedObject: "" when 'out' may stand for 'in'. */
@@ -247,9 +213,9 @@ validate_converted(const struct json_object *in, const struct json_object *out, 
 			a = kc_json_str(in, "metadata", fields[i][0]);
 			b = kc_json_str(out, "metadata", fields[i][0]);
 		}
-		if (strcmp(str_or_empty(a), str_or_empty(b)) != 0) {
-			(void)textf(err, size, "must have the same %s: %s != %s", fields[i][1],
-			    str_or_empty(a), str_or_empty(b));
+		if (strcmp(or_empty(a), or_empty(b)) != 0) {
+			errors_textf(err, size, "must have the same %s: %s != %s", fields[i][1],
+			    or_empty(a), or_empty(b));
 			return -1;
 		}
 	}
@@ -271,12 +237,12 @@ restore_field(const char *fld, const struct json_object *orig, const struct json
 	bool changed;
 
 	if (!json_object_is_type(got, json_type_object)) {
-		(void)textf(err, size, "invalid metadata.%s of type %s in converted object", fld,
+		errors_textf(err, size, "invalid metadata.%s of type %s in converted object", fld,
 		    go_type(got));
 		return -1;
 	}
 	if (orig != NULL && !json_object_is_type(orig, json_type_object)) {
-		(void)textf(err, size, "invalid metadata.%s of type %s in original object", fld,
+		errors_textf(err, size, "invalid metadata.%s of type %s in original object", fld,
 		    go_type(orig));
 		return -1;
 	}
@@ -286,7 +252,7 @@ restore_field(const char *fld, const struct json_object *orig, const struct json
 		struct json_object *was = orig != NULL ? kc_json_get(orig, k) : NULL;
 
 		if (!json_object_is_type(v, json_type_string)) {
-			(void)textf(err, size, "metadata.%s[%s] must be a string, but is %s in "
+			errors_textf(err, size, "metadata.%s[%s] must be a string, but is %s in "
 			    "converted object", fld, k, go_type(v));
 			return -1;
 		}
@@ -325,11 +291,11 @@ restore_meta(const struct json_object *in, struct json_object *out, char *err, s
 	int r = 0;
 
 	if (rmeta == NULL && !json_object_object_get_ex(out, "metadata", NULL)) {
-		(void)textf(err, size, "missing metadata in converted object");
+		errors_textf(err, size, "missing metadata in converted object");
 		return -1;
 	}
 	if (!json_object_is_type(rmeta, json_type_object)) {
-		(void)textf(err, size, "invalid metadata of type %s in converted object",
+		errors_textf(err, size, "invalid metadata of type %s in converted object",
 		    go_type(rmeta));
 		return -1;
 	}
@@ -371,44 +337,44 @@ convwebhook_check(const char *review_version, const char *uid, const char *desir
 	gvk_of(objs[0], gvk, sizeof(gvk));
 	if (kc_json_parse(body, len, &review, &st) < 0 ||
 	    !json_object_is_type(review, json_type_object)) {
-		(void)textf(err, err_size, "conversion webhook for %s failed: %s", gvk,
+		errors_textf(err, err_size, "conversion webhook for %s failed: %s", gvk,
 		    st.message[0] != '\0' ? st.message : "the response is not a JSON object");
 		goto out;
 	}
-	(void)textf(want, sizeof(want), REVIEW_GROUP "/%s, Kind=ConversionReview",
+	errors_textf(want, sizeof(want), REVIEW_GROUP "/%s, Kind=ConversionReview",
 	    review_version);
 	gvk_of(review, got, sizeof(got));
 	if (strcmp(want, got) != 0) {
-		(void)textf(err, err_size, "conversion webhook for %s failed: expected webhook "
+		errors_textf(err, err_size, "conversion webhook for %s failed: expected webhook "
 		    "response of %s, got %s", gvk, want, got);
 		goto out;
 	}
 	if (!json_object_is_type((resp = kc_json_get(review, "response")), json_type_object)) {
-		(void)textf(err, err_size, "conversion webhook for %s failed: no response "
+		errors_textf(err, err_size, "conversion webhook for %s failed: no response "
 		    "provided", gvk);
 		goto out;
 	}
-	if (strcmp(str_or_empty(kc_json_str(resp, "uid")), uid) != 0) {
-		(void)textf(err, err_size, "conversion webhook for %s failed: expected "
+	if (strcmp(or_empty(kc_json_str(resp, "uid")), uid) != 0) {
+		errors_textf(err, err_size, "conversion webhook for %s failed: expected "
 		    "response.uid=\"%s\", got \"%s\"", gvk, uid,
-		    str_or_empty(kc_json_str(resp, "uid")));
+		    or_empty(kc_json_str(resp, "uid")));
 		goto out;
 	}
-	status = str_or_empty(kc_json_str(resp, "result", "status"));
+	status = or_empty(kc_json_str(resp, "result", "status"));
 	if (strcmp(status, "Success") != 0) {
 		msg = kc_json_str(resp, "result", "message");
 		if (msg != NULL && msg[0] != '\0')
-			(void)textf(err, err_size, "conversion webhook for %s failed: %s", gvk,
+			errors_textf(err, err_size, "conversion webhook for %s failed: %s", gvk,
 			    msg);
 		else
-			(void)textf(err, err_size, "conversion webhook for %s failed: "
+			errors_textf(err, err_size, "conversion webhook for %s failed: "
 			    "response.result.status was '%s', not 'Success'", gvk, status);
 		goto out;
 	}
 	conv = kc_json_get(resp, "convertedObjects");
 	nconv = json_object_is_type(conv, json_type_array) ? json_object_array_length(conv) : 0;
 	if (nconv != n) {
-		(void)textf(err, err_size, "conversion webhook for %s returned %zu objects, "
+		errors_textf(err, err_size, "conversion webhook for %s returned %zu objects, "
 		    "expected %zu", gvk, nconv, n);
 		goto out;
 	}
@@ -422,35 +388,35 @@ convwebhook_check(const char *review_version, const char *uid, const char *desir
 		char at[48];
 
 		if (n == 1)
-			(void)textf(at, sizeof(at), " at index 0");
+			errors_textf(at, sizeof(at), " at index 0");
 		else
-			(void)textf(at, sizeof(at), " at index %zu", i + 1);
+			errors_textf(at, sizeof(at), " at index %zu", i + 1);
 		if (!json_object_is_type(c, json_type_object)) {
-			(void)textf(err, err_size, "conversion webhook for %s returned %s at "
+			errors_textf(err, err_size, "conversion webhook for %s returned %s at "
 			    "index %zu: Object 'Kind' is missing in value of type %s", gvk, what, i,
 			    go_type(c));
 			goto out;
 		}
 		if (strcmp(gv_of(c), desired) != 0) {
-			(void)textf(err, err_size, "conversion webhook for %s returned %s%s: "
+			errors_textf(err, err_size, "conversion webhook for %s returned %s%s: "
 			    "invalid groupVersion (expected %s, received %s)", gvk, what, at,
 			    desired, gv_of(c));
 			goto out;
 		}
-		if (strcmp(str_or_empty(kc_json_str(c, "kind")),
-		    str_or_empty(kc_json_str(objs[i], "kind"))) != 0) {
-			(void)textf(err, err_size, "conversion webhook for %s returned %s%s: "
+		if (strcmp(or_empty(kc_json_str(c, "kind")),
+		    or_empty(kc_json_str(objs[i], "kind"))) != 0) {
+			errors_textf(err, err_size, "conversion webhook for %s returned %s%s: "
 			    "invalid kind (expected %s, received %s)", gvk, what, at,
-			    str_or_empty(kc_json_str(objs[i], "kind")),
-			    str_or_empty(kc_json_str(c, "kind")));
+			    or_empty(kc_json_str(objs[i], "kind")),
+			    or_empty(kc_json_str(c, "kind")));
 			goto out;
 		}
 		if (validate_converted(objs[i], c, why, sizeof(why)) < 0) {
 			if (n == 1)
-				(void)textf(err, err_size, "conversion webhook for %s returned "
+				errors_textf(err, err_size, "conversion webhook for %s returned "
 				    "invalid object: %s", gvk, why);
 			else
-				(void)textf(err, err_size, "conversion webhook for %s returned "
+				errors_textf(err, err_size, "conversion webhook for %s returned "
 				    "invalid converted object at index %zu: %s", gvk, i + 1, why);
 			goto out;
 		}
@@ -463,10 +429,10 @@ convwebhook_check(const char *review_version, const char *uid, const char *desir
 				goto out;
 			r = KC_EINTERNAL;
 			if (n == 1)
-				(void)textf(err, err_size, "conversion webhook for %s returned "
+				errors_textf(err, err_size, "conversion webhook for %s returned "
 				    "invalid metadata: %s", gvk, why);
 			else
-				(void)textf(err, err_size, "conversion webhook for %s returned "
+				errors_textf(err, err_size, "conversion webhook for %s returned "
 				    "invalid metadata in object at index %zu: %s", gvk, i + 1, why);
 			goto out;
 		}
@@ -559,7 +525,7 @@ key_of(const struct json_object *obj, const char *desired, bool raw, char *key, 
 		return -ENOMEM;
 	h = kc_fnv1a64(KC_FNV1A64_INIT, text, len);
 	kc_free(text);
-	(void)textf(key, size, "%016" PRIx64 ":%zu:%s%s", h, len, raw ? "raw:" : "", desired);
+	errors_textf(key, size, "%016" PRIx64 ":%zu:%s%s", h, len, raw ? "raw:" : "", desired);
 	return 0;
 }
 
@@ -572,9 +538,7 @@ batch_free(struct batch *b)
 {
 	if (b == NULL)
 		return;
-	if (b->t != NULL)
-		kc_transport_curl.close(b->t);
-	kc_http_resp_free(&b->resp);
+	whcall_clear(&b->call);
 	for (size_t i = 0; i < b->n; i++) {
 		json_object_put(b->objs[i]);
 		kc_free(b->keys[i]);
@@ -584,9 +548,6 @@ batch_free(struct batch *b)
 	if (b->crd != NULL)
 		json_object_put(b->crd);
 	kc_free(b->desired);
-	kc_free(b->ca);
-	kc_free(b->body);
-	kc_free((char *)(uintptr_t)b->rc.server);
 	kc_free(b);
 }
 
@@ -612,7 +573,7 @@ batch_add(struct cw_state *s, const struct json_object *crd, const char *desired
 	if (b == NULL) {
 		if ((b = kc_calloc(1, sizeof(*b))) == NULL)
 			return -ENOMEM;
-		b->seq = ++s->next_seq;
+		b->seq = whcall_seq(s->dc);
 		b->crd = json_object_get((struct json_object *)(uintptr_t)crd);
 		b->raw = raw;
 		if ((b->desired = kc_strdup(desired)) == NULL) {
@@ -621,10 +582,7 @@ batch_add(struct cw_state *s, const struct json_object *crd, const char *desired
 		}
 		TAILQ_INSERT_TAIL(&s->waiting, b, link);
 	}
-	if (s->dc->conv_lo == 0 || b->seq < s->dc->conv_lo)
-		s->dc->conv_lo = b->seq;
-	if (b->seq > s->dc->conv_hi)
-		s->dc->conv_hi = b->seq;
+	whcall_wait_for(s->dc, b->seq);
 	for (size_t i = 0; i < b->n; i++)
 		if (strcmp(b->keys[i], key) == 0)
 			return 0;
@@ -648,120 +606,7 @@ batch_add(struct cw_state *s, const struct json_object *crd, const char *desired
 	return 0;
 }
 
-/*
- * Where the call goes: clientConfig.url, or the Service's endpoint.
- * 0, or KC_EINTERNAL with the reason in 'why' (upstream's texts), or
- * -ENOMEM.
- */
-static int
-resolve(struct cw_state *s, struct batch *b, char *why, size_t size)
-{
-	const struct json_object *cc = kc_json_get(b->crd, "spec", "conversion", "webhook",
-	    "clientConfig");
-	const char *url = kc_json_str(cc, "url"), *ca = kc_json_str(cc, "caBundle");
-	char server[URL_MAX];
-	const char *sep;
-
-	if (ca != NULL && ca[0] != '\0' &&
-	    kc_base64_decode(ca, strlen(ca), 0, &b->ca, NULL, NULL, 0) < 0) {
-		(void)textf(why, size, "invalid caBundle");
-		return KC_EINTERNAL;
-	}
-	if (url != NULL) {
-		const char *p = strstr(url, "://");
-		const char *slash = p != NULL ? strchr(p + 3, '/') : NULL;
-		size_t hl = slash != NULL ? (size_t)(slash - url) : strlen(url);
-
-		if (p == NULL || hl >= sizeof(server)) {
-			(void)textf(why, size, "invalid webhook URL");
-			return KC_EINTERNAL;
-		}
-		memcpy(server, url, hl);
-		server[hl] = '\0';
-		sep = slash != NULL && strchr(slash, '?') != NULL ? "&" : "?";
-		(void)textf(b->path, sizeof(b->path), "%s%stimeout=30s",
-		    slash != NULL ? slash : "/", sep);
-		(void)textf(b->url, sizeof(b->url), "%s%s", server, b->path);
-		b->connect[0] = '\0';
-	} else {
-		const char *ns = str_or_empty(kc_json_str(cc, "service", "namespace"));
-		const char *name = str_or_empty(kc_json_str(cc, "service", "name"));
-		const char *path = kc_json_str(cc, "service", "path");
-		int64_t port = kc_json_int(cc, 443, "service", "port");
-		const struct dc_rtype *svc_rt = registry_find(s->dc, "", "v1", "services");
-		const struct dc_rtype *ep_rt = registry_find(s->dc, "", "v1", "endpoints");
-		const struct json_object *svc, *ep, *ports, *subsets, *sp = NULL;
-		const char *pname = NULL, *ip = NULL;
-		int64_t target = 0;
-
-		(void)textf(b->path, sizeof(b->path), "%s?timeout=30s",
-		    path != NULL && path[0] != '\0' ? path : "/");
-		(void)textf(b->url, sizeof(b->url), "https://%s.%s.svc:%" PRId64 "%s",
-		    name, ns, port, b->path);
-		svc = svc_rt != NULL ? coll_get(svc_rt->coll, ns, name) : NULL;
-		if (svc == NULL) {
-			(void)textf(why, size, "service \"%s\" not found", name);
-			return KC_EINTERNAL;
-		}
-		ports = kc_json_get(svc, "spec", "ports");
-		for (size_t i = 0; json_object_is_type(ports, json_type_array) &&
-		    i < json_object_array_length(ports); i++) {
-			const struct json_object *p = json_object_array_get_idx(ports, i);
-
-			if (kc_json_int(p, 0, "port") == port) {
-				sp = p;
-				break;
-			}
-		}
-		if (sp == NULL) {
-			(void)textf(why, size, "no service port %" PRId64 " found for service "
-			    "\"%s\"", port, name);
-			return KC_EINTERNAL;
-		}
-		pname = kc_json_str(sp, "name");
-		ep = ep_rt != NULL ? coll_get(ep_rt->coll, ns, name) : NULL;
-		if (ep == NULL) {
-			(void)textf(why, size, "endpoints \"%s\" not found", name);
-			return KC_EINTERNAL;
-		}
-		subsets = kc_json_get(ep, "subsets");
-		for (size_t i = 0; ip == NULL && json_object_is_type(subsets, json_type_array) &&
-		    i < json_object_array_length(subsets); i++) {
-			const struct json_object *ss = json_object_array_get_idx(subsets, i);
-			const struct json_object *eps = kc_json_get(ss, "ports");
-			const struct json_object *addrs = kc_json_get(ss, "addresses");
-
-			for (size_t j = 0; json_object_is_type(eps, json_type_array) &&
-			    j < json_object_array_length(eps); j++) {
-				const struct json_object *e = json_object_array_get_idx(eps, j);
-
-				if (str_eq(str_or_empty(kc_json_str(e, "name")),
-				    str_or_empty(pname))) {
-					target = kc_json_int(e, 0, "port");
-					break;
-				}
-			}
-			if (target > 0 && json_object_is_type(addrs, json_type_array) &&
-			    json_object_array_length(addrs) > 0)
-				ip = kc_json_str(json_object_array_get_idx(addrs, 0), "ip");
-		}
-		if (ip == NULL || target <= 0) {
-			(void)textf(why, size, "no endpoints available for service \"%s\"",
-			    name);
-			return KC_EINTERNAL;
-		}
-		(void)textf(server, sizeof(server), "https://%s.%s.svc:%" PRId64, name, ns, port);
-		(void)textf(b->connect, sizeof(b->connect), strchr(ip, ':') != NULL ?
-		    "[%s]:%" PRId64 : "%s:%" PRId64, ip, target);
-	}
-	if ((b->rc.server = kc_strdup(server)) == NULL)
-		return -ENOMEM;
-	if (b->ca != NULL) {
-		b->rc.ca_pem = b->ca;
-		b->rc.ca_pem_len = strlen(b->ca);
-	}
-	return 0;
-}
+static whcall_done_fn call_done;
 
 /* Sends 'b': 0 when under way, or it failed at once (its objects failed). */
 static int
@@ -771,12 +616,13 @@ batch_send(struct cw_state *s, struct batch *b)
 	struct kc_status st = { 0 };
 	char why[512] = "", msg[1024], gvk[2 * DC_SEGMENT_MAX + 16];
 	const char *rv = convwebhook_review_version(b->crd);
+	char *body;
 	size_t len;
 	int r;
 
 	gvk_of(b->objs[0], gvk, sizeof(gvk));
 	if (rv == NULL) {
-		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: webhook does "
+		errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: webhook does "
 		    "not accept v1 or v1beta1 ConversionReview", gvk);
 		batch_fail(s, b, msg);
 		return 0;
@@ -784,51 +630,44 @@ batch_send(struct cw_state *s, struct batch *b)
 	(void)kc_strlcpy(b->review_version, rv, sizeof(b->review_version));
 	api_uuid(b->uid);
 	if (s->dc->hooks.conv_fault != NULL)
-		s->dc->hooks.conv_fault(s->dc, str_or_empty(kc_json_str(b->crd, "metadata", "name")),
+		s->dc->hooks.conv_fault(s->dc, or_empty(kc_json_str(b->crd, "metadata", "name")),
 		    &b->fault);
-	b->hold_until_ms = kc_clock_now_ms() + b->fault.delay_ms;
-	if ((r = resolve(s, b, why, sizeof(why))) == -ENOMEM)
+	b->call.hold_until_ms = kc_clock_now_ms() + b->fault.delay_ms;
+	if ((r = whcall_resolve(s->dc, &b->call, kc_json_get(b->crd, "spec", "conversion",
+	    "webhook", "clientConfig"), CONVWEBHOOK_TIMEOUT_MS / 1000, why,
+	    sizeof(why))) == -ENOMEM)
 		return r;
 	if (r == 0 && b->fault.wrong == DC_CONV_UNREACHABLE) {
-		(void)textf(why, sizeof(why), "dial tcp %s: connect: connection refused "
-		    "(injected)", b->connect[0] != '\0' ? b->connect :
-		    b->rc.server + strlen("https://"));
+		errors_textf(why, sizeof(why), "dial tcp %s: connect: connection refused "
+		    "(injected)", b->call.connect[0] != '\0' ? b->call.connect :
+		    b->call.rc.server + strlen("https://"));
 		r = KC_EINTERNAL;
 	}
 	if (r < 0) {
-		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: Post \"%s\": %s",
-		    gvk, b->url, why);
+		errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: Post \"%s\": %s",
+		    gvk, b->call.url, why);
 		batch_fail(s, b, msg);
 		return 0;
 	}
 	if ((r = convwebhook_review(rv, b->uid, b->desired,
 	    (const struct json_object *const *)b->objs, b->n, &review)) < 0)
 		return r;
-	b->body = kc_json_dump(review, &len);
+	body = kc_json_dump(review, &len);
 	json_object_put(review);
-	if (b->body == NULL)
+	if (body == NULL)
 		return -ENOMEM;
-	b->req = (struct kc_http_req){
-		.method = "POST", .path = b->path, .content_type = "application/json",
-		.accept = "application/json, */*", .body = b->body, .body_len = len,
-		.timeout_ms = CONVWEBHOOK_TIMEOUT_MS,
-	};
-	if ((r = kc_transport_curl.open(&(struct kc_transport_opts){
-		.rc = &b->rc, .http1 = true, .timeout_ms = CONVWEBHOOK_TIMEOUT_MS,
-		.max_response = CONVWEBHOOK_RESP_MAX,
-		.connect_to = b->connect[0] != '\0' ? b->connect : NULL,
-	}, &b->t, &st)) < 0 ||
-	    (r = kc_transport_curl_start(b->t, &b->req, &b->resp, &st)) < 0) {
+	b->call.seq = b->seq;
+	if ((r = whcall_start(&s->run, &b->call, body, len, CONVWEBHOOK_TIMEOUT_MS,
+	    CONVWEBHOOK_RESP_MAX, call_done, s, &st)) < 0) {
 		if (r == -ENOMEM)
 			return r;
-		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: Post \"%s\": %s",
-		    gvk, b->url, st.message);
+		errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: Post \"%s\": %s",
+		    gvk, b->call.url, st.message);
 		batch_fail(s, b, msg);
 		return 0;
 	}
 	TAILQ_REMOVE(&s->waiting, b, link);
 	TAILQ_INSERT_TAIL(&s->running, b, link);
-	timer_arm(&s->step_timer, CONVWEBHOOK_POLL_MS);
 	return 1;
 }
 
@@ -844,8 +683,8 @@ answer_break(struct batch *b)
 	char *text;
 	size_t len;
 
-	if (b->resp.body.data == NULL ||
-	    kc_json_parse(b->resp.body.data, b->resp.body.len, &review, NULL) < 0)
+	if (b->call.resp.body.data == NULL ||
+	    kc_json_parse(b->call.resp.body.data, b->call.resp.body.len, &review, NULL) < 0)
 		return 0;
 	objs = kc_json_get(review, "response", "convertedObjects");
 	first = json_object_is_type(objs, json_type_array) ?
@@ -865,8 +704,8 @@ answer_break(struct batch *b)
 	if ((text = kc_json_dump(review, &len)) == NULL)
 		goto oom;
 	json_object_put(review);
-	kc_buf_reset(&b->resp.body);
-	if (kc_buf_append(&b->resp.body, text, len) < 0) {
+	kc_buf_reset(&b->call.resp.body);
+	if (kc_buf_append(&b->call.resp.body, text, len) < 0) {
 		kc_free(text);
 		return -ENOMEM;
 	}
@@ -877,7 +716,7 @@ oom:
 	return -ENOMEM;
 }
 
-/* The answer to 'b' arrived (r 0, in b->resp) or the call failed. */
+/* The answer to 'b' arrived (r 0, in b->call.resp) or the call failed. */
 static void
 batch_done(struct cw_state *s, struct batch *b, int r, const struct kc_status *st)
 {
@@ -888,29 +727,29 @@ batch_done(struct cw_state *s, struct batch *b, int r, const struct kc_status *s
 
 	gvk_of(b->objs[0], gvk, sizeof(gvk));
 	if (r < 0) {
-		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: Post \"%s\": %s",
-		    gvk, b->url, st->message[0] != '\0' ? st->message : kc_strerror(r));
+		errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: Post \"%s\": %s",
+		    gvk, b->call.url, st->message[0] != '\0' ? st->message : kc_strerror(r));
 		batch_fail(s, b, msg);
 		return;
 	}
-	if (b->resp.status < 200 || b->resp.status > 299) {
-		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: the server "
+	if (b->call.resp.status < 200 || b->call.resp.status > 299) {
+		errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: the server "
 		    "responded with the status code %d but did not return more information", gvk,
-		    b->resp.status);
+		    b->call.resp.status);
 		batch_fail(s, b, msg);
 		return;
 	}
 	if (b->fault.wrong != DC_CONV_RIGHT && (r = answer_break(b)) < 0) {
-		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: %s", gvk,
+		errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: %s", gvk,
 		    kc_strerror(r));
 		batch_fail(s, b, msg);
 		return;
 	}
-	r = convwebhook_check(b->review_version, b->uid, b->desired, b->resp.body.data != NULL ?
-	    b->resp.body.data : "", b->resp.body.len, (const struct json_object *const *)b->objs,
-	    b->n, &out, msg, sizeof(msg));
+	r = convwebhook_check(b->review_version, b->uid, b->desired,
+	    b->call.resp.body.data != NULL ? b->call.resp.body.data : "", b->call.resp.body.len,
+	    (const struct json_object *const *)b->objs, b->n, &out, msg, sizeof(msg));
 	if (r == -ENOMEM) {
-		(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: %s", gvk,
+		errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: %s", gvk,
 		    kc_strerror(r));
 		batch_fail(s, b, msg);
 		return;
@@ -924,7 +763,7 @@ batch_done(struct cw_state *s, struct batch *b, int r, const struct kc_status *s
 	for (size_t i = 0; i < b->n; i++) {
 		if (tschema != NULL && (schema_prune(tschema, out[i], NULL) < 0 ||
 		    schema_default(tschema, out[i]) < 0)) {
-			(void)textf(msg, sizeof(msg), "conversion webhook for %s failed: %s",
+			errors_textf(msg, sizeof(msg), "conversion webhook for %s failed: %s",
 			    gvk, kc_strerror(-ENOMEM));
 			(void)entry_put(s, b->keys[i], NULL, msg);
 			continue;
@@ -958,30 +797,18 @@ send_due(void *arg)
 	return DC_TIMER_STOP;
 }
 
-static int64_t
-step_due(void *arg)
+/* A call ended: its objects' answers are kept, and the watchers waiting try again. */
+static void
+call_done(void *arg, struct whcall *c, int r, const struct kc_status *st)
 {
 	struct cw_state *s = arg;
-	struct batch *b, *next;
-	bool done = false;
+	struct batch *b = (struct batch *)(void *)((char *)c - offsetof(struct batch, call));
 
-	for (b = TAILQ_FIRST(&s->running); b != NULL; b = next) {
-		struct kc_status st = { 0 };
-		int r;
-
-		next = TAILQ_NEXT(b, link);
-		if (kc_clock_now_ms() < b->hold_until_ms)
-			continue;	/* an injected slow webhook */
-		if ((r = kc_transport_curl_step(b->t, &st)) == 1)
-			continue;
-		batch_done(s, b, r, &st);
-		TAILQ_REMOVE(&s->running, b, link);
-		batch_free(b);
-		done = true;
-	}
-	if (done && s->dc->hub != NULL)
+	batch_done(s, b, r, st);
+	TAILQ_REMOVE(&s->running, b, link);
+	batch_free(b);
+	if (s->dc->hub != NULL)
 		watchhub_conversions_done(s->dc->hub);
-	return TAILQ_EMPTY(&s->running) ? DC_TIMER_STOP : CONVWEBHOOK_POLL_MS;
 }
 
 /*
@@ -1045,8 +872,9 @@ cw_hold_ms(struct dc *dc, const struct dc_req *req)
 
 	if (!req->redo || s == NULL)
 		return 0;
-	if (batch_waited(&s->waiting, req) || batch_waited(&s->running, req))
-		return CONVWEBHOOK_POLL_MS;
+	if (batch_waited(&s->waiting, req) ||
+	    whrun_waited(&s->run, req->conv_lo, req->conv_hi))
+		return WHCALL_POLL_MS;
 	return 0;
 }
 
@@ -1079,7 +907,7 @@ cw_fini(struct dc *dc)
 	if (s == NULL)
 		return;
 	timer_cancel(&s->send_timer);
-	timer_cancel(&s->step_timer);
+	whrun_fini(&s->run);
 	while ((b = TAILQ_FIRST(&s->waiting)) != NULL) {
 		TAILQ_REMOVE(&s->waiting, b, link);
 		batch_free(b);
@@ -1112,7 +940,7 @@ cw_init(struct dc *dc, const struct dc_config *cfg, struct kc_status *st)
 	TAILQ_INIT(&s->waiting);
 	TAILQ_INIT(&s->running);
 	timer_init(&s->send_timer, dc, send_due, s);
-	timer_init(&s->step_timer, dc, step_due, s);
+	whrun_init(&s->run, dc);
 	dc->hooks.convert = cw_convert;
 	plugin_set_state(dc, &convwebhook_plugin, s);
 	return 0;

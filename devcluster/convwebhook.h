@@ -15,7 +15,6 @@
 #define CONVWEBHOOK_RESP_MAX	(64u << 20)	/* a ConversionReview answer */
 #define CONVWEBHOOK_CACHE_MAX	65536		/* conversions kept ... */
 #define CONVWEBHOOK_FRESH_MS	5000		/* ... this long */
-#define CONVWEBHOOK_POLL_MS	1		/* calls move on this often */
 
 extern const struct dc_plugin convwebhook_plugin;
 

@@ -87,7 +87,6 @@
 #define CRD_CLEANUP_MS		100	/* retry period while resources remain */
 #define CRD_RETRY_MS		1000	/* sync again after a failure (-ENOMEM) */
 #define CRD_KEYDEFS_MAX		64	/* list-map key defaults kept per version */
-#define CRD_WARNINGS_MAX	4096	/* bytes of unknown-field warnings */
 #define GO_POINTER		"0xc000123456"	/* an address as Go prints a pointer */
 
 struct crd;
@@ -200,44 +199,6 @@ static char *
 dotted(const char *jsonpath)
 {
 	return kc_strdup(jsonpath[0] == '.' ? jsonpath + 1 : jsonpath);
-}
-
-/*
- * A Warning header value for 'text': 299 - "text", with quotes and
- * backslashes escaped as Go's strconv.Quote leaves printable text. NULL:
- * -ENOMEM (or a text past CRD_WARNINGS_MAX).
- */
-static char *
-warning_value(const char *text)
-{
-	struct kc_buf b;
-	int r;
-
-	kc_buf_init(&b, CRD_WARNINGS_MAX);
-	r = kc_buf_puts(&b, "299 - \"");
-	for (const char *p = text; *p != '\0' && r == 0; p++) {
-		if (*p == '"' || *p == '\\')
-			r = kc_buf_putc(&b, '\\');
-		if (r == 0)
-			r = kc_buf_putc(&b, *p);
-	}
-	if (r == 0)
-		r = kc_buf_putc(&b, '"');
-	return r == 0 ? kc_buf_take(&b, NULL) : NULL;
-}
-
-/* Adds a warning; -E2BIG once the reply has no room for more headers. */
-static int
-add_warning(struct dc_resp *resp, const char *text)
-{
-	char *v = warning_value(text);
-	int r;
-
-	if (v == NULL)
-		return -ENOMEM;
-	r = resp_header(resp, "Warning", v);
-	kc_free(v);
-	return r;
 }
 
 /* Copies schema.c's field errors into the core's list, skipping duplicates. */
@@ -900,7 +861,7 @@ cr_decoded(struct dc_write_ctx *wc, struct json_object *obj, struct dc_resp *res
 
 			(void)snprintf(text, sizeof(text), "unknown field \"%s\"",
 			    json_object_get_string(arr_at(unknown, i)));
-			if ((r = add_warning(resp, text)) == -E2BIG)
+			if ((r = resp_warning(resp, text)) == -E2BIG)
 				break;
 			if (r < 0)
 				goto fail;
@@ -1744,7 +1705,7 @@ ver_refresh(struct crd *c, struct crd_ver *v, const struct json_object *vj)
 
 		if (text == NULL)
 			return -ENOMEM;
-		v->warning = warning_value(text);
+		v->warning = resp_warning_value(text);
 		kc_free(text);
 		if (v->warning == NULL)
 			return -ENOMEM;

@@ -66,6 +66,7 @@
 #define DC_RESP_MAX		(512u << 20)	/* one reply body */
 #define DC_PARAMS_MAX		64		/* query parameters kept */
 #define DC_RESP_HEADERS_MAX	8		/* extra reply headers */
+#define DC_WARNING_MAX		4096		/* one Warning header value */
 #define DC_SEGMENT_MAX		256		/* one path segment, with NUL */
 #define DC_NAME_MAX		253		/* object names */
 #define DC_ERRS_MAX		32		/* field errors in one reply */
@@ -86,6 +87,13 @@
 #define DC_IMP_GROUPS_MAX	64		/* Impersonate-Group values of a request */
 #define DC_PLUGINS_MAX		32		/* rows of the plug-in table */
 #define DC_CONV_PASSES_MAX	16		/* passes of a request for conversions */
+
+/* 's', or "" for NULL. */
+static inline const char *
+or_empty(const char *s)
+{
+	return s != NULL ? s : "";
+}
 
 struct dc;
 struct dc_api;
@@ -169,6 +177,11 @@ struct dc_req {
 	bool		 redo;
 	unsigned	 passes;	/* answers thrown away for a webhook */
 	uint64_t	 conv_lo, conv_hi;	/* the webhook calls it waits for */
+	uint64_t	 first_id;	/* 'id' of its first pass (admission webhooks) */
+	/* What a create's first pass made, kept by the later passes. */
+	char		 keep_uid[37];
+	char		 keep_stamp[KC_TIME_MAX];
+	char		 keep_name[DC_NAME_MAX + 1];
 };
 
 /*
@@ -334,6 +347,9 @@ struct dc_write_ctx {
 	 */
 	struct dc_resp		*resp;
 	bool			 answered;
+	/* A delete's gracePeriodSeconds (-1: none) and propagationPolicy (or NULL). */
+	int64_t			 delete_grace;
+	const char		*delete_policy;
 };
 
 /*
@@ -620,6 +636,11 @@ struct dc_hooks {
 	 */
 	void	(*conv_fault)(struct dc *, const char *crd, struct dc_conv_fault *ret);
 	/*
+	 * The same for an admission webhook call to the webhook named
+	 * 'webhook' ("admit" rules: bad-uid, unreachable, a delay).
+	 */
+	void	(*adm_fault)(struct dc *, const char *webhook, struct dc_conv_fault *ret);
+	/*
 	 * Group commit (persistence). With 'commit' false, http.c asks it
 	 * before writing any reply or watch bytes: 0 when every write so
 	 * far is durable, DC_DECLINED while some are not (the bytes wait
@@ -798,6 +819,13 @@ struct dc {
 	bool			 conv_again;	/* a later pass of a held request */
 	uint64_t		 conv_lo, conv_hi;	/* calls asked for (hooks.convert) */
 	char			 conv_error[1024];
+	/*
+	 * This pass started a webhook call no earlier pass made (admission
+	 * webhooks, each called once per object of a request): it does not
+	 * count toward DC_CONV_PASSES_MAX.
+	 */
+	bool			 conv_progress;
+	uint64_t		 webhook_seq;	/* whcall.c's call numbers */
 	void			*plugin_states[DC_PLUGINS_MAX]; /* plugin_state() */
 };
 
@@ -1251,6 +1279,14 @@ void	 resp_clear(struct dc_resp *);
 /* Adds a reply header ("Warning"); 'name' is static. -E2BIG, -ENOMEM. */
 int	 resp_header(struct dc_resp *, const char *name, const char *value)
 	    _must_check_;
+/*
+ * A Warning header value for 'text': 299 - "text", quoted as Go's
+ * strconv.Quote does (control characters escaped, so no text can end
+ * the header), cut to DC_WARNING_MAX bytes. NULL: -ENOMEM.
+ */
+char	*resp_warning_value(const char *text);
+/* Adds that Warning header; -E2BIG once the reply has no room, -ENOMEM. */
+int	 resp_warning(struct dc_resp *, const char *text) _must_check_;
 /* Sets the reply to 'o' as JSON (a newline after it) or to plain text. */
 int	 resp_json(struct dc_resp *, int status, const struct json_object *o)
 	    _must_check_;
@@ -1297,6 +1333,18 @@ int	 api_update_object(struct dc *, const struct dc_rtype *, const struct json_o
 	    struct json_object *next, const char *sub, const char *manager) _must_check_;
 
 /*
+ * For an admission step that changed the object (a mutating webhook's
+ * patch), as kube-apiserver validates what mutating admission left:
+ * the server-owned metadata (uid, creationTimestamp, resourceVersion,
+ * generation, deletion fields, managedFields) back from 'before' (the
+ * object the step got; may be NULL), the type's defaults, validation,
+ * and for an update the generation again. 0, or KC_EINVALID with the 422
+ * written in wc->resp (wc->answered set), or another failure (-ENOMEM).
+ */
+int	 api_admission_revalidate(struct dc_write_ctx *, struct json_object *obj,
+	    const struct json_object *before) _must_check_;
+
+/*
  * A PUT or PATCH of a scale subresource of 'rt' object 'name': the
  * replicas asked for in '*ret_replicas'. The body is an update's Scale
  * (JSON or YAML), or a JSON, merge or strategic merge patch (Scale has no
@@ -1341,6 +1389,8 @@ int	 api_record_event(struct dc *, const struct api_event *) _must_check_;
 int	 api_namespace_terminate(struct dc *, const char *ns);
 
 /* errors.c */
+/* snprintf() of a message into 'buf': cut when it does not fit. */
+void	 errors_textf(char *buf, size_t size, const char *fmt, ...) _printf_(3, 4);
 /*
  * A Status body for 'code' (KC_E*; HTTP code and reason from the table,
  * 400 for KC_EPARSE and -EINVAL, 413 for -E2BIG, else 500). 'details' is

@@ -961,6 +961,8 @@ handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
 	int r;
 
 	req->id = ++dc->next_rid;
+	if (!dc->conv_again || req->first_id == 0)
+		req->first_id = req->id;
 	(void)router_parse(req->method, req->path, watch, &route);
 	user_clear(&req->user);
 	req->authenticated = false;
@@ -1068,11 +1070,15 @@ deferred_reply(struct dc_resp *resp)
  * write before it commits are repeated; a committed write keeps its
  * outcome in resp->deferred and only its reply waits. A failed
  * conversion ends the request with a 500 and kube-apiserver's message.
+ * Admission webhooks (admwebhook.c) wait the same way, before the write
+ * commits; a pass that starts a call no pass made before is progress
+ * (dc->conv_progress) and is not counted.
  */
 void
 api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
 {
 	dc->conv_pending = false;
+	dc->conv_progress = false;
 	dc->conv_error[0] = '\0';
 	dc->conv_allowed = true;
 	dc->conv_again = req->redo;
@@ -1085,7 +1091,8 @@ api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
 	if (dc->conv_error[0] != '\0') {
 		resp_clear(resp);
 		errors_reply(resp, KC_EINTERNAL, "%s", dc->conv_error);
-	} else if (dc->conv_pending && ++req->passes > DC_CONV_PASSES_MAX) {
+	} else if (dc->conv_pending && !dc->conv_progress &&
+	    ++req->passes > DC_CONV_PASSES_MAX) {
 		/* What it needs changes faster than the webhook converts it. */
 		resp_clear(resp);
 		errors_reply(resp, KC_EINTERNAL, "conversion webhook: the objects changed "
@@ -1100,5 +1107,6 @@ api_handle(struct dc *dc, struct dc_req *req, struct dc_resp *resp)
 	dc->conv_allowed = false;
 	dc->conv_again = false;
 	dc->conv_pending = false;
+	dc->conv_progress = false;
 	dc->conv_error[0] = '\0';
 }

@@ -107,6 +107,16 @@ reply(struct dc_resp *resp, int code, const char *message,
 }
 
 void
+errors_textf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+}
+
+void
 errors_reply(struct dc_resp *resp, int code, const char *fmt, ...)
 {
 	char msg[2048];

@@ -99,7 +99,7 @@ static const struct {
 
 static const char *const verbs[] = {
 	"create", "get", "list", "watch", "update", "patch", "delete",
-	"deletecollection", "convert", "*", NULL,
+	"deletecollection", "convert", "admit", "*", NULL,
 };
 
 static struct faults *
@@ -109,6 +109,7 @@ state(const struct dc *dc)
 }
 
 static void	faults_conv_fault(struct dc *, const char *, struct dc_conv_fault *);
+static void	faults_adm_fault(struct dc *, const char *, struct dc_conv_fault *);
 
 int
 faults_init(struct dc *dc)
@@ -125,6 +126,7 @@ faults_init(struct dc *dc)
 	}
 	f->next_id = 1;
 	dc->hooks.conv_fault = faults_conv_fault;
+	dc->hooks.adm_fault = faults_adm_fault;
 	plugin_set_state(dc, &faults_plugin, f);
 	return 0;
 }
@@ -138,6 +140,8 @@ faults_fini(struct dc *dc)
 		return;
 	if (dc->hooks.conv_fault == faults_conv_fault)
 		dc->hooks.conv_fault = NULL;
+	if (dc->hooks.adm_fault == faults_adm_fault)
+		dc->hooks.adm_fault = NULL;
 	kc_free(f->rows);
 	kc_free(f);
 	plugin_set_state(dc, &faults_plugin, NULL);
@@ -262,7 +266,7 @@ faults_parse(const struct json_object *o, struct fault_spec *ret, struct kc_stat
 	if (verbs[i] == NULL) {
 		kc_status_set(st, KC_EBADREQUEST, "verb: unsupported value \"%.32s\": "
 		    "supported values: create, get, list, watch, update, patch, delete, "
-		    "deletecollection, convert, *", verb);
+		    "deletecollection, convert, admit, *", verb);
 		return KC_EBADREQUEST;
 	}
 	if (resource[0] == '\0') {
@@ -274,7 +278,23 @@ faults_parse(const struct json_object *o, struct fault_spec *ret, struct kc_stat
 		    "values: 400, 401, 403, 404, 409, 410, 429, 500, 503, 504", code);
 		return KC_EBADREQUEST;
 	}
-	if (strcmp(verb, "convert") == 0) {
+	if (strcmp(verb, "admit") == 0) {
+		for (i = 0; wrongs[i] != NULL; i++)
+			if (strcmp(wrongs[i], webhook != NULL ? webhook : "") == 0)
+				break;
+		if (wrongs[i] == NULL || (i != DC_CONV_RIGHT && i != DC_CONV_BAD_UID &&
+		    i != DC_CONV_UNREACHABLE)) {
+			kc_status_set(st, KC_EBADREQUEST, "webhook: unsupported value \"%.32s\": "
+			    "supported values: bad-uid, unreachable", webhook);
+			return KC_EBADREQUEST;
+		}
+		if (code != 0 || (i == 0 && latency == 0)) {
+			kc_status_set(st, KC_EBADREQUEST, "an admit rule takes webhook, "
+			    "latencyMs or both, and no code");
+			return KC_EBADREQUEST;
+		}
+		ret->webhook = (int)i;
+	} else if (strcmp(verb, "convert") == 0) {
 		for (i = 0; wrongs[i] != NULL; i++)
 			if (strcmp(wrongs[i], webhook != NULL ? webhook : "") == 0)
 				break;
@@ -292,7 +312,7 @@ faults_parse(const struct json_object *o, struct fault_spec *ret, struct kc_stat
 		}
 		ret->webhook = (int)i;
 	} else if (webhook != NULL) {
-		kc_status_set(st, KC_EBADREQUEST, "webhook: only for the verb convert");
+		kc_status_set(st, KC_EBADREQUEST, "webhook: only for the verbs convert and admit");
 		return KC_EBADREQUEST;
 	} else if (code == 0 && latency == 0) {
 		kc_status_set(st, KC_EBADREQUEST, "a rule needs a code, latencyMs or both");
@@ -437,11 +457,12 @@ faults_decide(struct dc *dc, const struct dc_route *route)
 }
 
 /*
- * hooks.conv_fault: the first "convert" rule for 'crd' (its name, or
- * "*") that hits decides what happens to this webhook call.
+ * The first rule of 'verb' ("convert", "admit") for 'name' (a CRD's or
+ * an admission webhook's, or "*") that hits decides what happens to
+ * this webhook call.
  */
 static void
-faults_conv_fault(struct dc *dc, const char *crd, struct dc_conv_fault *ret)
+webhook_fault(struct dc *dc, const char *verb, const char *name, struct dc_conv_fault *ret)
 {
 	struct faults *f = state(dc);
 
@@ -451,8 +472,8 @@ faults_conv_fault(struct dc *dc, const char *crd, struct dc_conv_fault *ret)
 		struct fault *r = &f->rules[i];
 		uint64_t k;
 
-		if (strcmp(r->verb, "convert") != 0 || (r->count != 0 && r->injected >= r->count) ||
-		    (strcmp(r->resource, "*") != 0 && strcmp(r->resource, crd) != 0))
+		if (strcmp(r->verb, verb) != 0 || (r->count != 0 && r->injected >= r->count) ||
+		    (strcmp(r->resource, "*") != 0 && strcmp(r->resource, name) != 0))
 			continue;
 		k = ++r->matched;
 		if (k * r->share_ppm / PPM == (k - 1) * r->share_ppm / PPM)
@@ -462,6 +483,20 @@ faults_conv_fault(struct dc *dc, const char *crd, struct dc_conv_fault *ret)
 		ret->delay_ms = r->latency_ms;
 		return;
 	}
+}
+
+/* hooks.conv_fault: "convert" rules, for the CRD named 'crd'. */
+static void
+faults_conv_fault(struct dc *dc, const char *crd, struct dc_conv_fault *ret)
+{
+	webhook_fault(dc, "convert", crd, ret);
+}
+
+/* hooks.adm_fault: "admit" rules, for the admission webhook named 'webhook'. */
+static void
+faults_adm_fault(struct dc *dc, const char *webhook, struct dc_conv_fault *ret)
+{
+	webhook_fault(dc, "admit", webhook, ret);
 }
 
 int

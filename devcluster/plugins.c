@@ -31,6 +31,11 @@
  *				PriorityClass (mutating; 403 without one)
  *	DefaultTolerationSeconds nodes.c: the not-ready and unreachable
  *				NoExecute tolerations (mutating)
+ *	MutatingAdmissionWebhook admwebhook.c: the mutating webhooks, one
+ *				after the other (JSON patches), then the
+ *				type's defaults and validation again
+ *	ValidatingAdmissionWebhook admwebhook.c, the same step: the
+ *				validating webhooks, all at once
  *	ResourceQuota		quota.c: last, as upstream puts it after
  *				every mutating and validating plug-in
  *
@@ -53,6 +58,8 @@ const struct dc_plugin *const dc_plugins[] = {
 	&limitranger_plugin,	/* admission: LimitRanger; LimitRange defaults */
 	&scheduler_plugin,	/* admission: Priority; binds pods; --nodes */
 	&nodes_plugin,		/* admission: DefaultTolerationSeconds; node controllers */
+	&admwebhook_plugin,	/* admission: MutatingAdmissionWebhook, then
+				   ValidatingAdmissionWebhook; webhook configurations */
 	&quota_plugin,		/* admission: ResourceQuota (last); quota status */
 	&kubelet_plugin,	/* pods after binding, pods/log, graceful deletion */
 	&disruption_plugin,	/* PodDisruptionBudgets; subresource pods/eviction */

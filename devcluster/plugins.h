@@ -7,6 +7,7 @@
 
 #include "devcluster.h"
 
+#include "admwebhook.h"
 #include "apps.h"
 #include "authn.h"
 #include "authz.h"

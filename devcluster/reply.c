@@ -15,6 +15,7 @@
 
 #include <kc/alloc.h>
 #include <kc/json.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 
 #include "devcluster.h"
@@ -53,6 +54,33 @@ resp_header(struct dc_resp *resp, const char *name, const char *value)
 	resp->headers[resp->nheaders].value = v;
 	resp->nheaders++;
 	return 0;
+}
+
+char *
+resp_warning_value(const char *text)
+{
+	char *buf = kc_malloc(DC_WARNING_MAX);
+	struct kc_sbuf b;
+
+	if (buf == NULL)
+		return NULL;
+	kc_sbuf_init(&b, buf, DC_WARNING_MAX);
+	kc_sbuf_puts(&b, "299 - ");
+	kc_sbuf_quote(&b, text, strlen(text));
+	return buf;
+}
+
+int
+resp_warning(struct dc_resp *resp, const char *text)
+{
+	char *v = resp_warning_value(text);
+	int r;
+
+	if (v == NULL)
+		return -ENOMEM;
+	r = resp_header(resp, "Warning", v);
+	kc_free(v);
+	return r;
 }
 
 int

@@ -95,6 +95,7 @@ write_ctx(const struct rctx *c, enum dc_op op, const struct json_object *old)
 		.dry_run = c->dry_run,
 		.old = old,
 		.resp = c->resp,
+		.delete_grace = -1,
 	};
 }
 
@@ -436,12 +437,13 @@ run_validation(struct rctx *c, enum dc_op op, struct json_object *obj,
 	return 0;
 }
 
-/* Admission, the last step before storage: the plug-ins' in table order. */
+/*
+ * Admission, the last step before storage: the plug-ins' in table order,
+ * with 'wc' (a delete's options set).
+ */
 static int
-run_hooks(struct rctx *c, enum dc_op op, struct json_object *obj,
-    const struct json_object *old)
+admit_all(struct rctx *c, struct dc_write_ctx *wc, struct json_object *obj)
 {
-	struct dc_write_ctx wc = write_ctx(c, op, old);
 	struct kc_status st = { 0 };
 	int r;
 
@@ -450,13 +452,78 @@ run_hooks(struct rctx *c, enum dc_op op, struct json_object *obj,
 
 		if (p->admit == NULL || plugin_state(c->dc, p) == NULL)
 			continue;
-		if ((r = p->admit(&wc, obj, &st)) < 0) {
+		if ((r = p->admit(wc, obj, &st)) < 0) {
 			if (r == -ENOMEM)
 				errors_internal(c->resp, r);
-			else if (!wc.answered)
+			else if (!wc->answered)
 				errors_kc(c->resp, r, &st);
 			return r;
 		}
+	}
+	return 0;
+}
+
+static int
+run_hooks(struct rctx *c, enum dc_op op, struct json_object *obj,
+    const struct json_object *old)
+{
+	struct dc_write_ctx wc = write_ctx(c, op, old);
+
+	return admit_all(c, &wc, obj);
+}
+
+/*
+ * Admission of a delete ('obj' NULL, the stored object as 'old'), with
+ * the request's options, before anything changes.
+ */
+static int
+run_delete_hooks(struct rctx *c, const struct json_object *old, int64_t grace,
+    const char *policy)
+{
+	struct dc_write_ctx wc = write_ctx(c, DC_OP_DELETE, old);
+
+	wc.delete_grace = grace;
+	wc.delete_policy = policy;
+	return admit_all(c, &wc, NULL);
+}
+
+int
+api_admission_revalidate(struct dc_write_ctx *wc, struct json_object *obj,
+    const struct json_object *before)
+{
+	static const char *const kept[] = {
+		"uid", "creationTimestamp", "resourceVersion", "generation",
+		"deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", NULL
+	};
+	struct rctx c = {
+		.dc = wc->dc, .req = (struct dc_req *)(uintptr_t)wc->req, .resp = wc->resp,
+		.rt = wc->rt, .sub = wc->subresource != NULL ? wc->subresource : "",
+		.dry_run = wc->dry_run, .manager = wc->field_manager,
+	};
+	struct json_object *meta = kc_json_ensure_obj(obj, "metadata");
+	const struct json_object *bmeta = kc_json_get(before, "metadata");
+	int r;
+
+	if (meta == NULL)
+		return -ENOMEM;
+	c.ns = or_empty(kc_json_str(meta, "namespace"));
+	c.name = or_empty(kc_json_str(meta, "name"));
+	for (size_t i = 0; before != NULL && kept[i] != NULL; i++)
+		if (copy_key(meta, kept[i], kc_json_get(bmeta, kept[i])) < 0)
+			return -ENOMEM;
+	if (wc->rt->ops->defaults != NULL && (r = wc->rt->ops->defaults(wc, obj)) < 0)
+		return r;
+	if ((r = run_validation(&c, wc->op, obj, wc->old)) < 0) {
+		wc->answered = true;
+		return r;
+	}
+	if (wc->op == DC_OP_UPDATE && wc->old != NULL && (wc->rt->flags & DC_RT_GENERATION)) {
+		int64_t gen = kc_json_int(wc->old, 1, "metadata", "generation");
+
+		if (!same_spec(wc->rt, obj, wc->old))
+			gen++;
+		if (kc_json_set_int(meta, "generation", gen) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -503,13 +570,26 @@ write_create(struct rctx *c, struct json_object *obj, struct json_object **ret)
 	name = kc_json_str(meta, "name");
 	gen = kc_json_str(meta, "generateName");
 	if ((name == NULL || name[0] == '\0') && gen != NULL && gen[0] != '\0') {
-		generate_name(gen, gname, sizeof(gname));
+		/* A request answered in passes keeps what its first pass made. */
+		if (c->req != NULL && c->req->keep_name[0] != '\0')
+			(void)kc_strlcpy(gname, c->req->keep_name, sizeof(gname));
+		else
+			generate_name(gen, gname, sizeof(gname));
 		generated = true;
 		if (kc_json_set_str(meta, "name", gname) < 0)
 			goto oom;
 	}
-	api_uuid(uid);
-	now_stamp(stamp, c->now);
+	if (c->req != NULL && c->req->keep_uid[0] != '\0') {
+		(void)kc_strlcpy(uid, c->req->keep_uid, sizeof(uid));
+		(void)kc_strlcpy(stamp, c->req->keep_stamp, sizeof(stamp));
+	} else {
+		api_uuid(uid);
+		now_stamp(stamp, c->now);
+		if (c->req != NULL) {
+			(void)kc_strlcpy(c->req->keep_uid, uid, sizeof(c->req->keep_uid));
+			(void)kc_strlcpy(c->req->keep_stamp, stamp, sizeof(c->req->keep_stamp));
+		}
+	}
 	json_object_object_del(meta, "resourceVersion");
 	json_object_object_del(meta, "deletionTimestamp");
 	json_object_object_del(meta, "deletionGracePeriodSeconds");
@@ -558,8 +638,12 @@ write_create(struct rctx *c, struct json_object *obj, struct json_object **ret)
 			goto oom;
 		name = kc_json_str(obj, "metadata", "name");
 	}
+	if (generated && c->req != NULL)
+		(void)kc_strlcpy(c->req->keep_name, name, sizeof(c->req->keep_name));
 	if ((r = run_hooks(c, DC_OP_CREATE, obj, NULL)) < 0)
 		goto fail;
+	/* Admission may have replaced the object's members (a webhook's patch). */
+	name = or_empty(kc_json_str(obj, "metadata", "name"));
 	if (c->dry_run) {
 		if (coll_get(c->rt->coll, c->ns, name) != NULL) {
 			errors_obj(c->resp, KC_EEXISTS, c->rt, name,
@@ -1294,6 +1378,8 @@ delete_one(struct rctx *c, const struct json_object *old, int64_t grace_req,
 		    prv, rv != NULL ? rv : "");
 		return KC_ECONFLICT;
 	}
+	if ((r = run_delete_hooks(c, old, grace_req, policy)) < 0)
+		return r;
 	if (c->rt->group[0] == '\0' && strcmp(c->rt->plural, "namespaces") == 0)
 		return delete_namespace(c, old, ret, ret_deleted);
 	if (c->rt->ops->delete_grace != NULL)

@@ -281,11 +281,23 @@ f_metric() {
 	curl -sf "http://127.0.0.1:$(ctl_proc_port f metrics)/metrics" | grep "^$1"
 }
 
-# f_switched N FROM TO: the controller logged its Nth switch, FROM -> TO.
+# f_switched N FROM TO: the controller logged its Nth switch (waiting up
+# to 30 s for it), and that one went FROM -> TO.
 f_switched() {
-	ctl_proc_wait f "serving version changed: reading trainyard.dev/$3 \\(was $2\\)" 30 ||
-	    return 1
-	[ "$(grep -c 'serving version changed' "$DC_DIR/ctl-f.log")" -eq "$1" ]
+	local i n line="serving version changed: reading trainyard.dev/$3 (was $2)"
+	for i in $(seq 300); do
+		n="$(grep -c 'serving version changed' "$DC_DIR/ctl-f.log")" || true
+		if [ "$n" -ge "$1" ]; then
+			[ "$n" -eq "$1" ] && grep 'serving version changed' "$DC_DIR/ctl-f.log" |
+			    tail -1 | grep -qF "$line" && return 0
+			break
+		fi
+		ctl_proc_alive f || break
+		sleep 0.1
+	done
+	echo "controller f: not \"$line\" as switch $1:" >&2
+	grep 'serving version changed' "$DC_DIR/ctl-f.log" >&2
+	return 1
 }
 
 @test "follow: a controller reads Runs at v1alpha1 alone" {

@@ -14,13 +14,7 @@ setup_file() {
 	dc_start --kubernetes-version 1.32
 	export WH="$BATS_FILE_TMPDIR/wh"
 	mkdir -p "$WH"
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-	    -keyout "$WH/ca.key" -out "$WH/ca.crt" -days 1 -subj /CN=conv-ca 2>/dev/null
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-	    -keyout "$WH/tls.key" -out "$WH/tls.csr" -subj /CN=conv.default.svc 2>/dev/null
-	printf 'subjectAltName=DNS:conv.default.svc\n' >"$WH/ext"
-	openssl x509 -req -in "$WH/tls.csr" -CA "$WH/ca.crt" -CAkey "$WH/ca.key" \
-	    -CAcreateserial -out "$WH/tls.crt" -days 1 -extfile "$WH/ext" 2>/dev/null
+	webhook_tls "$WH" conv.default.svc
 	wh_start
 	kubectl apply -f - <<YAML
 apiVersion: v1

@@ -166,3 +166,18 @@ wait_for_line() {
 	cat "$file" >&2
 	return 1
 }
+
+# webhook_tls DIR NAME: a CA (DIR/ca.crt) and a serving certificate and key
+# for the DNS name NAME (DIR/tls.crt, DIR/tls.key), for a webhook on the host
+# reached through a Service and verified against a caBundle.
+webhook_tls() {
+	local dir="$1" name="$2"
+
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+	    -keyout "$dir/ca.key" -out "$dir/ca.crt" -days 1 -subj "/CN=$name-ca" 2>/dev/null &&
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+	    -keyout "$dir/tls.key" -out "$dir/tls.csr" -subj "/CN=$name" 2>/dev/null &&
+	printf 'subjectAltName=DNS:%s\n' "$name" >"$dir/ext" &&
+	openssl x509 -req -in "$dir/tls.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" \
+	    -CAcreateserial -out "$dir/tls.crt" -days 1 -extfile "$dir/ext" 2>/dev/null
+}

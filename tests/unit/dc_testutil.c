@@ -9,7 +9,10 @@
  * objects they return. Every helper fails the running test rather than
  * returning an error.
  */
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -73,14 +76,18 @@ dct_raw(struct dc *dc, const struct dct_call *c, struct dc_resp *resp, size_t fa
 		req.user_agent = kc_strdup(c->user_agent);
 	fail_alloc_after(fail);
 	api_handle(dc, &req, resp);
-	/* As http.c: held while a conversion webhook works, then again. */
+	/* As http.c: held while a conversion or admission webhook works, then again. */
 	for (uint64_t until = real_ms() + DCT_REDO_MS; req.redo && real_ms() < until;) {
 		fake_clock_advance(1);
 		(void)timers_run(dc);
-		if (convwebhook_plugin.hold_ms(dc, &req) == 0)
+		if (convwebhook_plugin.hold_ms(dc, &req) == 0 &&
+		    admwebhook_plugin.hold_ms(dc, &req) == 0)
 			api_handle(dc, &req, resp);
 	}
-	ck_assert_msg(!req.redo, "still waiting for a conversion webhook");
+	ck_assert_msg(!req.redo, "still waiting for a conversion or admission webhook");
+	/* As http.c: the request's admission answers go with its reply. */
+	if (plugin_state(dc, &admwebhook_plugin) != NULL)
+		(void)admwebhook_plugin.after(dc, &req, resp);
 	fail_alloc_after(SIZE_MAX);
 	req_clear(&req);
 }
@@ -136,4 +143,47 @@ dct_type(struct dc *dc, const char *plural)
 
 	ck_assert_ptr_nonnull(rt);
 	return rt;
+}
+
+void
+dct_add_fault(struct dc *dc, const char *json)
+{
+	struct json_object *o = NULL;
+	struct fault_spec spec;
+	struct kc_status st = { 0 };
+
+	ck_assert_int_eq(kc_json_parse(json, strlen(json), &o, NULL), 0);
+	ck_assert_msg(faults_parse(o, &spec, &st) == 0, "%s", st.message);
+	ck_assert_int_eq(faults_add(dc, &spec, NULL), 0);
+	json_object_put(o);
+}
+
+void
+dct_post(struct dc *dc, int want, const char *target, const char *fmt, ...)
+{
+	char body[8192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = target,
+	    .body = body }, want, NULL));
+}
+
+char *
+dct_review_answer(struct json_object *review, struct json_object *resp, bool ok,
+    size_t *ret_len)
+{
+	char *text;
+
+	json_object_object_del(review, "request");
+	if (kc_json_put(review, "response", resp) < 0 || !ok) {
+		json_object_put(review);
+		return NULL;
+	}
+	text = strdup(json_object_to_json_string_ext(review, JSON_C_TO_STRING_PLAIN));
+	json_object_put(review);
+	*ret_len = text != NULL ? strlen(text) : 0;
+	return text;
 }

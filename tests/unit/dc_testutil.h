@@ -6,6 +6,7 @@
 #ifndef DC_TESTUTIL_H
 #define DC_TESTUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <json-c/json.h>
@@ -63,5 +64,21 @@ const char		*dct_rv(const struct json_object *o);
 
 /* The resource type serving 'plural' in any group; fails the test if none. */
 const struct dc_rtype	*dct_type(struct dc *dc, const char *plural);
+
+/* POSTs the printf-formatted body to 'target'; fails the test unless 'want'. */
+void			 dct_post(struct dc *dc, int want, const char *target,
+			    const char *fmt, ...) _printf_(4, 5);
+
+/*
+ * A webhook's answer (tests/server/testserver.c handlers, on the server's
+ * thread): 'review' (consumed) with its request replaced by 'resp'
+ * (consumed), printed into a malloc()ed text, its length in *ret_len;
+ * NULL when !ok (something failed while building 'resp').
+ */
+char			*dct_review_answer(struct json_object *review, struct json_object *resp,
+			    bool ok, size_t *ret_len);
+
+/* Adds the fault rule 'json' (faults.c, started); fails the test if refused. */
+void			 dct_add_fault(struct dc *dc, const char *json);
 
 #endif

@@ -55,7 +55,6 @@ convert(void *arg, const struct ts_request *rq, size_t *ret_len)
 	const char *desired;
 	bool to_v2;
 	enum mode m = atomic_load(&mode);
-	char *text = NULL;
 	bool ok = true;
 
 	(void)arg;
@@ -99,32 +98,7 @@ convert(void *arg, const struct ts_request *rq, size_t *ret_len)
 		    "spec.colour: not a colour"));
 	} else
 		TRY(kc_json_set_str(kc_json_get(resp, "result"), "status", "Success"));
-	json_object_object_del(review, "request");
-	TRY(kc_json_put(review, "response", resp));
-	if (!ok) {
-		json_object_put(review);
-		return NULL;
-	}
-	text = strdup(json_object_to_json_string_ext(review, JSON_C_TO_STRING_PLAIN));
-	json_object_put(review);
-	*ret_len = text != NULL ? strlen(text) : 0;
-	return text;
-}
-
-static void
-post(const char *target, const char *fmt, ...) _printf_(2, 3);
-
-static void
-post(const char *target, const char *fmt, ...)
-{
-	char body[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(body, sizeof(body), fmt, ap);
-	va_end(ap);
-	dct_put(dct_run(dc, &(struct dct_call){ .method = DC_POST, .target = target,
-	    .body = body }, 201, NULL));
+	return dct_review_answer(review, resp, ok, ret_len);
 }
 
 /* The CRD hooks.example.com, its webhook reached as 'client' (JSON). */
@@ -135,7 +109,8 @@ add_crd(const char *client)
 	const char *pem = ts_ca_pem(ts);
 
 	ck_assert_int_eq(kc_base64_encode(pem, strlen(pem), 0, &ca, NULL), 0);
-	post(CRDS, "{\"metadata\":{\"name\":\"hooks.example.com\"},\"spec\":{\"group\":"
+	dct_post(dc, 201, CRDS,
+	    "{\"metadata\":{\"name\":\"hooks.example.com\"},\"spec\":{\"group\":"
 	    "\"example.com\",\"scope\":\"Namespaced\",\"names\":{\"plural\":\"hooks\","
 	    "\"kind\":\"Hook\"},\"conversion\":{\"strategy\":\"Webhook\",\"webhook\":"
 	    "{\"conversionReviewVersions\":[\"v9\",\"v1\"],\"clientConfig\":{%s,"
@@ -154,9 +129,11 @@ add_crd(const char *client)
 static void
 add_service(void)
 {
-	post("/api/v1/namespaces/default/services", "{\"metadata\":{\"name\":\"conv\"},"
+	dct_post(dc, 201, "/api/v1/namespaces/default/services",
+	    "{\"metadata\":{\"name\":\"conv\"},"
 	    "\"spec\":{\"ports\":[{\"name\":\"https\",\"port\":443,\"targetPort\":9443}]}}");
-	post("/api/v1/namespaces/default/endpoints", "{\"metadata\":{\"name\":\"conv\"},"
+	dct_post(dc, 201, "/api/v1/namespaces/default/endpoints",
+	    "{\"metadata\":{\"name\":\"conv\"},"
 	    "\"subsets\":[{\"addresses\":[{\"ip\":\"127.0.0.1\"}],\"ports\":[{\"name\":"
 	    "\"https\",\"port\":%d}]}]}", ts_port(ts));
 }
@@ -198,7 +175,7 @@ START_TEST(get_list_write_through_service)
 
 	add_service();
 	add_crd("\"service\":{\"namespace\":\"default\",\"name\":\"conv\",\"path\":\"/convert\"}");
-	post(HOOKS1, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"l\":\"1\"}},"
+	dct_post(dc, 201, HOOKS1, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"l\":\"1\"}},"
 	    "\"spec\":{\"color\":\"red\"}}");
 	ck_assert_uint_eq(ts_nrequests(ts), 0);
 
@@ -230,7 +207,7 @@ START_TEST(get_list_write_through_service)
 	dct_put(review);
 
 	/* A list: the items that need it, in one review. */
-	post(HOOKS1, "{\"metadata\":{\"name\":\"b\"},\"spec\":{\"color\":\"green\"}}");
+	dct_post(dc, 201, HOOKS1, "{\"metadata\":{\"name\":\"b\"},\"spec\":{\"color\":\"green\"}}");
 	before = ts_nrequests(ts);
 	o = get(HOOKS2, 200);
 	ck_assert_uint_eq(ts_nrequests(ts), before + 1);
@@ -289,7 +266,7 @@ START_TEST(wrong_answers)
 	(void)snprintf(client, sizeof(client), "\"url\":\"https://localhost:%d/convert\"",
 	    ts_port(ts));
 	add_crd(client);
-	post(HOOKS1, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"color\":\"red\"}}");
+	dct_post(dc, 201, HOOKS1, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"color\":\"red\"}}");
 	atomic_store(&mode, M_BAD_UID);
 	expect_failure(HOOKS2 "/a", "conversion webhook for example.com/v1, Kind=Hook failed: "
 	    "expected response.uid=\"");
@@ -321,10 +298,11 @@ END_TEST
 START_TEST(unreachable)
 {
 	add_crd("\"service\":{\"namespace\":\"default\",\"name\":\"conv\",\"path\":\"/convert\"}");
-	post(HOOKS1, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"color\":\"red\"}}");
+	dct_post(dc, 201, HOOKS1, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"color\":\"red\"}}");
 	expect_failure(HOOKS2 "/a", "conversion webhook for example.com/v1, Kind=Hook failed: "
 	    "Post \"https://conv.default.svc:443/convert?timeout=30s\": service \"conv\" not found");
-	post("/api/v1/namespaces/default/services", "{\"metadata\":{\"name\":\"conv\"},"
+	dct_post(dc, 201, "/api/v1/namespaces/default/services",
+	    "{\"metadata\":{\"name\":\"conv\"},"
 	    "\"spec\":{\"ports\":[{\"name\":\"http\",\"port\":80}]}}");
 	expect_failure(HOOKS2 "/a", "conversion webhook for example.com/v1, Kind=Hook failed: "
 	    "Post \"https://conv.default.svc:443/convert?timeout=30s\": no service port 443 "
@@ -336,7 +314,8 @@ START_TEST(unreachable)
 	expect_failure(HOOKS2 "/a", "conversion webhook for example.com/v1, Kind=Hook failed: "
 	    "Post \"https://conv.default.svc:443/convert?timeout=30s\": endpoints \"conv\" not "
 	    "found");
-	post("/api/v1/namespaces/default/endpoints", "{\"metadata\":{\"name\":\"conv\"}}");
+	dct_post(dc, 201, "/api/v1/namespaces/default/endpoints",
+	    "{\"metadata\":{\"name\":\"conv\"}}");
 	expect_failure(HOOKS2 "/a", "conversion webhook for example.com/v1, Kind=Hook failed: "
 	    "Post \"https://conv.default.svc:443/convert?timeout=30s\": no endpoints available "
 	    "for service \"conv\"");
@@ -385,7 +364,7 @@ START_TEST(watch_at_another_version)
 	(void)snprintf(client, sizeof(client), "\"url\":\"https://localhost:%d/convert\"",
 	    ts_port(ts));
 	add_crd(client);
-	post(HOOKS1, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"color\":\"red\"}}");
+	dct_post(dc, 201, HOOKS1, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"color\":\"red\"}}");
 	ck_assert_int_eq(watchhub_start(dc, &(struct dc_watch_opts){
 	    .rt = registry_find(dc, "example.com", "v2", "hooks"), .ns = "default",
 	    .initial = true }, &st, &kst), 0);
@@ -395,8 +374,8 @@ START_TEST(watch_at_another_version)
 	ck_assert_ptr_nonnull(strstr(line, "\"colour\":\"red\""));
 	kc_free(line);
 	/* Later events, in order, each converted. */
-	post(HOOKS1, "{\"metadata\":{\"name\":\"b\"},\"spec\":{\"color\":\"green\"}}");
-	post(HOOKS1, "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"color\":\"blue\"}}");
+	dct_post(dc, 201, HOOKS1, "{\"metadata\":{\"name\":\"b\"},\"spec\":{\"color\":\"green\"}}");
+	dct_post(dc, 201, HOOKS1, "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"color\":\"blue\"}}");
 	line = next_line(st);
 	ck_assert_ptr_nonnull(strstr(line, "\"colour\":\"green\""));
 	kc_free(line);
@@ -405,7 +384,7 @@ START_TEST(watch_at_another_version)
 	kc_free(line);
 	/* A failure: an ERROR event with the message, then the end. */
 	atomic_store(&mode, M_FAIL);
-	post(HOOKS1, "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"color\":\"grey\"}}");
+	dct_post(dc, 201, HOOKS1, "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"color\":\"grey\"}}");
 	line = next_line(st);
 	ck_assert_ptr_nonnull(strstr(line, "\"type\":\"ERROR\""));
 	ck_assert_ptr_nonnull(strstr(line, "conversion webhook for example.com/v1, Kind=Hook "
@@ -418,19 +397,6 @@ START_TEST(watch_at_another_version)
 END_TEST
 
 /* Adds a fault rule from its JSON. */
-static void
-add_fault(const char *json)
-{
-	struct json_object *o = NULL;
-	struct fault_spec spec;
-	struct kc_status st = { 0 };
-
-	ck_assert_int_eq(kc_json_parse(json, strlen(json), &o, NULL), 0);
-	ck_assert_msg(faults_parse(o, &spec, &st) == 0, "%s", st.message);
-	ck_assert_int_eq(faults_add(dc, &spec, NULL), 0);
-	json_object_put(o);
-}
-
 START_TEST(injected_faults)
 {
 	struct json_object *o, *bad = NULL;
@@ -443,27 +409,29 @@ START_TEST(injected_faults)
 	(void)snprintf(client, sizeof(client), "\"url\":\"https://localhost:%d/convert\"",
 	    ts_port(ts));
 	add_crd(client);
-	post(HOOKS1, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"color\":\"red\"}}");
-	add_fault("{\"verb\":\"convert\",\"resource\":\"hooks.example.com\","
+	dct_post(dc, 201, HOOKS1, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"color\":\"red\"}}");
+	dct_add_fault(dc, "{\"verb\":\"convert\",\"resource\":\"hooks.example.com\","
 	    "\"webhook\":\"bad-uid\",\"count\":1}");
 	expect_failure(HOOKS2 "/a", "conversion webhook for example.com/v1, Kind=Hook failed: "
 	    "expected response.uid=\"");
 	dct_put(get(HOOKS2 "/a", 200));		/* count 1: once */
-	add_fault("{\"verb\":\"convert\",\"resource\":\"*\",\"webhook\":\"wrong-count\","
+	dct_add_fault(dc, "{\"verb\":\"convert\",\"resource\":\"*\",\"webhook\":\"wrong-count\","
 	    "\"count\":1}");
 	expect_failure(HOOKS2 "/a", "conversion webhook for example.com/v1, Kind=Hook returned "
 	    "0 objects, expected 1");
-	add_fault("{\"verb\":\"convert\",\"resource\":\"*\",\"webhook\":\"rename\",\"count\":1}");
+	dct_add_fault(dc,
+	    "{\"verb\":\"convert\",\"resource\":\"*\",\"webhook\":\"rename\",\"count\":1}");
 	expect_failure(HOOKS2 "/a", "conversion webhook for example.com/v1, Kind=Hook returned "
 	    "invalid object: must have the same name: a != injected-rename");
-	add_fault("{\"verb\":\"convert\",\"resource\":\"*\",\"webhook\":\"unreachable\","
+	dct_add_fault(dc, "{\"verb\":\"convert\",\"resource\":\"*\",\"webhook\":\"unreachable\","
 	    "\"count\":1}");
 	(void)snprintf(want, sizeof(want), "conversion webhook for example.com/v1, Kind=Hook "
 	    "failed: Post \"https://localhost:%d/convert?timeout=30s\": dial tcp localhost:%d: "
 	    "connect: connection refused (injected)", ts_port(ts), ts_port(ts));
 	expect_failure(HOOKS2 "/a", want);
 	/* Slow: the answer is held, then right. */
-	add_fault("{\"verb\":\"convert\",\"resource\":\"*\",\"latencyMs\":300,\"count\":1}");
+	dct_add_fault(dc,
+	    "{\"verb\":\"convert\",\"resource\":\"*\",\"latencyMs\":300,\"count\":1}");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	o = get(HOOKS2 "/a", 200);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -481,7 +449,7 @@ START_TEST(injected_faults)
 	ck_assert_int_eq(kc_json_parse("{\"verb\":\"get\",\"resource\":\"*\",\"code\":500,"
 	    "\"webhook\":\"rename\"}", 59, &bad, NULL), 0);
 	ck_assert_int_eq(faults_parse(bad, &spec, &st), KC_EBADREQUEST);
-	ck_assert_str_eq(st.message, "webhook: only for the verb convert");
+	ck_assert_str_eq(st.message, "webhook: only for the verbs convert and admit");
 	json_object_put(bad);
 }
 END_TEST

@@ -125,7 +125,7 @@ START_TEST(parse_errors)
 		    "(\"*\" matches any)" },
 		{ "{\"verb\":\"fly\",\"resource\":\"pods\",\"code\":500}", "verb: unsupported "
 		    "value \"fly\": supported values: create, get, list, watch, update, patch, "
-		    "delete, deletecollection, convert, *" },
+		    "delete, deletecollection, convert, admit, *" },
 		{ "{\"verb\":7,\"resource\":\"pods\",\"code\":500}", "verb: expected a string" },
 		{ "{\"verb\":\"get\",\"resource\":\"\",\"code\":500}",
 		    "resource: must not be empty" },
