@@ -21,8 +21,9 @@
 #   WaitForCompletion, only once its Runs ended;
 # - not one request of the controller was refused (403).
 #
-# The devcluster does not call admission webhooks: the controller's own
-# checks are what is tested here.
+# The controller's own checks are tested without the admission webhooks;
+# one test installs them (manifests/webhooks.yaml): attribution from the
+# API server's user, refusals at kubectl apply time.
 
 load devcluster
 load controller
@@ -43,7 +44,13 @@ setup_file() {
 	ctl_config
 	ctl_sa_kubeconfig "$DC_DIR/sa.kubeconfig" || return 1
 	kubectl delete --raw /devcluster/stats >/dev/null
-	ctl_proc_start p --kubeconfig "$DC_DIR/sa.kubeconfig" || return 1
+	# The webhook behind its Service, with self-managed certificates.
+	POD_NAMESPACE=trainyard-system ctl_proc_launch p --kubeconfig "$DC_DIR/sa.kubeconfig" \
+	    --webhook-cert-mode=self || return 1
+	ctl_proc_wait p 'conversion webhook on port' || return 1
+	ctl_webhook_endpoints "$(grep -o 'conversion webhook on port [0-9]*' \
+	    "$DC_DIR/ctl-p.log" | tail -1 | awk '{print $NF}')" || return 1
+	ctl_proc_wait p '(msg=started|"msg":"started")'
 }
 
 teardown_file() {
@@ -343,4 +350,41 @@ EOF
 	[ "$n" -le 20 ]
 	run grep -ci forbidden "$DC_DIR/ctl-p.log"
 	[ "$output" = 0 ]
+}
+
+@test "admission webhooks: attribution cannot be forged, the policy refuses at apply time" {
+	project adm
+	kubectl wait --for=condition=Ready project/adm --timeout=$W
+	kubectl apply -f "$DC_REPO/manifests/webhooks.yaml"
+	# The controller writes its CA into both configurations.
+	kubectl wait --for=jsonpath='{.webhooks[0].clientConfig.caBundle}' --timeout=$W \
+	    mutatingwebhookconfiguration/trainyard-projects
+	kubectl wait --for=jsonpath='{.webhooks[0].clientConfig.caBundle}' --timeout=$W \
+	    validatingwebhookconfiguration/trainyard-projects
+	local expires
+	expires="$(date -u -d '+30 days' +%Y-%m-%dT%H:%M:%SZ)"
+	# An owner invites, claiming someone else did: the API server's user counts.
+	kubectl apply -n adm --as bob --as-group adm-leads -f - <<EOF
+apiVersion: trainyard.dev/v1beta1
+kind: ProjectMember
+metadata:
+  name: frank
+  annotations: {trainyard.dev/invited-by: mallory}
+spec: {subject: {kind: User, name: frank}, role: viewer, expiresAt: "$expires"}
+EOF
+	[ "$(pm adm frank '{.metadata.annotations.trainyard\.dev/invited-by}')" = bob ]
+	kubectl wait -n adm --for=jsonpath='{.status.invitedBy}'=bob projectmember/frank \
+	    --timeout=$W
+	run kubectl apply -n adm --as bob --as-group adm-leads -f - <<EOF
+apiVersion: trainyard.dev/v1beta1
+kind: ProjectMember
+metadata: {name: root}
+spec: {subject: {kind: Group, name: "system:masters"}, role: admin}
+EOF
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'admission webhook "policy.projects.trainyard.dev" denied the request'* ]]
+	run kubectl get projectmember root -n adm
+	[ "$status" -ne 0 ]
+	kubectl delete -f "$DC_REPO/manifests/webhooks.yaml"
+	kubectl delete project adm --wait --timeout=$W
 }
