@@ -387,4 +387,7 @@ EOF
 	[ "$status" -ne 0 ]
 	kubectl delete -f "$DC_REPO/manifests/webhooks.yaml"
 	kubectl delete project adm --wait --timeout=$W
+	# The controller's own calls (caBundle patches included) were never refused.
+	run grep -ci forbidden "$DC_DIR/ctl-p.log"
+	[ "$output" = 0 ]
 }
