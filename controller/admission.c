@@ -136,15 +136,11 @@ project_of(struct areq *a, char *why, size_t size)
 	return p;
 }
 
+/* The Run rule 'probs' holds first, as the denial. */
 static void
-allowed_list(const struct ty_project *p, char *buf, size_t size)
+deny_problem(struct areq *a, const struct ty_problems *probs)
 {
-	size_t len = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < p->nprofiles && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, "%s%s", i > 0 ? ", " : "",
-		    p->profiles[i]);
+	deny(a, "%s: %s", probs->p[0].field, probs->p[0].message);
 }
 
 static int
@@ -154,19 +150,15 @@ validate_run(struct areq *a)
 	_cleanup_(kc_json_putp) struct json_object *run = NULL, *profile = NULL;
 	_cleanup_(model_spec_freep) struct ty_spec *spec = NULL;
 	struct ty_problems probs = { 0 };
-	const char *name = kc_json_str(a->obj, "spec", "profile");
-	char why[512], list[512];
-	int64_t gpus;
+	const char *name;
+	char why[512];
 	int r;
 
 	if ((p = project_of(a, why, sizeof(why))) == NULL)
 		return 0;	/* not a project's, or the controller says why */
-	if (name == NULL || name[0] == '\0')
-		name = p->default_profile;
-	if (name[0] != '\0' && !project_profile_allowed(p, name)) {
-		allowed_list(p, list, sizeof(list));
-		deny(a, "spec.profile: ResourceProfile \"%.253s\" is not allowed in project %s "
-		    "(allowed: %s)", name, p->name, list);
+	name = project_run_profile(p, kc_json_str(a->obj, "spec", "profile"));
+	if (project_run_check(p, name, NULL, &probs) > 0) {
+		deny_problem(a, &probs);
 		return 0;
 	}
 	if (p->max_gpus_per_run < 0 || a->ops->cfg == NULL)
@@ -188,11 +180,8 @@ validate_run(struct areq *a)
 	}
 	if ((r = model_validate(run, profile, a->ops->cfg, &spec, &probs)) < 0)
 		return r == -ENOMEM ? r : 0;	/* invalid: the controller says why */
-	gpus = spec->gpus_per_node * spec->nodes;
-	if (gpus > p->max_gpus_per_run)
-		deny(a, "spec.nodes: the Run asks for %" PRId64 " GPUs (%" PRId32 " nodes of %"
-		    PRId64 "); project %s allows at most %" PRId64 " per Run", gpus, spec->nodes,
-		    spec->gpus_per_node, p->name, p->max_gpus_per_run);
+	if (project_run_check(p, name, spec, &probs) > 0)
+		deny_problem(a, &probs);
 	return 0;
 }
 

@@ -54,6 +54,7 @@
 #include "metrics.h"
 #include "model.h"
 #include "project.h"
+#include "quota.h"
 #include "session.h"
 
 #define TY_COMPONENT		"trainyard-controller"
@@ -85,6 +86,7 @@ struct ctl {
 	atomic_bool		 caches_ready;	/* synced: other threads may read */
 	struct admission_ops	 admission;	/* the webhook's view of the caches */
 	struct expect		*expect;
+	struct quota_ledger	*ledger;	/* quota.h: what project Runs hold */
 	struct recorder		*rec;
 	struct manager		*mgr;		/* manager.c's threads */
 	struct metrics		*metrics;	/* /metrics, /healthz, /readyz */

@@ -599,6 +599,7 @@ manager_start(struct ctl *c)
 		.observe_arg = c->metrics,
 	    }, &c->queue)) < 0 ||
 	    (r = expect_new(&c->expect)) < 0 ||
+	    (r = quota_ledger_new(&c->ledger)) < 0 ||
 	    (r = recorder_new(c->instance, &c->rec)) < 0 ||
 	    (r = workers_new(&(struct workers_opts){
 		.max = c->cfg.workers, .queue = c->queue, .client = worker_client,
@@ -717,6 +718,8 @@ manager_free(struct ctl *c)
 		c->caches[id] = kc_informer_free(c->caches[id]);
 	c->queue = kc_workqueue_free(c->queue);
 	c->expect = expect_free(c->expect);
+	quota_ledger_free(c->ledger);
+	c->ledger = NULL;
 	c->rec = recorder_free(c->rec);
 	c->limiter = kc_ratelimit_free(c->limiter);
 }

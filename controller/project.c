@@ -505,6 +505,39 @@ project_profile_allowed(const struct ty_project *p, const char *name)
 	return false;
 }
 
+const char *
+project_run_profile(const struct ty_project *p, const char *run_profile)
+{
+	if (run_profile != NULL && run_profile[0] != '\0')
+		return run_profile;
+	return p->default_profile;
+}
+
+unsigned
+project_run_check(const struct ty_project *p, const char *profile, const struct ty_spec *s,
+    struct ty_problems *probs)
+{
+	unsigned before = probs->total;
+	char list[512];
+	size_t len = 0;
+	int64_t gpus;
+
+	if (profile != NULL && profile[0] != '\0' && !project_profile_allowed(p, profile)) {
+		list[0] = '\0';
+		for (size_t i = 0; i < p->nprofiles && len < sizeof(list); i++)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+			    i > 0 ? ", " : "", p->profiles[i]);
+		model_problem(probs, "spec.profile", "ResourceProfile \"%.200s\" is not "
+		    "allowed in project %s (allowed: %s)", profile, p->name, list);
+	}
+	if (s != NULL && p->max_gpus_per_run >= 0 &&
+	    (gpus = s->gpus_per_node * s->nodes) > p->max_gpus_per_run)
+		model_problem(probs, "spec.nodes", "the Run asks for %" PRId64 " GPUs (%" PRId32
+		    " nodes of %" PRId64 "); project %s allows at most %" PRId64 " per Run",
+		    gpus, s->nodes, s->gpus_per_node, p->name, p->max_gpus_per_run);
+	return probs->total - before;
+}
+
 /* ------------------------------------------------------------------ */
 /* Members */
 

@@ -123,6 +123,19 @@ bool	project_has_namespace(const struct ty_project *, const char *ns);
 /* Whether 'name' is an allowed profile (every name when none are listed). */
 bool	project_profile_allowed(const struct ty_project *, const char *name);
 
+/* The profile a Run of the project uses: its spec.profile, else the default, else "". */
+const char *project_run_profile(const struct ty_project *, const char *run_profile);
+
+/*
+ * A Run's rules in its project, one problem each in 'probs' (the webhook
+ * refuses with the first; the controller marks the Run invalid): the
+ * profile 'profile' (project_run_profile()) is allowed, and, with 's' (the
+ * validated spec), its GPUs stay within maxGPUsPerRun. The number of
+ * problems added.
+ */
+unsigned project_run_check(const struct ty_project *, const char *profile,
+	    const struct ty_spec *s, struct ty_problems *probs);
+
 /*
  * The verdict on one ProjectMember. 'reason' is the Ready condition's:
  * "Bound" (ready is true) or why not: "Expired", "DuplicateSubject",

@@ -778,45 +778,27 @@ prune(struct prc *rc)
 	return r < 0 ? r : release_namespaces(rc);
 }
 
-struct active_walk {
-	const struct ty_project	*p;
-	size_t			 n;
-};
-
-static int
-count_active(void *arg, struct kc_item *it)
-{
-	static const char *const ended[] = { "Succeeded", "Failed", "Stopped" };
-	struct active_walk *w = arg;
-	const char *phase = ty_obj_phase(kc_item_data(it));
-	char ns[KC_NAMESPACE_MAX + 1];
-
-	for (size_t i = 0; i < KC_ARRAY_SIZE(ended); i++)
-		if (strcmp(phase, ended[i]) == 0)
-			return 0;
-	kc_item_ns(it, ns, sizeof(ns));
-	if (project_has_namespace(w->p, ns))
-		w->n++;
-	return 0;
-}
-
-/* Runs of the project's namespaces that have not ended. */
+/* Runs of the project that hold quota: a session running or being cleaned up. */
 static size_t
 active_runs(struct prc *rc)
 {
-	struct active_walk w = { rc->p, 0 };
+	struct quota_usage u;
 
-	if (rc->c->caches[TY_CACHE_RUNS] != NULL)
-		(void)kc_informer_foreach(rc->c->caches[TY_CACHE_RUNS], count_active, &w);
-	return w.n;
+	if (rc->c->ledger == NULL || quota_usage(rc->c->ledger, rc->name, &u) < 0)
+		return 1;	/* out of memory: assume so, look again */
+	json_object_put(u.reserved);
+	return u.active;
 }
 
 /*
- * The Project is being deleted: under deletionPolicy.runs WaitForCompletion,
- * nothing happens while a Run of its namespaces is active (looked at
- * again every PROJECT_CLEANUP_MS); then every object labelled with it
- * goes (the namespaces only under deletionPolicy.namespaces Delete, and
- * only once no Run in them is active), then the finalizer. RECONCILE_AFTER while deletes are on their way.
+ * The Project is being deleted: no Run of it starts a session; under
+ * deletionPolicy.runs Cancel its running sessions end (reason
+ * ProjectDeleted, the Run reconciler's doing), under WaitForCompletion
+ * they run to their end. Nothing else happens while a Run holds quota
+ * (looked at again every PROJECT_CLEANUP_MS, and when one lets go); then
+ * every object labelled with it goes (the namespaces only under
+ * deletionPolicy.namespaces Delete), then the finalizer. RECONCILE_AFTER
+ * while deletes are on their way.
  */
 static int64_t
 finalize(struct prc *rc)
@@ -826,14 +808,14 @@ finalize(struct prc *rc)
 		TY_CACHE_CLUSTERROLEBINDINGS, TY_CACHE_CLUSTERROLES, TY_CACHE_NAMESPACES,
 	};
 	struct kc_status st = { 0 };
-	size_t left = 0;
+	size_t left = 0, n_active;
 	int r = 0;
 
 	if (!finalizer_has(rc->obj, TY_PROJECT_FINALIZER))
 		return RECONCILE_DONE;
-	/* deletionPolicy.runs WaitForCompletion: everything stays until they end. */
-	if (rc->p != NULL && rc->p->wait_for_runs && active_runs(rc) > 0) {
-		kc_log_debug(&rc->log, "deletion waits for %zu active Runs", active_runs(rc));
+	/* Everything stays until the Runs' sessions are over and cleaned up. */
+	if (rc->p != NULL && (n_active = active_runs(rc)) > 0) {
+		kc_log_debug(&rc->log, "deletion waits for %zu active Runs", n_active);
 		return RECONCILE_AFTER(PROJECT_CLEANUP_MS);
 	}
 	for (size_t k = 0; k < KC_ARRAY_SIZE(ids) && r == 0; k++) {
@@ -925,26 +907,50 @@ status_members(struct prc *rc, struct json_object *status)
 	return kc_json_set_int(m, "invalid", invalid);
 }
 
+/* "24/128": GPUs held of the quota's GPUs (its first requests.<...>/gpu), or "24". */
+static void
+gpus_text(const struct ty_project *p, int64_t held, char *buf, size_t size)
+{
+	size_t len = (size_t)snprintf(buf, size, "%" PRId64, held);
+
+	if (p == NULL || len >= size)
+		return;
+	json_object_object_foreach(p->hard, key, val) {
+		const char *slash = strrchr(key, '/');
+
+		if (slash != NULL && strcmp(slash, "/gpu") == 0 &&
+		    strncmp(key, "requests.", 9) == 0 && json_object_is_type(val, json_type_string)) {
+			(void)snprintf(buf + len, size - len, "/%s", json_object_get_string(val));
+			return;
+		}
+	}
+}
+
 /*
- * What others write into a Project's status, kept as it is: the quota's use
- * (usage.reserved, usage.gpus, runs) and conditions other than Ready and
- * NamespacesReady belong to the Run admission.
+ * The quota's use, from the ledger (quota.h): usage.reserved and
+ * usage.gpus, what the project's Runs hold; runs.active and runs.waiting.
+ * Conditions other than Ready and NamespacesReady are kept as they are.
  */
 static int
-keep_others(const struct json_object *old, struct json_object *status,
+status_quota(struct prc *rc, const struct json_object *old, struct json_object *status,
     struct json_object *usage, struct json_object *conds)
 {
-	static const char *const in_usage[] = { "reserved", "gpus" };
-	struct json_object *v, *list = kc_json_arr_of(old, "conditions");
+	struct json_object *list = kc_json_arr_of(old, "conditions"), *runs;
+	struct quota_usage u;
+	char gpus[96];
 	int r;
 
-	for (size_t i = 0; i < KC_ARRAY_SIZE(in_usage); i++)
-		if ((v = kc_json_get(old, "usage", in_usage[i])) != NULL &&
-		    (r = kc_json_put(usage, in_usage[i], kc_json_copy(v))) < 0)
+	if (rc->c->ledger != NULL) {
+		if ((r = quota_usage(rc->c->ledger, rc->name, &u)) < 0)
 			return r;
-	if ((v = kc_json_get(old, "runs")) != NULL &&
-	    (r = kc_json_put(status, "runs", kc_json_copy(v))) < 0)
-		return r;
+		gpus_text(rc->p, u.gpus, gpus, sizeof(gpus));
+		if ((r = kc_json_put(usage, "reserved", u.reserved)) < 0 ||
+		    (r = kc_json_set_str(usage, "gpus", gpus)) < 0 ||
+		    (r = kc_json_put(status, "runs", runs = json_object_new_object())) < 0 ||
+		    (r = kc_json_set_int(runs, "active", (int64_t)u.active)) < 0 ||
+		    (r = kc_json_set_int(runs, "waiting", (int64_t)u.waiting)) < 0)
+			return r;
+	}
 	for (size_t i = 0; list != NULL && i < json_object_array_length(list); i++) {
 		struct json_object *cd = json_object_array_get_idx(list, i);
 		const char *type = kc_json_str(cd, "type");
@@ -1024,7 +1030,7 @@ write_project_status(struct prc *rc)
 		json_object_put(status);
 		return r;
 	}
-	if ((r = keep_others(old, status, usage, conds)) < 0) {
+	if ((r = status_quota(rc, old, status, usage, conds)) < 0) {
 		json_object_put(status);
 		return r;
 	}
@@ -1106,6 +1112,11 @@ project_changed(struct ctl *c, enum ty_cache_id id, enum ty_change change,
 	case TY_CACHE_PROJECTS:
 		enqueue(arg, kc_item_key(it));
 		return;
+	case TY_CACHE_RUNS:
+		/* The ledger saw the change first (the Run reconciler's row). */
+		if (c->ledger != NULL)
+			quota_take_dirty(c->ledger, enqueue, arg);
+		return;
 	case TY_CACHE_MEMBERS:
 		kc_item_ns(it, ns, sizeof(ns));
 		if (project_of_namespace(c, ns, project, sizeof(project)))
@@ -1129,7 +1140,7 @@ project_changed(struct ctl *c, enum ty_cache_id id, enum ty_change change,
 const struct reconciler project_reconciler = {
 	.kind = "Project",
 	.tag = 'P',
-	.watches = 1u << TY_CACHE_PROJECTS | 1u << TY_CACHE_MEMBERS |
+	.watches = 1u << TY_CACHE_PROJECTS | 1u << TY_CACHE_MEMBERS | 1u << TY_CACHE_RUNS |
 	    1u << TY_CACHE_NAMESPACES | 1u << TY_CACHE_QUOTAS |
 	    1u << TY_CACHE_PROJECT_NETPOLS | 1u << TY_CACHE_ROLEBINDINGS |
 	    1u << TY_CACHE_CLUSTERROLES | 1u << TY_CACHE_CLUSTERROLEBINDINGS,

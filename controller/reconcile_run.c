@@ -51,6 +51,8 @@ struct rctx {
 	struct kc_item		**pod_items;
 	size_t			 npods, cappods;
 	uint32_t		 refusals;	/* this reconcile's create was refused */
+	bool			 status_written;
+	int64_t			 admitted;	/* the session the ledger admitted; 0 */
 };
 
 static const struct kc_resource *
@@ -166,6 +168,7 @@ write_status(struct rctx *rc, struct json_object *status)
 	if ((rv = kc_json_str(written, "metadata", "resourceVersion")) != NULL)
 		expect_status_written(rc->c->expect, rc->key, rv);
 	json_object_put(written);
+	rc->status_written = true;
 	atomic_fetch_add(&rc->c->n.status_updates, 1);
 	return 0;
 }
@@ -571,11 +574,22 @@ struct gathered {
 	size_t			 nexpected, nseen, ngone;
 	struct ty_refusal	 refusal;
 	struct ty_write_state	 write;
+	const char		*profile_name;	/* what the Run uses, or NULL */
+	/* The project of the Run's namespace ("" and NULLs: none). */
+	char			 pname[64];
+	struct json_object	*pobj;
+	struct ty_project	*project;	/* NULL when its spec is invalid */
+	struct json_object	*demand;	/* quota_demand() */
+	struct ty_quota_gate	 gate;
+	char			 gate_msg[640];
 };
 
 static void
 gathered_release(struct gathered *g)
 {
+	json_object_put(g->demand);
+	project_free(g->project);
+	json_object_put(g->pobj);
 	json_object_put(g->profile);
 	for (size_t i = 0; i < g->ngone; i++)
 		kc_item_unref(g->gone_items[i]);
@@ -584,6 +598,163 @@ gathered_release(struct gathered *g)
 	kc_free(g->expected);
 	kc_free(g->seen);
 	kc_free(g->pods);
+}
+
+/*
+ * The project of the Run's namespace (its label, the Project listing the
+ * namespace), into g: none when there is no such Project.
+ */
+static int
+gather_project(struct rctx *rc, struct gathered *g)
+{
+	struct ty_problems probs = { 0 };
+	char text[512];
+	int r;
+
+	if (!rc->c->projects ||
+	    !project_of_namespace(rc->c, rc->ns, g->pname, sizeof(g->pname)))
+		return 0;
+	r = project_cached(rc->c, g->pname, &g->pobj, &g->project, &probs);
+	if (r == KC_ENOTFOUND || (r == 0 && g->project != NULL &&
+	    !project_has_namespace(g->project, rc->ns))) {
+		g->pname[0] = '\0';	/* gone, or releasing this namespace */
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (g->project == NULL) {
+		model_problems_text(&probs, text, sizeof(text));
+		(void)snprintf(g->gate_msg, sizeof(g->gate_msg), "project %s is invalid: %s",
+		    g->pname, text);
+	}
+	return 0;
+}
+
+/* model_validate(), with the project's default profile when the Run names none. */
+static int
+validate(struct rctx *rc, struct gathered *g)
+{
+	_cleanup_(kc_json_putp) struct json_object *copy = NULL;
+	const char *own = kc_json_str(rc->run, "spec", "profile");
+	const struct json_object *run = rc->run;
+	int r;
+
+	if (g->profile_name != NULL && g->profile_name[0] != '\0' &&
+	    (own == NULL || strcmp(own, g->profile_name) != 0)) {
+		struct json_object *spec;
+
+		if ((copy = kc_json_copy(rc->run)) == NULL ||
+		    (spec = kc_json_ensure_obj(copy, "spec")) == NULL ||
+		    kc_json_set_str(spec, "profile", g->profile_name) < 0)
+			return -ENOMEM;
+		run = copy;
+	}
+	r = model_validate(run, g->profile, &rc->c->cfg, &rc->spec, &g->probs);
+	return r < 0 && r != KC_EINVALID ? r : 0;
+}
+
+/* The spec breaks a rule of the project: the Run is invalid. */
+static void
+invalidate(struct rctx *rc, struct gathered *g)
+{
+	model_spec_free(rc->spec);
+	rc->spec = NULL;
+	kc_json_putp(&g->demand);
+	g->gate.demand = NULL;
+}
+
+/*
+ * The project's rules for the Run (profile allowed, maxGPUsPerRun, a
+ * demand that could ever fit) and the quota gate: Hold, Drain and a
+ * deletion stop admissions; otherwise a start is admitted for now, and
+ * the ledger decides (admit()).
+ */
+static int
+gather_quota(struct rctx *rc, struct gathered *g)
+{
+	struct ty_quota_gate *q = &g->gate;
+	const struct ty_project *p = g->project;
+	char why[320];
+	int r;
+
+	if (g->pname[0] == '\0')
+		return 0;
+	*q = (struct ty_quota_gate){ .project = g->pname, .reason = TY_QUOTA_INVALID,
+	    .message = g->gate_msg };
+	if (p == NULL)
+		return 0;
+	if (rc->spec != NULL) {
+		unsigned n = project_run_check(p, g->profile_name, rc->spec, &g->probs);
+
+		if (n == 0) {
+			if ((r = quota_demand(rc->spec, p->hard, &g->demand)) < 0)
+				return r;
+			if (!quota_fits(p->hard, NULL, g->demand, why, sizeof(why))) {
+				model_problem(&g->probs, "spec.nodes", "the Run %s in project %s",
+				    why, p->name);
+				n++;
+			}
+		}
+		if (n > 0)
+			invalidate(rc, g);
+	}
+	q->demand = g->demand;
+	if (kc_json_get(g->pobj, "metadata", "deletionTimestamp") != NULL) {
+		q->reason = TY_QUOTA_DELETING;
+		q->stop = !p->wait_for_runs;
+		q->stop_reason = TY_REASON_PROJECT_DELETED;
+		(void)snprintf(g->gate_msg, sizeof(g->gate_msg), "project %s is being deleted "
+		    "(deletionPolicy.runs: %s)%s", p->name, p->wait_for_runs ?
+		    "WaitForCompletion" : "Cancel", p->wait_for_runs ?
+		    ": no new sessions start" : "");
+	} else if (p->suspend != TY_SUSPEND_NONE) {
+		q->reason = TY_QUOTA_SUSPENDED;
+		q->stop = p->suspend == TY_SUSPEND_DRAIN;
+		q->stop_reason = TY_REASON_PROJECT_SUSPENDED;
+		(void)snprintf(g->gate_msg, sizeof(g->gate_msg), "project %s is suspended "
+		    "(suspend: %s): no new sessions start", p->name,
+		    q->stop ? "Drain" : "Hold");
+	} else
+		q->admit = true;	/* for now: the ledger has the last word */
+	return 0;
+}
+
+/*
+ * The submitter's cap in the project: a Ready member's maxGPUs (a User
+ * by name, a ServiceAccount by its user name), else the policy's
+ * maxGPUsPerMember; -1 (none) when the Run does not say who submitted it
+ * (the mutating webhook is not installed).
+ */
+static int
+member_cap(struct rctx *rc, const struct ty_project *p, const char *user, int64_t *ret)
+{
+	struct ty_member_entry *all = NULL;
+	size_t n = 0, total = 0;
+	char sa[TY_SUBJECT_NAME_MAX + 96];
+	int r;
+
+	*ret = -1;
+	if (user == NULL || user[0] == '\0')
+		return 0;
+	*ret = p->max_gpus_per_member;
+	if ((r = project_members(rc->c, p, kc_clock_wall(), &all, &n, &total)) < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		const struct ty_subject *s = &all[i].v.subject;
+
+		if (!all[i].v.ready)
+			continue;
+		if (s->kind == TY_SUBJECT_SERVICE_ACCOUNT)
+			(void)snprintf(sa, sizeof(sa), "system:serviceaccount:%s:%s", s->ns,
+			    s->name);
+		if ((s->kind == TY_SUBJECT_USER && strcmp(s->name, user) == 0) ||
+		    (s->kind == TY_SUBJECT_SERVICE_ACCOUNT && strcmp(sa, user) == 0)) {
+			*ret = all[i].v.max_gpus;
+			break;
+		}
+	}
+	kc_free(all);
+	return 0;
 }
 
 static int
@@ -620,12 +791,19 @@ gather(struct rctx *rc, struct gathered *g, struct ty_session_in *in)
 	    kc_json_str(rc->run, "metadata", "resourceVersion")))
 		return 0;
 	model_control(rc->run, &g->ctl);
-	if ((pname = kc_json_str(rc->run, "spec", "profile")) != NULL && *pname != '\0' &&
+	if ((r = gather_project(rc, g)) < 0)
+		return r;
+	pname = kc_json_str(rc->run, "spec", "profile");
+	if (g->project != NULL)
+		pname = project_run_profile(g->project, pname);
+	g->profile_name = pname;
+	if (pname != NULL && *pname != '\0' &&
 	    (g->profile = cached_copy(c->caches[TY_CACHE_PROFILES], NULL, pname, &r)) ==
 	    NULL && r < 0)
 		return r;
-	r = model_validate(rc->run, g->profile, &c->cfg, &rc->spec, &g->probs);
-	if (r < 0 && r != KC_EINVALID)
+	if ((r = validate(rc, g)) < 0)
+		return r;
+	if ((r = gather_quota(rc, g)) < 0)
 		return r;
 
 	cur = kc_json_int(rc->run, -1, "status", "session");
@@ -679,8 +857,69 @@ gather(struct rctx *rc, struct gathered *g, struct ty_session_in *in)
 		.refused = expect_refusal(c->expect, rc->key, cur, &g->refusal) ?
 		    &g->refusal : NULL,
 		.write = &g->write,
+		.quota = g->pname[0] != '\0' ? &g->gate : NULL,
 	};
 	return 1;
+}
+
+/*
+ * session_decide(), and when it starts a session of a project's Run, the
+ * ledger's verdict: admitted, the reservation holds from now (released
+ * again when the status write fails); else the Run waits, decided again
+ * with the gate closed. A Run asking more GPUs than its submitter may hold
+ * at all is invalid.
+ */
+static int
+decide(struct rctx *rc, struct gathered *g, struct ty_session_in *in, struct ty_decision *d)
+{
+	const struct ty_project *p = g->project;
+	struct quota_verdict v;
+	const char *user, *ts;
+	int64_t cap, gpus;
+	time_t created = 0;
+	int r;
+
+	if ((r = session_decide(in, d)) < 0)
+		return r;
+	if (!d->started || in->quota == NULL || !in->quota->admit || rc->spec == NULL ||
+	    p == NULL)
+		return 0;
+	user = kc_json_str(rc->run, "metadata", "annotations", TY_ANN_SUBMITTED_BY);
+	if ((r = member_cap(rc, p, user, &cap)) < 0)
+		return r;
+	gpus = rc->spec->gpus_per_node * rc->spec->nodes;
+	if (cap >= 0 && gpus > cap) {
+		model_problem(&g->probs, "spec.nodes", "the Run asks for %" PRId64 " GPUs; "
+		    "its submitter %s may hold at most %" PRId64 " in project %s", gpus, user,
+		    cap, p->name);
+		invalidate(rc, g);
+		in->spec = NULL;
+		in->problems = &g->probs;
+		session_decision_release(d);
+		return session_decide(in, d);
+	}
+	ts = kc_json_str(rc->run, "metadata", "creationTimestamp");
+	if (ts == NULL || kc_time_parse(ts, &created) < 0)
+		created = 0;
+	r = quota_admit(rc->c->ledger, &(struct quota_ask){
+		.key = rc->key, .uid = rc->uid, .project = p->name,
+		.user = user != NULL ? user : "", .created = (int64_t)created,
+		.session = d->session, .gpus = gpus, .user_max_gpus = cap,
+		.hard = p->hard, .demand = g->demand,
+	}, &v);
+	if (r < 0)
+		return r;
+	if (v.admit) {
+		rc->admitted = d->session;
+		return 0;
+	}
+	kc_strlcpy(g->gate_msg, v.message, sizeof(g->gate_msg));
+	g->gate.admit = false;
+	g->gate.reason = strcmp(v.reason, TY_QUOTA_MEMBER) == 0 ? TY_QUOTA_MEMBER :
+	    TY_QUOTA_EXCEEDED;
+	g->gate.message = g->gate_msg;
+	session_decision_release(d);
+	return session_decide(in, d);
 }
 
 /* When to look again: the decision's timed check, its policy's, a refusal's. */
@@ -722,7 +961,7 @@ reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 	rc.log.rid = atomic_fetch_add(&c->n.reconciles, 1) + 1;
 	if ((r = gather(&rc, &g, &in)) <= 0)
 		ret = r;
-	else if ((r = session_decide(&in, &d)) < 0)
+	else if ((r = decide(&rc, &g, &in, &d)) < 0)
 		ret = r;
 	else {
 		if (!d.write_status)
@@ -732,6 +971,9 @@ reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 			    "way out", d.after_ms);
 		ret = (r = execute(&rc, &d)) < 0 ? r : requeue(&rc, &d);
 	}
+	/* Admitted, but the start was not written: the quota is free again. */
+	if (rc.admitted > 0 && !rc.status_written)
+		quota_cancel(c->ledger, key, rc.admitted);
 	if (ret < 0)
 		atomic_fetch_add(&c->n.reconcile_errors, 1);
 	session_decision_release(&d);
@@ -779,24 +1021,106 @@ pod_gone(struct ctl *c, struct kc_item *it, const char *key)
 		    kc_item_name(it));
 }
 
+struct enq {
+	ty_enqueue_fn	*enqueue;
+	void		*arg;
+	const char	*ns;		/* enqueue_in_ns(): only this namespace's */
+};
+
+static void
+enqueue_key(void *arg, const char *key)
+{
+	struct enq *e = arg;
+
+	e->enqueue(e->arg, key);
+}
+
+static int
+enqueue_in_ns(void *arg, struct kc_item *it)
+{
+	struct enq *e = arg;
+	char ns[KC_NAMESPACE_MAX + 1];
+
+	kc_item_ns(it, ns, sizeof(ns));
+	if (strcmp(ns, e->ns) == 0)
+		e->enqueue(e->arg, kc_item_key(it));
+	return 0;
+}
+
+/*
+ * The ledger's view of a changed Run (quota.h). Only Runs of a project's
+ * namespace, or ones the ledger knows, are inflated. When a project's
+ * sums or queue changed, its waiting Runs are looked at again.
+ */
+static void
+ledger_update(struct ctl *c, enum ty_change change, struct kc_item *it, struct enq *e)
+{
+	char ns[KC_NAMESPACE_MAX + 1], nsproj[64], project[64], old[64] = "";
+	const char *key = kc_item_key(it);
+	struct json_object *run = NULL;
+	struct quota_run v;
+	bool in_project;
+	int r;
+
+	if (c->ledger == NULL)
+		return;
+	if (change == TY_DELETED)
+		r = quota_forget(c->ledger, key, project);
+	else {
+		kc_item_ns(it, ns, sizeof(ns));
+		in_project = c->projects && project_of_namespace(c, ns, nsproj, sizeof(nsproj));
+		if (!in_project && !quota_known(c->ledger, key))
+			return;
+		if ((r = cache_obj_json(kc_item_data(it), &run)) == 0) {
+			quota_run_read(run, key, in_project ? nsproj : NULL, &v);
+			r = quota_observe(c->ledger, &v, project, old);
+			json_object_put(run);
+		}
+	}
+	if (r < 0) {
+		struct kc_log_ctx lc = { .action = "watch", .kind = "Run" };
+
+		kc_log_warn(&lc, "%s: quota ledger: %s", key, kc_strerror(r));
+		return;
+	}
+	if (r > 0 && project[0] != '\0')
+		quota_foreach(c->ledger, project, false, enqueue_key, e);
+	if (r > 0 && old[0] != '\0')
+		quota_foreach(c->ledger, old, false, enqueue_key, e);
+}
+
 /*
  * The Run's own key for a Run; the Run named by the trainyard.dev/run
- * label of a pod or child; the Runs naming a changed ResourceProfile.
+ * label of a pod or child; the Runs naming a changed ResourceProfile;
+ * every Run of a changed Project (its quota, suspend, deletion); the Runs
+ * of a namespace that joined a project.
  */
 static void
 run_changed(struct ctl *c, enum ty_cache_id id, enum ty_change change, struct kc_item *it,
     ty_enqueue_fn *enqueue, void *arg)
 {
 	char ns[KC_NAMESPACE_MAX + 1], key[KC_WORKQUEUE_KEY_MAX];
+	struct enq e = { enqueue, arg, NULL };
 	const char *run;
 
 	switch (id) {
 	case TY_CACHE_RUNS:
+		ledger_update(c, change, it, &e);
 		enqueue(arg, kc_item_key(it));
 		return;
 	case TY_CACHE_PROFILES:
 		(void)kc_informer_foreach(c->caches[TY_CACHE_RUNS], enqueue_if_uses,
 		    &(struct profile_walk){ kc_item_name(it), enqueue, arg });
+		return;
+	case TY_CACHE_PROJECTS:
+		if (c->ledger != NULL)
+			quota_foreach(c->ledger, kc_item_name(it), true, enqueue_key, &e);
+		return;
+	case TY_CACHE_NAMESPACES:
+		if (change != TY_DELETED) {
+			e.ns = kc_item_name(it);
+			(void)kc_informer_foreach(c->caches[TY_CACHE_RUNS], enqueue_in_ns, &e);
+		}
 		return;
 	case TY_CACHE_PODS:
 	case TY_CACHE_SERVICES:
@@ -820,7 +1144,8 @@ const struct reconciler run_reconciler = {
 	.kind = "Run",
 	.tag = 'R',
 	.watches = 1u << TY_CACHE_RUNS | 1u << TY_CACHE_PROFILES | 1u << TY_CACHE_PODS |
-	    1u << TY_CACHE_SERVICES | 1u << TY_CACHE_NETPOLS | 1u << TY_CACHE_PODGROUPS,
+	    1u << TY_CACHE_SERVICES | 1u << TY_CACHE_NETPOLS | 1u << TY_CACHE_PODGROUPS |
+	    1u << TY_CACHE_PROJECTS | 1u << TY_CACHE_NAMESPACES,
 	.changed = run_changed,
 	.reconcile = reconcile_run,
 };

@@ -59,6 +59,7 @@
 
 #include "config.h"
 #include "model.h"
+#include "quota.h"
 #include "session.h"
 
 #define MSG_MAX		1024	/* status.message and condition messages */
@@ -97,6 +98,10 @@ const struct ty_reason_row ty_reasons[TY_REASON_N] = {
 	[TY_REASON_SUCCEEDED] = { "Succeeded", "Succeeded", false, "SessionSucceeded",
 	    TY_RESTARTS_NEVER, false },
 	[TY_REASON_SUSPENDED] = { "Suspended", "Stopped", false, "SessionStopped",
+	    TY_RESTARTS_NEVER, false },
+	[TY_REASON_PROJECT_SUSPENDED] = { "ProjectSuspended", "Stopped", false,
+	    "SessionStopped", TY_RESTARTS_NEVER, false },
+	[TY_REASON_PROJECT_DELETED] = { "ProjectDeleted", "Stopped", false, "SessionStopped",
 	    TY_RESTARTS_NEVER, false },
 	[TY_REASON_NEW_SESSION] = { "NewSession", "Stopped", false, "SessionStopped",
 	    TY_RESTARTS_NEVER, false },
@@ -139,6 +144,7 @@ struct dctx {
 	size_t			 maxdel;
 	enum ty_reason		 ended;		/* the session ended now, why */
 	bool			 vanished;	/* a child of a started session is gone */
+	bool			 quota_said;	/* the quota's fields are set */
 };
 
 static bool
@@ -783,6 +789,10 @@ session_ends(struct dctx *c, char *msg, size_t size)
 		snprintf(msg, size, "suspended (spec.suspend is true)");
 		return TY_REASON_SUSPENDED;
 	}
+	if (c->in->quota != NULL && c->in->quota->stop) {
+		snprintf(msg, size, "%s", c->in->quota->message);
+		return c->in->quota->stop_reason;
+	}
 	find_failure(c, &f);
 	if (f.cls != TY_REASON_NONE) {
 		if (f.count > 1)
@@ -808,6 +818,105 @@ session_ends(struct dctx *c, char *msg, size_t size)
 		return TY_REASON_UNSCHEDULABLE;
 	}
 	return TY_REASON_NONE;
+}
+
+/* ------------------------------------------------------------------ */
+/* The project quota (struct ty_quota_gate) */
+
+/* status.quota: the project, and what the session holds (NULL: nothing). */
+static int
+gate_status(struct dctx *c, const struct json_object *reserved)
+{
+	struct json_object *o = json_object_new_object();
+	int r;
+
+	if ((r = kc_json_put(c->st, "quota", o)) < 0 ||
+	    (r = kc_json_set_str(o, "project", c->in->quota->project)) < 0)
+		return r;
+	if (reserved != NULL && (r = kc_json_put(o, "reserved",
+	    kc_json_copy(reserved))) < 0)
+		return r;
+	c->quota_said = true;
+	return 0;
+}
+
+/*
+ * The Run waits for the quota: why, in the QuotaReserved condition (whose
+ * message is progress: it changes as the queue moves), and, when it never
+ * ran, in the phase and reason.
+ */
+static int
+gate_wait(struct dctx *c)
+{
+	const struct ty_quota_gate *q = c->in->quota;
+	int r;
+
+	if ((r = gate_status(c, NULL)) < 0 ||
+	    (r = set_condition(c, TY_COND_QUOTA, false, q->reason, "%s", q->message)) < 0)
+		return r;
+	if (c->old.session != 0)
+		return 0;
+	if ((r = kc_json_set_str(c->st, "phase", "Pending")) < 0)
+		return r;
+	return kc_json_set_str(c->st, "reason", q->reason);
+}
+
+/* A session that holds nothing yet holds its demand (it started before the quota applied). */
+static int
+gate_hold(struct dctx *c)
+{
+	const struct ty_quota_gate *q = c->in->quota;
+	char held[256];
+	int r;
+
+	if (kc_json_get(c->st, "quota", "reserved") != NULL) {
+		c->quota_said = true;
+		return 0;
+	}
+	if (q == NULL || q->demand == NULL)
+		return 0;
+	quota_text(q->demand, held, sizeof(held));
+	if ((r = gate_status(c, q->demand)) < 0)
+		return r;
+	return set_condition(c, TY_COND_QUOTA, true, TY_QUOTA_RESERVED, "session %" PRId64
+	    " holds %s of project %s's quota", c->old.session, held, q->project);
+}
+
+/* The session's objects are deleted: what it held is free again. */
+static int
+gate_release(struct dctx *c)
+{
+	struct json_object *q = kc_json_get(c->st, "quota");
+
+	if (kc_json_get(q, "reserved") == NULL)
+		return 0;
+	json_object_object_del(q, "reserved");
+	return set_condition(c, TY_COND_QUOTA, false, TY_QUOTA_RELEASED, "session %"
+	    PRId64 " ended and its objects are deleted: its quota is released",
+	    c->old.session);
+}
+
+/*
+ * Neither holding nor waiting (invalid, suspended, finished, a restart
+ * backing off): no place in the project's queue.
+ */
+static void
+gate_clear(struct dctx *c)
+{
+	struct json_object *conds = kc_json_arr_of(c->st, "conditions");
+
+	if (kc_json_get(c->st, "quota", "reserved") != NULL)
+		return;
+	json_object_object_del(c->st, "quota");
+	for (size_t i = 0; conds != NULL && i < json_object_array_length(conds); i++) {
+		struct json_object *cd = json_object_array_get_idx(conds, i);
+
+		if (eq(kc_json_str(cd, "type"), TY_COND_QUOTA) &&
+		    !eq(kc_json_str(cd, "reason"), TY_QUOTA_RELEASED)) {
+			(void)json_object_array_del_idx(conds, i, 1);
+			break;
+		}
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -919,7 +1028,7 @@ continue_session(struct dctx *c)
 	    (r = kc_json_set_bool(c->st, "allPodsCreated", c->old.all_created ||
 	    c->n.present == c->n.total)) < 0 || (r = progress_conditions(c, running)) < 0)
 		return r;
-	if ((r = delete_except(c, c->old.session, &remaining)) < 0)
+	if ((r = gate_hold(c)) < 0 || (r = delete_except(c, c->old.session, &remaining)) < 0)
 		return r;
 	c->d->session = c->old.session;
 	if (create_children(c) && remaining == 0 && (r = create_pods(c)) < 0)
@@ -941,11 +1050,15 @@ static int
 start_session(struct dctx *c, int64_t n, int64_t restarts)
 {
 	const struct ty_spec *s = c->in->spec;
+	const struct ty_quota_gate *q = c->in->quota;
 	static const char *const drop[] = {
 		"sessionEndTime", "reason", "message", "failedNodes",
 	};
+	char held[256];
 	int r;
 
+	if (q != NULL && !q->admit)
+		return gate_wait(c);
 	for (size_t i = 0; i < KC_ARRAY_SIZE(drop); i++)
 		json_object_object_del(c->st, drop[i]);
 	c->old.session = n;
@@ -962,7 +1075,15 @@ start_session(struct dctx *c, int64_t n, int64_t restarts)
 	    (r = kc_json_set_bool(c->st, "allPodsCreated", false)) < 0 ||
 	    (r = progress_conditions(c, false)) < 0)
 		return r;
+	if (q != NULL && q->demand != NULL) {
+		quota_text(q->demand, held, sizeof(held));
+		if ((r = gate_status(c, q->demand)) < 0 ||
+		    (r = set_condition(c, TY_COND_QUOTA, true, TY_QUOTA_RESERVED, "session %"
+		    PRId64 " holds %s of project %s's quota", n, held, q->project)) < 0)
+			return r;
+	}
 	c->d->session = n;
+	c->d->started = true;
 	create_children(c);
 	event(c, false, "SessionStarted", "session %" PRId64 " started with %d nodes%s",
 	    n, s->nodes, restarts > 0 ? " (automatic restart)" : "");
@@ -1029,13 +1150,15 @@ idle(struct dctx *c)
 		return r;
 	if (remaining > 0)
 		return 0;
+	if ((r = gate_release(c)) < 0)
+		return r;
 	if (c->old.session == 0)
 		return never_started(c);
 	if (c->in->spec == NULL || ctl->suspend)
 		return 0;
 	if (ctl->session > c->old.session)
 		return start_session(c, ctl->session, 0);
-	if (eq(c->old.reason, R(SUSPENDED)))
+	if (eq(c->old.reason, R(SUSPENDED)) || eq(c->old.reason, R(PROJECT_SUSPENDED)))
 		return start_session(c, c->old.session + 1, 0);
 	if (!restart_allowed(c, c->old.phase, c->old.reason))
 		return 0;
@@ -1060,13 +1183,17 @@ decide(struct dctx *c)
 	    (r = conditions_always(c)) < 0)
 		return r;
 	if (c->old.session == 0 || c->old.end != 0)
-		return idle(c);
-	count_pods(c);
-	if ((why = session_ends(c, msg, sizeof(msg))) == TY_REASON_NONE)
-		return continue_session(c);
-	if ((r = end_session(c, why, msg)) < 0)
-		return r;
-	return idle(c);
+		r = idle(c);
+	else {
+		count_pods(c);
+		if ((why = session_ends(c, msg, sizeof(msg))) == TY_REASON_NONE)
+			r = continue_session(c);
+		else if ((r = end_session(c, why, msg)) == 0)
+			r = idle(c);
+	}
+	if (r == 0 && !c->quota_said)
+		gate_clear(c);
+	return r;
 }
 
 /* ------------------------------------------------------------------ */

@@ -83,6 +83,8 @@ enum ty_reason {
 	TY_REASON_UNSCHEDULABLE,
 	TY_REASON_SUCCEEDED,
 	TY_REASON_SUSPENDED,
+	TY_REASON_PROJECT_SUSPENDED,
+	TY_REASON_PROJECT_DELETED,
 	TY_REASON_NEW_SESSION,
 	TY_REASON_INVALID_SPEC,
 	TY_REASON_N
@@ -180,6 +182,26 @@ enum ty_kind {
 	TY_KIND_POD,
 };
 
+/*
+ * The project quota's say on a Run of a project namespace (reconcile_run.c
+ * asks quota.c's ledger). A session starts only when 'admit'; otherwise
+ * the Run waits with QuotaReserved=False ('reason', 'message') and, when it
+ * never ran, phase Pending with that reason. A session that starts records
+ * status.quota {project, reserved: demand} and QuotaReserved=True; the
+ * reservation is dropped once the session's objects are deleted. 'stop'
+ * ends a running session with 'stop_reason' (PROJECT_SUSPENDED,
+ * PROJECT_DELETED) and 'message'. Without a gate nothing of this applies.
+ */
+struct ty_quota_gate {
+	const char		*project;
+	bool			 admit;
+	bool			 stop;
+	enum ty_reason		 stop_reason;
+	const char		*reason;	/* quota.h's TY_QUOTA_* */
+	const char		*message;
+	struct json_object	*demand;	/* quota_demand(); NULL: spec invalid */
+};
+
 struct ty_session_in {
 	const struct json_object *run;		/* the Run (its status is read) */
 	const struct ty_control	*ctl;		/* model_control() */
@@ -206,6 +228,8 @@ struct ty_session_in {
 	const struct ty_refusal	*refused;
 	/* The status-write policy's memory; NULL: write every change at once. */
 	const struct ty_write_state *write;
+	/* The project quota's gate; NULL: not a project's Run. */
+	const struct ty_quota_gate *quota;
 };
 
 struct ty_delete {
@@ -224,6 +248,7 @@ struct ty_decision {
 	struct json_object	*status;	/* the new status (owned) */
 	bool			 status_changed;
 	int64_t			 session;	/* the session the creates belong to */
+	bool			 started;	/* this decision starts 'session' */
 	bool			 create_podgroup, create_service, create_netpol;
 	int32_t			*create_pods;	/* indices, ascending */
 	size_t			 ncreate_pods;
