@@ -101,7 +101,7 @@ UNIT_SUITES	+= ctl_metrics
 UNIT_SUITES	+= deflate ctl_expect alloc
 UNIT_SUITES	+= ctl_cache
 UNIT_SUITES	+= ctl_review ctl_webhook ctl_certs
-UNIT_SUITES	+= ctl_convert ctl_project ctl_admission
+UNIT_SUITES	+= ctl_convert ctl_project ctl_admission ctl_quota
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c tests/unit/ctl_testutil.c
@@ -194,6 +194,7 @@ SUITE_DEPS_ctl_cache	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_convert	= $(CTL_PURE_DEPS) controller/migrate.c
 SUITE_DEPS_ctl_project	= $(CTL_PURE_DEPS) tests/unit/ctl_testutil.c
 SUITE_DEPS_ctl_admission = $(CTL_PURE_DEPS) lib/patch.c tests/unit/ctl_testutil.c
+SUITE_DEPS_ctl_quota	= $(CTL_PURE_DEPS) tests/unit/ctl_testutil.c
 SUITE_DEPS_client	+= lib/ratelimit.c
 SUITE_DEPS_ratelimit	= $(SUITE_DEPS_client)
 SUITE_DEPS_workqueue	= lib/ratelimit.c lib/workqueue.c

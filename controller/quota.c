@@ -378,7 +378,8 @@ quota_observe(struct quota_ledger *l, const struct quota_run *v, char project[64
 		kc_strlcpy(e->user, v->user, sizeof(e->user));
 		goto out;
 	}
-	changed = fresh || visible_change(e, v);
+	/* A reservation made here shows: the project's status may say so now. */
+	changed = fresh || visible_change(e, v) || e->inflight > 0;
 	if (changed && e->project[0] != '\0' && strcmp(e->project, v->project) != 0)
 		kc_strlcpy(old_project, e->project, 64);
 	kc_strlcpy(e->uid, v->uid, sizeof(e->uid));

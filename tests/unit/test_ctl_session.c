@@ -1436,6 +1436,143 @@ START_TEST(test_oom)
 }
 END_TEST
 
+/* ---- the project quota's gate ---- */
+
+START_TEST(test_quota_wait_admit_release)
+{
+	struct json_object *demand = yaml("{requests.nvidia.com/gpu: '8', pods: '4'}");
+	struct ty_quota_gate g = { .project = "p", .reason = "QuotaExceeded",
+	    .message = "waiting for quota in project p", .demand = demand };
+	struct world w;
+
+	world_init(&w, "nodes: 4");
+	w.in.quota = &g;
+	decide(&w);
+	/* Waits: nothing created, why in the condition, phase and reason. */
+	ck_assert(!w.d.started);
+	ck_assert_str_eq(st_str(&w, "phase"), "Pending");
+	ck_assert_str_eq(st_str(&w, "reason"), "QuotaExceeded");
+	ck_assert_int_eq(st_int(&w, "session"), -1);
+	assert_cond(&w, "QuotaReserved", "False", "QuotaExceeded");
+	ck_assert_str_eq(kc_json_str(cond(&w, "QuotaReserved"), "message"),
+	    "waiting for quota in project p");
+	ck_assert_str_eq(kc_json_str(w.d.status, "quota", "project"), "p");
+	ck_assert_ptr_null(kc_json_get(w.d.status, "quota", "reserved"));
+	ck_assert(!w.d.create_service && !w.d.create_podgroup);
+	ck_assert_uint_eq(w.d.nevents, 0);
+	apply(&w);
+	/* Admitted: the start records what the session holds. */
+	g.admit = true;
+	at(&w, 5);
+	decide(&w);
+	ck_assert(w.d.started);
+	ck_assert_int_eq(st_int(&w, "session"), 1);
+	ck_assert_ptr_null(st_str(&w, "reason"));
+	assert_cond(&w, "QuotaReserved", "True", "QuotaReserved");
+	ck_assert_str_eq(kc_json_str(w.d.status, "quota", "reserved", "pods"), "4");
+	ck_assert_str_eq(kc_json_str(cond(&w, "QuotaReserved"), "message"),
+	    "session 1 holds 8 requests.nvidia.com/gpu, 4 pods of project p's quota");
+	ck_assert(w.d.create_service);
+	apply(&w);
+	children(&w, 1);
+	all_pods(&w, 1, 4, SUCCEEDED);
+	at(&w, 10);
+	decide(&w);
+	ck_assert(!w.d.started);
+	ck_assert_str_eq(st_str(&w, "phase"), "Succeeded");
+	/* Held until the session's objects are deleted. */
+	ck_assert_ptr_nonnull(kc_json_get(w.d.status, "quota", "reserved"));
+	apply(&w);
+	clear_pods(&w);
+	no_children(&w);
+	decide(&w);
+	assert_cond(&w, "CleanedUp", "True", "AllDeleted");
+	assert_cond(&w, "QuotaReserved", "False", "Released");
+	ck_assert_ptr_null(kc_json_get(w.d.status, "quota"));
+	ck_assert(!w.d.started);
+	world_free(&w);
+	json_object_put(demand);
+}
+END_TEST
+
+START_TEST(test_quota_drain_hold_resume)
+{
+	struct json_object *demand = yaml("{requests.nvidia.com/gpu: '4'}");
+	struct ty_quota_gate g = { .project = "p", .admit = true, .demand = demand };
+	struct world w;
+
+	/* A session that started before the quota applied holds its demand. */
+	running_world(&w, "nodes: 2", RUNNING);
+	w.in.quota = &g;
+	at(&w, 5);
+	decide(&w);
+	assert_cond(&w, "QuotaReserved", "True", "QuotaReserved");
+	ck_assert_str_eq(kc_json_str(w.d.status, "quota", "reserved",
+	    "requests.nvidia.com/gpu"), "4");
+	ck_assert_str_eq(st_str(&w, "phase"), "Running");
+	apply(&w);
+	/* Drain: the session ends, reason ProjectSuspended. */
+	g = (struct ty_quota_gate){ .project = "p", .stop = true,
+	    .stop_reason = TY_REASON_PROJECT_SUSPENDED, .reason = "ProjectSuspended",
+	    .message = "project p is suspended (suspend: Drain): no new sessions start",
+	    .demand = demand };
+	at(&w, 10);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "phase"), "Stopped");
+	ck_assert_str_eq(st_str(&w, "reason"), "ProjectSuspended");
+	ck_assert(has_event(&w, "SessionStopped"));
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_POD), 2);
+	apply(&w);
+	clear_pods(&w);
+	no_children(&w);
+	/* Cleaned up: released, and in line again while the project is held. */
+	decide(&w);
+	assert_cond(&w, "QuotaReserved", "False", "ProjectSuspended");
+	ck_assert_ptr_null(kc_json_get(w.d.status, "quota", "reserved"));
+	ck_assert_str_eq(st_str(&w, "phase"), "Stopped");
+	ck_assert(!w.d.started);
+	apply(&w);
+	/* Back to None: a new session. */
+	g = (struct ty_quota_gate){ .project = "p", .admit = true, .demand = demand };
+	at(&w, 20);
+	decide(&w);
+	ck_assert(w.d.started);
+	ck_assert_int_eq(st_int(&w, "session"), 2);
+	assert_cond(&w, "QuotaReserved", "True", "QuotaReserved");
+	world_free(&w);
+	json_object_put(demand);
+}
+END_TEST
+
+START_TEST(test_quota_leaves_the_line)
+{
+	struct json_object *demand = yaml("{requests.nvidia.com/gpu: '4'}");
+	struct ty_quota_gate g = { .project = "p", .reason = "QuotaExceeded",
+	    .message = "waiting", .demand = demand };
+	struct world w;
+
+	world_init(&w, "nodes: 2");
+	w.in.quota = &g;
+	decide(&w);
+	assert_cond(&w, "QuotaReserved", "False", "QuotaExceeded");
+	apply(&w);
+	/* Suspended by its user: it no longer waits in the project's line. */
+	set_spec(&w, "suspend", json_object_new_boolean(1));
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "reason"), "Suspended");
+	ck_assert_ptr_null(kc_json_get(w.d.status, "quota"));
+	{
+		struct json_object *c = kc_json_get(w.d.status, "conditions");
+
+		for (size_t i = 0; i < json_object_array_length(c); i++)
+			ck_assert_str_ne(kc_json_str(json_object_array_get_idx(c, i), "type"),
+			    "QuotaReserved");
+	}
+	world_free(&w);
+	json_object_put(demand);
+}
+END_TEST
+
 Suite *
 ctl_session_suite(void)
 {
@@ -1477,6 +1614,9 @@ ctl_session_suite(void)
 	tcase_add_test(tc, test_pod_view);
 	tcase_add_test(tc, test_pod_view_small);
 	tcase_add_test(tc, test_oom);
+	tcase_add_test(tc, test_quota_wait_admit_release);
+	tcase_add_test(tc, test_quota_drain_hold_resume);
+	tcase_add_test(tc, test_quota_leaves_the_line);
 	suite_add_tcase(s, tc);
 	return s;
 }
