@@ -19,139 +19,27 @@
 # - deleting a Project removes what it made, the namespaces only under
 #   deletionPolicy.namespaces Delete; under deletionPolicy.runs
 #   WaitForCompletion, only once its Runs ended;
-# - not one request of the controller was refused (403).
+# - not one request of the controller was refused (403);
+# - an admin cannot bind cluster-admin or a role outside the three, nor can
+#   the controller's own account (RBAC's escalation check): last, as it
+#   makes refused requests on purpose.
 #
 # The controller's own checks are tested without the admission webhooks;
 # one test installs them (manifests/webhooks.yaml): attribution from the
 # API server's user, refusals at kubectl apply time.
 
-load devcluster
-load controller
-
-SA_KC=
+load projects
 
 setup_file() {
-	dc_start --nodes "$DC_REPO/examples/devcluster/gpu-cluster.yaml" \
-	    --pod-start-delay 100ms || return 1
-	ctl_build || return 1
-	ctl_install || return 1
-	kubectl apply -f "$DC_REPO/crds/trainyard.dev_projects.yaml" \
-	    -f "$DC_REPO/crds/trainyard.dev_projectmembers.yaml" \
-	    -f "$DC_REPO/manifests/project-roles.yaml" \
-	    -f "$DC_REPO/manifests/rbac.yaml" >/dev/null || return 1
-	kubectl wait --for condition=established --timeout=20s \
-	    crd/projects.trainyard.dev crd/projectmembers.trainyard.dev >/dev/null || return 1
-	ctl_config
-	ctl_sa_kubeconfig "$DC_DIR/sa.kubeconfig" || return 1
-	kubectl delete --raw /devcluster/stats >/dev/null
-	# The webhook behind its Service, with self-managed certificates.
-	POD_NAMESPACE=trainyard-system ctl_proc_launch p --kubeconfig "$DC_DIR/sa.kubeconfig" \
-	    --webhook-cert-mode=self || return 1
-	ctl_proc_wait p 'conversion webhook on port' || return 1
-	ctl_webhook_endpoints "$(grep -o 'conversion webhook on port [0-9]*' \
-	    "$DC_DIR/ctl-p.log" | tail -1 | awk '{print $NF}')" || return 1
-	ctl_proc_wait p '(msg=started|"msg":"started")'
+	projects_setup_file
 }
 
 teardown_file() {
-	local status=0
-	ctl_proc_stop_all || status=1
-	if [ "$status" -ne 0 ]; then
-		cp "$DC_DIR/ctl-p.log" "${DC_DIR}.ctl-p.log" 2>/dev/null
-		echo "controller log kept in ${DC_DIR}.ctl-p.log" >&2
-	fi
-	dc_stop || status=1
-	return "$status"
+	projects_teardown_file
 }
 
 teardown() {
-	ctl_proc_sanitizer
-}
-
-W=20s
-
-# can AS... -- VERB RESOURCE [ARGS]: kubectl auth can-i's answer.
-can() {
-	kubectl auth can-i "$@" 2>/dev/null
-}
-
-# project NAME [SPEC LINES]: applies Project NAME with its home namespace
-# NAME and NAME-eval, owned by the group NAME-leads.
-project() {
-	local name="$1"
-	shift
-	kubectl apply -f - >/dev/null <<EOF
-apiVersion: trainyard.dev/v1beta1
-kind: Project
-metadata: {name: $name}
-spec:
-  owners: [{kind: Group, name: $name-leads}]
-  namespaces: [{name: $name}, {name: $name-eval}]
-  quota: {hard: {requests.nvidia.com/gpu: "16", pods: "64"}, maxGPUsPerRun: 8}
-  memberPolicy: {subjectKinds: [User, Group], maxInvitationTTL: 2160h}
-  isolation: {allowIngressFromNamespaces: [monitoring]}
-$(printf '  %s\n' "$@")
-EOF
-}
-
-# member NS NAME USER ROLE [EXPIRES]: a ProjectMember of user USER.
-member() {
-	kubectl apply -n "$1" -f - >/dev/null <<EOF
-apiVersion: trainyard.dev/v1beta1
-kind: ProjectMember
-metadata: {name: $2}
-spec:
-  subject: {kind: User, name: $3}
-  role: $4
-${5:+  expiresAt: "$5"}
-EOF
-}
-
-# pm NS NAME JSONPATH
-pm() {
-	kubectl get projectmember "$2" -n "$1" -o jsonpath="$3"
-}
-
-# prun NS NAME PROFILE SECONDS [ANNOTATION]: a 1-node Run of PROFILE ("" for
-# none) whose pods run SECONDS, with ANNOTATION ("key: value") if given.
-prun() {
-	kubectl apply -n "$1" -f - >/dev/null <<EOF
-apiVersion: trainyard.dev/v1beta1
-kind: Run
-metadata:
-  name: $2
-${5:+  annotations: {$5\}}
-spec:
-  nodes: 1
-${3:+  profile: $3}
-  container: {image: busybox}
-  template:
-    metadata:
-      annotations: {devcluster.trainyard.dev/run-seconds: "$4"}
-EOF
-}
-
-# quota NS RUN FIELD: a field of the Run's QuotaReserved condition.
-quota() {
-	kubectl get run "$2" -n "$1" \
-	    -o jsonpath="{.status.conditions[?(@.type==\"QuotaReserved\")].$3}"
-}
-
-# quota_wait NS RUN STATUS REASON
-quota_wait() {
-	local i
-	for i in $(seq 200); do
-		[ "$(quota "$1" "$2" status)/$(quota "$1" "$2" reason)" = "$3/$4" ] && return 0
-		sleep 0.1
-	done
-	echo "run $1/$2: QuotaReserved $(quota "$1" "$2" status)/$(quota "$1" "$2" reason):" \
-	    "$(quota "$1" "$2" message)" >&2
-	return 1
-}
-
-# pods_of NS RUN: the names of the Run's pods.
-pods_of() {
-	kubectl get pods -n "$1" -l trainyard.dev/run="$2" -o name
+	projects_teardown
 }
 
 @test "a Project creates its namespaces, quota, policies, owners' binding and reader role" {
@@ -378,160 +266,6 @@ EOF
 	kubectl delete project shrink --wait --timeout=$W
 }
 
-@test "quota: a Run that does not fit waits with no pods, first come first served, and starts when quota frees" {
-	project q "resourceProfiles: {allowed: [gpu-8, gpu-2], default: gpu-8}"
-	kubectl wait --for=condition=Ready project/q --timeout=$W
-	prun q a gpu-8 8
-	prun q-eval b gpu-8 600
-	quota_wait q a True QuotaReserved
-	quota_wait q-eval b True QuotaReserved
-	# 16 of 16 GPUs held, over both namespaces: c (the default profile, 8)
-	# waits, and d (2 GPUs, submitted after c) waits behind it.
-	prun q c "" 600
-	quota_wait q c False QuotaExceeded
-	prun q d gpu-2 600
-	quota_wait q d False QuotaExceeded
-	quota q c message | grep -F 'needs 8 requests.nvidia.com/gpu; 0 of 16 are free'
-	quota q d message | grep -F 'behind 1 earlier Run (first: q/c)'
-	[ "$(kubectl get run c -n q -o jsonpath='{.status.phase}/{.status.reason}')" = \
-	    Pending/QuotaExceeded ]
-	[ -z "$(pods_of q c)" ]
-	[ -z "$(pods_of q d)" ]
-	[ "$(kubectl get run a -n q -o jsonpath='{.status.quota.reserved.requests\.nvidia\.com/gpu}')" = 8 ]
-	kubectl wait --for=jsonpath='{.status.usage.gpus}'=16/16 project/q --timeout=$W
-	kubectl wait --for=jsonpath='{.status.runs.waiting}'=2 project/q --timeout=$W
-	[ "$(kubectl get project q -o jsonpath='{.status.runs.active}')" = 2 ]
-	# a ends and is cleaned up: c, first in line, starts; d still waits.
-	kubectl wait -n q --for=jsonpath='{.status.phase}'=Succeeded rn/a --timeout=$W
-	quota_wait q c True QuotaReserved
-	quota_wait q a False Released
-	kubectl wait -n q --for=jsonpath='{.status.phase}'=Running rn/c --timeout=$W
-	[ "$(quota q d reason)" = QuotaExceeded ]
-	[ -z "$(pods_of q d)" ]
-	# Deleting b frees 8: d starts.
-	kubectl delete run b -n q-eval --wait=false
-	quota_wait q d True QuotaReserved
-	kubectl wait --for=jsonpath='{.status.usage.gpus}'=10/16 project/q --timeout=$W
-	kubectl delete runs --all -n q --wait=false
-}
-
-@test "quota: maxGPUsPerRun, allowed profiles, a quota it can never fit: invalid with the reason" {
-	project qv "resourceProfiles: {allowed: [gpu-8, gpu-2]}"
-	kubectl wait --for=condition=Ready project/qv --timeout=$W
-	kubectl apply -n qv -f - >/dev/null <<EOF
-apiVersion: trainyard.dev/v1beta1
-kind: Run
-metadata: {name: big}
-spec:
-  nodes: 2
-  profile: gpu-8
-  container: {image: busybox}
-EOF
-	prun qv cpu cpu-small 600
-	kubectl wait -n qv --for=jsonpath='{.status.reason}'=InvalidSpec rn/big rn/cpu --timeout=$W
-	kubectl get run big -n qv -o jsonpath='{.status.message}' |
-	    grep -F 'the Run asks for 16 GPUs (2 nodes of 8); project qv allows at most 8 per Run'
-	kubectl get run cpu -n qv -o jsonpath='{.status.message}' |
-	    grep -F 'ResourceProfile "cpu-small" is not allowed in project qv (allowed: gpu-8, gpu-2)'
-	[ -z "$(pods_of qv big)$(pods_of qv cpu)" ]
-	# More than the whole quota: can never start.
-	kubectl patch project qv --type merge -p '{"spec":{"quota":{"hard":{"requests.nvidia.com/gpu":"4"}}}}'
-	prun qv eight gpu-8 600
-	kubectl wait -n qv --for=jsonpath='{.status.reason}'=InvalidSpec rn/eight --timeout=$W
-	kubectl get run eight -n qv -o jsonpath='{.status.message}' |
-	    grep -F 'needs 8 requests.nvidia.com/gpu, more than the quota of 4 in project qv'
-	# The quota grows: the same Run starts.
-	kubectl patch project qv --type merge -p '{"spec":{"quota":{"hard":{"requests.nvidia.com/gpu":"16"}}}}'
-	quota_wait qv eight True QuotaReserved
-	kubectl delete runs --all -n qv --wait=false
-}
-
-@test "quota: a member's maxGPUs caps what their Runs hold; others are not held up" {
-	project qm
-	kubectl wait --for=condition=Ready project/qm --timeout=$W
-	kubectl apply -n qm -f - >/dev/null <<EOF
-apiVersion: trainyard.dev/v1beta1
-kind: ProjectMember
-metadata: {name: carol}
-spec: {subject: {kind: User, name: carol}, role: researcher, maxGPUs: 8}
-EOF
-	kubectl wait -n qm --for=condition=Ready projectmember/carol --timeout=$W
-	# Without the mutating webhook the annotation is the client's (the
-	# webhooks' test shows it cannot be forged once they are installed).
-	prun qm c1 gpu-8 600 'trainyard.dev/submitted-by: carol'
-	quota_wait qm c1 True QuotaReserved
-	prun qm c2 gpu-2 600 'trainyard.dev/submitted-by: carol'
-	quota_wait qm c2 False MemberQuotaExceeded
-	quota qm c2 message |
-	    grep -F "waiting for carol's GPUs in project qm: this Run needs 2, their Runs hold 8 of 8"
-	[ -z "$(pods_of qm c2)" ]
-	# Someone else's Run, submitted after c2, is not held up behind it.
-	prun qm d1 gpu-2 600 'trainyard.dev/submitted-by: dave'
-	quota_wait qm d1 True QuotaReserved
-	# Asking more than the cap at all: invalid.
-	kubectl patch projectmember carol -n qm --type merge -p '{"spec":{"maxGPUs":1}}'
-	kubectl delete run c1 -n qm --wait=false
-	kubectl wait -n qm --for=jsonpath='{.status.reason}'=InvalidSpec rn/c2 --timeout=$W
-	kubectl get run c2 -n qm -o jsonpath='{.status.message}' |
-	    grep -F 'the Run asks for 2 GPUs; its submitter carol may hold at most 1 in project qm'
-	kubectl delete runs --all -n qm --wait=false
-}
-
-@test "suspend: Hold admits no new session, Drain stops running ones, None resumes both" {
-	project hold
-	kubectl wait --for=condition=Ready project/hold --timeout=$W
-	prun hold a gpu-2 600
-	kubectl wait -n hold --for=jsonpath='{.status.phase}'=Running rn/a --timeout=$W
-	kubectl patch project hold --type merge -p '{"spec":{"suspend":"Hold"}}'
-	kubectl wait --for=jsonpath='{.status.phase}'=Suspended project/hold --timeout=$W
-	prun hold b gpu-2 600
-	quota_wait hold b False ProjectSuspended
-	quota hold b message | grep -F 'project hold is suspended (suspend: Hold): no new sessions start'
-	[ -z "$(pods_of hold b)" ]
-	[ "$(kubectl get run a -n hold -o jsonpath='{.status.phase}')" = Running ]
-	kubectl patch project hold --type merge -p '{"spec":{"suspend":"Drain"}}'
-	kubectl wait -n hold --for=jsonpath='{.status.reason}'=ProjectSuspended rn/a --timeout=$W
-	[ "$(kubectl get run a -n hold -o jsonpath='{.status.phase}')" = Stopped ]
-	kubectl wait -n hold --for=delete pod/a-0 --timeout=$W
-	quota_wait hold a False ProjectSuspended
-	kubectl patch project hold --type merge -p '{"spec":{"suspend":"None"}}'
-	kubectl wait -n hold --for=jsonpath='{.status.phase}'=Running rn/a rn/b --timeout=$W
-	[ "$(kubectl get run a -n hold -o jsonpath='{.status.session}')" = 2 ]
-	kubectl delete runs --all -n hold --wait=false
-}
-
-@test "deletionPolicy.runs Cancel: deleting the Project stops its Runs through their cleanup, then goes" {
-	project cancel
-	kubectl wait --for=condition=Ready project/cancel --timeout=$W
-	prun cancel-eval r gpu-2 600
-	kubectl wait -n cancel-eval --for=jsonpath='{.status.phase}'=Running rn/r --timeout=$W
-	kubectl delete project cancel --wait=false
-	kubectl wait -n cancel-eval --for=jsonpath='{.status.reason}'=ProjectDeleted rn/r --timeout=$W
-	[ "$(kubectl get run r -n cancel-eval -o jsonpath='{.status.phase}')" = Stopped ]
-	kubectl wait --for=delete project/cancel --timeout=$W
-	[ -z "$(pods_of cancel-eval r)" ]
-	# The namespaces stay (Retain), and so does the Run, for the record.
-	kubectl get ns cancel cancel-eval >/dev/null
-	kubectl get run r -n cancel-eval >/dev/null
-	kubectl delete ns cancel cancel-eval --wait=false
-}
-
-@test "a removed member's running Runs keep running" {
-	project keep
-	kubectl wait --for=condition=Ready project/keep --timeout=$W
-	member keep erin erin researcher
-	kubectl wait -n keep --for=condition=Ready projectmember/erin --timeout=$W
-	prun keep e gpu-2 600 'trainyard.dev/submitted-by: erin'
-	kubectl wait -n keep --for=jsonpath='{.status.phase}'=Running rn/e --timeout=$W
-	uid="$(kubectl get pod e-0 -n keep -o jsonpath='{.metadata.uid}')"
-	kubectl delete projectmember erin -n keep --wait --timeout=$W
-	[ "$(can create runs.trainyard.dev -n keep --as erin)" = no ]
-	sleep 1
-	[ "$(kubectl get run e -n keep -o jsonpath='{.status.phase}/{.status.session}')" = Running/1 ]
-	[ "$(kubectl get pod e-0 -n keep -o jsonpath='{.metadata.uid}')" = "$uid" ]
-	kubectl delete runs --all -n keep --wait=false
-}
-
 @test "not one request of the controller was refused" {
 	stats="$(kubectl get --raw /devcluster/stats)"
 	echo "$stats" | jq -c '.byCode, (.requests[] | select(.code == 403))'
@@ -586,4 +320,34 @@ EOF
 	# The controller's own calls (caBundle patches included) were never refused.
 	run grep -ci forbidden "$DC_DIR/ctl-p.log"
 	[ "$output" = 0 ]
+}
+
+@test "an admin cannot bind cluster-admin or a role outside the three; neither can the controller" {
+	project own
+	kubectl wait --for=condition=Ready project/own --timeout=$W
+	# Owners (the group own-leads) are project admins: they invite through
+	# ProjectMembers only.
+	[ "$(can create projectmembers.trainyard.dev -n own --as ann --as-group own-leads)" = yes ]
+	run kubectl create rolebinding grab -n own --clusterrole=cluster-admin --user=eve \
+	    --as ann --as-group own-leads
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'User "ann" cannot create resource "rolebindings" in API group "rbac.authorization.k8s.io" in the namespace "own"'
+	run kubectl apply -n own --as ann --as-group own-leads -f - <<EOF
+apiVersion: trainyard.dev/v1beta1
+kind: ProjectMember
+metadata: {name: eve}
+spec: {subject: {kind: User, name: eve}, role: cluster-admin}
+EOF
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'spec.role: Unsupported value: "cluster-admin"'
+	# The controller's own account may bind the three project roles and
+	# nothing else: RBAC's escalation check, with kube-apiserver's message.
+	run kubectl --kubeconfig "$DC_DIR/sa.kubeconfig" create rolebinding grab -n own \
+	    --clusterrole=cluster-admin --user=eve
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -F 'is attempting to grant RBAC permissions not currently held'
+	kubectl --kubeconfig "$DC_DIR/sa.kubeconfig" create rolebinding viewer-eve -n own \
+	    --clusterrole=trainyard-project-viewer --user=eve
+	kubectl delete rolebinding viewer-eve -n own
+	kubectl delete project own --wait --timeout=$W
 }

@@ -1,0 +1,133 @@
+# projects.bash: what the Projects suites (ctl_projects.bats,
+# ctl_project_quota.bats) share: a devcluster with the GPU cluster, the
+# CRDs, the project roles and the controller under its manifests' service
+# account and ClusterRole (RBAC and its escalation prevention enforced),
+# serving its webhooks behind their Service; and helpers for the people
+# involved (impersonation with --as, --as-group).
+
+load devcluster
+load controller
+
+projects_setup_file() {
+	dc_start --nodes "$DC_REPO/examples/devcluster/gpu-cluster.yaml" \
+	    --pod-start-delay 100ms || return 1
+	ctl_build || return 1
+	ctl_install || return 1
+	kubectl apply -f "$DC_REPO/crds/trainyard.dev_projects.yaml" \
+	    -f "$DC_REPO/crds/trainyard.dev_projectmembers.yaml" \
+	    -f "$DC_REPO/manifests/project-roles.yaml" \
+	    -f "$DC_REPO/manifests/rbac.yaml" >/dev/null || return 1
+	kubectl wait --for condition=established --timeout=20s \
+	    crd/projects.trainyard.dev crd/projectmembers.trainyard.dev >/dev/null || return 1
+	ctl_config
+	ctl_sa_kubeconfig "$DC_DIR/sa.kubeconfig" || return 1
+	kubectl delete --raw /devcluster/stats >/dev/null
+	# The webhook behind its Service, with self-managed certificates.
+	POD_NAMESPACE=trainyard-system ctl_proc_launch p --kubeconfig "$DC_DIR/sa.kubeconfig" \
+	    --webhook-cert-mode=self || return 1
+	ctl_proc_wait p 'conversion webhook on port' || return 1
+	ctl_webhook_endpoints "$(grep -o 'conversion webhook on port [0-9]*' \
+	    "$DC_DIR/ctl-p.log" | tail -1 | awk '{print $NF}')" || return 1
+	ctl_proc_wait p '(msg=started|"msg":"started")'
+}
+
+projects_teardown_file() {
+	local status=0
+	ctl_proc_stop_all || status=1
+	if [ "$status" -ne 0 ]; then
+		cp "$DC_DIR/ctl-p.log" "${DC_DIR}.ctl-p.log" 2>/dev/null
+		echo "controller log kept in ${DC_DIR}.ctl-p.log" >&2
+	fi
+	dc_stop || status=1
+	return "$status"
+}
+
+projects_teardown() {
+	ctl_proc_sanitizer
+}
+
+W=20s
+
+# can AS... -- VERB RESOURCE [ARGS]: kubectl auth can-i's answer.
+can() {
+	kubectl auth can-i "$@" 2>/dev/null
+}
+
+# project NAME [SPEC LINES]: applies Project NAME with its home namespace
+# NAME and NAME-eval, owned by the group NAME-leads.
+project() {
+	local name="$1"
+	shift
+	kubectl apply -f - >/dev/null <<EOF
+apiVersion: trainyard.dev/v1beta1
+kind: Project
+metadata: {name: $name}
+spec:
+  owners: [{kind: Group, name: $name-leads}]
+  namespaces: [{name: $name}, {name: $name-eval}]
+  quota: {hard: {requests.nvidia.com/gpu: "16", pods: "64"}, maxGPUsPerRun: 8}
+  memberPolicy: {subjectKinds: [User, Group], maxInvitationTTL: 2160h}
+  isolation: {allowIngressFromNamespaces: [monitoring]}
+$(printf '  %s\n' "$@")
+EOF
+}
+
+# member NS NAME USER ROLE [EXPIRES]: a ProjectMember of user USER.
+member() {
+	kubectl apply -n "$1" -f - >/dev/null <<EOF
+apiVersion: trainyard.dev/v1beta1
+kind: ProjectMember
+metadata: {name: $2}
+spec:
+  subject: {kind: User, name: $3}
+  role: $4
+${5:+  expiresAt: "$5"}
+EOF
+}
+
+# pm NS NAME JSONPATH
+pm() {
+	kubectl get projectmember "$2" -n "$1" -o jsonpath="$3"
+}
+
+# prun NS NAME PROFILE SECONDS [ANNOTATION]: a 1-node Run of PROFILE ("" for
+# none) whose pods run SECONDS, with ANNOTATION ("key: value") if given.
+prun() {
+	kubectl apply -n "$1" -f - >/dev/null <<EOF
+apiVersion: trainyard.dev/v1beta1
+kind: Run
+metadata:
+  name: $2
+${5:+  annotations: {$5\}}
+spec:
+  nodes: 1
+${3:+  profile: $3}
+  container: {image: busybox}
+  template:
+    metadata:
+      annotations: {devcluster.trainyard.dev/run-seconds: "$4"}
+EOF
+}
+
+# quota NS RUN FIELD: a field of the Run's QuotaReserved condition.
+quota() {
+	kubectl get run "$2" -n "$1" \
+	    -o jsonpath="{.status.conditions[?(@.type==\"QuotaReserved\")].$3}"
+}
+
+# quota_wait NS RUN STATUS REASON
+quota_wait() {
+	local i
+	for i in $(seq 200); do
+		[ "$(quota "$1" "$2" status)/$(quota "$1" "$2" reason)" = "$3/$4" ] && return 0
+		sleep 0.1
+	done
+	echo "run $1/$2: QuotaReserved $(quota "$1" "$2" status)/$(quota "$1" "$2" reason):" \
+	    "$(quota "$1" "$2" message)" >&2
+	return 1
+}
+
+# pods_of NS RUN: the names of the Run's pods.
+pods_of() {
+	kubectl get pods -n "$1" -l trainyard.dev/run="$2" -o name
+}
