@@ -186,6 +186,12 @@ struct workers *workers_free(struct workers *);
 
 /* reconcile_run.c */
 extern const struct reconciler run_reconciler;
+/*
+ * Feeds the quota ledger every cached Run once, after the caches synced:
+ * Runs listed before the namespaces' cache knew their project. Before the
+ * workers start.
+ */
+void	run_ledger_rebuild(struct ctl *);
 
 /* reconcile_project.c */
 #define TY_PROJECT_FINALIZER	"trainyard.dev/project"

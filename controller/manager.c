@@ -625,6 +625,8 @@ manager_start(struct ctl *c)
 	kc_log_info(&mlog, "caches synced: %zu runs, %zu pods",
 	    c->caches[TY_CACHE_RUNS] != NULL ? kc_informer_len(c->caches[TY_CACHE_RUNS]) : 0,
 	    c->caches[TY_CACHE_PODS] != NULL ? kc_informer_len(c->caches[TY_CACHE_PODS]) : 0);
+	if (c->projects)
+		run_ledger_rebuild(c);
 	atomic_store(&c->caches_ready, true);
 	if ((r = version_start(c)) < 0)
 		return r;

@@ -1089,6 +1089,29 @@ ledger_update(struct ctl *c, enum ty_change change, struct kc_item *it, struct e
 		quota_foreach(c->ledger, old, false, enqueue_key, e);
 }
 
+static void
+enqueue_nothing(void *arg, const char *key)
+{
+	(void)arg;
+	(void)key;
+}
+
+static int
+ledger_add(void *arg, struct kc_item *it)
+{
+	struct ctl *c = arg;
+
+	ledger_update(c, TY_ADDED, it, &(struct enq){ enqueue_nothing, NULL, NULL });
+	return 0;
+}
+
+void
+run_ledger_rebuild(struct ctl *c)
+{
+	if (c->ledger != NULL && c->caches[TY_CACHE_RUNS] != NULL)
+		(void)kc_informer_foreach(c->caches[TY_CACHE_RUNS], ledger_add, c);
+}
+
 /*
  * The Run's own key for a Run; the Run named by the trainyard.dev/run
  * label of a pod or child; the Runs naming a changed ResourceProfile;

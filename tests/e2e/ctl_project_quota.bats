@@ -15,6 +15,8 @@
 #   resumes them;
 # - deletionPolicy.runs Cancel stops a Project's Runs through their cleanup;
 # - a removed member's running Runs keep running;
+# - after a restart, what each project holds and who waits are rebuilt from
+#   the Runs' status;
 # - not one request of the controller was refused (403).
 
 load projects
@@ -183,6 +185,35 @@ EOF
 	[ "$(kubectl get run e -n keep -o jsonpath='{.status.phase}/{.status.session}')" = Running/1 ]
 	[ "$(kubectl get pod e-0 -n keep -o jsonpath='{.metadata.uid}')" = "$uid" ]
 	kubectl delete runs --all -n keep --wait=false
+}
+
+@test "quota after a restart: rebuilt from the Runs' status, nothing counted twice or forgotten" {
+	project qr
+	kubectl wait --for=condition=Ready project/qr --timeout=$W
+	prun qr a gpu-8 600
+	prun qr-eval b gpu-8 600
+	quota_wait qr a True QuotaReserved
+	quota_wait qr-eval b True QuotaReserved
+	prun qr c gpu-2 600
+	quota_wait qr c False QuotaExceeded
+	ctl_proc_term p
+	# While it is down, c's line and a's reservation stand in their status.
+	prun qr d gpu-2 600
+	projects_controller p2
+	quota_wait qr d False QuotaExceeded
+	quota qr d message | grep -F 'behind 1 earlier Run (first: qr/c)'
+	[ "$(quota qr c reason)" = QuotaExceeded ]
+	[ -z "$(pods_of qr c)$(pods_of qr d)" ]
+	kubectl wait --for=jsonpath='{.status.runs.waiting}'=2 project/qr --timeout=$W
+	[ "$(kubectl get project qr -o jsonpath='{.status.usage.gpus}')" = 16/16 ]
+	[ "$(kubectl get run a -n qr -o jsonpath='{.status.session}')" = 1 ]
+	# a goes: c then d start, in that order, within the quota.
+	kubectl delete run a -n qr --wait=false
+	quota_wait qr c True QuotaReserved
+	quota_wait qr d True QuotaReserved
+	kubectl wait --for=jsonpath='{.status.usage.gpus}'=12/16 project/qr --timeout=$W
+	kubectl delete runs --all -n qr --wait=false
+	kubectl delete runs --all -n qr-eval --wait=false
 }
 
 @test "not one request of the controller was refused" {

@@ -22,13 +22,19 @@ projects_setup_file() {
 	ctl_config
 	ctl_sa_kubeconfig "$DC_DIR/sa.kubeconfig" || return 1
 	kubectl delete --raw /devcluster/stats >/dev/null
-	# The webhook behind its Service, with self-managed certificates.
-	POD_NAMESPACE=trainyard-system ctl_proc_launch p --kubeconfig "$DC_DIR/sa.kubeconfig" \
-	    --webhook-cert-mode=self || return 1
-	ctl_proc_wait p 'conversion webhook on port' || return 1
+	projects_controller p
+}
+
+# projects_controller NAME: starts the controller NAME under the service
+# account, serving the webhooks behind their Service with self-managed
+# certificates; returns once it started.
+projects_controller() {
+	POD_NAMESPACE=trainyard-system ctl_proc_launch "$1" \
+	    --kubeconfig "$DC_DIR/sa.kubeconfig" --webhook-cert-mode=self || return 1
+	ctl_proc_wait "$1" 'conversion webhook on port' || return 1
 	ctl_webhook_endpoints "$(grep -o 'conversion webhook on port [0-9]*' \
-	    "$DC_DIR/ctl-p.log" | tail -1 | awk '{print $NF}')" || return 1
-	ctl_proc_wait p '(msg=started|"msg":"started")'
+	    "$DC_DIR/ctl-$1.log" | tail -1 | awk '{print $NF}')" || return 1
+	ctl_proc_wait "$1" '(msg=started|"msg":"started")'
 }
 
 projects_teardown_file() {
