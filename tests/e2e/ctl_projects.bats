@@ -225,28 +225,22 @@ EOF
 @test "deletionPolicy.runs WaitForCompletion: the Project goes once its Runs ended" {
 	project waits "deletionPolicy: {runs: WaitForCompletion, namespaces: Delete}"
 	kubectl wait --for=condition=Ready project/waits --timeout=$W
-	kubectl apply -n waits-eval -f - <<EOF
-apiVersion: trainyard.dev/v1beta1
-kind: Run
-metadata: {name: r}
-spec:
-  nodes: 1
-  profile: cpu-small
-  container: {image: busybox}
-  template:
-    metadata:
-      annotations: {devcluster.trainyard.dev/run-seconds: "4"}
-EOF
+	prun waits-eval r cpu-small 4
 	kubectl wait -n waits-eval --for=jsonpath='{.status.phase}'=Running rn/r --timeout=$W
+	# Every phase the Run goes through, until its namespace takes it away.
+	kubectl get run r -n waits-eval -w -o jsonpath='{.status.phase}{"\n"}' \
+	    >"$BATS_TEST_TMPDIR/phases" 2>/dev/null &
 	kubectl delete project waits --wait=false
 	# While the Run runs, nothing goes.
 	[ "$(kubectl get run r -n waits-eval -o jsonpath='{.status.phase}')" = Running ]
 	kubectl get project waits -o jsonpath='{.metadata.deletionTimestamp}' | grep -q .
 	kubectl get rolebinding trainyard-project-owners -n waits-eval >/dev/null
 	kubectl get ns waits-eval -o jsonpath='{.status.phase}' | grep -qx Active
-	kubectl wait -n waits-eval --for=jsonpath='{.status.phase}'=Succeeded rn/r --timeout=$W
 	kubectl wait --for=delete project/waits --timeout=$W
 	kubectl wait --for=delete namespace/waits namespace/waits-eval --timeout=$W
+	kill %1 2>/dev/null || true
+	# It ran to its end before anything went.
+	grep -qx Succeeded "$BATS_TEST_TMPDIR/phases"
 }
 
 @test "a namespace the Project no longer lists is cleared and released, not deleted" {
