@@ -339,6 +339,26 @@ entry_get(struct quota_ledger *l, const char *key)
 	return (struct entry *)kc_hmap_get(&l->runs, key);
 }
 
+/* A new, empty entry for 'key' in the map: 0 or -ENOMEM. */
+static int
+entry_add(struct quota_ledger *l, const char *key, struct entry **ret)
+{
+	struct entry *e;
+	int r;
+
+	if ((e = kc_calloc(1, sizeof(*e))) == NULL ||
+	    (e->node.key = kc_strdup(key)) == NULL) {
+		kc_free(e);
+		return -ENOMEM;
+	}
+	if ((r = kc_hmap_put(&l->runs, &e->node)) < 0) {
+		entry_free(e);
+		return r;
+	}
+	*ret = e;
+	return 0;
+}
+
 /* Whether what the project's sums and queue see of 'e' differs from 'v'. */
 static bool
 visible_change(const struct entry *e, const struct quota_run *v)
@@ -361,16 +381,8 @@ quota_observe(struct quota_ledger *l, const struct quota_run *v, char project[64
 	if ((e = entry_get(l, v->key)) == NULL) {
 		if (v->project[0] == '\0' && v->state == QUOTA_NONE)
 			goto out;	/* no project's business */
-		if ((e = kc_calloc(1, sizeof(*e))) == NULL ||
-		    (e->node.key = kc_strdup(v->key)) == NULL) {
-			kc_free(e);
-			r = -ENOMEM;
+		if ((r = entry_add(l, v->key, &e)) < 0)
 			goto out;
-		}
-		if ((r = kc_hmap_put(&l->runs, &e->node)) < 0) {
-			entry_free(e);
-			goto out;
-		}
 		fresh = true;
 	}
 	/* The cache is behind a reservation made here: keep it until it shows. */
@@ -534,18 +546,8 @@ quota_admit(struct quota_ledger *l, const struct quota_ask *ask, struct quota_ve
 		goto out;
 	}
 	/* Admitted: held from now on, whatever the cache says until it shows it. */
-	if ((e = entry_get(l, ask->key)) == NULL) {
-		if ((e = kc_calloc(1, sizeof(*e))) == NULL ||
-		    (e->node.key = kc_strdup(ask->key)) == NULL) {
-			kc_free(e);
-			r = -ENOMEM;
-			goto out;
-		}
-		if ((r = kc_hmap_put(&l->runs, &e->node)) < 0) {
-			entry_free(e);
-			goto out;
-		}
-	}
+	if ((e = entry_get(l, ask->key)) == NULL && (r = entry_add(l, ask->key, &e)) < 0)
+		goto out;
 	json_object_put(e->reserved);
 	if ((e->reserved = kc_json_copy(ask->demand)) == NULL) {
 		e->state = QUOTA_NONE;

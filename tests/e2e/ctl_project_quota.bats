@@ -217,18 +217,6 @@ EOF
 }
 
 @test "not one request of the controller was refused" {
-	stats="$(kubectl get --raw /devcluster/stats)"
-	echo "$stats" | jq -c '.byCode, (.requests[] | select(.code == 403))'
-	[ "$(jq '.byCode["403"] // 0' <<<"$stats")" = 0 ]
-	# No write loops: a handful of updates (drift, adoption, status) in the whole file.
-	jq -c '[.requests[] | select(.verb == "update" or .verb == "patch") |
-	    {verb, resource, code, count}]' <<<"$stats" >&3
-	n="$(jq '[.requests[] | select(.verb == "update" and
-	    (.resource | test("^(rolebindings|clusterrolebindings|clusterroles|resourcequotas|networkpolicies)"))) |
-	    .count] | add // 0' <<<"$stats")"
-	echo "object updates: $n" >&3
-	[ "$n" -le 20 ]
-	run grep -ci forbidden "$DC_DIR/ctl-p.log"
-	[ "$output" = 0 ]
+	projects_no_refusals
 }
 

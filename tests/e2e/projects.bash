@@ -137,3 +137,22 @@ quota_wait() {
 pods_of() {
 	kubectl get pods -n "$1" -l trainyard.dev/run="$2" -o name
 }
+
+# projects_no_refusals: no request of the suite was refused (403), no write
+# loop (a handful of updates of the objects a Project keeps), and no
+# "forbidden" in the controllers' logs.
+projects_no_refusals() {
+	local stats n
+	stats="$(kubectl get --raw /devcluster/stats)"
+	echo "$stats" | jq -c '.byCode, (.requests[] | select(.code == 403))'
+	[ "$(jq '.byCode["403"] // 0' <<<"$stats")" = 0 ] || return 1
+	# No write loops: a handful of updates (drift, adoption, status) in the whole file.
+	jq -c '[.requests[] | select(.verb == "update" or .verb == "patch") |
+	    {verb, resource, code, count}]' <<<"$stats" >&3
+	n="$(jq '[.requests[] | select(.verb == "update" and
+	    (.resource | test("^(rolebindings|clusterrolebindings|clusterroles|resourcequotas|networkpolicies)"))) |
+	    .count] | add // 0' <<<"$stats")"
+	echo "object updates: $n" >&3
+	[ "$n" -le 20 ] || return 1
+	! cat "$DC_DIR"/ctl-*.log | grep -qi forbidden
+}
