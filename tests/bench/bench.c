@@ -194,8 +194,8 @@ bench_is_write(const char *verb)
 }
 
 static void
-stats_add(struct bench_stats *s, bench_kind_fn *kind, const char *verb, const char *res,
-    int64_t code, uint64_t n)
+stats_add(struct bench_stats *s, const struct bench_counter *c, const char *verb,
+    const char *res, int64_t code, uint64_t n)
 {
 	int k;
 
@@ -207,15 +207,14 @@ stats_add(struct bench_stats *s, bench_kind_fn *kind, const char *verb, const ch
 	if (!bench_is_write(verb))
 		return;
 	s->writes += n;
-	if ((k = kind(verb, res)) == BENCH_OWN)
+	if ((k = c->kind(verb, res)) == BENCH_OWN)
 		s->own += n;
 	else if (k >= 0 && k < BENCH_KINDS)
 		s->w[k] += n;
 }
 
 int
-bench_stats_get(struct kc_client *cl, const char *prog, bench_kind_fn *kind,
-    struct bench_stats *ret)
+bench_stats_get(struct kc_client *cl, const struct bench_counter *c, struct bench_stats *ret)
 {
 	_cleanup_(kc_json_putp) struct json_object *doc = NULL;
 	struct kc_status st = { 0 };
@@ -225,7 +224,7 @@ bench_stats_get(struct kc_client *cl, const char *prog, bench_kind_fn *kind,
 
 	*ret = (struct bench_stats){ 0 };
 	if ((r = kc_client_get_path(cl, "/devcluster/stats", &doc, &st)) < 0) {
-		fprintf(stderr, "%s: /devcluster/stats: %s: %s\n", prog, kc_strerror(r),
+		fprintf(stderr, "%s: /devcluster/stats: %s: %s\n", c->prog, kc_strerror(r),
 		    st.message);
 		return r;
 	}
@@ -238,7 +237,7 @@ bench_stats_get(struct kc_client *cl, const char *prog, bench_kind_fn *kind,
 		int64_t code = kc_json_int(row, 0, "code"), count = kc_json_int(row, 0, "count");
 
 		if (verb != NULL && res != NULL && count > 0)
-			stats_add(ret, kind, verb, res, code, (uint64_t)count);
+			stats_add(ret, c, verb, res, code, (uint64_t)count);
 	}
 	return 0;
 }
@@ -264,14 +263,14 @@ bench_ctl_writes(const struct bench_stats *s)
 }
 
 int
-bench_wait_quiet(struct kc_client *cl, const char *prog, bench_kind_fn *kind,
-    unsigned settle_ms, uint64_t deadline, struct bench_stats *ret)
+bench_wait_quiet(struct kc_client *cl, const struct bench_counter *c, unsigned settle_ms,
+    uint64_t deadline, struct bench_stats *ret)
 {
 	uint64_t quiet_since = bench_now_ns(), last = UINT64_MAX;
 	struct bench_stats s;
 
 	for (;;) {
-		if (bench_stats_get(cl, prog, kind, &s) == 0) {
+		if (bench_stats_get(cl, c, &s) == 0) {
 			if (bench_ctl_writes(&s) != last) {
 				last = bench_ctl_writes(&s);
 				quiet_since = bench_now_ns();
@@ -280,7 +279,7 @@ bench_wait_quiet(struct kc_client *cl, const char *prog, bench_kind_fn *kind,
 				return 0;
 		}
 		if (bench_now_ns() > deadline) {
-			fprintf(stderr, "%s: the controller kept writing: timed out\n", prog);
+			fprintf(stderr, "%s: the controller kept writing: timed out\n", c->prog);
 			return -ETIMEDOUT;
 		}
 		bench_sleep_ms(250);
@@ -375,43 +374,41 @@ bench_fail(struct bench_fails *f, int r, const char *what, const struct kc_statu
 }
 
 static struct bench_worker *
-worker_at(void *ws, size_t size, unsigned i)
+worker_at(const struct bench_workers *g, unsigned i)
 {
-	return (struct bench_worker *)(void *)((char *)ws + (size_t)i * size);
+	return (struct bench_worker *)(void *)((char *)g->ws + (size_t)i * g->size);
 }
 
 int
-bench_workers_start(void *ws, size_t size, unsigned n, void *(*fn)(void *),
-    pthread_barrier_t *bar, uint64_t *ret_t0)
+bench_workers_start(struct bench_workers *g, void *(*fn)(void *), uint64_t *ret_t0)
 {
 	int r;
 
-	if ((r = -pthread_barrier_init(bar, NULL, n + 1)) < 0)
+	if ((r = -pthread_barrier_init(&g->bar, NULL, g->n + 1)) < 0)
 		return r;
-	for (unsigned i = 0; i < n; i++) {
-		struct bench_worker *w = worker_at(ws, size, i);
+	for (unsigned i = 0; i < g->n; i++) {
+		struct bench_worker *w = worker_at(g, i);
 
 		w->idx = i;
-		w->start = bar;
+		w->start = &g->bar;
 		if ((r = -pthread_create(&w->tid, NULL, fn, w)) < 0) {
 			/* Cannot release the barrier short: give up the process. */
 			fprintf(stderr, "pthread_create: %s\n", strerrordesc_np(-r));
 			exit(1);
 		}
 	}
-	(void)pthread_barrier_wait(bar);
+	(void)pthread_barrier_wait(&g->bar);
 	*ret_t0 = bench_now_ns();
 	return 0;
 }
 
 uint64_t
-bench_workers_join(void *ws, size_t size, unsigned n, pthread_barrier_t *bar,
-    const char *prog, uint64_t *ret_errors)
+bench_workers_join(struct bench_workers *g, const char *prog, uint64_t *ret_errors)
 {
 	uint64_t t = 0;
 
-	for (unsigned i = 0; i < n; i++) {
-		struct bench_worker *w = worker_at(ws, size, i);
+	for (unsigned i = 0; i < g->n; i++) {
+		struct bench_worker *w = worker_at(g, i);
 
 		(void)pthread_join(w->tid, NULL);
 		if (w->t_end > t)
@@ -421,7 +418,7 @@ bench_workers_join(void *ws, size_t size, unsigned n, pthread_barrier_t *bar,
 			fprintf(stderr, "%s: client %u: %" PRIu64 " errors, first: %s\n", prog, i,
 			    w->fails.n, w->fails.first);
 	}
-	(void)pthread_barrier_destroy(bar);
+	(void)pthread_barrier_destroy(&g->bar);
 	return t;
 }
 

@@ -82,8 +82,14 @@ struct bench_stats {
 
 typedef int	bench_kind_fn(const char *verb, const char *resource);
 
-/* The counters now. 0 or < 0 (on stderr, after PROG). */
-int		bench_stats_get(struct kc_client *cl, const char *prog, bench_kind_fn *kind,
+/* How a program counts: its name (for messages) and its kinds. */
+struct bench_counter {
+	const char	*prog;
+	bench_kind_fn	*kind;
+};
+
+/* The counters now. 0 or < 0 (on stderr). */
+int		bench_stats_get(struct kc_client *cl, const struct bench_counter *c,
 		    struct bench_stats *ret) _must_check_;
 
 /* b - a, field by field. */
@@ -97,7 +103,7 @@ uint64_t	bench_ctl_writes(const struct bench_stats *s);
  * settle_ms; the counters at its last write in *ret. 0, or -ETIMEDOUT
  * past 'deadline' (bench_now_ns()).
  */
-int		bench_wait_quiet(struct kc_client *cl, const char *prog, bench_kind_fn *kind,
+int		bench_wait_quiet(struct kc_client *cl, const struct bench_counter *c,
 		    unsigned settle_ms, uint64_t deadline, struct bench_stats *ret) _must_check_;
 
 /*
@@ -150,20 +156,30 @@ struct bench_worker {
 };
 
 /*
- * Starts n threads fn(&ws[i]), ws an array of n structs of 'size' bytes
- * each beginning with a struct bench_worker (idx and start are set here,
- * the rest by the caller); they connect, wait on the barrier and all
- * start together at *ret_t0. Does not wait for them.
+ * A group of load threads: ws is an array of n structs of 'size' bytes,
+ * each beginning with a struct bench_worker (idx and start are set by
+ * bench_workers_start(), the rest by the caller).
  */
-int		bench_workers_start(void *ws, size_t size, unsigned n, void *(*fn)(void *),
-		    pthread_barrier_t *bar, uint64_t *ret_t0) _must_check_;
+struct bench_workers {
+	void		*ws;
+	size_t		 size;
+	unsigned	 n;
+	pthread_barrier_t bar;
+};
+
+/*
+ * Starts fn(&ws[i]) in each thread; they connect, wait on the barrier and
+ * all start together at *ret_t0. Does not wait for them.
+ */
+int		bench_workers_start(struct bench_workers *g, void *(*fn)(void *),
+		    uint64_t *ret_t0) _must_check_;
 
 /*
  * Joins them: the time the last one finished; their failures added to
  * *ret_errors, each thread's first on stderr after PROG.
  */
-uint64_t	bench_workers_join(void *ws, size_t size, unsigned n, pthread_barrier_t *bar,
-		    const char *prog, uint64_t *ret_errors);
+uint64_t	bench_workers_join(struct bench_workers *g, const char *prog,
+		    uint64_t *ret_errors);
 
 /*
  * The REST config of a kubeconfig, after curl's global init. 0 (the

@@ -5,9 +5,10 @@
 # memory on a free port with a generated cluster of BENCH_CTL_CLUSTER
 # nodes (8 nvidia.com/gpu each, no taints) and --no-kubelet-events,
 # installs the Trainyard CRDs, the PodGroup CRD, the example
-# PriorityClasses and a ResourceProfile "ctl-bench" (1 GPU, 1 CPU, 1 GiB
-# per node), then runs one ctl-bench scenario per entry of
-# BENCH_CTL_SCENARIOS (RUNSxNODES), each against a fresh release
+# PriorityClasses, the project roles and the ResourceProfiles "ctl-bench"
+# (1 GPU, 1 CPU, 1 GiB per node) and "ctl-quota" (8 GPUs), then runs
+# one ctl-bench scenario per entry of BENCH_CTL_SCENARIOS (RUNSxNODES),
+# each against a fresh release
 # trainyard-controller (BENCH_CTL_WORKERS workers, a rate limit high
 # enough not to matter; the previous one is stopped first): create the
 # Runs, wait until every pod exists, every Run is Running and the
@@ -19,15 +20,16 @@
 # ("ctl-projects"), then BENCH_CTL_PROJECT_RUNS Runs in each of them
 # against quota.hard BENCH_CTL_PROJECT_GPUS GPUs ("ctl-quota", at most
 # BENCH_CTL_QUOTA_TIMEOUT seconds until every Run has its QuotaReserved
-# condition); a ctl-quota that did not complete is reported, the
-# scenarios after it still run, and the script fails at the end. Then
-# the processes' totals one
-# "bench: scenario=ctl-server" line each (for the controllers: CPU summed
-# over all of them, the largest peak RSS, the last one's RSS).
+# condition); a ctl-quota that did not complete or failed its checks is
+# reported, the scenarios after it still run, and the script fails at
+# the end. Then
+# the processes' totals one "bench: scenario=ctl-server" line each (for
+# the controllers: CPU summed over all of them, the largest peak RSS, the
+# last one's RSS).
 # Everything it starts is stopped with SIGTERM (SIGKILL if it hangs) and
 # the temporary directory removed on every exit path.
 #
-# Environment: BENCH_CTL_SCENARIOS ("1000x8 10x512 1x4000"),
+# Environment: BENCH_CTL_SCENARIOS ("1000x8 10x512 1x4000 projects"),
 # BENCH_CTL_CLUSTER (1000 nodes), BENCH_CTL_WORKERS (16),
 # BENCH_CTL_QPS (100000), BENCH_CTL_BURST (100000), BENCH_CTL_CLIENTS (8,
 # the load generator's threads), BENCH_CTL_TIMEOUT (300 s per phase),
@@ -45,7 +47,7 @@ dc="${BENCH_CTL_DEVCLUSTER:-$build/bin/trainyard-devcluster}"
 ctl="$build/bin/trainyard-controller"
 bench="$build/bin/ctl-bench"
 pbench="$build/bin/proj-bench"
-scenarios="${BENCH_CTL_SCENARIOS:-1000x8 10x512 1x4000}"
+scenarios="${BENCH_CTL_SCENARIOS:-1000x8 10x512 1x4000 projects}"
 cluster="${BENCH_CTL_CLUSTER:-1000}"
 workers="${BENCH_CTL_WORKERS:-16}"
 qps="${BENCH_CTL_QPS:-100000}"

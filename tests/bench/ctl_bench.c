@@ -64,7 +64,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -178,10 +177,12 @@ write_kind(const char *verb, const char *res)
 	return W_OTHER;
 }
 
+static const struct bench_counter counter = { .prog = "ctl-bench", .kind = write_kind };
+
 static int
 stats_get(struct kc_client *cl, struct bench_stats *ret)
 {
-	return bench_stats_get(cl, "ctl-bench", write_kind, ret);
+	return bench_stats_get(cl, &counter, ret);
 }
 
 /* Pods in the namespace, counting the request in *lists. */
@@ -302,20 +303,20 @@ worker_main(void *arg)
  */
 static int
 workers_start(const struct opts *o, const struct kc_rest_config *rc, bool del,
-    struct worker *ws, pthread_barrier_t *bar, uint64_t *ret_t0)
+    struct worker *ws, struct bench_workers *g, uint64_t *ret_t0)
 {
 	for (unsigned i = 0; i < o->clients; i++)
 		ws[i] = (struct worker){ .del = del, .o = o, .rc = rc };
-	return bench_workers_start(ws, sizeof(*ws), o->clients, worker_main, bar, ret_t0);
+	*g = (struct bench_workers){ .ws = ws, .size = sizeof(*ws), .n = o->clients };
+	return bench_workers_start(g, worker_main, ret_t0);
 }
 
 /* Joins the workers; the time the last one finished, errors summed. */
 static uint64_t
-workers_join(const struct opts *o, struct worker *ws, pthread_barrier_t *bar,
-    uint64_t *ret_errors)
+workers_join(struct bench_workers *g, uint64_t *ret_errors)
 {
 	*ret_errors = 0;
-	return bench_workers_join(ws, sizeof(*ws), o->clients, bar, "ctl-bench", ret_errors);
+	return bench_workers_join(g, "ctl-bench", ret_errors);
 }
 
 /* Polls the pod count until it is 'want'; the time it was seen, or 0. */
@@ -357,7 +358,7 @@ wait_settled(const struct opts *o, struct kc_client *cl, uint64_t t0, uint64_t d
 		bench_sleep_ms(RUNS_POLL_MS);
 	}
 	*ret_running_s = secs(t0, bench_now_ns());
-	return bench_wait_quiet(cl, "ctl-bench", write_kind, o->settle_ms, deadline, ret);
+	return bench_wait_quiet(cl, &counter, o->settle_ms, deadline, ret);
 }
 
 /* The controller's and the server's figures from the start until now. */
@@ -380,7 +381,7 @@ scenario(const struct opts *o, const struct kc_rest_config *rc, struct result *r
 	struct kc_status st = { 0 };
 	struct bench_stats s0, s1 = { 0 }, s2, s3;
 	atomic_uint_fast64_t lists = 0;
-	pthread_barrier_t bar;
+	struct bench_workers g;
 	uint64_t pods = (uint64_t)o->runs * o->nodes, n, t0, t1, tsub, deadline;
 	double cpu0, srv0;
 	int r;
@@ -406,11 +407,11 @@ scenario(const struct opts *o, const struct kc_rest_config *rc, struct result *r
 	atomic_store(&lists, 0);
 	cpu0 = bench_proc_cpu_s(o->pid);
 	srv0 = bench_proc_cpu_s(o->server_pid);
-	if ((r = workers_start(o, rc, false, ws, &bar, &t0)) < 0)
+	if ((r = workers_start(o, rc, false, ws, &g, &t0)) < 0)
 		return r;
 	deadline = t0 + (uint64_t)o->timeout_s * 1000000000u;
 	t1 = wait_pods(o, cl, pods, deadline, &lists);
-	tsub = workers_join(o, ws, &bar, &res->create_errors);
+	tsub = workers_join(&g, &res->create_errors);
 	res->submit_s = secs(t0, tsub);
 	res->cpu_create_s = bench_proc_cpu_s(o->pid) - cpu0;
 	if (t1 != 0)
@@ -437,11 +438,11 @@ scenario(const struct opts *o, const struct kc_rest_config *rc, struct result *r
 		return r;
 	atomic_store(&lists, 0);
 	cpu0 = bench_proc_cpu_s(o->pid);
-	if ((r = workers_start(o, rc, true, ws, &bar, &t0)) < 0)
+	if ((r = workers_start(o, rc, true, ws, &g, &t0)) < 0)
 		return r;
 	deadline = t0 + (uint64_t)o->timeout_s * 1000000000u;
 	t1 = wait_pods(o, cl, 0, deadline, &lists);
-	(void)workers_join(o, ws, &bar, &res->delete_errors);
+	(void)workers_join(&g, &res->delete_errors);
 	res->cleanup_cpu_s = bench_proc_cpu_s(o->pid) - cpu0;
 	if (t1 == 0) {
 		res->timed_out = "cleanup";

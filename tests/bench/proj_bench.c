@@ -43,9 +43,10 @@
  *           until they and their pods are gone (cleanup_s).
  *
  * Each prints one "bench: scenario=ctl-projects" or "ctl-quota" line
- * (tests/bench/README.md). Exit status: 0 when every phase completed, 1
- * when one timed out or the scenario could not run (the line is printed
- * with what was measured and complete=<the phase>), 2 for bad usage.
+ * (tests/bench/README.md), ending in complete=yes (or the phase that
+ * timed out: the line holds what was seen by then) and checks=ok (or
+ * failed). Exit status: 0 when every phase completed and every check
+ * held, 1 when not or the scenario could not run, 2 for bad usage.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -176,7 +177,10 @@ is_any(const char *s, const char *const *v, size_t n)
 	return false;
 }
 
-/* The kind of a write: ours (creates of Projects, members, Runs; Run deletes), or the controller's. */
+/*
+ * The kind of a write: ours (creates of Projects, members and Runs, Run
+ * deletes), or the controller's.
+ */
 static int
 write_kind(const char *verb, const char *res)
 {
@@ -210,10 +214,12 @@ write_kind(const char *verb, const char *res)
 	return has_prefix(res, "runs.trainyard.dev") ? W_RUN_STATUS : W_OTHER;
 }
 
+static const struct bench_counter counter = { .prog = PROG, .kind = write_kind };
+
 static int
 stats_get(struct kc_client *cl, struct bench_stats *ret)
 {
-	return bench_stats_get(cl, PROG, write_kind, ret);
+	return bench_stats_get(cl, &counter, ret);
 }
 
 static int
@@ -419,35 +425,40 @@ worker_main(void *arg)
 }
 
 /*
- * Starts o->clients workers on 'job'; they connect first, then all start
- * together at *ret_t0. Does not wait for them.
+ * Starts o->clients copies of 'w' (its job, options and data) in ws[];
+ * they connect first, then all start together at *ret_t0. Does not wait
+ * for them.
  */
 static int
-workers_start(const struct opts *o, const struct kc_rest_config *rc, enum job job,
-    const struct project *ps, size_t nps, struct worker *ws, pthread_barrier_t *bar,
+workers_start(const struct worker *w, struct worker *ws, struct bench_workers *g,
     uint64_t *ret_t0)
 {
-	for (unsigned i = 0; i < o->clients; i++)
-		ws[i] = (struct worker){ .job = job, .o = o, .rc = rc, .ps = ps, .nps = nps,
-		    .deadline = bench_now_ns() + (uint64_t)o->timeout_s * 1000000000u };
-	return bench_workers_start(ws, sizeof(*ws), o->clients, worker_main, bar, ret_t0);
+	const struct opts *o = w->o;
+
+	for (unsigned i = 0; i < o->clients; i++) {
+		ws[i] = *w;
+		ws[i].deadline = bench_now_ns() + (uint64_t)o->timeout_s * 1000000000u;
+	}
+	*g = (struct bench_workers){ .ws = ws, .size = sizeof(*ws), .n = o->clients };
+	return bench_workers_start(g, worker_main, ret_t0);
 }
 
 /* Joins the workers: the time the last one finished; errors and retries. */
 static uint64_t
-workers_join(const struct opts *o, struct worker *ws, pthread_barrier_t *bar,
-    uint64_t *ret_errors, uint64_t *ret_retries)
+workers_join(struct bench_workers *g, uint64_t *ret_errors, uint64_t *ret_retries)
 {
-	for (unsigned i = 0; ret_retries != NULL && i < o->clients; i++)
+	const struct worker *ws = g->ws;
+
+	for (unsigned i = 0; ret_retries != NULL && i < g->n; i++)
 		*ret_retries += ws[i].retries;
-	return bench_workers_join(ws, sizeof(*ws), o->clients, bar, PROG, ret_errors);
+	return bench_workers_join(g, PROG, ret_errors);
 }
 
 static int
 wait_quiet(const struct opts *o, struct kc_client *cl, uint64_t deadline,
     struct bench_stats *ret)
 {
-	return bench_wait_quiet(cl, PROG, write_kind, o->settle_ms, deadline, ret);
+	return bench_wait_quiet(cl, &counter, o->settle_ms, deadline, ret);
 }
 
 /* Counts of a list of objects by a condition. */
@@ -485,7 +496,9 @@ struct proj_result {
 	uint64_t	 projects_ready, members_ready, bindings, bindings_expected;
 	uint64_t	 errors, retries, lists;
 	struct bench_stats s;
-	const char	*timed_out;
+	const char	*timed_out;	/* the phase that did not finish, or NULL */
+	bool		 measured;	/* the line can be printed */
+	bool		 checks_ok;
 };
 
 /* Every Project Ready and every member Bound: 0, or -ETIMEDOUT. */
@@ -543,7 +556,7 @@ scenario_projects(const struct opts *o, const struct kc_rest_config *rc,
 	_cleanup_(kc_freep) struct worker *ws = NULL;
 	struct kc_status st = { 0 };
 	struct bench_stats s0, s1 = { 0 };
-	pthread_barrier_t bar;
+	struct bench_workers g;
 	uint64_t t0, t1, deadline, nsns = 0;
 	double cpu0, srv0;
 	int r;
@@ -563,11 +576,12 @@ scenario_projects(const struct opts *o, const struct kc_rest_config *rc,
 		return r;
 	cpu0 = bench_proc_cpu_s(o->pid);
 	srv0 = bench_proc_cpu_s(o->server_pid);
-	if ((r = workers_start(o, rc, JOB_PROJECTS, NULL, 0, ws, &bar, &t0)) < 0)
+	if ((r = workers_start(&(struct worker){ .job = JOB_PROJECTS, .o = o, .rc = rc }, ws,
+	    &g, &t0)) < 0)
 		return r;
 	deadline = t0 + (uint64_t)o->timeout_s * 1000000000u;
 	r = wait_ready(o, cl, t0, deadline, res);
-	t1 = workers_join(o, ws, &bar, &res->errors, &res->retries);
+	t1 = workers_join(&g, &res->errors, &res->retries);
 	res->submit_s = secs(t0, t1);
 	if (r < 0)
 		res->timed_out = "ready";
@@ -583,11 +597,18 @@ scenario_projects(const struct opts *o, const struct kc_rest_config *rc,
 	    .label_selector = "trainyard.dev/project" }, PROG, count_add, &res->bindings,
 	    NULL) < 0)
 		res->bindings = 0;
-	return res->timed_out != NULL ? -ETIMEDOUT : 0;
+	res->measured = true;
+	res->checks_ok = res->bindings == res->bindings_expected;
+	if (res->timed_out != NULL)
+		return -ETIMEDOUT;
+	if (!res->checks_ok)
+		fprintf(stderr, PROG ": %" PRIu64 " project RoleBindings, want %" PRIu64 "\n",
+		    res->bindings, res->bindings_expected);
+	return res->checks_ok ? 0 : -EPROTO;
 }
 
 static void
-print_projects(const struct opts *o, const struct proj_result *res, int r)
+print_projects(const struct opts *o, const struct proj_result *res)
 {
 	const struct bench_stats *s = &res->s;
 	uint64_t members = (uint64_t)o->projects * o->members, nsns = 0;
@@ -605,7 +626,8 @@ print_projects(const struct opts *o, const struct proj_result *res, int r)
 	    " w_events=%" PRIu64 " w_other=%" PRIu64 " conflicts=%" PRIu64
 	    " api_errors=%" PRIu64 " bindings=%" PRIu64 " bindings_expected=%" PRIu64
 	    " rss_before_kb=%" PRIu64 " rss_after_kb=%" PRIu64 " server_cpu_s=%.2f"
-	    " member_retries=%" PRIu64 " clients=%u errors=%" PRIu64 " complete=%s\n",
+	    " member_retries=%" PRIu64 " clients=%u errors=%" PRIu64 " complete=%s"
+	    " checks=%s\n",
 	    o->projects, members, nsns, res->ready_s, w,
 	    (double)w / o->projects,
 	    members > 0 ? (double)(s->w[W_MEMBER] + s->w[W_MEMBER_STATUS] + s->w[W_RB]) /
@@ -613,10 +635,11 @@ print_projects(const struct opts *o, const struct proj_result *res, int r)
 	    res->cpu_s, res->hwm_kb, res->submit_s, res->projects_ready_s, res->settled_s,
 	    s->calls - s->own - res->lists, s->w[W_NS], s->w[W_QUOTA], s->w[W_POLICY],
 	    s->w[W_RB], s->w[W_CRBAC], s->w[W_PROJECT], s->w[W_PROJECT_STATUS],
-	    s->w[W_MEMBER], s->w[W_MEMBER_STATUS], s->w[W_EVENTS], s->w[W_OTHER], s->conflicts, s->errors, res->bindings,
+	    s->w[W_MEMBER], s->w[W_MEMBER_STATUS], s->w[W_EVENTS], s->w[W_OTHER], s->conflicts,
+	    s->errors, res->bindings,
 	    res->bindings_expected, res->rss0_kb, res->rss1_kb, res->server_cpu_s,
 	    res->retries, o->clients, res->errors,
-	    r == 0 ? "yes" : res->timed_out != NULL ? res->timed_out : "no");
+	    res->timed_out != NULL ? res->timed_out : "yes", res->checks_ok ? "ok" : "failed");
 	(void)fflush(stdout);
 }
 
@@ -630,7 +653,9 @@ struct quota_result {
 	int64_t		 run_gpus, quota_gpus;
 	uint64_t	 errors, lists;
 	struct bench_stats s;
-	const char	*timed_out;
+	const char	*timed_out;	/* the phase that did not finish, or NULL */
+	bool		 measured;	/* the line can be printed */
+	bool		 checks_ok;
 };
 
 /* A quantity as a JSON number or string, rounded up; -1 when absent or bad. */
@@ -798,13 +823,14 @@ static int
 quota_cleanup(const struct opts *o, const struct kc_rest_config *rc, struct kc_client *cl,
     struct projects_found *pf, uint64_t pods0, struct worker *ws, struct quota_result *res)
 {
-	pthread_barrier_t bar;
+	struct bench_workers g;
 	uint64_t t0, deadline, runs = 1, pods = UINT64_MAX;
 	int r;
 
-	if ((r = workers_start(o, rc, JOB_DELETE_RUNS, pf->ps, pf->n, ws, &bar, &t0)) < 0)
+	if ((r = workers_start(&(struct worker){ .job = JOB_DELETE_RUNS, .o = o, .rc = rc,
+	    .ps = pf->ps, .nps = pf->n }, ws, &g, &t0)) < 0)
 		return r;
-	(void)workers_join(o, ws, &bar, &res->errors, NULL);
+	(void)workers_join(&g, &res->errors, NULL);
 	deadline = t0 + (uint64_t)o->timeout_s * 1000000000u;
 	for (;;) {
 		runs = 0;
@@ -832,7 +858,7 @@ scenario_quota(const struct opts *o, const struct kc_rest_config *rc, struct quo
 	struct kc_status st = { 0 };
 	struct tally t = { .pf = &pf };
 	struct bench_stats s0, s1 = { 0 };
-	pthread_barrier_t bar;
+	struct bench_workers g;
 	uint64_t t0, t1, deadline, pods0 = 0;
 	double cpu0, srv0;
 	int r, rc_cleanup;
@@ -863,10 +889,11 @@ scenario_quota(const struct opts *o, const struct kc_rest_config *rc, struct quo
 		return r;
 	cpu0 = bench_proc_cpu_s(o->pid);
 	srv0 = bench_proc_cpu_s(o->server_pid);
-	if ((r = workers_start(o, rc, JOB_RUNS, pf.ps, pf.n, ws, &bar, &t0)) < 0)
+	if ((r = workers_start(&(struct worker){ .job = JOB_RUNS, .o = o, .rc = rc,
+	    .ps = pf.ps, .nps = pf.n }, ws, &g, &t0)) < 0)
 		return r;
 	deadline = t0 + (uint64_t)o->timeout_s * 1000000000u;
-	t1 = workers_join(o, ws, &bar, &res->errors, NULL);
+	t1 = workers_join(&g, &res->errors, NULL);
 	res->submit_s = secs(t0, t1);
 	for (;;) {
 		if (tally_runs(o, cl, &t, &res->lists) == 0 && t.reserved == res->runs) {
@@ -896,14 +923,22 @@ scenario_quota(const struct opts *o, const struct kc_rest_config *rc, struct quo
 	res->admitted = t.admitted;
 	res->waiting = t.waiting;
 	check_tally(o, cl, &pf, res);
+	res->measured = true;
+	res->checks_ok = res->over_quota == 0 && res->short_ == 0 && res->status_mismatch == 0;
 	rc_cleanup = quota_cleanup(o, rc, cl, &pf, pods0, ws, res);
 	if (res->timed_out == NULL && rc_cleanup < 0)
 		res->timed_out = "cleanup";
-	return res->timed_out != NULL ? -ETIMEDOUT : rc_cleanup;
+	if (res->timed_out != NULL)
+		return -ETIMEDOUT;
+	if (!res->checks_ok)
+		fprintf(stderr, PROG ": %" PRIu64 " projects over quota, %" PRIu64 " admitted "
+		    "fewer Runs than fit, %" PRIu64 " have a status.runs that differs\n",
+		    res->over_quota, res->short_, res->status_mismatch);
+	return res->checks_ok ? rc_cleanup : -EPROTO;
 }
 
 static void
-print_quota(const struct opts *o, const struct quota_result *res, int r)
+print_quota(const struct opts *o, const struct quota_result *res)
 {
 	const struct bench_stats *s = &res->s;
 	double runs = res->runs > 0 ? (double)res->runs : 1;
@@ -916,7 +951,8 @@ print_quota(const struct opts *o, const struct quota_result *res, int r)
 	    " w_project_status=%.2f w_events=%.2f w_other=%.2f conflicts=%" PRIu64
 	    " api_errors=%" PRIu64
 	    " controller_cpu_s=%.2f controller_peak_rss_kb=%" PRIu64 " rss_after_kb=%" PRIu64
-	    " server_cpu_s=%.2f cleanup_s=%.3f clients=%u errors=%" PRIu64 " complete=%s\n",
+	    " server_cpu_s=%.2f cleanup_s=%.3f clients=%u errors=%" PRIu64 " complete=%s"
+	    " checks=%s\n",
 	    o->projects, res->runs, o->nodes, res->run_gpus, res->quota_gpus, res->reserved_s,
 	    res->admitted, res->waiting, res->expected, res->over_quota, res->short_,
 	    res->status_mismatch, res->reserved, res->submit_s,
@@ -928,7 +964,7 @@ print_quota(const struct opts *o, const struct quota_result *res, int r)
 	    s->w[W_CHILDREN] - s->w[W_POLICY] - s->w[W_PROJECT_STATUS] - s->w[W_EVENTS]) / runs,
 	    s->conflicts, s->errors, res->cpu_s, res->hwm_kb, res->rss_kb, res->server_cpu_s,
 	    res->cleanup_s, o->clients, res->errors,
-	    r == 0 ? "yes" : res->timed_out != NULL ? res->timed_out : "no");
+	    res->timed_out != NULL ? res->timed_out : "yes", res->checks_ok ? "ok" : "failed");
 	(void)fflush(stdout);
 }
 
@@ -1077,14 +1113,14 @@ main(int argc, char **argv)
 		struct proj_result res = { 0 };
 
 		r = scenario_projects(&o, rc, &res);
-		if (r == 0 || res.timed_out != NULL)
-			print_projects(&o, &res, r);
+		if (res.measured)
+			print_projects(&o, &res);
 	} else {
 		struct quota_result res = { 0 };
 
 		r = scenario_quota(&o, rc, &res);
-		if (r == 0 || res.timed_out != NULL || res.runs > 0)
-			print_quota(&o, &res, r);
+		if (res.measured)
+			print_quota(&o, &res);
 	}
 	kc_transport_global_cleanup();
 	return r < 0 ? 1 : 0;
