@@ -37,9 +37,9 @@
  *           min(R, hard GPUs / the Run's GPUs)), over_quota (projects
  *           whose admitted Runs hold more GPUs than quota.hard: must be
  *           0), short (projects with fewer admitted than fit: must be
- *           0), status_mismatch (projects whose status.runs.active and
- *           .waiting differ from the tally once the controller is
- *           quiet). Then every Run is deleted and the scenario waits
+ *           0), status_mismatch (projects whose status.runs.active,
+ *           .waiting or usage.reserved GPUs differ from the tally once
+ *           the controller is quiet). Then every Run is deleted and the scenario waits
  *           until they and their pods are gone (cleanup_s).
  *
  * Each prints one "bench: scenario=ctl-projects" or "ctl-quota" line
@@ -140,6 +140,7 @@ struct project {
 	int64_t		 hard;		/* quota.hard GPUs, -1: none */
 	uint64_t	 admitted, waiting, admitted_gpus;
 	int64_t		 st_active, st_waiting;	/* its status.runs */
+	int64_t		 st_reserved;	/* its status.usage.reserved GPUs, 0 when none */
 };
 
 /* What one thread creates or deletes. */
@@ -692,7 +693,9 @@ project_add(void *arg, const struct json_object *obj)
 	p = &pf->ps[pf->n];
 	*p = (struct project){ .hard = quantity_of(kc_json_get(obj, "spec", "quota", "hard",
 	    QUOTA_GPU)), .st_active = kc_json_int(obj, -1, "status", "runs", "active"),
-	    .st_waiting = kc_json_int(obj, -1, "status", "runs", "waiting") };
+	    .st_waiting = kc_json_int(obj, -1, "status", "runs", "waiting"),
+	    .st_reserved = quantity_of(kc_json_get(obj, "status", "usage", "reserved",
+	    QUOTA_GPU)) };
 	(void)kc_strlcpy(p->name, name, sizeof(p->name));
 	for (size_t i = 0; i < json_object_array_length(nss) && p->nns < NS_MAX; i++) {
 		const char *ns = kc_json_str(json_object_array_get_idx(nss, i), "name");
@@ -798,7 +801,7 @@ check_tally(const struct opts *o, struct kc_client *cl, struct projects_found *p
 		res->short_ += p->admitted < fit;
 		res->quota_gpus += p->hard > 0 ? p->hard : 0;
 	}
-	/* The Projects' status.runs, as the controller left it once quiet. */
+	/* The Projects' status, as the controller left it once quiet. */
 	if ((now.ps = kc_calloc(pf->n, sizeof(*now.ps))) == NULL ||
 	    bench_list_each(cl, &(struct kc_list_opts){ .res = &res_projects,
 	    .label_selector = o->selector }, PROG, project_add, &now, &res->lists) < 0) {
@@ -813,7 +816,8 @@ check_tally(const struct opts *o, struct kc_client *cl, struct projects_found *p
 			if (strcmp(now.ps[k].name, p->name) == 0)
 				q = &now.ps[k];
 		res->status_mismatch += q == NULL || q->st_active != (int64_t)p->admitted ||
-		    q->st_waiting != (int64_t)p->waiting;
+		    q->st_waiting != (int64_t)p->waiting ||
+		    (q->st_reserved < 0 ? 0 : q->st_reserved) != (int64_t)p->admitted_gpus;
 	}
 	free(now.ps);
 }
@@ -932,7 +936,7 @@ scenario_quota(const struct opts *o, const struct kc_rest_config *rc, struct quo
 		return -ETIMEDOUT;
 	if (!res->checks_ok)
 		fprintf(stderr, PROG ": %" PRIu64 " projects over quota, %" PRIu64 " admitted "
-		    "fewer Runs than fit, %" PRIu64 " have a status.runs that differs\n",
+		    "fewer Runs than fit, %" PRIu64 " have a status that differs\n",
 		    res->over_quota, res->short_, res->status_mismatch);
 	return res->checks_ok ? rc_cleanup : -EPROTO;
 }
