@@ -155,7 +155,8 @@ bench_dc_start "$dc" "$tmp/devcluster.log" --nodes "$tmp/nodes.yaml" \
     --log-level warn
 
 podgroup_crd=(-f crds/third-party/scheduling.x-k8s.io_podgroups.yaml)
-ncrds=$(($(ls crds/*.yaml | wc -l) + 1))
+crd_files=(crds/*.yaml)
+ncrds=$((${#crd_files[@]} + 1))
 if [ "$gang" = no ]; then
 	podgroup_crd=()
 	ncrds=$((ncrds - 1))
