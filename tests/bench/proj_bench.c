@@ -637,7 +637,7 @@ print_projects(const struct opts *o, const struct proj_result *res)
 	    s->calls - s->own - res->lists, s->w[W_NS], s->w[W_QUOTA], s->w[W_POLICY],
 	    s->w[W_RB], s->w[W_CRBAC], s->w[W_PROJECT], s->w[W_PROJECT_STATUS],
 	    s->w[W_MEMBER], s->w[W_MEMBER_STATUS], s->w[W_EVENTS], s->w[W_OTHER], s->conflicts,
-	    s->errors, res->bindings,
+	    s->errors > res->retries ? s->errors - res->retries : 0, res->bindings,
 	    res->bindings_expected, res->rss0_kb, res->rss1_kb, res->server_cpu_s,
 	    res->retries, o->clients, res->errors,
 	    res->timed_out != NULL ? res->timed_out : "yes", res->checks_ok ? "ok" : "failed");
