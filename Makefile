@@ -444,17 +444,25 @@ $(BUILD)/bin/conv-bench: $(BUILD)/tests/bench/conv_bench.o $(BUILD)/tests/bench/
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
+$(BUILD)/bin/proj-bench: $(BUILD)/tests/bench/proj_bench.o $(BUILD)/tests/bench/bench.o \
+    $(BUILD)/lib/libkc.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
 STYLE_SRCS	+= $(wildcard tests/bench/*.c)
 
-# BENCH_SECTIONS="ctl" runs only the controller's section.
+# BENCH_SECTIONS="ctl" runs only the controller's section; "proj" only its
+# Project scenarios (ctl-projects, ctl-quota).
 BENCH_SECTIONS	?= dc ctl conv
 
 bench: $(BUILD)/bin/trainyard-devcluster $(BUILD)/bin/trainyard-controller \
-    $(BUILD)/bin/dc-bench $(BUILD)/bin/ctl-bench $(BUILD)/bin/conv-bench
+    $(BUILD)/bin/dc-bench $(BUILD)/bin/ctl-bench $(BUILD)/bin/conv-bench \
+    $(BUILD)/bin/proj-bench
 	@for s in $(BENCH_SECTIONS); do \
 		case $$s in \
 		dc|ctl|conv) tests/bench/$$s-bench.sh $(BUILD) || exit 1 ;; \
-		*)	echo "bench: unknown section $$s (dc, ctl, conv)" >&2; exit 1 ;; \
+		proj)	BENCH_CTL_SCENARIOS=projects tests/bench/ctl-bench.sh $(BUILD) || exit 1 ;; \
+		*)	echo "bench: unknown section $$s (dc, ctl, proj, conv)" >&2; exit 1 ;; \
 		esac; \
 	done
 

@@ -5,21 +5,31 @@
 # memory on a free port with a generated cluster of BENCH_CTL_CLUSTER
 # nodes (8 nvidia.com/gpu each, no taints) and --no-kubelet-events,
 # installs the Trainyard CRDs, the PodGroup CRD, the example
-# PriorityClasses and a ResourceProfile "ctl-bench" (1 GPU, 1 CPU, 1 GiB
-# per node), then runs one ctl-bench scenario per entry of
-# BENCH_CTL_SCENARIOS (RUNSxNODES), each against a fresh release
+# PriorityClasses, the project roles and the ResourceProfiles "ctl-bench"
+# (1 GPU, 1 CPU, 1 GiB per node) and "ctl-quota" (8 GPUs), then runs
+# one ctl-bench scenario per entry of BENCH_CTL_SCENARIOS (RUNSxNODES),
+# each against a fresh release
 # trainyard-controller (BENCH_CTL_WORKERS workers, a rate limit high
 # enough not to matter; the previous one is stopped first): create the
 # Runs, wait until every pod exists, every Run is Running and the
 # controller is quiet, delete the Runs, wait until every pod is gone.
 # Each scenario prints one "bench: scenario=ctl-session" line
-# (tests/bench/README.md), then the processes' totals one
-# "bench: scenario=ctl-server" line each (for the controllers: CPU summed
-# over all of them, the largest peak RSS, the last one's RSS).
+# (tests/bench/README.md). The entry "projects" runs proj-bench instead,
+# against a fresh controller: BENCH_CTL_PROJECTS Projects with
+# BENCH_CTL_MEMBERS ProjectMembers each, from scratch until all are Ready
+# ("ctl-projects"), then BENCH_CTL_PROJECT_RUNS Runs in each of them
+# against quota.hard BENCH_CTL_PROJECT_GPUS GPUs ("ctl-quota", at most
+# BENCH_CTL_QUOTA_TIMEOUT seconds until every Run has its QuotaReserved
+# condition); a ctl-quota that did not complete or failed its checks is
+# reported, the scenarios after it still run, and the script fails at
+# the end. Then
+# the processes' totals one "bench: scenario=ctl-server" line each (for
+# the controllers: CPU summed over all of them, the largest peak RSS, the
+# last one's RSS).
 # Everything it starts is stopped with SIGTERM (SIGKILL if it hangs) and
 # the temporary directory removed on every exit path.
 #
-# Environment: BENCH_CTL_SCENARIOS ("1000x8 10x512 1x4000"),
+# Environment: BENCH_CTL_SCENARIOS ("1000x8 10x512 1x4000 projects"),
 # BENCH_CTL_CLUSTER (1000 nodes), BENCH_CTL_WORKERS (16),
 # BENCH_CTL_QPS (100000), BENCH_CTL_BURST (100000), BENCH_CTL_CLIENTS (8,
 # the load generator's threads), BENCH_CTL_TIMEOUT (300 s per phase),
@@ -27,14 +37,17 @@
 # "no" leaves the PodGroup CRD out, so the controller runs without gang
 # scheduling and the devcluster binds each pod as it comes), BENCH_CTL_PERF
 # (a file: record the first controller with `perf record -g` into it, the
-# one of scenario N > 0 into FILE.N).
+# one of scenario N > 0 into FILE.N), BENCH_CTL_PROJECTS (100),
+# BENCH_CTL_MEMBERS (20), BENCH_CTL_PROJECT_GPUS (40), BENCH_CTL_PROJECT_RUNS
+# (10, of 8 GPUs each), BENCH_CTL_QUOTA_TIMEOUT (60 s).
 set -euo pipefail
 
 build="${1:?usage: ctl-bench.sh BUILD}"
 dc="${BENCH_CTL_DEVCLUSTER:-$build/bin/trainyard-devcluster}"
 ctl="$build/bin/trainyard-controller"
 bench="$build/bin/ctl-bench"
-scenarios="${BENCH_CTL_SCENARIOS:-1000x8 10x512 1x4000}"
+pbench="$build/bin/proj-bench"
+scenarios="${BENCH_CTL_SCENARIOS:-1000x8 10x512 1x4000 projects}"
 cluster="${BENCH_CTL_CLUSTER:-1000}"
 workers="${BENCH_CTL_WORKERS:-16}"
 qps="${BENCH_CTL_QPS:-100000}"
@@ -46,12 +59,17 @@ perf_out="${BENCH_CTL_PERF:-}"
 perf_server_out="${BENCH_CTL_PERF_SERVER:-}"
 read -r -a perf_args <<<"${BENCH_CTL_PERF_ARGS:--g}"
 gang="${BENCH_CTL_GANG:-yes}"
+projects="${BENCH_CTL_PROJECTS:-100}"
+members="${BENCH_CTL_MEMBERS:-20}"
+project_gpus="${BENCH_CTL_PROJECT_GPUS:-40}"
+project_runs="${BENCH_CTL_PROJECT_RUNS:-10}"
+quota_timeout="${BENCH_CTL_QUOTA_TIMEOUT:-60}"
 
 if [ "$cluster" -gt 4096 ]; then
 	echo "ctl-bench.sh: BENCH_CTL_CLUSTER: at most 4096 nodes" >&2
 	exit 1
 fi
-for f in "$dc" "$ctl" "$bench"; do
+for f in "$dc" "$ctl" "$bench" "$pbench"; do
 	[ -x "$f" ] || { echo "ctl-bench.sh: $f is missing (make bench builds it)" >&2; exit 1; }
 done
 command -v kubectl >/dev/null ||
@@ -116,6 +134,17 @@ spec:
     memory: 1Gi
     nvidia.com/gpu: 1
   maxNodes: 10000
+---
+apiVersion: trainyard.dev/v1beta1
+kind: ResourceProfile
+metadata:
+  name: ctl-quota
+spec:
+  resources:
+    cpu: "1"
+    memory: 1Gi
+    nvidia.com/gpu: 8
+  maxNodes: 10000
 EOF
 
 export KUBECONFIG="$tmp/kubeconfig"
@@ -126,13 +155,16 @@ bench_dc_start "$dc" "$tmp/devcluster.log" --nodes "$tmp/nodes.yaml" \
     --log-level warn
 
 podgroup_crd=(-f crds/third-party/scheduling.x-k8s.io_podgroups.yaml)
-ncrds=3
+crd_files=(crds/*.yaml)
+ncrds=$((${#crd_files[@]} + 1))
 if [ "$gang" = no ]; then
 	podgroup_crd=()
-	ncrds=2
+	ncrds=$((ncrds - 1))
 fi
+# The project roles, which the controller binds members and owners to.
 kubectl apply -f crds/ "${podgroup_crd[@]}" -f examples/priorityclasses.yaml \
-    >"$tmp/apply.log" 2>&1 || { cat "$tmp/apply.log" >&2; exit 1; }
+    -f manifests/project-roles.yaml >"$tmp/apply.log" 2>&1 ||
+    { cat "$tmp/apply.log" >&2; exit 1; }
 bench_crds_established "$ncrds"
 kubectl apply -f "$tmp/profile.yaml" >>"$tmp/apply.log" 2>&1 ||
     { cat "$tmp/apply.log" >&2; exit 1; }
@@ -196,8 +228,58 @@ printf 'bench: scenario=ctl-host cpus=%s load1=%s mem_mb=%s cluster_nodes=%s wor
     "$(nproc)" "$load1" "$(awk '/^MemTotal:/ { printf "%d", $2 / 1024 }' /proc/meminfo)" \
     "$cluster" "$workers" "gang=$gang"
 
+# The failure of scenario $1: the controller's and the devcluster's logs.
+scenario_failed() {
+	echo "ctl-bench.sh: scenario $1 failed; the controller's log:" >&2
+	tail -n 20 "$ctllog" >&2
+	echo "ctl-bench.sh: the devcluster's log:" >&2
+	tail -n 20 "$tmp/devcluster.log" >&2
+}
+
+# run_child CMD...: runs CMD in the background (stopped on exit) and
+# returns its status.
+run_child() {
+	local rc=0
+	"$@" &
+	child=$!
+	wait "$child" || rc=$?
+	child=""
+	return "$rc"
+}
+
+# The "projects" entry: ctl-projects then ctl-quota on a fresh controller.
+# 1 when ctl-quota did not complete; exits when ctl-projects failed.
+projects_scenario() {
+	local prefix="$1" rc=0
+	[ -n "$ctlpid" ] && stop_controller
+	start_controller
+	run_child "$pbench" projects --kubeconfig "$KUBECONFIG" --pid "$ctlpid" \
+	    --server-pid "$dcpid" --projects "$projects" --members "$members" \
+	    --gpus "$project_gpus" --clients "$clients" --timeout "$timeout" \
+	    --prefix "$prefix" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		scenario_failed projects
+		exit 1
+	fi
+	run_child "$pbench" quota --kubeconfig "$KUBECONFIG" --pid "$ctlpid" \
+	    --server-pid "$dcpid" --projects "$projects" --runs "$project_runs" --nodes 1 \
+	    --profile ctl-quota --clients "$clients" --timeout "$quota_timeout" \
+	    --prefix "$prefix" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		scenario_failed quota
+		return 1
+	fi
+	return 0
+}
+
+failed=""	# scenarios that did not complete but let the others run
 k=0
 for sc in $scenarios; do
+	if [ "$sc" = projects ]; then
+		projects_scenario "s$k-p" || failed="$failed ctl-quota"
+		k=$((k + 1))
+		continue
+	fi
 	runs="${sc%x*}"
 	nodes="${sc#*x}"
 	if [ "$((runs * nodes))" -gt "$((cluster * 8))" ]; then
@@ -210,17 +292,11 @@ for sc in $scenarios; do
 	[ -n "$ctlpid" ] && stop_controller
 	start_controller
 	rc=0
-	"$bench" --kubeconfig "$KUBECONFIG" --pid "$ctlpid" --server-pid "$dcpid" \
+	run_child "$bench" --kubeconfig "$KUBECONFIG" --pid "$ctlpid" --server-pid "$dcpid" \
 	    --runs "$runs" --nodes "$nodes" --clients "$clients" --timeout "$timeout" \
-	    --prefix "s$k-" --label "gang=$gang" &
-	child=$!
-	wait "$child" || rc=$?
-	child=""
+	    --prefix "s$k-" --label "gang=$gang" || rc=$?
 	if [ "$rc" -ne 0 ]; then
-		echo "ctl-bench.sh: scenario $sc failed; the controller's log:" >&2
-		tail -n 20 "$ctllog" >&2
-		echo "ctl-bench.sh: the devcluster's log:" >&2
-		tail -n 20 "$tmp/devcluster.log" >&2
+		scenario_failed "$sc"
 		exit 1
 	fi
 	k=$((k + 1))
@@ -249,4 +325,8 @@ END { printf "bench: scenario=ctl-server process=devcluster cpu_s=%.2f peak_rss_
 if cat "$tmp"/controller-*.log | grep -qiE 'warn|error'; then
 	echo "ctl-bench.sh: the controllers' warnings and errors (last 10):" >&2
 	cat "$tmp"/controller-*.log | grep -iE 'warn|error' | tail -n 10 >&2
+fi
+if [ -n "$failed" ]; then
+	echo "ctl-bench.sh: did not complete:$failed" >&2
+	exit 1
 fi

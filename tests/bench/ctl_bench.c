@@ -64,7 +64,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -108,26 +107,15 @@ struct opts {
 	size_t		 nlabels;
 };
 
-/* The devcluster's request counters, summed the way the report needs. */
-struct stats {
-	uint64_t	 calls;		/* every resource request */
-	uint64_t	 writes;	/* create, update, patch, delete(collection) */
-	uint64_t	 own;		/* creates and deletes of Runs: ours */
-	uint64_t	 w_pods, w_children, w_status, w_events, w_other;
-	uint64_t	 conflicts, errors;
-};
+/* The controller's writes by kind (struct bench_stats' w[]). */
+enum { W_PODS, W_CHILDREN, W_STATUS, W_EVENTS, W_OTHER };
 
 /* One Run create or delete thread. */
 struct worker {
-	pthread_t	 tid;
-	unsigned	 idx;
+	struct bench_worker b;
 	bool		 del;
 	const struct opts *o;
 	const struct kc_rest_config *rc;
-	pthread_barrier_t *start;
-	uint64_t	 errors;
-	uint64_t	 t_end;
-	char		 first_error[KC_STATUS_MESSAGE_MAX + 192];
 };
 
 /* What the phases measured. */
@@ -135,8 +123,8 @@ struct result {
 	double		 create_s, submit_s, running_s, cleanup_s;
 	double		 cpu_create_s, cpu_s, server_cpu_s, cleanup_cpu_s;
 	uint64_t	 hwm_kb, rss0_kb, rss1_kb;
-	struct stats	 start;		/* controller's share, start to settled */
-	struct stats	 cleanup;	/* controller's share during the cleanup */
+	struct bench_stats start;	/* controller's share, start to settled */
+	struct bench_stats cleanup;	/* controller's share during the cleanup */
 	uint64_t	 own_lists_start, own_lists_cleanup;
 	uint64_t	 create_errors, delete_errors;
 	const char	*timed_out;	/* the phase that did not finish, or NULL */
@@ -146,15 +134,6 @@ static double
 secs(uint64_t a, uint64_t b)
 {
 	return b > a ? (double)(b - a) / 1e9 : 0;
-}
-
-static void
-sleep_ms(unsigned ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
 }
 
 /* A "Key:   123 kB" line of /proc/PID/status, in kB; 0 when unreadable. */
@@ -169,23 +148,7 @@ proc_status_kb(pid_t pid, const char *key)
 static int
 client_open(const struct kc_rest_config *rc, struct kc_client **ret, struct kc_status *st)
 {
-	return kc_client_new(&(struct kc_client_opts){
-		.rc = rc,
-		.timeout_ms = 60000,
-		.user_agent = "ctl-bench/" KC_VERSION,
-	}, ret, st);
-}
-
-static bool
-is_write(const char *verb)
-{
-	static const char *const w[] = { "create", "update", "patch", "delete",
-	    "deletecollection" };
-
-	for (size_t i = 0; i < KC_ARRAY_SIZE(w); i++)
-		if (strcmp(verb, w[i]) == 0)
-			return true;
-	return false;
+	return bench_client_open(rc, "ctl-bench", ret, st);
 }
 
 static bool
@@ -194,107 +157,48 @@ has_prefix(const char *s, const char *p)
 	return strncmp(s, p, strlen(p)) == 0;
 }
 
-/* Adds one row of /devcluster/stats "requests" to 's'. */
-static void
-stats_add(struct stats *s, const char *verb, const char *res, int64_t code, uint64_t n)
+/* The kind of a write: our Run creates and deletes, or the controller's. */
+static int
+write_kind(const char *verb, const char *res)
 {
-	bool runs = strcmp(res, "runs.trainyard.dev") == 0;
-
-	s->calls += n;
-	if (code >= 400)
-		s->errors += n;
-	if (code == 409)
-		s->conflicts += n;
-	if (!is_write(verb))
-		return;
-	s->writes += n;
-	if (runs && (strcmp(verb, "create") == 0 || strcmp(verb, "delete") == 0))
-		s->own += n;
-	else if (strcmp(res, "pods") == 0)
-		s->w_pods += n;
-	else if (has_prefix(res, "runs.trainyard.dev"))
-		s->w_status += n;
-	else if (strcmp(res, "events") == 0 || strcmp(res, "events.events.k8s.io") == 0)
-		s->w_events += n;
-	else if (strcmp(res, "services") == 0 ||
+	if (strcmp(res, "runs.trainyard.dev") == 0 &&
+	    (strcmp(verb, "create") == 0 || strcmp(verb, "delete") == 0))
+		return BENCH_OWN;
+	if (strcmp(res, "pods") == 0)
+		return W_PODS;
+	if (has_prefix(res, "runs.trainyard.dev"))
+		return W_STATUS;
+	if (strcmp(res, "events") == 0 || strcmp(res, "events.events.k8s.io") == 0)
+		return W_EVENTS;
+	if (strcmp(res, "services") == 0 ||
 	    strcmp(res, "networkpolicies.networking.k8s.io") == 0 ||
 	    has_prefix(res, "podgroups."))
-		s->w_children += n;
-	else
-		s->w_other += n;
+		return W_CHILDREN;
+	return W_OTHER;
 }
 
-/* GET /devcluster/stats, summed. */
+static const struct bench_counter counter = { .prog = "ctl-bench", .kind = write_kind };
+
 static int
-stats_get(struct kc_client *cl, struct stats *ret)
+stats_get(struct kc_client *cl, struct bench_stats *ret)
 {
-	_cleanup_(kc_json_putp) struct json_object *doc = NULL;
-	struct kc_status st = { 0 };
-	struct json_object *rows;
-	size_t n;
-	int r;
-
-	*ret = (struct stats){ 0 };
-	if ((r = kc_client_get_path(cl, "/devcluster/stats", &doc, &st)) < 0) {
-		fprintf(stderr, "ctl-bench: /devcluster/stats: %s: %s\n", kc_strerror(r),
-		    st.message);
-		return r;
-	}
-	if ((rows = kc_json_arr_of(doc, "requests")) == NULL)
-		return -EINVAL;
-	n = json_object_array_length(rows);
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *row = json_object_array_get_idx(rows, i);
-		const char *verb = kc_json_str(row, "verb"), *res = kc_json_str(row, "resource");
-		int64_t code = kc_json_int(row, 0, "code"), count = kc_json_int(row, 0, "count");
-
-		if (verb != NULL && res != NULL && count > 0)
-			stats_add(ret, verb, res, code, (uint64_t)count);
-	}
-	return 0;
+	return bench_stats_get(cl, &counter, ret);
 }
 
-/* b - a, field by field. */
-static struct stats
-stats_sub(const struct stats *b, const struct stats *a)
-{
-	return (struct stats){
-		.calls = b->calls - a->calls, .writes = b->writes - a->writes,
-		.own = b->own - a->own, .w_pods = b->w_pods - a->w_pods,
-		.w_children = b->w_children - a->w_children,
-		.w_status = b->w_status - a->w_status,
-		.w_events = b->w_events - a->w_events, .w_other = b->w_other - a->w_other,
-		.conflicts = b->conflicts - a->conflicts, .errors = b->errors - a->errors,
-	};
-}
-
-/* The controller's writes: every write but our own Run creates and deletes. */
-static uint64_t
-ctl_writes(const struct stats *s)
-{
-	return s->writes - s->own;
-}
-
-/* Pods in the namespace: items + remainingItemCount of a limit=1 list. */
+/* Pods in the namespace, counting the request in *lists. */
 static int
 count_pods(struct kc_client *cl, const char *ns, uint64_t *ret, atomic_uint_fast64_t *lists)
 {
-	_cleanup_(kc_json_putp) struct json_object *list = NULL;
-	struct kc_status st = { 0 };
-	struct json_object *items;
-	int r;
-
 	atomic_fetch_add(lists, 1);
-	if ((r = kc_client_list(cl, &(struct kc_list_opts){
-		.res = &kc_res_pods, .ns = ns, .limit = 1,
-	}, &list, &st)) < 0) {
-		fprintf(stderr, "ctl-bench: list pods: %s: %s\n", kc_strerror(r), st.message);
-		return r;
-	}
-	items = kc_json_arr_of(list, "items");
-	*ret = (items != NULL ? json_object_array_length(items) : 0) +
-	    (uint64_t)kc_json_int(list, 0, "metadata", "remainingItemCount");
-	return 0;
+	return bench_count(cl, &kc_res_pods, ns, "ctl-bench", ret);
+}
+
+static void
+running_add(void *arg, const struct json_object *run)
+{
+	const char *ph = kc_json_str(run, "status", "phase");
+
+	*(uint64_t *)arg += ph != NULL && strcmp(ph, "Running") == 0;
 }
 
 /* Runs of the namespace whose status.phase is Running (pages of 500). */
@@ -302,42 +206,15 @@ static int
 count_running(struct kc_client *cl, const char *ns, uint64_t *ret,
     atomic_uint_fast64_t *lists)
 {
-	struct kc_status st = { 0 };
-	const char *cont = NULL;
-	char token[1024];
-	uint64_t n = 0;
+	uint64_t n = 0, nl = 0;
 	int r;
 
-	do {
-		_cleanup_(kc_json_putp) struct json_object *list = NULL;
-		struct json_object *items;
-		size_t len;
-
-		atomic_fetch_add(lists, 1);
-		if ((r = kc_client_list(cl, &(struct kc_list_opts){
-			.res = &res_runs, .ns = ns, .limit = 500, .cont = cont,
-		}, &list, &st)) < 0) {
-			fprintf(stderr, "ctl-bench: list runs: %s: %s\n", kc_strerror(r),
-			    st.message);
-			return r;
-		}
-		items = kc_json_arr_of(list, "items");
-		len = items != NULL ? json_object_array_length(items) : 0;
-		for (size_t i = 0; i < len; i++) {
-			const char *ph = kc_json_str(json_object_array_get_idx(items, i),
-			    "status", "phase");
-
-			n += ph != NULL && strcmp(ph, "Running") == 0;
-		}
-		cont = kc_json_str(list, "metadata", "continue");
-		if (cont != NULL && *cont != '\0') {
-			(void)kc_strlcpy(token, cont, sizeof(token));
-			cont = token;
-		} else
-			cont = NULL;
-	} while (cont != NULL);
-	*ret = n;
-	return 0;
+	r = bench_list_each(cl, &(struct kc_list_opts){ .res = &res_runs, .ns = ns },
+	    "ctl-bench", running_add, &n, &nl);
+	atomic_fetch_add(lists, nl);
+	if (r == 0)
+		*ret = n;
+	return r;
 }
 
 static int
@@ -378,15 +255,6 @@ run_new(const struct opts *o)
 	return run;
 }
 
-static void
-worker_fail(struct worker *w, int r, const char *name, const struct kc_status *st)
-{
-	w->errors++;
-	if (w->first_error[0] == '\0')
-		(void)snprintf(w->first_error, sizeof(w->first_error), "%.64s: %s: %s", name,
-		    kc_strerror(r), st->message);
-}
-
 /* Creates (or deletes) Runs idx, idx + clients, ... once the barrier opens. */
 static void *
 worker_main(void *arg)
@@ -402,15 +270,15 @@ worker_main(void *arg)
 
 	if ((r = client_open(w->rc, &cl, &st)) < 0 ||
 	    (r = kc_client_get_path(cl, "/version", &v, &st)) < 0)
-		worker_fail(w, r, "connect", &st);
+		bench_fail(&w->b.fails, r, "connect", &st);
 	else if (!w->del && ((run = run_new(o)) == NULL ||
 	    (md = kc_json_obj_of(run, "metadata")) == NULL ||
 	    kc_json_set_str(md, "namespace", o->ns) < 0))
-		worker_fail(w, -ENOMEM, "run", &st);
-	(void)pthread_barrier_wait(w->start);
-	if (w->errors > 0)
+		bench_fail(&w->b.fails, -ENOMEM, "run", &st);
+	(void)pthread_barrier_wait(w->b.start);
+	if (w->b.fails.n > 0)
 		return NULL;
-	for (unsigned i = w->idx; i < o->runs; i += o->clients) {
+	for (unsigned i = w->b.idx; i < o->runs; i += o->clients) {
 		(void)snprintf(name, sizeof(name), "%s%u", o->prefix, i);
 		if (w->del)
 			r = kc_client_delete(cl, &(struct kc_delete_opts){
@@ -422,9 +290,9 @@ worker_main(void *arg)
 				.res = &res_runs, .ns = o->ns,
 			}, run, NULL, &st);
 		if (r < 0)
-			worker_fail(w, r, name, &st);
+			bench_fail(&w->b.fails, r, name, &st);
 	}
-	w->t_end = bench_now_ns();
+	w->b.t_end = bench_now_ns();
 	return NULL;
 }
 
@@ -435,45 +303,20 @@ worker_main(void *arg)
  */
 static int
 workers_start(const struct opts *o, const struct kc_rest_config *rc, bool del,
-    struct worker *ws, pthread_barrier_t *bar, uint64_t *ret_t0)
+    struct worker *ws, struct bench_workers *g, uint64_t *ret_t0)
 {
-	unsigned i;
-	int r;
-
-	if ((r = -pthread_barrier_init(bar, NULL, o->clients + 1)) < 0)
-		return r;
-	for (i = 0; i < o->clients; i++) {
-		ws[i] = (struct worker){ .idx = i, .del = del, .o = o, .rc = rc, .start = bar };
-		if ((r = -pthread_create(&ws[i].tid, NULL, worker_main, &ws[i])) < 0) {
-			/* Cannot release the barrier short: give up the process. */
-			fprintf(stderr, "ctl-bench: pthread_create: %s\n", strerrordesc_np(-r));
-			exit(1);
-		}
-	}
-	(void)pthread_barrier_wait(bar);
-	*ret_t0 = bench_now_ns();
-	return 0;
+	for (unsigned i = 0; i < o->clients; i++)
+		ws[i] = (struct worker){ .del = del, .o = o, .rc = rc };
+	*g = (struct bench_workers){ .ws = ws, .size = sizeof(*ws), .n = o->clients };
+	return bench_workers_start(g, worker_main, ret_t0);
 }
 
 /* Joins the workers; the time the last one finished, errors summed. */
 static uint64_t
-workers_join(const struct opts *o, struct worker *ws, pthread_barrier_t *bar,
-    uint64_t *ret_errors)
+workers_join(struct bench_workers *g, uint64_t *ret_errors)
 {
-	uint64_t t = 0;
-
 	*ret_errors = 0;
-	for (unsigned i = 0; i < o->clients; i++) {
-		(void)pthread_join(ws[i].tid, NULL);
-		if (ws[i].t_end > t)
-			t = ws[i].t_end;
-		*ret_errors += ws[i].errors;
-		if (ws[i].first_error[0] != '\0')
-			fprintf(stderr, "ctl-bench: client %u: %" PRIu64 " errors, first: %s\n",
-			    i, ws[i].errors, ws[i].first_error);
-	}
-	(void)pthread_barrier_destroy(bar);
-	return t;
+	return bench_workers_join(g, "ctl-bench", ret_errors);
 }
 
 /* Polls the pod count until it is 'want'; the time it was seen, or 0. */
@@ -492,7 +335,7 @@ wait_pods(const struct opts *o, struct kc_client *cl, uint64_t want, uint64_t de
 			    ": timed out\n", n, want);
 			return 0;
 		}
-		sleep_ms(POLL_MS);
+		bench_sleep_ms(POLL_MS);
 	}
 }
 
@@ -502,10 +345,9 @@ wait_pods(const struct opts *o, struct kc_client *cl, uint64_t want, uint64_t de
  */
 static int
 wait_settled(const struct opts *o, struct kc_client *cl, uint64_t t0, uint64_t deadline,
-    atomic_uint_fast64_t *lists, double *ret_running_s, struct stats *ret)
+    atomic_uint_fast64_t *lists, double *ret_running_s, struct bench_stats *ret)
 {
-	uint64_t running = 0, quiet_since, last = UINT64_MAX;
-	struct stats s;
+	uint64_t running = 0;
 
 	while (count_running(cl, o->ns, &running, lists) < 0 || running < o->runs) {
 		if (bench_now_ns() > deadline) {
@@ -513,25 +355,10 @@ wait_settled(const struct opts *o, struct kc_client *cl, uint64_t t0, uint64_t d
 			    running, o->runs);
 			return -ETIMEDOUT;
 		}
-		sleep_ms(RUNS_POLL_MS);
+		bench_sleep_ms(RUNS_POLL_MS);
 	}
 	*ret_running_s = secs(t0, bench_now_ns());
-	quiet_since = bench_now_ns();
-	for (;;) {
-		if (stats_get(cl, &s) == 0) {
-			if (ctl_writes(&s) != last) {
-				last = ctl_writes(&s);
-				quiet_since = bench_now_ns();
-				*ret = s;
-			} else if (bench_now_ns() - quiet_since >= (uint64_t)o->settle_ms * 1000000u)
-				return 0;
-		}
-		if (bench_now_ns() > deadline) {
-			fprintf(stderr, "ctl-bench: the controller kept writing: timed out\n");
-			return -ETIMEDOUT;
-		}
-		sleep_ms(STATS_POLL_MS);
-	}
+	return bench_wait_quiet(cl, &counter, o->settle_ms, deadline, ret);
 }
 
 /* The controller's and the server's figures from the start until now. */
@@ -552,9 +379,9 @@ scenario(const struct opts *o, const struct kc_rest_config *rc, struct result *r
 	_cleanup_(kc_client_freep) struct kc_client *cl = NULL;
 	_cleanup_(kc_freep) struct worker *ws = NULL;
 	struct kc_status st = { 0 };
-	struct stats s0, s1 = { 0 }, s2, s3;
+	struct bench_stats s0, s1 = { 0 }, s2, s3;
 	atomic_uint_fast64_t lists = 0;
-	pthread_barrier_t bar;
+	struct bench_workers g;
 	uint64_t pods = (uint64_t)o->runs * o->nodes, n, t0, t1, tsub, deadline;
 	double cpu0, srv0;
 	int r;
@@ -580,11 +407,11 @@ scenario(const struct opts *o, const struct kc_rest_config *rc, struct result *r
 	atomic_store(&lists, 0);
 	cpu0 = bench_proc_cpu_s(o->pid);
 	srv0 = bench_proc_cpu_s(o->server_pid);
-	if ((r = workers_start(o, rc, false, ws, &bar, &t0)) < 0)
+	if ((r = workers_start(o, rc, false, ws, &g, &t0)) < 0)
 		return r;
 	deadline = t0 + (uint64_t)o->timeout_s * 1000000000u;
 	t1 = wait_pods(o, cl, pods, deadline, &lists);
-	tsub = workers_join(o, ws, &bar, &res->create_errors);
+	tsub = workers_join(&g, &res->create_errors);
 	res->submit_s = secs(t0, tsub);
 	res->cpu_create_s = bench_proc_cpu_s(o->pid) - cpu0;
 	if (t1 != 0)
@@ -599,7 +426,7 @@ scenario(const struct opts *o, const struct kc_rest_config *rc, struct result *r
 	measure(o, cpu0, srv0, res);
 	if (res->timed_out != NULL && stats_get(cl, &s1) < 0)
 		s1 = s0;
-	res->start = stats_sub(&s1, &s0);
+	res->start = bench_stats_sub(&s1, &s0);
 	res->own_lists_start = atomic_load(&lists);
 	if (res->timed_out != NULL)
 		return -ETIMEDOUT;
@@ -611,11 +438,11 @@ scenario(const struct opts *o, const struct kc_rest_config *rc, struct result *r
 		return r;
 	atomic_store(&lists, 0);
 	cpu0 = bench_proc_cpu_s(o->pid);
-	if ((r = workers_start(o, rc, true, ws, &bar, &t0)) < 0)
+	if ((r = workers_start(o, rc, true, ws, &g, &t0)) < 0)
 		return r;
 	deadline = t0 + (uint64_t)o->timeout_s * 1000000000u;
 	t1 = wait_pods(o, cl, 0, deadline, &lists);
-	(void)workers_join(o, ws, &bar, &res->delete_errors);
+	(void)workers_join(&g, &res->delete_errors);
 	res->cleanup_cpu_s = bench_proc_cpu_s(o->pid) - cpu0;
 	if (t1 == 0) {
 		res->timed_out = "cleanup";
@@ -624,7 +451,7 @@ scenario(const struct opts *o, const struct kc_rest_config *rc, struct result *r
 	res->cleanup_s = secs(t0, t1);
 	if ((r = stats_get(cl, &s3)) < 0)
 		return r;
-	res->cleanup = stats_sub(&s3, &s2);
+	res->cleanup = bench_stats_sub(&s3, &s2);
 	res->own_lists_cleanup = atomic_load(&lists);
 	return 0;
 }
@@ -639,7 +466,7 @@ per_run(const struct opts *o, uint64_t x)
 static void
 print_line(const struct opts *o, const struct result *res, bool complete)
 {
-	const struct stats *s = &res->start;
+	const struct bench_stats *s = &res->start;
 	uint64_t pods = (uint64_t)o->runs * o->nodes;
 	uint64_t calls = s->calls - s->own - res->own_lists_start;
 	int64_t drss = (int64_t)res->rss1_kb - (int64_t)res->rss0_kb;
@@ -658,7 +485,7 @@ print_line(const struct opts *o, const struct result *res, bool complete)
 		    " cleanup_s=%.3f",
 		    o->runs, o->nodes, pods, res->create_s,
 		    res->create_s > 0 ? (double)pods / res->create_s : 0.0,
-		    per_run(o, calls), per_run(o, ctl_writes(s)), res->cpu_s, res->hwm_kb,
+		    per_run(o, calls), per_run(o, bench_ctl_writes(s)), res->cpu_s, res->hwm_kb,
 		    pods > 0 ? (double)drss * 1024 / (double)pods : 0.0, res->cleanup_s);
 	if (n > 0 && (size_t)n < sizeof(line))
 		n += snprintf(line + n, sizeof(line) - (size_t)n,
@@ -668,11 +495,11 @@ print_line(const struct opts *o, const struct result *res, bool complete)
 		    PRIu64 " rss_after_kb=%" PRIu64 " server_cpu_s=%.2f"
 		    " cleanup_writes_per_run=%.2f cleanup_calls_per_run=%.2f"
 		    " cleanup_cpu_s=%.2f clients=%u errors=%" PRIu64 " complete=%s",
-		    res->submit_s, res->running_s, per_run(o, s->w_pods),
-		    per_run(o, s->w_children), per_run(o, s->w_status),
-		    per_run(o, s->w_events), per_run(o, s->w_other), s->conflicts,
+		    res->submit_s, res->running_s, per_run(o, s->w[W_PODS]),
+		    per_run(o, s->w[W_CHILDREN]), per_run(o, s->w[W_STATUS]),
+		    per_run(o, s->w[W_EVENTS]), per_run(o, s->w[W_OTHER]), s->conflicts,
 		    s->errors, res->cpu_create_s, res->rss0_kb, res->rss1_kb,
-		    res->server_cpu_s, per_run(o, ctl_writes(&res->cleanup)),
+		    res->server_cpu_s, per_run(o, bench_ctl_writes(&res->cleanup)),
 		    per_run(o, res->cleanup.calls - res->cleanup.own - res->own_lists_cleanup),
 		    res->cleanup_cpu_s, o->clients, res->create_errors + res->delete_errors,
 		    complete ? "yes" : res->timed_out != NULL ? res->timed_out : "no");
@@ -796,27 +623,16 @@ main(int argc, char **argv)
 {
 	_cleanup_(kc_rest_config_freep) struct kc_rest_config *rc = NULL;
 	struct result res = { 0 };
-	struct kc_status st = { 0 };
 	struct opts o;
 	int r;
 
 	if ((r = parse_opts(argc, argv, &o)) != 0)
 		return r < 0 ? 2 : 0;
-	if ((r = kc_transport_global_init()) < 0) {
-		fprintf(stderr, "ctl-bench: curl: %s\n", kc_strerror(r));
+	if (bench_rest_config("ctl-bench", o.kubeconfig, &rc) < 0)
 		return 1;
-	}
-	if ((r = kc_kubeconfig_load(&(struct kc_kubeconfig_opts){
-		.paths = (const char *const[]){ o.kubeconfig },
-		.npaths = 1,
-	}, &rc, &st)) < 0) {
-		fprintf(stderr, "ctl-bench: %s\n", st.message);
-		goto out;
-	}
 	r = scenario(&o, rc, &res);
 	if (r == 0 || res.timed_out != NULL)
 		print_line(&o, &res, r == 0);
-out:
 	kc_transport_global_cleanup();
 	return r < 0 ? 1 : 0;
 }
