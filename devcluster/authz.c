@@ -660,10 +660,8 @@ only_gc_fields(const struct json_object *obj, const struct json_object *old, boo
 	struct json_object *a = kc_json_copy(obj), *b = kc_json_copy(old), *ma, *mb;
 
 	if (a == NULL || b == NULL) {
-		if (a != NULL)
-			json_object_put(a);
-		if (b != NULL)
-			json_object_put(b);
+		json_object_put(a);	/* json-c takes NULL */
+		json_object_put(b);
 		return -ENOMEM;
 	}
 	ma = kc_json_obj_of(a, "metadata");

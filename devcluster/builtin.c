@@ -591,10 +591,8 @@ pod_validate(struct dc_write_ctx *wc, const struct json_object *obj,
 		bool same;
 
 		if (a == NULL || b == NULL) {
-			if (a != NULL)
-				json_object_put(a);
-			if (b != NULL)
-				json_object_put(b);
+			json_object_put(a);	/* json-c takes NULL */
+			json_object_put(b);
 			return -ENOMEM;
 		}
 		same = kc_json_equal(a, b);
