@@ -102,6 +102,7 @@ UNIT_SUITES	+= deflate ctl_expect alloc
 UNIT_SUITES	+= ctl_cache
 UNIT_SUITES	+= ctl_review ctl_webhook ctl_certs
 UNIT_SUITES	+= ctl_convert ctl_project ctl_admission ctl_quota
+UNIT_SUITES	+= cli_args
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c tests/unit/ctl_testutil.c
@@ -195,6 +196,7 @@ SUITE_DEPS_ctl_convert	= $(CTL_PURE_DEPS) controller/migrate.c
 SUITE_DEPS_ctl_project	= $(CTL_PURE_DEPS) tests/unit/ctl_testutil.c
 SUITE_DEPS_ctl_admission = $(CTL_PURE_DEPS) lib/patch.c tests/unit/ctl_testutil.c
 SUITE_DEPS_ctl_quota	= $(CTL_PURE_DEPS) tests/unit/ctl_testutil.c
+SUITE_DEPS_cli_args	= $(SUITE_DEPS_client) $(CLI_PURE_SRCS)
 SUITE_DEPS_client	+= lib/ratelimit.c
 SUITE_DEPS_ratelimit	= $(SUITE_DEPS_client)
 SUITE_DEPS_workqueue	= lib/ratelimit.c lib/workqueue.c
@@ -261,19 +263,25 @@ CTL_SRCS	+= controller/migrate.c
 CTL_SRCS	+= controller/review.c controller/webhook.c controller/certs.c
 CONTROLLER_SRCS	 = controller/main.c $(CTL_SRCS)
 
+# kubectl-trainyard, the kubectl plugin (docs/cli.md): cli/main.c and a
+# cmd_<name>.c per command; CLI_PURE_SRCS are what the unit tests link.
+CLI_PURE_SRCS	 = cli/common.c
+CLI_SRCS	 = cli/main.c $(CLI_PURE_SRCS) cli/cmd_version.c
+
 # Small programs that use libkc (examples/libkc/): each file is one program,
 # built into $(BUILD)/bin/examples/ and run by tests/e2e/examples.bats.
 EXAMPLE_SRCS	 = $(sort $(wildcard examples/libkc/*.c))
 EXAMPLES	 = $(EXAMPLE_SRCS:examples/libkc/%.c=$(BUILD)/bin/examples/%)
 
-ALL_SRCS	 = $(LIB_SRCS) $(UNIT_SRCS) $(DEVCLUSTER_SRCS) $(CONTROLLER_SRCS)
+ALL_SRCS	 = $(LIB_SRCS) $(UNIT_SRCS) $(DEVCLUSTER_SRCS) $(CONTROLLER_SRCS) $(CLI_SRCS)
 
 # ---------------------------------------------------------------------------
 
-.PHONY: all test test-build unit e2e check-style bench clean demo image
+.PHONY: all test test-build unit e2e check-style bench clean demo image install
 .DEFAULT_GOAL := all
 
-BINS		 = $(BUILD)/bin/trainyard-devcluster $(BUILD)/bin/trainyard-controller
+BINS		 = $(BUILD)/bin/trainyard-devcluster $(BUILD)/bin/trainyard-controller \
+		   $(BUILD)/bin/kubectl-trainyard
 
 all: $(BUILD)/lib/libkc.a $(BINS) $(EXAMPLES)
 
@@ -306,6 +314,17 @@ $(BUILD)/bin/trainyard-controller: $(CONTROLLER_SRCS:%.c=$(BUILD)/%.o) \
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
+$(BUILD)/bin/kubectl-trainyard: $(CLI_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/lib/libkc.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+# make install: the controller and the kubectl plugin into $(DESTDIR)$(PREFIX)/bin.
+PREFIX		?= /usr/local
+
+install: $(BUILD)/bin/trainyard-controller $(BUILD)/bin/kubectl-trainyard
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $^ $(DESTDIR)$(PREFIX)/bin/
+
 # The sanitizer tree: every object again, with ASan and UBSan.
 SAN		 = $(BUILD)/san
 
@@ -323,6 +342,10 @@ $(SAN)/bin/trainyard-controller: $(CONTROLLER_SRCS:%.c=$(SAN)/%.o) \
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 
+$(SAN)/bin/kubectl-trainyard: $(CLI_SRCS:%.c=$(SAN)/%.o) $(LIB_SRCS:%.c=$(SAN)/%.o)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
+
 $(SAN)/bin/examples/%: $(SAN)/examples/libkc/%.o $(LIB_SRCS:%.c=$(SAN)/%.o)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
@@ -333,7 +356,7 @@ $(SAN)/tests/unit/check_main: $(UNIT_SRCS:%.c=$(SAN)/%.o) $(LIB_SRCS:%.c=$(SAN)/
 
 $(SAN)/tests/unit/check_main: $(SAN)/controller/metrics.o $(SAN)/controller/expect.o \
     $(SAN)/controller/migrate.o $(SAN)/controller/review.o $(SAN)/controller/webhook.o \
-    $(SAN)/controller/certs.o
+    $(SAN)/controller/certs.o $(CLI_PURE_SRCS:%.c=$(SAN)/%.o)
 
 ifdef SUITE
 ONE_SRCS	 = $(sort $(LIB_CORE_SRCS) $(SUITE_DEPS_$(SUITE)) \
@@ -360,7 +383,8 @@ endif
 # fresh checkout does not compile ~200 files one by one.
 NPROC		:= $(shell nproc 2>/dev/null || echo 2)
 TEST_BUILD	 = $(SAN)/tests/unit/check_main $(SAN)/bin/trainyard-devcluster \
-		   $(SAN)/bin/trainyard-controller $(SAN)/bin/examples/run-wait \
+		   $(SAN)/bin/trainyard-controller $(SAN)/bin/kubectl-trainyard \
+		   $(SAN)/bin/examples/run-wait \
 		   $(SAN)/bin/examples/gpu-usage $(BUILD)/bin/trainyard-controller
 
 test-build:
@@ -399,7 +423,7 @@ BANNED		 = '(^|[^_a-zA-Z0-9.>])($(subst $(space),|,$(strip $(BANNED_FUNCS))))[[:
 STYLE_SRCS	 = $(sort $(wildcard lib/*.c lib/*.h lib/include/kc/*.h \
 		   controller/*.c controller/*.h devcluster/*.c devcluster/*.h \
 		   tests/unit/*.c tests/unit/*.h tests/fakes/*.c tests/fakes/*.h \
-		   tests/server/*.c tests/server/*.h examples/*/*.c))
+		   tests/server/*.c tests/server/*.h examples/*/*.c cli/*.c cli/*.h))
 
 check-style:
 	@! grep -nE $(BANNED) $(STYLE_SRCS) || \
