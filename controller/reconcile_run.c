@@ -53,7 +53,10 @@ struct rctx {
 	uint32_t		 refusals;	/* this reconcile's create was refused */
 	bool			 status_written;
 	int64_t			 admitted;	/* the session the ledger admitted; 0 */
+	bool			 waits;		/* for the project's quota */
 };
+
+#define QUOTA_RECHECK_MS	30000
 
 static const struct kc_resource *
 podgroup_res(enum ty_podgroup_api api)
@@ -914,6 +917,7 @@ decide(struct rctx *rc, struct gathered *g, struct ty_session_in *in, struct ty_
 		return 0;
 	}
 	kc_strlcpy(g->gate_msg, v.message, sizeof(g->gate_msg));
+	rc->waits = true;
 	g->gate.admit = false;
 	g->gate.reason = strcmp(v.reason, TY_QUOTA_MEMBER) == 0 ? TY_QUOTA_MEMBER :
 	    TY_QUOTA_EXCEEDED;
@@ -937,6 +941,12 @@ requeue(const struct rctx *rc, const struct ty_decision *d)
 	/* Refused just now: the next reconcile writes why, the backoff waits. */
 	if (rc->refusals > 0)
 		after = 100;
+	/*
+	 * Waiting for quota: the ledger's changes bring it back; a look now
+	 * and then besides, so no lost event leaves it waiting.
+	 */
+	if (rc->waits)
+		after = KC_MIN(after != 0 ? after : UINT64_MAX, QUOTA_RECHECK_MS);
 	return after != 0 ? RECONCILE_AFTER(after) : RECONCILE_DONE;
 }
 
