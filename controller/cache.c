@@ -834,6 +834,12 @@ const struct ty_cache_kind cache_kinds[TY_CACHE_N] = {
 		.keep = owned_keep, .nkeep = KC_ARRAY_SIZE(owned_keep),
 		.transform = owned_transform, .index = owned_index,
 	},
+	[TY_CACHE_LIMITRANGES] = {
+		.name = "limitranges", .res = &kc_res_limitranges, .projects = true,
+		.selector = SEL_PROJECT,
+		.keep = owned_keep, .nkeep = KC_ARRAY_SIZE(owned_keep),
+		.transform = owned_transform, .index = owned_index,
+	},
 	[TY_CACHE_PROJECT_NETPOLS] = {
 		.name = "project-networkpolicies", .res = &kc_res_networkpolicies,
 		.projects = true, .selector = SEL_PROJECT,

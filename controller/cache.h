@@ -278,6 +278,7 @@ enum ty_cache_id {
 	/* struct ty_owned_item, labelled trainyard.dev/project, indexed by it: */
 	TY_CACHE_NAMESPACES,
 	TY_CACHE_QUOTAS,
+	TY_CACHE_LIMITRANGES,
 	TY_CACHE_PROJECT_NETPOLS,
 	TY_CACHE_ROLEBINDINGS,
 	TY_CACHE_CLUSTERROLES,

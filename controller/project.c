@@ -535,6 +535,18 @@ project_run_check(const struct ty_project *p, const char *profile, const struct 
 		model_problem(probs, "spec.nodes", "the Run asks for %" PRId64 " GPUs (%" PRId32
 		    " nodes of %" PRId64 "); project %s allows at most %" PRId64 " per Run",
 		    gpus, s->nodes, s->gpus_per_node, p->name, p->max_gpus_per_run);
+	if (s != NULL) {
+		json_object_object_foreach(p->hard, key, val) {
+			char field[128];
+
+			(void)val;
+			if (strncmp(key, "limits.", 7) != 0 || kc_json_get(s->limits, key + 7) != NULL)
+				continue;
+			(void)snprintf(field, sizeof(field), "spec.resources.limits[%.100s]", key + 7);
+			model_problem(probs, field, "project %s's quota counts %s: say how much "
+			    "of it each node may use (in the Run or its profile)", p->name, key);
+		}
+	}
 	return probs->total - before;
 }
 
@@ -742,6 +754,64 @@ project_quota(const struct ty_project *p, size_t i, struct json_object **ret)
 	    (r = kc_json_put(spec, "hard", kc_json_copy(p->hard))) < 0) {
 		json_object_put(o);
 		return spec == NULL ? -ENOMEM : r;
+	}
+	*ret = o;
+	return 0;
+}
+
+/* The requests a LimitRange gives a container that names none. */
+static const struct {
+	const char	*resource;
+	const char	*request;
+} default_requests[] = {
+	{ "cpu", "100m" },
+	{ "memory", "256Mi" },
+	{ "ephemeral-storage", "1Gi" },
+};
+
+const char *
+project_default_request(const struct ty_project *p, const char *resource)
+{
+	char key[64];
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(default_requests); i++) {
+		if (strcmp(default_requests[i].resource, resource) != 0)
+			continue;
+		(void)snprintf(key, sizeof(key), "requests.%s", resource);
+		if (kc_json_get(p->hard, key) != NULL || kc_json_get(p->hard, resource) != NULL)
+			return default_requests[i].request;
+	}
+	return NULL;
+}
+
+int
+project_limit_range(const struct ty_project *p, size_t i, struct json_object **ret)
+{
+	struct json_object *o, *spec, *limits, *limit, *req;
+	const char *v;
+	int r;
+
+	if (i >= p->nns)
+		return -EINVAL;
+	if ((r = object_new(p, "v1", "LimitRange", p->ns[i], TY_PROJECT_LIMITS, &o)) < 0)
+		return r;
+	if ((spec = kc_json_ensure_obj(o, "spec")) == NULL ||
+	    (r = kc_json_put(spec, "limits", limits = json_object_new_array())) < 0 ||
+	    (r = kc_json_append(limits, limit = json_object_new_object())) < 0 ||
+	    (r = kc_json_set_str(limit, "type", "Container")) < 0 ||
+	    (req = kc_json_ensure_obj(limit, "defaultRequest")) == NULL) {
+		json_object_put(o);
+		return r < 0 ? r : -ENOMEM;
+	}
+	for (size_t k = 0; k < KC_ARRAY_SIZE(default_requests); k++)
+		if ((v = project_default_request(p, default_requests[k].resource)) != NULL &&
+		    (r = kc_json_set_str(req, default_requests[k].resource, v)) < 0) {
+			json_object_put(o);
+			return r;
+		}
+	if (json_object_object_length(req) == 0) {
+		json_object_put(o);
+		return -ENOENT;
 	}
 	*ret = o;
 	return 0;

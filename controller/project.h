@@ -42,6 +42,7 @@
 
 /* The names of the objects a Project keeps in each of its namespaces. */
 #define TY_PROJECT_QUOTA	"trainyard-project"
+#define TY_PROJECT_LIMITS	"trainyard-project-defaults"
 #define TY_PROJECT_POLICY	"trainyard-project-isolation"
 #define TY_PROJECT_POLICY_ALLOW	"trainyard-project-allowed-namespaces"
 #define TY_PROJECT_OWNERS_RB	"trainyard-project-owners"
@@ -130,8 +131,9 @@ const char *project_run_profile(const struct ty_project *, const char *run_profi
  * A Run's rules in its project, one problem each in 'probs' (the webhook
  * refuses with the first; the controller marks the Run invalid): the
  * profile 'profile' (project_run_profile()) is allowed, and, with 's' (the
- * validated spec), its GPUs stay within maxGPUsPerRun. The number of
- * problems added.
+ * validated spec), its GPUs stay within maxGPUsPerRun and it names a limit
+ * of every resource whose limits the quota counts (limits.<r>: no default
+ * limit is made up). The number of problems added.
  */
 unsigned project_run_check(const struct ty_project *, const char *profile,
 	    const struct ty_spec *s, struct ty_problems *probs);
@@ -181,6 +183,12 @@ void	project_subject_key(const struct ty_subject *, char *buf, size_t size);
  *	project_quota		ResourceQuota "trainyard-project" in ns[i], the
  *				project's whole quota as a backstop (-ENOENT
  *				when the project has no quota)
+ *	project_limit_range	LimitRange "trainyard-project-defaults" in ns[i]:
+ *				the default requests of project_default_request()
+ *				for the cpu, memory and ephemeral-storage requests
+ *				the quota counts, so a container that names none is
+ *				not refused by the ResourceQuota (-ENOENT when the
+ *				quota counts none of them)
  *	project_policy		NetworkPolicy "trainyard-project-isolation": pods
  *				that are not a Run's accept ingress only from
  *				the project's namespaces and the allowed ones
@@ -201,8 +209,18 @@ int	project_namespace(const struct ty_project *, size_t i, struct json_object **
 	    _must_check_;
 int	project_quota(const struct ty_project *, size_t i, struct json_object **ret)
 	    _must_check_;
+int	project_limit_range(const struct ty_project *, size_t i, struct json_object **ret)
+	    _must_check_;
 int	project_policy(const struct ty_project *, size_t i, struct json_object **ret)
 	    _must_check_;
+
+/*
+ * The request the project's LimitRange gives a container that names no
+ * request of 'resource' ("cpu", "memory", "ephemeral-storage"), when the
+ * quota counts it (requests.<r> or a bare <r>); NULL otherwise. The quota
+ * admission counts the same (quota_demand()).
+ */
+const char *project_default_request(const struct ty_project *, const char *resource);
 int	project_policy_allow(const struct ty_project *, size_t i, struct json_object **ret)
 	    _must_check_;
 int	project_owner_binding(const struct ty_project *, size_t i, struct json_object **ret)

@@ -52,7 +52,7 @@ put_qty(struct json_object *list, const char *key, const struct kc_quantity *q)
 }
 
 int
-quota_demand(const struct ty_spec *s, struct json_object *hard,
+quota_demand(const struct ty_spec *s, struct json_object *hard, const struct ty_project *p,
     struct json_object **ret)
 {
 	struct json_object *d;
@@ -75,7 +75,13 @@ quota_demand(const struct ty_spec *s, struct json_object *hard,
 		else if (has_prefix(key, "requests.", &res) || strncmp(key, "count/", 6) != 0)
 			from = s->requests;	/* a bare name is a request */
 		if (from != NULL) {
+			const char *def;
+
 			q = qty_of(from, res);
+			if (from == s->requests && kc_json_get(from, res) == NULL && p != NULL &&
+			    (def = project_default_request(p, res)) != NULL &&
+			    kc_quantity_parse_sat(def, &q, NULL) < 0)
+				q = kc_quantity_from_int(0);
 			if ((r = kc_quantity_mul(&q, s->nodes)) < 0)
 				break;
 		}

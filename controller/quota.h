@@ -36,6 +36,7 @@
 #include <kc/macro.h>
 
 #include "model.h"
+#include "project.h"
 
 #define TY_COND_QUOTA		"QuotaReserved"
 /* The QuotaReserved condition's reasons. */
@@ -50,12 +51,14 @@
 /*
  * What one session of 's' takes of each resource 'hard' names: "pods" and
  * "count/pods" the nodes, "services" and "count/services" its Service,
- * "requests.<r>" and a bare "<r>" the nodes times the pod's request of r,
- * "limits.<r>" times its limit; other names nothing. A new ResourceList
- * in *ret (canonical quantities, zero ones left out): 0, -ENOMEM, -ERANGE.
+ * "requests.<r>" and a bare "<r>" the nodes times the pod's request of r
+ * (with project 'p', which may be NULL, the LimitRange's default request
+ * when the pod names none: project_default_request()), "limits.<r>" times
+ * its limit; other names nothing. A new ResourceList in *ret (canonical
+ * quantities, zero ones left out): 0, -ENOMEM, -ERANGE.
  */
 int	quota_demand(const struct ty_spec *s, struct json_object *hard,
-	    struct json_object **ret) _must_check_;
+	    const struct ty_project *p, struct json_object **ret) _must_check_;
 
 /* sum[k] += add[k] for every k of 'add': 0, -ENOMEM, -ERANGE, -EINVAL. */
 int	quota_add(struct json_object *sum, struct json_object *add) _must_check_;

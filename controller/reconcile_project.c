@@ -657,6 +657,10 @@ ensure_namespace_objects(struct prc *rc, size_t i)
 	if ((r = ensure_one(rc, i, TY_CACHE_QUOTAS, made, o, ns, TY_PROJECT_QUOTA)) < 0)
 		return r;
 	o = NULL;
+	made = project_limit_range(rc->p, i, &o);
+	if ((r = ensure_one(rc, i, TY_CACHE_LIMITRANGES, made, o, ns, TY_PROJECT_LIMITS)) < 0)
+		return r;
+	o = NULL;
 	made = project_policy(rc->p, i, &o);
 	if ((r = ensure_one(rc, i, TY_CACHE_PROJECT_NETPOLS, made, o, ns,
 	    TY_PROJECT_POLICY)) < 0)
@@ -750,6 +754,7 @@ prune(struct prc *rc)
 {
 	static const enum ty_cache_id ids[] = {
 		TY_CACHE_ROLEBINDINGS, TY_CACHE_PROJECT_NETPOLS, TY_CACHE_QUOTAS,
+		TY_CACHE_LIMITRANGES,
 	};
 	int r = 0;
 
@@ -805,7 +810,8 @@ finalize(struct prc *rc)
 {
 	static const enum ty_cache_id ids[] = {
 		TY_CACHE_ROLEBINDINGS, TY_CACHE_PROJECT_NETPOLS, TY_CACHE_QUOTAS,
-		TY_CACHE_CLUSTERROLEBINDINGS, TY_CACHE_CLUSTERROLES, TY_CACHE_NAMESPACES,
+		TY_CACHE_LIMITRANGES, TY_CACHE_CLUSTERROLEBINDINGS, TY_CACHE_CLUSTERROLES,
+		TY_CACHE_NAMESPACES,
 	};
 	struct kc_status st = { 0 };
 	size_t left = 0, n_active;
@@ -1124,6 +1130,7 @@ project_changed(struct ctl *c, enum ty_cache_id id, enum ty_change change,
 		return;
 	case TY_CACHE_NAMESPACES:
 	case TY_CACHE_QUOTAS:
+	case TY_CACHE_LIMITRANGES:
 	case TY_CACHE_PROJECT_NETPOLS:
 	case TY_CACHE_ROLEBINDINGS:
 	case TY_CACHE_CLUSTERROLES:
@@ -1141,7 +1148,7 @@ const struct reconciler project_reconciler = {
 	.kind = "Project",
 	.tag = 'P',
 	.watches = 1u << TY_CACHE_PROJECTS | 1u << TY_CACHE_MEMBERS | 1u << TY_CACHE_RUNS |
-	    1u << TY_CACHE_NAMESPACES | 1u << TY_CACHE_QUOTAS |
+	    1u << TY_CACHE_NAMESPACES | 1u << TY_CACHE_QUOTAS | 1u << TY_CACHE_LIMITRANGES |
 	    1u << TY_CACHE_PROJECT_NETPOLS | 1u << TY_CACHE_ROLEBINDINGS |
 	    1u << TY_CACHE_CLUSTERROLES | 1u << TY_CACHE_CLUSTERROLEBINDINGS,
 	.changed = project_changed,

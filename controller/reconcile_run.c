@@ -690,7 +690,7 @@ gather_quota(struct rctx *rc, struct gathered *g)
 		unsigned n = project_run_check(p, g->profile_name, rc->spec, &g->probs);
 
 		if (n == 0) {
-			if ((r = quota_demand(rc->spec, p->hard, &g->demand)) < 0)
+			if ((r = quota_demand(rc->spec, p->hard, p, &g->demand)) < 0)
 				return r;
 			if (!quota_fits(p->hard, NULL, g->demand, why, sizeof(why))) {
 				model_problem(&g->probs, "spec.nodes", "the Run %s in project %s",

@@ -10,6 +10,9 @@
 #   shows what is held and how many wait;
 # - maxGPUsPerRun, the allowed profiles and a demand beyond the whole quota
 #   make a Run invalid with the reason; a bigger quota lets it start;
+# - a LimitRange gives the requests the quota counts to containers naming
+#   none (and the admission counts them); a limit the quota counts must be
+#   named;
 # - a member's maxGPUs caps what their Runs hold, without holding up others;
 # - suspend Hold admits no new session, Drain stops running ones, None
 #   resumes them;
@@ -99,6 +102,54 @@ EOF
 	kubectl patch project qv --type merge -p '{"spec":{"quota":{"hard":{"requests.nvidia.com/gpu":"16"}}}}'
 	quota_wait qv eight True QuotaReserved
 	kubectl delete runs --all -n qv --wait=false
+}
+
+@test "quota: a LimitRange gives default requests the quota counts; a limit it counts must be named" {
+	PROJECT_QUOTA="{hard: {requests.nvidia.com/gpu: '16', requests.cpu: '2', limits.memory: 64Gi}}" \
+	    project ql
+	kubectl wait --for=condition=Ready project/ql --timeout=$W
+	for ns in ql ql-eval; do
+		[ "$(kubectl get limitrange trainyard-project-defaults -n "$ns" \
+		    -o jsonpath='{.spec.limits[0].type} {.spec.limits[0].defaultRequest.cpu}')" = \
+		    "Container 100m" ]
+	done
+	# Deleted: it comes back.
+	kubectl delete limitrange trainyard-project-defaults -n ql-eval
+	kubectl wait -n ql-eval --for=jsonpath='{.spec.limits[0].defaultRequest.cpu}'=100m \
+	    limitrange/trainyard-project-defaults --timeout=$W
+	# No memory limit, which the quota counts: invalid, with what to do.
+	kubectl apply -n ql -f - >/dev/null <<EOF
+apiVersion: trainyard.dev/v1beta1
+kind: Run
+metadata: {name: nolimit}
+spec:
+  nodes: 1
+  container: {image: busybox, resources: {limits: {nvidia.com/gpu: 1}}}
+  template:
+    spec:
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+EOF
+	kubectl wait -n ql --for=jsonpath='{.status.reason}'=InvalidSpec rn/nolimit --timeout=$W
+	kubectl get run nolimit -n ql -o jsonpath='{.status.message}' |
+	    grep -F "spec.resources.limits[memory]: project ql's quota counts limits.memory"
+	# Named, and no cpu request: admitted with the LimitRange's request,
+	# which its pods get too.
+	kubectl apply -n ql -f - >/dev/null <<EOF
+apiVersion: trainyard.dev/v1beta1
+kind: Run
+metadata: {name: nocpu}
+spec:
+  nodes: 2
+  container: {image: busybox, resources: {limits: {nvidia.com/gpu: 1, memory: 1Gi}}}
+  template:
+    spec:
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+EOF
+	quota_wait ql nocpu True QuotaReserved
+	[ "$(kubectl get run nocpu -n ql -o jsonpath='{.status.quota.reserved.requests\.cpu}')" = 200m ]
+	kubectl wait -n ql --for=jsonpath='{.status.phase}'=Running rn/nocpu --timeout=$W
+	[ "$(kubectl get pod nocpu-0 -n ql -o jsonpath='{.spec.containers[0].resources.requests.cpu}')" = 100m ]
+	kubectl delete runs --all -n ql --wait=false
 }
 
 @test "quota: a member's maxGPUs caps what their Runs hold; others are not held up" {

@@ -97,6 +97,12 @@ trainyard.dev projectmembers/status update
 "" resourcequotas create
 "" resourcequotas update
 "" resourcequotas delete
+"" limitranges get
+"" limitranges list
+"" limitranges watch
+"" limitranges create
+"" limitranges update
+"" limitranges delete
 networking.k8s.io networkpolicies update
 rbac.authorization.k8s.io rolebindings get
 rbac.authorization.k8s.io rolebindings list

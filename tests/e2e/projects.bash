@@ -60,7 +60,8 @@ can() {
 }
 
 # project NAME [SPEC LINES]: applies Project NAME with its home namespace
-# NAME and NAME-eval, owned by the group NAME-leads.
+# NAME and NAME-eval, owned by the group NAME-leads; PROJECT_QUOTA replaces
+# its quota (16 GPUs, 64 pods, at most 8 GPUs per Run).
 project() {
 	local name="$1"
 	shift
@@ -71,7 +72,7 @@ metadata: {name: $name}
 spec:
   owners: [{kind: Group, name: $name-leads}]
   namespaces: [{name: $name}, {name: $name-eval}]
-  quota: {hard: {requests.nvidia.com/gpu: "16", pods: "64"}, maxGPUsPerRun: 8}
+  quota: ${PROJECT_QUOTA:-{hard: {requests.nvidia.com/gpu: '16', pods: '64'\}, maxGPUsPerRun: 8\}}
   memberPolicy: {subjectKinds: [User, Group], maxInvitationTTL: 2160h}
   isolation: {allowIngressFromNamespaces: [monitoring]}
 $(printf '  %s\n' "$@")

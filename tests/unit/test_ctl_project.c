@@ -399,6 +399,20 @@ START_TEST(objects)
 	ck_assert(kc_json_bool(e, false, "controller"));
 	json_object_put(o);
 
+	/* The quota counts requests.memory: a default request for containers naming none. */
+	ck_assert_int_eq(project_limit_range(p, 1, &o), 0);
+	ck_assert_str_eq(kc_json_str(o, "metadata", "namespace"), "llm-eval");
+	ck_assert_str_eq(kc_json_str(o, "metadata", "name"), TY_PROJECT_LIMITS);
+	e = json_object_array_get_idx(kc_json_get(o, "spec", "limits"), 0);
+	ck_assert_str_eq(kc_json_str(e, "type"), "Container");
+	ck_assert_str_eq(kc_json_str(e, "defaultRequest", "memory"), "256Mi");
+	ck_assert_ptr_null(kc_json_get(e, "defaultRequest", "cpu"));
+	ck_assert_ptr_null(kc_json_get(e, "default"));
+	json_object_put(o);
+	ck_assert_str_eq(project_default_request(p, "memory"), "256Mi");
+	ck_assert_ptr_null(project_default_request(p, "cpu"));
+	ck_assert_ptr_null(project_default_request(p, "nvidia.com/gpu"));
+
 	ck_assert_int_eq(project_policy(p, 0, &o), 0);
 	e = json_object_array_get_idx(kc_json_get(o, "spec", "podSelector", "matchExpressions"),
 	    0);
@@ -448,6 +462,7 @@ START_TEST(objects)
 	/* No quota, no owners, no allowed namespaces: nothing to build. */
 	p = parse_ok("kind: Project\nmetadata: {name: t}\nspec: {namespaces: [{name: t}]}\n");
 	ck_assert_int_eq(project_quota(p, 0, &o), -ENOENT);
+	ck_assert_int_eq(project_limit_range(p, 0, &o), -ENOENT);
 	ck_assert_int_eq(project_owner_binding(p, 0, &o), -ENOENT);
 	ck_assert_int_eq(project_policy_allow(p, 0, &o), -ENOENT);
 	project_free(p);

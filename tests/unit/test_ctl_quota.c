@@ -48,7 +48,7 @@ START_TEST(test_demand)
 	    "configmaps: '10', requests.rdma/hca_shared_devices_a: '4'}");
 	struct json_object *d = NULL;
 
-	ck_assert_int_eq(quota_demand(s, hard, &d), 0);
+	ck_assert_int_eq(quota_demand(s, hard, NULL, &d), 0);
 	ck_assert_str_eq(kc_json_str(d, "requests.nvidia.com/gpu"), "32");
 	ck_assert_str_eq(kc_json_str(d, "pods"), "4");
 	ck_assert_str_eq(kc_json_str(d, "count/pods"), "4");
@@ -60,6 +60,30 @@ START_TEST(test_demand)
 	ck_assert_ptr_null(kc_json_get(d, "requests.rdma/hca_shared_devices_a"));
 	json_object_put(d);
 	json_object_put(hard);
+	model_spec_free(s);
+}
+END_TEST
+
+/* A request the pods do not name counts as the project's LimitRange gives it. */
+START_TEST(test_demand_defaults)
+{
+	struct ty_spec *s = spec_of("{nodes: 3, container: {image: x, resources: "
+	    "{limits: {nvidia.com/gpu: 1}}}}");
+	struct json_object *proj = ctu_yaml("kind: Project\nmetadata: {name: p, uid: u}\n"
+	    "spec: {namespaces: [{name: p}], quota: {hard: {requests.cpu: '8', memory: 1Ti, "
+	    "requests.nvidia.com/gpu: '8'}}}\n");
+	struct ty_problems probs = { 0 };
+	struct ty_project *p = NULL;
+	struct json_object *d = NULL;
+
+	ck_assert_int_eq(project_parse(proj, &p, &probs), 0);
+	ck_assert_int_eq(quota_demand(s, p->hard, p, &d), 0);
+	ck_assert_str_eq(kc_json_str(d, "requests.cpu"), "300m");
+	ck_assert_str_eq(kc_json_str(d, "memory"), "768Mi");
+	ck_assert_str_eq(kc_json_str(d, "requests.nvidia.com/gpu"), "3");
+	json_object_put(d);
+	project_free(p);
+	json_object_put(proj);
 	model_spec_free(s);
 }
 END_TEST
@@ -335,6 +359,7 @@ ctl_quota_suite(void)
 	TCase *tc = tcase_create("quota");
 
 	tcase_add_test(tc, test_demand);
+	tcase_add_test(tc, test_demand_defaults);
 	tcase_add_test(tc, test_fits);
 	tcase_add_test(tc, test_ledger_rebuilt_from_status);
 	tcase_add_test(tc, test_ledger_fifo);
