@@ -518,7 +518,9 @@ metrics_new(const char *version, struct metrics **ret)
 	/* The webhook's usual series read 0 before the first review. */
 	if (series_get(&m->fam[F_WH_REVIEWS], L("v1", "success")) == NULL ||
 	    series_get(&m->fam[F_WH_OBJECTS], L("trainyard.dev/v1beta1", "success")) == NULL ||
-	    series_get(&m->fam[F_WH_DURATION], L("success")) == NULL)
+	    series_get(&m->fam[F_WH_DURATION], L("success")) == NULL ||
+	    series_get(&m->fam[F_WH_ADMISSION], L("mutate", "Run", "allowed")) == NULL ||
+	    series_get(&m->fam[F_WH_ADMISSION_DURATION], L("mutate")) == NULL)
 		goto fail_all;
 	m->fam[F_BUILD_INFO].series[0].value = 1;
 	*ret = m;
