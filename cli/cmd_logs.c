@@ -288,25 +288,26 @@ pod_state(struct pstream *ps)
 }
 
 static void
-log_path(struct pstream *ps, bool first, char *buf, size_t size)
+log_path(struct pstream *ps, char *buf, size_t size)
 {
 	const struct logs_opts *o = ps->f->o;
 	char since[KC_TIME_MAX];
-	int n;
+	size_t n;
 
-	n = snprintf(buf, size, "/api/v1/namespaces/%s/pods/%s/log?container=main&"
+	(void)snprintf(buf, size, "/api/v1/namespaces/%s/pods/%s/log?container=main&"
 	    "timestamps=true%s", ps->f->c->ns, ps->pod, o->follow ? "&follow=true" : "");
-	if (n < 0 || (size_t)n >= size)
+	n = strlen(buf);
+	if (logmux_since_time(&ps->mux, since, sizeof(since)) == 0) {
+		/* Resuming: from the last line's second; logmux drops the repeats. */
+		(void)snprintf(buf + n, size - n, "&sinceTime=%s", since);
 		return;
-	if (logmux_since_time(&ps->mux, since, sizeof(since)) == 0)
-		(void)snprintf(buf + n, size - (size_t)n, "&sinceTime=%s", since);
-	else if (first && o->since_ms > 0)
-		(void)snprintf(buf + n, size - (size_t)n, "&sinceSeconds=%llu",
+	}
+	if (o->since_ms > 0)
+		(void)snprintf(buf + n, size - n, "&sinceSeconds=%llu",
 		    (unsigned long long)((o->since_ms + 999) / 1000));
-	n = (int)strlen(buf);
-	if (!ps->mux.have_last && o->tail >= 0)
-		(void)snprintf(buf + n, size - (size_t)n, "&tailLines=%lld",
-		    (long long)o->tail);
+	n = strlen(buf);
+	if (o->tail >= 0)
+		(void)snprintf(buf + n, size - n, "&tailLines=%lld", (long long)o->tail);
 }
 
 static void
@@ -329,7 +330,6 @@ stream_main(void *arg)
 	struct pstream *ps = arg;
 	struct follow *f = ps->f;
 	uint64_t backoff = LOGS_BACKOFF_MIN_MS;
-	bool first = true;
 	char path[1024];
 
 	while (!stopping(f)) {
@@ -339,7 +339,7 @@ stream_main(void *arg)
 		const char *msg;
 		int r;
 
-		log_path(ps, first, path, sizeof(path));
+		log_path(ps, path, sizeof(path));
 		ps->got_bytes = false;
 		r = kc_transport_curl.stream(ps->tp, &(struct kc_http_req){ .method = "GET",
 		    .path = path, .accept = "*/*" }, &resp, on_chunk, ps, &st);
@@ -361,7 +361,6 @@ stream_main(void *arg)
 			}
 			/* The server ended a stream of a running container: reopen it. */
 			logmux_resume(&ps->mux);
-			first = false;
 			if (!ps->got_bytes && !backoff_sleep(f, backoff))
 				break;
 			backoff = ps->got_bytes ? LOGS_BACKOFF_MIN_MS :
@@ -378,15 +377,16 @@ stream_main(void *arg)
 				kc_http_resp_free(&resp);
 				break;
 			}
-			if (resp.status == 400 || resp.status == 429 || resp.status >= 500) {
+			if ((resp.status == 400 && msg != NULL &&
+			    strstr(msg, "waiting to start") != NULL) ||
+			    resp.status == 429 || resp.status >= 500) {
 				/* Waiting to start again, throttled or a kubelet away. */
 				if (resp.status >= 500)
 					say_lost(f, ps->pod, msg != NULL ? msg : "server error");
 				json_object_put(status);
 				kc_http_resp_free(&resp);
 				logmux_resume(&ps->mux);
-				first = false;
-				if (!backoff_sleep(f, backoff))
+					if (!backoff_sleep(f, backoff))
 					break;
 				backoff = KC_MIN(backoff * 2, LOGS_BACKOFF_MAX_MS);
 				continue;
@@ -401,7 +401,6 @@ stream_main(void *arg)
 		/* The connection broke: reopen from the last line printed. */
 		say_lost(f, ps->pod, st.message[0] != '\0' ? st.message : kc_strerror(r));
 		logmux_resume(&ps->mux);
-		first = false;
 		if (!backoff_sleep(f, backoff))
 			break;
 		backoff = KC_MIN(backoff * 2, LOGS_BACKOFF_MAX_MS);
@@ -908,6 +907,8 @@ logs_follow(struct cli *c, const struct logs_opts *o, struct json_object **ret_r
 		char drain[64];
 		bool done, say_wait = false;
 
+		if (interrupted)
+			break;
 		(void)pthread_mutex_lock(&f->mu);
 		done = all_done(f);
 		if (!done && f->pods_listed && f->nstreams == 0 && !f->said_waiting &&

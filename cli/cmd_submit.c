@@ -402,7 +402,7 @@ run_cmd(struct cli *c, int argc, char **argv)
 	    argv + 1 + dd, nargs - dd, &obj)) != CLI_OK)
 		return r;
 	if (dry != NULL && strcmp(dry, "client") == 0) {
-		if (c->output != NULL && strcmp(c->output, "name") != 0)
+		if (c->output != NULL)
 			r = cli_print_object(c, obj, "run.trainyard.dev");
 		else
 			(void)printf("run.trainyard.dev/%s created (dry run)\n", name);
