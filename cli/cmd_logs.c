@@ -519,7 +519,7 @@ pod_seen(struct follow *f, const struct json_object *pod)
 	if (o->node >= 0 && index != o->node)
 		return;
 	(void)pthread_mutex_lock(&f->mu);
-	TAILQ_FOREACH(ps, &f->streams, link)
+	for (ps = TAILQ_FIRST(&f->streams); ps != NULL; ps = TAILQ_NEXT(ps, link))
 		if (strcmp(ps->uid, uid) == 0)
 			break;
 	if (ps == NULL && !f->stopping) {
@@ -561,6 +561,47 @@ fatal_code(int r)
 	return r == KC_EFORBIDDEN || r == KC_EUNAUTHORIZED || r == -EINVAL;
 }
 
+/* What a watch's end asks for next. */
+enum watch_next { WATCH_AGAIN, WATCH_RELIST, WATCH_RETRIED, WATCH_QUIT };
+
+/*
+ * One watch from 'rv' (updated to where it ended) and what to do next:
+ * watch again, list again (410), watch again after a back-off sleep, or
+ * quit (cancelled, or an error no retry cures, printed once).
+ */
+static enum watch_next
+watch_once(struct follow *f, struct kc_client *cl, const struct kc_watch_opts *wo,
+    kc_watch_fn *fn, char *rv, size_t rv_size, uint64_t *backoff, const char *what)
+{
+	struct kc_watch_result wr = { 0 };
+	struct kc_status st = { 0 };
+	struct kc_watch_opts o = *wo;
+	int r;
+
+	o.resource_version = rv;
+	o.allow_bookmarks = true;
+	o.timeout_s = 300;
+	r = kc_watch_run(cl, &o, fn, f, &wr, &st);
+	if (wr.resource_version[0] != '\0')
+		kc_strlcpy(rv, wr.resource_version, rv_size);
+	if (r == -ECANCELED || r == KC_WATCH_STOP)
+		return WATCH_QUIT;
+	if (r == KC_EEXPIRED)
+		return WATCH_RELIST;
+	if (fatal_code(r)) {
+		fail_for_good(f, what, r, &st);
+		return WATCH_QUIT;
+	}
+	if (r == 0) {
+		*backoff = LOGS_BACKOFF_MIN_MS;
+		return WATCH_AGAIN;
+	}
+	if (!backoff_sleep(f, *backoff))
+		return WATCH_QUIT;
+	*backoff = KC_MIN(*backoff * 2, LOGS_BACKOFF_MAX_MS);
+	return WATCH_RETRIED;
+}
+
 static void *
 pods_main(void *arg)
 {
@@ -570,9 +611,9 @@ pods_main(void *arg)
 	bool relist = true;
 
 	while (!stopping(f)) {
-		struct kc_watch_result wr = { 0 };
 		struct kc_status st = { 0 };
 		struct json_object *list = NULL, *items;
+		enum watch_next next;
 		int r;
 
 		if (relist) {
@@ -603,28 +644,12 @@ pods_main(void *arg)
 			(void)pthread_mutex_unlock(&f->mu);
 			wake_main(f);
 		}
-		r = kc_watch_run(f->pods_cl, &(struct kc_watch_opts){ .res = &kc_res_pods,
-		    .ns = f->c->ns, .label_selector = f->selector, .resource_version = rv,
-		    .allow_bookmarks = true, .timeout_s = 300 }, pod_event, f, &wr, &st);
-		if (wr.resource_version[0] != '\0')
-			kc_strlcpy(rv, wr.resource_version, sizeof(rv));
-		if (r == -ECANCELED || r == KC_WATCH_STOP)
+		next = watch_once(f, f->pods_cl, &(struct kc_watch_opts){ .res = &kc_res_pods,
+		    .ns = f->c->ns, .label_selector = f->selector }, pod_event, rv, sizeof(rv),
+		    &backoff, "watch pods");
+		if (next == WATCH_QUIT)
 			break;
-		if (r == KC_EEXPIRED) {
-			relist = true;
-			continue;
-		}
-		if (fatal_code(r)) {
-			fail_for_good(f, "watch pods", r, &st);
-			break;
-		}
-		if (r == 0) {
-			backoff = LOGS_BACKOFF_MIN_MS;
-			continue;
-		}
-		if (!backoff_sleep(f, backoff))
-			break;
-		backoff = KC_MIN(backoff * 2, LOGS_BACKOFF_MAX_MS);
+		relist = next == WATCH_RELIST;
 	}
 	return NULL;
 }
@@ -669,9 +694,9 @@ run_main(void *arg)
 	    kc_json_str(f->run, "metadata", "resourceVersion") : "", sizeof(rv));
 	(void)pthread_mutex_unlock(&f->mu);
 	while (!stopping(f)) {
-		struct kc_watch_result wr = { 0 };
 		struct kc_status st = { 0 };
 		struct json_object *run = NULL;
+		enum watch_next next;
 		int r;
 
 		if (reget) {
@@ -695,30 +720,13 @@ run_main(void *arg)
 			json_object_put(run);
 			reget = false;
 		}
-		r = kc_watch_run(f->run_cl, &(struct kc_watch_opts){ .res = &cli_res_runs,
-		    .ns = f->c->ns, .field_selector = sel, .resource_version = rv,
-		    .allow_bookmarks = true, .timeout_s = 300 }, run_event, f, &wr, &st);
-		if (wr.resource_version[0] != '\0')
-			kc_strlcpy(rv, wr.resource_version, sizeof(rv));
-		if (r == -ECANCELED || r == KC_WATCH_STOP)
+		next = watch_once(f, f->run_cl, &(struct kc_watch_opts){ .res = &cli_res_runs,
+		    .ns = f->c->ns, .field_selector = sel }, run_event, rv, sizeof(rv), &backoff,
+		    "watch runs");
+		if (next == WATCH_QUIT)
 			break;
-		if (r == KC_EEXPIRED) {
-			reget = true;
-			continue;
-		}
-		if (fatal_code(r)) {
-			fail_for_good(f, "watch runs", r, &st);
-			break;
-		}
-		if (r == 0) {
-			backoff = LOGS_BACKOFF_MIN_MS;
-			continue;
-		}
-		if (!backoff_sleep(f, backoff))
-			break;
-		backoff = KC_MIN(backoff * 2, LOGS_BACKOFF_MAX_MS);
 		/* After an outage the watch may have missed the end: read the Run again. */
-		reget = true;
+		reget = next == WATCH_RELIST || next == WATCH_RETRIED;
 	}
 	return NULL;
 }
@@ -876,7 +884,7 @@ logs_follow(struct cli *c, const struct logs_opts *o, struct json_object **ret_r
 		goto out_free;
 	}
 	if (pipe2(f->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
-		r = cli_error(c, "pipe: %s", strerror(errno));
+		r = cli_error(c, "pipe: %s", kc_strerror(-errno));
 		goto out_free;
 	}
 	if ((r = new_client(c, &f->pods_cl)) != CLI_OK || (r = new_client(c, &f->run_cl)) !=
@@ -926,7 +934,7 @@ logs_follow(struct cli *c, const struct logs_opts *o, struct json_object **ret_r
 		(void)sigdelset(&wait_mask, SIGINT);
 		(void)sigaddset(&wait_mask, SIGPIPE);
 		if (ppoll(&pfd, 1, NULL, &wait_mask) < 0 && errno != EINTR) {
-			r = cli_error(c, "poll: %s", strerror(errno));
+			r = cli_error(c, "poll: %s", kc_strerror(-errno));
 			goto stop;
 		}
 		if (interrupted)
@@ -938,7 +946,7 @@ logs_follow(struct cli *c, const struct logs_opts *o, struct json_object **ret_r
 stop:
 	(void)pthread_mutex_lock(&f->mu);
 	f->stopping = true;
-	TAILQ_FOREACH(ps, &f->streams, link)
+	for (ps = TAILQ_FIRST(&f->streams); ps != NULL; ps = TAILQ_NEXT(ps, link))
 		kc_transport_curl.cancel(ps->tp);
 	(void)pthread_cond_broadcast(&f->cond);
 	(void)pthread_mutex_unlock(&f->mu);

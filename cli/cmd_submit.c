@@ -78,7 +78,7 @@ read_input(struct cli *c, const char *path, char **ret, size_t *ret_len)
 			    "larger than 4 MiB" : kc_strerror(r));
 	if (ferror(stdin)) {
 		kc_buf_free(&b);
-		return cli_error(c, "reading the standard input: %s", strerror(errno));
+		return cli_error(c, "reading the standard input: %s", kc_strerror(-errno));
 	}
 	if ((r = kc_buf_putc(&b, '\0')) < 0)
 		return cli_error(c, "reading the standard input: %s", kc_strerror(r));

@@ -5,6 +5,7 @@
  * dropped, and the resume after a lost connection that repeats and loses
  * nothing, even for lines sharing a timestamp. Also cli_run_result().
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
