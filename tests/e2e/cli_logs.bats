@@ -81,7 +81,7 @@ node_lines() {
 	sed 's/nodes: 3/nodes: 2/' "$BATS_TEST_TMPDIR/ok.yaml" | kt submit -n "$NS" -f - >"$BATS_TEST_TMPDIR/o2"
 	[ "$(cat "$BATS_TEST_TMPDIR/o2")" = "run.trainyard.dev/ok configured" ]
 	[ "$(rn ok '{.spec.nodes}')" = 2 ]
-	kubectl get rn ok -n "$NS" -o json | jq -e '[.metadata.managedFields[].manager] | index("kubectl-trainyard")'
+	kubectl get rn ok -n "$NS" -o json --show-managed-fields | jq -e '[.metadata.managedFields[].manager] | index("kubectl-trainyard")'
 }
 
 @test "submit --follow of a failing 3-node Run: exit 1, every node's lines, the reason on stderr" {
@@ -156,11 +156,15 @@ node_lines() {
 	run kt run smoke2 --nodes 1 --dry-run=client
 	[ "$status" -eq 5 ]
 	[[ "$output" == *"--image is required"* ]]
-	# For real, followed to its end; a second create is refused.
+	# For real, followed to its end (the devcluster's containers run until
+	# stopped: the deadline ends the session); a second create is refused.
 	run --separate-stderr kt run quick -n "$NS" --image busybox --nodes 2 --profile cpu-small \
-	    --follow -- sh -c 'echo hi'
-	[ "$status" -eq 0 ]
+	    --deadline 2s --follow -- sh -c 'echo hi'
+	echo "stdout: $output" >&2
+	echo "stderr: $stderr" >&2
+	[ "$status" -eq 1 ]
 	[ "${lines[0]}" = "run.trainyard.dev/quick created" ]
+	[[ "$stderr" == *"run quick: session 1 Failed (DeadlineExceeded)"* ]]
 	run kt run quick -n "$NS" --image busybox --nodes 2 --profile cpu-small
 	[ "$status" -eq 5 ]
 	[[ "$output" == *"run \"quick\" already exists in namespace $NS"* ]]
