@@ -72,6 +72,7 @@ node_lines() {
 		[ "$(node_lines "$BATS_TEST_TMPDIR/out" "$i")" = "a b c " ]
 	done
 	[ "$(grep -c '^\[node-' "$BATS_TEST_TMPDIR/out")" -eq 9 ]
+	[[ "$stderr" == *"waiting for the pods of run ok (session 1) to start"* ]]
 	[[ "$stderr" == *"run ok: session 1 Succeeded"* ]]
 	# Applying the same file again changes nothing, and says so.
 	run kt submit -n "$NS" -f "$BATS_TEST_TMPDIR/ok.yaml"
@@ -133,6 +134,19 @@ node_lines() {
 	run --separate-stderr kt logs live -n "$NS" --timestamps
 	[ "$status" -eq 0 ]
 	[ "$(grep -c '^\[node-[01]\] 20[0-9-]*T[0-9:.]*Z l[1-4]$' <<<"$output")" -eq 8 ]
+	# Ctrl-C stops following and leaves the Run alone.
+	# (kubectl execs the plugin: $! is the plugin itself.)
+	command kubectl trainyard logs live -n "$NS" -f >"$BATS_TEST_TMPDIR/f" 2>&1 3>&- &
+	local pid=$! rc=0 i
+	for i in $(seq 50); do
+		[ "$(grep -c '^\[node-' "$BATS_TEST_TMPDIR/f")" -ge 8 ] && break
+		sleep 0.1
+	done
+	kill -INT "$pid"
+	wait "$pid" || rc=$?
+	echo "rc $rc: $(cat "$BATS_TEST_TMPDIR/f")" >&2
+	[ "$rc" -eq 130 ]
+	[ "$(rn live '{.status.phase}')" = Running ]
 	kubectl delete rn live -n "$NS" --wait=false >/dev/null
 }
 
