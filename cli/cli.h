@@ -129,7 +129,18 @@ int	cli_get_run(struct cli *, const char *name, struct json_object **ret) _must_
 /* Prints 'obj' as -o asks: json, yaml or name ("run.trainyard.dev/x"). CLI_OK or CLI_ERROR. */
 int	cli_print_object(struct cli *, const struct json_object *obj, const char *kind_res);
 
+/*
+ * The exit code of a Run's last session from its status.phase: CLI_OK
+ * (Succeeded), CLI_FAILED, CLI_STOPPED, or -1 while it has not ended
+ * (Pending, Running, no status yet). NULL is -1.
+ */
+int	cli_run_result(const struct json_object *run);
+
 /* The commands (main.c's table). */
 extern const struct cli_cmd cli_cmd_version;
+/* logs, submit, run (cmd_logs.c, cmd_submit.c) */
+extern const struct cli_cmd cli_cmd_logs;
+extern const struct cli_cmd cli_cmd_submit;
+extern const struct cli_cmd cli_cmd_run;
 
 #endif

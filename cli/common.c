@@ -397,3 +397,21 @@ cli_print_object(struct cli *c, const struct json_object *obj, const char *kind_
 	kc_free(text);
 	return CLI_OK;
 }
+
+/* ---- a Run's result -------------------------------------------------------- */
+
+int
+cli_run_result(const struct json_object *run)
+{
+	const char *phase = kc_json_str(run, "status", "phase");
+
+	if (phase == NULL)
+		return -1;
+	if (strcmp(phase, "Succeeded") == 0)
+		return CLI_OK;
+	if (strcmp(phase, "Failed") == 0)
+		return CLI_FAILED;
+	if (strcmp(phase, "Stopped") == 0)
+		return CLI_STOPPED;
+	return -1;
+}

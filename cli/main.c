@@ -13,6 +13,10 @@
 /* The commands, in the order "kubectl trainyard --help" lists them. */
 static const struct cli_cmd *const commands[] = {
 	&cli_cmd_version,
+	/* logs, submit, run */
+	&cli_cmd_submit,
+	&cli_cmd_run,
+	&cli_cmd_logs,
 	NULL
 };
 

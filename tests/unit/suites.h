@@ -76,3 +76,5 @@ SUITE(ctl_project)
 SUITE(ctl_admission)
 SUITE(ctl_quota)
 SUITE(cli_args)
+/* logs, submit, run */
+SUITE(cli_logs)
