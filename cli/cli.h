@@ -131,5 +131,12 @@ int	cli_print_object(struct cli *, const struct json_object *obj, const char *ki
 
 /* The commands (main.c's table). */
 extern const struct cli_cmd cli_cmd_version;
+/* wait, stop, resume, restart, describe, list (cmd_wait.c, cmd_control.c, ...) */
+extern const struct cli_cmd cli_cmd_wait;
+extern const struct cli_cmd cli_cmd_stop;
+extern const struct cli_cmd cli_cmd_resume;
+extern const struct cli_cmd cli_cmd_restart;
+extern const struct cli_cmd cli_cmd_describe;
+extern const struct cli_cmd cli_cmd_list;
 
 #endif

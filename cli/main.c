@@ -13,6 +13,13 @@
 /* The commands, in the order "kubectl trainyard --help" lists them. */
 static const struct cli_cmd *const commands[] = {
 	&cli_cmd_version,
+	/* wait, stop, resume, restart, describe, list */
+	&cli_cmd_list,
+	&cli_cmd_describe,
+	&cli_cmd_wait,
+	&cli_cmd_stop,
+	&cli_cmd_resume,
+	&cli_cmd_restart,
 	NULL
 };
 
