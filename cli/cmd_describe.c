@@ -220,22 +220,6 @@ print_failed(const struct json_object *run)
 	return r < 0 ? CLI_ERROR : CLI_OK;
 }
 
-/* The condition 'type', or NULL. */
-static const struct json_object *
-cond(const struct json_object *run, const char *type)
-{
-	struct json_object *c = kc_json_get(run, "status");
-
-	c = c != NULL ? kc_json_arr_of(c, "conditions") : NULL;
-	for (size_t i = 0; c != NULL && i < json_object_array_length(c); i++) {
-		const struct json_object *e = json_object_array_get_idx(c, i);
-
-		if (kc_json_str(e, "type") != NULL && strcmp(kc_json_str(e, "type"), type) == 0)
-			return e;
-	}
-	return NULL;
-}
-
 static int
 print_conditions(const struct json_object *run, time_t now)
 {
@@ -273,8 +257,8 @@ print_waiting(struct cli *c, const struct json_object *run, time_t now)
 {
 	const char *phase = kc_json_str(run, "status", "phase");
 	const char *name = kc_json_str(run, "metadata", "name");
-	const struct json_object *sched = cond(run, "Scheduled");
-	const struct json_object *quota = cond(run, "QuotaReserved");
+	const struct json_object *sched = ops_condition(run, "Scheduled");
+	const struct json_object *quota = ops_condition(run, "QuotaReserved");
 	bool any = false;
 
 	if (phase != NULL && strcmp(phase, "Pending") != 0)

@@ -132,17 +132,8 @@ report(const struct waiter *w, uint64_t timeout_ms)
 		break;
 	}
 	if (w->result == CLI_FAILED && ops_phase_result(phase) < 0) {
-		const struct json_object *conds = kc_json_get(w->run, "status");
-		const char *msg = NULL;
+		const char *msg = kc_json_str(ops_condition(w->run, "Valid"), "message");
 
-		conds = conds != NULL ? kc_json_arr_of(conds, "conditions") : NULL;
-		for (size_t i = 0; conds != NULL && i < json_object_array_length(conds); i++) {
-			const struct json_object *cd = json_object_array_get_idx(conds, i);
-
-			if (kc_json_str(cd, "type") != NULL &&
-			    strcmp(kc_json_str(cd, "type"), "Valid") == 0)
-				msg = kc_json_str(cd, "message");
-		}
 		(void)fprintf(stderr, "run %s in namespace %s is invalid and never starts "
 		    "(InvalidSpec): %s\n", w->name, ns, msg != NULL ? msg : "");
 		return;

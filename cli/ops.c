@@ -84,9 +84,8 @@ ops_session_pending(const struct json_object *run)
 	return phase != NULL && strcmp(phase, "Failed") == 0 && auto_restart_due(run);
 }
 
-/* The condition 'type' of the Run, or NULL. */
-static const struct json_object *
-condition(const struct json_object *run, const char *type)
+const struct json_object *
+ops_condition(const struct json_object *run, const char *type)
 {
 	struct json_object *conds = kc_json_get(run, "status");
 
@@ -105,7 +104,7 @@ int
 ops_wait_check(const struct json_object *run, enum ops_for what)
 {
 	const char *phase = kc_json_str(run, "status", "phase");
-	const struct json_object *valid = condition(run, "Valid");
+	const struct json_object *valid = ops_condition(run, "Valid");
 	int64_t gen = kc_json_int(run, 0, "metadata", "generation");
 	int r;
 

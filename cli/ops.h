@@ -44,6 +44,9 @@ enum ops_for {
  */
 int	ops_wait_check(const struct json_object *run, enum ops_for what);
 
+/* The status condition 'type' of the Run (borrowed), or NULL. */
+const struct json_object *ops_condition(const struct json_object *run, const char *type);
+
 /* The session "restart" asks for: above both spec.session and status.session. */
 int64_t	ops_next_session(const struct json_object *run);
 
