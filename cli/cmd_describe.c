@@ -117,8 +117,13 @@ print_state(const struct json_object *run, time_t now)
 	    or_dash(kc_json_str(run, "spec", "restart", "policy")),
 	    (long long)kc_json_int(run, 3, "spec", "restart", "limit"));
 	field("Restarts:", buf);
+	if (kc_json_str(st, "readyNodes") != NULL)
+		(void)kc_strlcpy(t, kc_json_str(st, "readyNodes"), sizeof(t));
+	else
+		(void)snprintf(t, sizeof(t), "0/%lld", (long long)kc_json_int(run, 0, "spec",
+		    "nodes"));
 	(void)snprintf(buf, sizeof(buf), "%s ready (pending %lld, running %lld, succeeded "
-	    "%lld, failed %lld)", or_dash(kc_json_str(st, "readyNodes")),
+	    "%lld, failed %lld)", t,
 	    (long long)kc_json_int(st, 0, "nodes", "pending"),
 	    (long long)kc_json_int(st, 0, "nodes", "running"),
 	    (long long)kc_json_int(st, 0, "nodes", "succeeded"),
@@ -137,39 +142,56 @@ print_state(const struct json_object *run, time_t now)
 	return CLI_OK;
 }
 
+/* A row of the session table: 'e' has session, phase, reason, startTime, endTime. */
+static int
+history_row(struct ops_table *t, const struct json_object *e, const char *start,
+    const char *end, time_t now)
+{
+	char sess[24], sa[KC_DURATION_HUMAN_MAX + 8], ea[KC_DURATION_HUMAN_MAX + 8];
+	char d[KC_DURATION_HUMAN_MAX];
+
+	(void)snprintf(sess, sizeof(sess), "%lld", (long long)kc_json_int(e, 0, "session"));
+	ops_age(start, now, d, sizeof(d));
+	(void)snprintf(sa, sizeof(sa), "%s ago", d);
+	ops_age(end, now, d, sizeof(d));
+	(void)snprintf(ea, sizeof(ea), "%s ago", d);
+	span(start, end, now, d, sizeof(d));
+	return ops_table_add(t, (const char *const[]){ sess,
+	    kc_json_str(e, "phase") != NULL ? kc_json_str(e, "phase") : "Pending",
+	    or_dash(kc_json_str(e, "reason")), start != NULL ? sa : "-", end != NULL ? ea : "-",
+	    d });
+}
+
+/* status.history, and the current session when it is not in it yet. */
 static int
 print_history(const struct json_object *run, time_t now)
 {
-	struct json_object *h = kc_json_get(run, "status");
+	const struct json_object *st = kc_json_get(run, "status");
+	struct json_object *h = st != NULL ? kc_json_arr_of(st, "history") : NULL;
+	int64_t cur = kc_json_int(st, 0, "session"), last = 0;
+	size_t n = h != NULL ? json_object_array_length(h) : 0;
 	struct ops_table t;
-	int r = 0;
+	int r;
 
-	h = h != NULL ? kc_json_arr_of(h, "history") : NULL;
 	(void)printf("\nSessions:\n");
-	if (h == NULL || json_object_array_length(h) == 0) {
+	for (size_t i = 0; i < n; i++)
+		last = KC_MAX(last, kc_json_int(json_object_array_get_idx(h, i), 0, "session"));
+	if (n == 0 && cur == 0) {
 		(void)printf("  (none yet)\n");
 		return CLI_OK;
 	}
 	ops_table_init(&t, 6, "  ");
 	r = ops_table_add(&t, (const char *const[]){ "SESSION", "PHASE", "REASON", "STARTED",
 	    "ENDED", "DURATION" });
-	for (size_t i = 0; r == 0 && i < json_object_array_length(h); i++) {
+	for (size_t i = 0; r == 0 && i < n; i++) {
 		const struct json_object *e = json_object_array_get_idx(h, i);
-		const char *start = kc_json_str(e, "startTime"), *end = kc_json_str(e, "endTime");
-		char sess[24], sa[KC_DURATION_HUMAN_MAX + 8], ea[KC_DURATION_HUMAN_MAX + 8];
-		char d[KC_DURATION_HUMAN_MAX];
 
-		(void)snprintf(sess, sizeof(sess), "%lld", (long long)kc_json_int(e, 0,
-		    "session"));
-		ops_age(start, now, d, sizeof(d));
-		(void)snprintf(sa, sizeof(sa), "%s ago", d);
-		ops_age(end, now, d, sizeof(d));
-		(void)snprintf(ea, sizeof(ea), "%s ago", d);
-		span(start, end, now, d, sizeof(d));
-		r = ops_table_add(&t, (const char *const[]){ sess,
-		    or_dash(kc_json_str(e, "phase")), or_dash(kc_json_str(e, "reason")),
-		    start != NULL ? sa : "-", end != NULL ? ea : "-", d });
+		r = history_row(&t, e, kc_json_str(e, "startTime"), kc_json_str(e, "endTime"),
+		    now);
 	}
+	if (r == 0 && cur > last)
+		r = history_row(&t, st, kc_json_str(st, "sessionStartTime"),
+		    kc_json_str(st, "sessionEndTime"), now);
 	if (r == 0)
 		ops_table_print(&t, stdout);
 	ops_table_free(&t);

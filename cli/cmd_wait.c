@@ -17,6 +17,7 @@
 #include <kc/alloc.h>
 #include <kc/clock.h>
 #include <kc/json.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 #include <kc/watch.h>
 
@@ -84,28 +85,45 @@ on_event(void *arg, enum kc_watch_type type, struct json_object *obj)
 	return w->result >= 0 ? KC_WATCH_STOP : 0;
 }
 
-/* "session 2 Running (3/4 nodes ready)" of the last Run seen. */
+/*
+ * The last Run seen in words: "session 2 Running (3/4 nodes ready)",
+ * "session 1 Failed (PodFailed)", "no session yet (Pending: QuotaExceeded)".
+ */
 static void
 state_text(const struct waiter *w, char *buf, size_t size)
 {
 	const char *phase = kc_json_str(w->run, "status", "phase");
 	const char *ready = kc_json_str(w->run, "status", "readyNodes");
+	const char *reason = kc_json_str(w->run, "status", "reason");
+	int64_t session = kc_json_int(w->run, 0, "status", "session");
+	struct kc_sbuf b;
 
+	kc_sbuf_init(&b, buf, size);
 	if (w->run == NULL) {
-		(void)kc_strlcpy(buf, "its state unknown", size);
+		kc_sbuf_puts(&b, "its state unknown");
 		return;
 	}
-	(void)snprintf(buf, size, "session %lld %s%s%s%s",
-	    (long long)kc_json_int(w->run, 0, "status", "session"),
-	    phase != NULL ? phase : "Pending", ready != NULL ? " (" : "",
-	    ready != NULL ? ready : "", ready != NULL ? " nodes ready)" : "");
+	if (phase == NULL)
+		phase = "Pending";
+	if (session == 0)
+		kc_sbuf_printf(&b, "no session yet (%s", phase);
+	else
+		kc_sbuf_printf(&b, "session %lld %s", (long long)session, phase);
+	if (ops_phase_result(phase) >= 0 || session == 0) {
+		/* An ended session's nodes say nothing; its reason does. */
+		if (reason != NULL && reason[0] != '\0' && strcmp(reason, phase) != 0)
+			kc_sbuf_printf(&b, session == 0 ? ": %s" : " (%s)", reason);
+		if (session == 0)
+			kc_sbuf_putc(&b, ')');
+	} else if (ready != NULL)
+		kc_sbuf_printf(&b, " (%s nodes ready)", ready);
 }
 
 /* The result on stderr: what happened, the reason and the message. */
 static void
 report(const struct waiter *w, uint64_t timeout_ms)
 {
-	const char *ns = w->c->ns, *reason = kc_json_str(w->run, "status", "reason");
+	const char *ns = w->c->ns;
 	const char *message = kc_json_str(w->run, "status", "message");
 	const char *phase = kc_json_str(w->run, "status", "phase");
 	char state[160], d[KC_DURATION_HUMAN_MAX];
@@ -145,8 +163,6 @@ report(const struct waiter *w, uint64_t timeout_ms)
 		return;
 	}
 	(void)fprintf(stderr, "run %s in namespace %s: %s", w->name, ns, state);
-	if (reason != NULL && reason[0] != '\0' && ops_phase_result(phase) >= 0)
-		(void)fprintf(stderr, " (%s)", reason);
 	if (message != NULL && message[0] != '\0' && ops_phase_result(phase) >= 0)
 		(void)fprintf(stderr, ": %s", message);
 	(void)fputc('\n', stderr);

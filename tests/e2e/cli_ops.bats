@@ -251,6 +251,8 @@ EOF
 	run kt describe big -n "$NS"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"Waiting:"*"PodGroup big (scheduling.x-k8s.io): "* ]]
+	# The session that runs is in the table before it ends.
+	echo "$output" | grep -E '^  1 +Pending +- +[0-9]+s ago +- +[0-9]+s$'
 	kubectl delete rn big -n "$NS" --wait=false >/dev/null
 
 	run kt describe nope -n "$NS"
@@ -303,6 +305,7 @@ metadata: {name: p$NS}
 spec:
   owners: [{kind: Group, name: leads}]
   namespaces: [{name: p$NS}, {name: p$NS-b}]
+  quota: {hard: {requests.nvidia.com/gpu: "8"}}
 EOF
 	kubectl wait --for=condition=Ready "project/p$NS" --timeout=20s >/dev/null
 	NS="p$NS" mkrun one 1
@@ -313,6 +316,29 @@ EOF
 	echo "$output" | grep -E "^p$NS +one "
 	echo "$output" | grep -E "^p$NS-b +two "
 	[ "$(echo "$output" | wc -l)" -eq 3 ]
+	# A session that waits for the project's quota: describe and wait say so.
+	kubectl apply -n "p$NS" -f - >/dev/null <<'EOF'
+apiVersion: trainyard.dev/v1beta1
+kind: Run
+metadata: {name: g1}
+spec: {nodes: 1, profile: gpu-8, container: {image: busybox}}
+EOF
+	NS="p$NS" wait_phase g1 Running
+	kubectl apply -n "p$NS" -f - >/dev/null <<'EOF'
+apiVersion: trainyard.dev/v1beta1
+kind: Run
+metadata: {name: g2}
+spec: {nodes: 1, profile: gpu-8, container: {image: busybox}}
+EOF
+	NS="p$NS" wait_rn g2 '{.status.reason}' QuotaExceeded
+	run kt describe g2 -n "p$NS"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Waiting:"*"  quota (QuotaExceeded): waiting for quota in project p$NS: needs 8 requests.nvidia.com/gpu"* ]]
+	run kt wait g2 -n "p$NS" --for start --timeout 1s
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"to start: no session yet (Pending: QuotaExceeded)"* ]]
+	kubectl delete rn g1 g2 -n "p$NS" --wait=false >/dev/null
+
 	run kt list --project nope
 	[ "$status" -eq 5 ]
 	[[ "$output" == *'project "nope" not found'* ]]
