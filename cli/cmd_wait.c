@@ -319,7 +319,8 @@ run(struct cli *c, int argc, char **argv)
 	{
 		uint64_t deadline = kc_clock_now_ms() + timeout_ms;
 
-		if ((r = ops_interrupt_start(c->cl, deadline)) < 0)
+		/* --timeout 0 checks once: no timer may cancel that one GET. */
+		if ((r = ops_interrupt_start(c->cl, timeout_ms > 0 ? deadline : 0)) < 0)
 			return cli_error(c, "cannot watch for Ctrl-C: %s", kc_strerror(r));
 		w.result = wait_loop(&w, deadline);
 		ops_interrupt_stop();

@@ -89,6 +89,12 @@ ms() {
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"session 1 Stopped"*"(Suspended)"* ]]
 
+	# --timeout 0 checks once.
+	run kt wait bad -n "$NS" --timeout 0
+	[ "$status" -eq 1 ]
+	run kt wait ok -n "$NS" --timeout 0 --for start
+	[ "$status" -eq 0 ]
+
 	# --for start of a Run that ended: its result too; -o name prints it.
 	run kt wait bad -n "$NS" --for start
 	[ "$status" -eq 1 ]
@@ -121,6 +127,10 @@ ms() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"session 1 Succeeded"* ]]
 
+	run kt wait long -n "$NS" --timeout 0
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"timed out after 0s waiting for run long"* ]]
+
 	run kt wait long -n "$NS" --for later
 	[ "$status" -eq 5 ]
 	[[ "$output" == *'--for: "later" is not end or start'* ]]
@@ -149,6 +159,25 @@ ms() {
 	grep -q "interrupted: run long in namespace $NS was left as it is" "$BATS_TEST_TMPDIR/err"
 	[ "$(rn long '{.metadata.generation}')" = "$rv" ]
 	[ -z "$(rn long '{.spec.suspend}')" ]
+}
+
+@test "wait: a dropped watch and a 410 Expired on the re-watch lose nothing" {
+	mkrun soon 1 3
+	command kubectl trainyard wait soon -n "$NS" --timeout 30s 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	sleep 1
+	# Only this namespace's watches: the controller watches every namespace.
+	kubectl create --raw /devcluster/faults -f - >/dev/null \
+	    <<<"{\"verb\":\"watch\",\"resource\":\"runs\",\"namespace\":\"$NS\",\"code\":410,\"count\":1}"
+	kubectl create --raw /devcluster/faults/drop-watches -f - <<<'{}' >/dev/null
+	s=0
+	wait "$pid" || s=$?
+	injected="$(kubectl get --raw /devcluster/faults | jq '[.. | .injected? // empty] | add')"
+	kubectl delete --raw /devcluster/faults >/dev/null
+	cat "$BATS_TEST_TMPDIR/err"
+	[ "$s" -eq 0 ]
+	grep -q "run soon in namespace $NS: session 1 Succeeded" "$BATS_TEST_TMPDIR/err"
+	[ "$injected" = 1 ]
 }
 
 @test "stop, resume, restart: the patches, sessions and what they print" {
