@@ -131,6 +131,10 @@ ms() {
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"timed out after 0s waiting for run long"* ]]
 
+	run kt wait long -n "$NS" --as nobody
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"get run long: not allowed: "*"kubectl auth can-i --list -n $NS"* ]]
+
 	run kt wait long -n "$NS" --for later
 	[ "$status" -eq 5 ]
 	[[ "$output" == *'--for: "later" is not end or start'* ]]
@@ -308,6 +312,13 @@ EOF
 	[ "$(kt list -n "$NS" -o name | sort | tr '\n' ' ')" = \
 	    "run.trainyard.dev/aa run.trainyard.dev/bb " ]
 	[ "$(kt list -n "$NS" -o json | jq -r '.kind, (.items | length)' | tr '\n' ' ')" = "List 2 " ]
+
+	run kt list -n "$NS" --as nobody
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"list runs: not allowed: "* ]]
+	run kt list -A --as nobody
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"list runs in all namespaces: not allowed"*"list one namespace with -n NS"* ]]
 
 	kubectl create namespace "$NS-empty" >/dev/null
 	run kt list -n "$NS-empty"
