@@ -17,6 +17,7 @@
 #include <kc/alloc.h>
 #include <kc/clock.h>
 #include <kc/json.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 #include <kc/watch.h>
 
@@ -68,6 +69,7 @@ struct lister {
 	size_t			 count;
 	char			 rv[KC_RV_MAX];	/* to watch from (one namespace, or all) */
 	char			*owned[LIST_NAMESPACES_MAX];	/* namespace names we copied */
+	char			 last[1024];	/* -w: the cells of the last line printed */
 };
 
 static int
@@ -316,8 +318,22 @@ on_event(void *arg, enum kc_watch_type type, struct json_object *obj)
 	else if (l->objects)
 		(void)cli_print_object(l->c, obj, "run.trainyard.dev");
 	else {
+		char key[sizeof(l->last)];
+		struct kc_sbuf b;
+
 		ops_list_row(obj, kc_clock_wall(), l->with_ns,
 		    type == KC_WATCH_DELETED ? "Deleted" : NULL, &row);
+		/* A change the columns do not show (a spec edit) repeats the last line: skip it. */
+		kc_sbuf_init(&b, key, sizeof(key));
+		for (size_t i = 0; i < row.ncells; i++) {
+			if (i + 2 == row.ncells)
+				continue;	/* AGE moves on its own */
+			kc_sbuf_puts(&b, row.cell[i]);
+			kc_sbuf_putc(&b, '\x1f');
+		}
+		if (!kc_sbuf_truncated(&b) && strcmp(key, l->last) == 0)
+			return 0;
+		(void)kc_strlcpy(l->last, key, sizeof(l->last));
 		ops_table_print_row(&l->table, row.cell, stdout);
 	}
 	(void)fflush(stdout);
