@@ -4,16 +4,23 @@
  * whether a session is still to come, the merge patches, aligned tables,
  * list rows with kubectl's AGE.
  */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 
 #include <kc/alloc.h>
+#include <kc/clock.h>
 #include <kc/json.h>
+#include <kc/watch.h>
 
 #include "testutil.h"
+#include "../fakes/fake_transport.h"
 #include "../../cli/cli.h"
 #include "../../cli/ops.h"
 
@@ -283,6 +290,84 @@ START_TEST(test_age)
 }
 END_TEST
 
+static struct kc_rest_config test_rc = {
+	.server = "https://fake.invalid",
+	.namespace = "team-a",
+};
+
+static int
+no_event(void *arg, enum kc_watch_type type, struct json_object *obj)
+{
+	(void)arg;
+	(void)type;
+	(void)obj;
+	return 0;
+}
+
+/* A watch that never ends, on a client with a fake transport. */
+static int
+blocked_watch(struct kc_client *cl, struct fake_transport *ft)
+{
+	ft_expect(ft, &(struct ft_exchange){
+		.method = "GET", .path = "/apis/trainyard.dev/v1beta1/namespaces/team-a/"
+		    "runs?watch=true", .status = 200, .block = true,
+	});
+	return kc_watch_run(cl, &(struct kc_watch_opts){ .res = &cli_res_runs,
+	    .ns = "team-a" }, no_event, NULL, NULL, NULL);
+}
+
+static void *
+raise_sigint(void *arg)
+{
+	(void)arg;
+	(void)kc_clock_sleep_ms(100);
+	(void)kill(getpid(), SIGINT);
+	return NULL;
+}
+
+/* SIGINT and the deadline cancel the client's watch; the handlers go back after. */
+START_TEST(test_interrupt)
+{
+	struct fake_transport *ft = ft_new();
+	struct kc_client *cl = NULL;
+	struct kc_status st;
+	struct sigaction before, old;
+	pthread_t th;
+	uint64_t t0;
+
+	ck_assert_int_eq(kc_client_new(&(struct kc_client_opts){ .rc = &test_rc,
+	    .ops = &fake_transport_ops }, &cl, &st), 0);
+	ck_assert_int_eq(sigaction(SIGINT, NULL, &before), 0);
+	ck_assert_int_eq(ops_interrupt_start(cl, 0), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, raise_sigint, NULL), 0);
+	ck_assert_int_eq(blocked_watch(cl, ft), -ECANCELED);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert(ops_interrupted());
+	ck_assert(!ops_deadline_passed());
+	ops_interrupt_stop();
+	ck_assert_int_eq(sigaction(SIGINT, NULL, &old), 0);
+	ck_assert(old.sa_handler == before.sa_handler);
+
+	kc_client_reset_cancel(cl);
+	t0 = kc_clock_now_ms();
+	ck_assert_int_eq(ops_interrupt_start(cl, t0 + 150), 0);
+	ck_assert_int_eq(blocked_watch(cl, ft), -ECANCELED);
+	ck_assert_uint_ge(kc_clock_now_ms() - t0, 150);
+	ck_assert(ops_deadline_passed());
+	ck_assert(!ops_interrupted());
+	ops_interrupt_stop();
+
+	/* Stopped before anything happened: nothing is cancelled. */
+	kc_client_reset_cancel(cl);
+	ck_assert_int_eq(ops_interrupt_start(cl, 0), 0);
+	ops_interrupt_stop();
+	ck_assert(!ops_interrupted() && !ops_deadline_passed());
+	ft_done(ft);
+	cl = kc_client_free(cl);
+	ft = ft_free(ft);
+}
+END_TEST
+
 Suite *
 cli_ops_suite(void)
 {
@@ -296,6 +381,7 @@ cli_ops_suite(void)
 	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_list_rows);
 	tcase_add_test(tc, test_age);
+	tcase_add_test(tc, test_interrupt);
 	suite_add_tcase(s, tc);
 	return s;
 }
