@@ -105,6 +105,7 @@ UNIT_SUITES	+= ctl_convert ctl_project ctl_admission ctl_quota
 UNIT_SUITES	+= cli_args
 # logs, submit, run
 UNIT_SUITES	+= cli_logs
+UNIT_SUITES	+= cli_ops
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c tests/unit/ctl_testutil.c
@@ -201,6 +202,7 @@ SUITE_DEPS_ctl_quota	= $(CTL_PURE_DEPS) tests/unit/ctl_testutil.c
 SUITE_DEPS_cli_args	= $(SUITE_DEPS_client) $(CLI_PURE_SRCS)
 # logs, submit, run
 SUITE_DEPS_cli_logs	= $(SUITE_DEPS_client) $(CLI_PURE_SRCS)
+SUITE_DEPS_cli_ops	= $(SUITE_DEPS_client) $(CLI_PURE_SRCS) lib/watch.c
 SUITE_DEPS_client	+= lib/ratelimit.c
 SUITE_DEPS_ratelimit	= $(SUITE_DEPS_client)
 SUITE_DEPS_workqueue	= lib/ratelimit.c lib/workqueue.c
@@ -274,6 +276,9 @@ CLI_SRCS	 = cli/main.c $(CLI_PURE_SRCS) cli/cmd_version.c
 # logs, submit, run
 CLI_PURE_SRCS	+= cli/logmux.c
 CLI_SRCS	+= cli/cmd_logs.c cli/cmd_submit.c
+# wait, stop/resume/restart, describe, list
+CLI_PURE_SRCS	+= cli/ops.c
+CLI_SRCS	+= cli/cmd_wait.c cli/cmd_control.c cli/cmd_describe.c cli/cmd_list.c
 
 # Small programs that use libkc (examples/libkc/): each file is one program,
 # built into $(BUILD)/bin/examples/ and run by tests/e2e/examples.bats.

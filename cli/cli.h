@@ -142,5 +142,12 @@ extern const struct cli_cmd cli_cmd_version;
 extern const struct cli_cmd cli_cmd_logs;
 extern const struct cli_cmd cli_cmd_submit;
 extern const struct cli_cmd cli_cmd_run;
+/* wait, stop, resume, restart, describe, list (cmd_wait.c, cmd_control.c, ...) */
+extern const struct cli_cmd cli_cmd_wait;
+extern const struct cli_cmd cli_cmd_stop;
+extern const struct cli_cmd cli_cmd_resume;
+extern const struct cli_cmd cli_cmd_restart;
+extern const struct cli_cmd cli_cmd_describe;
+extern const struct cli_cmd cli_cmd_list;
 
 #endif

@@ -17,6 +17,13 @@ static const struct cli_cmd *const commands[] = {
 	&cli_cmd_submit,
 	&cli_cmd_run,
 	&cli_cmd_logs,
+	/* wait, stop, resume, restart, describe, list */
+	&cli_cmd_list,
+	&cli_cmd_describe,
+	&cli_cmd_wait,
+	&cli_cmd_stop,
+	&cli_cmd_resume,
+	&cli_cmd_restart,
 	NULL
 };
 

@@ -648,3 +648,40 @@ kc_time_parse(const char *s, time_t *ret)
 	*ret = t - sign * (oh * 3600 + om * 60);
 	return 0;
 }
+
+void
+kc_duration_human(int64_t seconds, char *buf, size_t size)
+{
+	int64_t minutes = seconds / 60, hours = seconds / 3600, days = seconds / 86400;
+	int64_t a, b = 0;
+	const char *ua, *ub = "";
+
+	if (seconds < -1) {
+		(void)kc_strlcpy(buf, "<invalid>", size);
+		return;
+	}
+	if (seconds < 120) {
+		a = seconds < 0 ? 0 : seconds;
+		ua = "s";
+	} else if (minutes < 10) {
+		a = minutes, ua = "m", b = seconds % 60, ub = "s";
+	} else if (minutes < 3 * 60) {
+		a = minutes, ua = "m";
+	} else if (hours < 8) {
+		a = hours, ua = "h", b = minutes % 60, ub = "m";
+	} else if (hours < 48) {
+		a = hours, ua = "h";
+	} else if (hours < 8 * 24) {
+		a = days, ua = "d", b = hours % 24, ub = "h";
+	} else if (hours < 2 * 365 * 24) {
+		a = days, ua = "d";
+	} else if (hours < 8 * 365 * 24) {
+		a = days / 365, ua = "y", b = days % 365, ub = "d";
+	} else {
+		a = days / 365, ua = "y";
+	}
+	if (b != 0)
+		(void)snprintf(buf, size, "%" PRId64 "%s%" PRId64 "%s", a, ua, b, ub);
+	else
+		(void)snprintf(buf, size, "%" PRId64 "%s", a, ua);
+}

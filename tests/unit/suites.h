@@ -78,3 +78,4 @@ SUITE(ctl_quota)
 SUITE(cli_args)
 /* logs, submit, run */
 SUITE(cli_logs)
+SUITE(cli_ops)

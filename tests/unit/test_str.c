@@ -392,6 +392,33 @@ START_TEST(durations)
 }
 END_TEST
 
+/* kubectl's AGE column (apimachinery duration.HumanDuration), at each boundary. */
+START_TEST(duration_human)
+{
+	static const struct {
+		int64_t		 s;
+		const char	*want;
+	} cases[] = {
+		{ -2, "<invalid>" }, { -1, "0s" }, { 0, "0s" }, { 5, "5s" }, { 119, "119s" },
+		{ 120, "2m" }, { 200, "3m20s" }, { 599, "9m59s" }, { 600, "10m" },
+		{ 10799, "179m" }, { 10800, "3h" }, { 11100, "3h5m" }, { 28799, "7h59m" },
+		{ 28800, "8h" }, { 172799, "47h" }, { 172800, "2d" }, { 190800, "2d5h" },
+		{ 691199, "7d23h" }, { 691200, "8d" }, { 63071999, "729d" },
+		{ 63072000, "2y" }, { 65664000, "2y30d" }, { 252288000, "8y" },
+		{ 315360000, "10y" },
+	};
+	char buf[KC_DURATION_HUMAN_MAX], small[3];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		kc_duration_human(cases[i].s, buf, sizeof(buf));
+		ck_assert_msg(strcmp(buf, cases[i].want) == 0, "%lld: got %s, want %s",
+		    (long long)cases[i].s, buf, cases[i].want);
+	}
+	kc_duration_human(200, small, sizeof(small));
+	ck_assert_str_eq(small, "3m");
+}
+END_TEST
+
 Suite *
 str_suite(void)
 {
@@ -410,6 +437,7 @@ str_suite(void)
 	tcase_add_test(tc, hex_digits);
 	tcase_add_test(tc, utf8);
 	tcase_add_test(tc, utf8_sanitize);
+	tcase_add_test(tc, duration_human);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -150,4 +150,15 @@ int	kc_time_format_us(int64_t us, enum kc_time_prec, char *buf, size_t size);
 /* Parses RFC 3339 ("Z" or a numeric offset; fractional seconds ignored). */
 int	kc_time_parse(const char *, time_t *ret) _must_check_;
 
+/*
+ * A duration of 'seconds' as kubectl's AGE column writes it (apimachinery's
+ * duration.HumanDuration): "45s" below 2 minutes, "3m20s" below 10, "15m"
+ * below 3 hours, "2h5m" below 8, "20h" below 2 days, "3d4h" below 8, "40d"
+ * below 2 years, "2y30d" below 8, then "9y"; "0s" for -1 (clock skew) and
+ * "<invalid>" below. Always NUL-terminated; at most KC_DURATION_HUMAN_MAX.
+ */
+#define KC_DURATION_HUMAN_MAX	32
+
+void	kc_duration_human(int64_t seconds, char *buf, size_t size);
+
 #endif
