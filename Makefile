@@ -103,6 +103,7 @@ UNIT_SUITES	+= ctl_cache
 UNIT_SUITES	+= ctl_review ctl_webhook ctl_certs
 UNIT_SUITES	+= ctl_convert ctl_project ctl_admission ctl_quota
 UNIT_SUITES	+= cli_args
+UNIT_SUITES	+= cli_admin
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c tests/unit/ctl_testutil.c
@@ -197,6 +198,7 @@ SUITE_DEPS_ctl_project	= $(CTL_PURE_DEPS) tests/unit/ctl_testutil.c
 SUITE_DEPS_ctl_admission = $(CTL_PURE_DEPS) lib/patch.c tests/unit/ctl_testutil.c
 SUITE_DEPS_ctl_quota	= $(CTL_PURE_DEPS) tests/unit/ctl_testutil.c
 SUITE_DEPS_cli_args	= $(SUITE_DEPS_client) $(CLI_PURE_SRCS)
+SUITE_DEPS_cli_admin	= $(SUITE_DEPS_client) $(CLI_PURE_SRCS)
 SUITE_DEPS_client	+= lib/ratelimit.c
 SUITE_DEPS_ratelimit	= $(SUITE_DEPS_client)
 SUITE_DEPS_workqueue	= lib/ratelimit.c lib/workqueue.c
@@ -267,6 +269,9 @@ CONTROLLER_SRCS	 = controller/main.c $(CTL_SRCS)
 # cmd_<name>.c per command; CLI_PURE_SRCS are what the unit tests link.
 CLI_PURE_SRCS	 = cli/common.c
 CLI_SRCS	 = cli/main.c $(CLI_PURE_SRCS) cli/cmd_version.c
+# cli-admin: exec, invite/members/remove, upgrade, completion
+CLI_PURE_SRCS	+= cli/admin.c
+CLI_SRCS	+= cli/cmd_exec.c cli/cmd_members.c cli/cmd_upgrade.c cli/cmd_completion.c
 
 # Small programs that use libkc (examples/libkc/): each file is one program,
 # built into $(BUILD)/bin/examples/ and run by tests/e2e/examples.bats.
@@ -437,7 +442,7 @@ check-style:
 	@! grep -lE '<(curl|yaml|zlib|libwebsockets|openssl/)' lib/include/kc/*.h || \
 	    { echo 'check-style: third-party header in a public kc/ header'; exit 1; }
 	@! grep -l '<libwebsockets.h>' $(STYLE_SRCS) | \
-	    grep -vxE 'controller/metrics.c|controller/webhook.c|devcluster/http.c|devcluster/exec.c|tests/server/testserver.c' || \
+	    grep -vxE 'controller/metrics.c|controller/webhook.c|devcluster/http.c|devcluster/exec.c|tests/server/testserver.c|cli/cmd_exec.c' || \
 	    { echo 'check-style: libwebsockets outside its allowed files'; exit 1; }
 	@! grep -lE '"(\.\./)*(controller|devcluster)/' lib/*.c lib/*.h || \
 	    { echo 'check-style: lib/ includes a program header'; exit 1; }

@@ -131,5 +131,12 @@ int	cli_print_object(struct cli *, const struct json_object *obj, const char *ki
 
 /* The commands (main.c's table). */
 extern const struct cli_cmd cli_cmd_version;
+/* cli-admin: exec, project members, upgrade, completion */
+extern const struct cli_cmd cli_cmd_exec;
+extern const struct cli_cmd cli_cmd_invite;
+extern const struct cli_cmd cli_cmd_members;
+extern const struct cli_cmd cli_cmd_remove;
+extern const struct cli_cmd cli_cmd_upgrade;
+extern const struct cli_cmd cli_cmd_completion;
 
 #endif
