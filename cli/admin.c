@@ -256,15 +256,6 @@ crd_versions_read(const struct json_object *crd, struct crd_versions *ret)
 	return 0;
 }
 
-static bool
-has_name(const char *const *v, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(v[i], name) == 0)
-			return true;
-	return false;
-}
-
 void
 upgrade_next_step(const struct crd_versions *v, char *buf, size_t size)
 {
@@ -282,19 +273,21 @@ upgrade_next_step(const struct crd_versions *v, char *buf, size_t size)
 	if (v->storage == NULL) {
 		(void)snprintf(buf, size, "the CRD has no single storage version: restore it from "
 		    "your backup (docs/upgrade.md, step 1)");
-	} else if (v->n == 1) {
-		(void)snprintf(buf, size, nold_stored > 0 ?
-		    "objects are stored at a version the CRD no longer has: run \"kubectl "
-		    "trainyard upgrade migrate\"" : "nothing to do: %s alone, served and stored",
-		    v->storage);
-	} else if (!has_name(v->name, v->n, "v1beta1") || strcmp(v->storage, "v1beta1") != 0) {
-		if (has_name(v->name, v->n, "v1beta1"))
+	} else if (strcmp(v->storage, "v1beta1") != 0) {
+		size_t k;
+
+		for (k = 0; k < v->n && strcmp(v->name[k], "v1beta1") != 0; k++)
+			;
+		if (k == v->n)
+			(void)snprintf(buf, size, "steps 1 and 2: back up, install the controller "
+			    "that serves the conversion webhook; then step 3: serve v1beta1 "
+			    "(kubectl apply -k manifests/upgrade-steps/serve-v1beta1)");
+		else if (!v->served[k])
+			(void)snprintf(buf, size, "step 3: serve v1beta1 (kubectl apply -k "
+			    "manifests/upgrade-steps/serve-v1beta1)");
+		else
 			(void)snprintf(buf, size, "step 4: store v1beta1 (kubectl apply -f crds/), "
 			    "once reads at v1beta1 succeed through the webhook");
-		else
-			(void)snprintf(buf, size, "step 2, then step 3: install the controller "
-			    "that serves the conversion webhook, then serve v1beta1 (kubectl apply "
-			    "-k manifests/upgrade-steps/serve-v1beta1)");
 	} else if (nold_stored > 0) {
 		(void)snprintf(buf, size, "step 5: migrate the stored objects (kubectl "
 		    "trainyard upgrade migrate), then check status.storedVersions is [%s]",
@@ -306,7 +299,8 @@ upgrade_next_step(const struct crd_versions *v, char *buf, size_t size)
 		(void)snprintf(buf, size, "step 7: remove the old version (kubectl apply -k "
 		    "manifests/upgrade-steps/remove-v1alpha1)");
 	} else {
-		(void)snprintf(buf, size, "nothing to do");
+		(void)snprintf(buf, size, "nothing to do: %s alone, served and stored",
+		    v->storage);
 	}
 }
 

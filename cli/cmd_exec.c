@@ -299,10 +299,13 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 		s->ws = NULL;
 		s->done = true;
 		break;
-	case LWS_CALLBACK_CLIENT_ESTABLISHED:
-		s->established = true;
+	case LWS_CALLBACK_CLIENT_FILTER_PRE_ESTABLISH:
+		/* The subprotocol the server chose, while its headers are still here. */
 		if (lws_hdr_copy(wsi, proto, sizeof(proto), WSI_TOKEN_PROTOCOL) > 0)
 			s->v5 = strcmp(proto, "v5.channel.k8s.io") == 0;
+		break;
+	case LWS_CALLBACK_CLIENT_ESTABLISHED:
+		s->established = true;
 		if (s->in) {
 			lws_sock_file_fd_type fd = { .filefd = STDIN_FILENO };
 
@@ -337,8 +340,12 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 		}
 		return on_stdin(s, wsi);
 	case LWS_CALLBACK_RAW_CLOSE_FILE:
-		if (wsi == s->in_wsi)
+		/* lws closes stdin itself on a hang-up, without a read of 0. */
+		if (wsi == s->in_wsi) {
 			s->in_wsi = NULL;
+			s->in_eof = true;
+			ask_write(s);
+		}
 		if (wsi == s->sig_wsi)
 			s->sig_wsi = NULL;
 		break;

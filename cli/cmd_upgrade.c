@@ -233,11 +233,12 @@ check(struct cli *c)
 				} else if (n > 0) {
 					other_read = true;
 				}
-				(void)snprintf(line, sizeof(line), "%" PRIu64 " object%s read", n,
+				(void)snprintf(line, sizeof(line), "ok, %" PRIu64 " object%s", n,
 				    n == 1 ? "" : "s");
 			}
 			if (people)
-				(void)printf("  read at %-7s %s\n", v.name[k], line);
+				(void)printf("  read at %s:%*s%s\n", v.name[k],
+				    (int)(strlen(v.name[k]) < 7 ? 7 - strlen(v.name[k]) : 1), "", line);
 		}
 		if (store_ok && kc_json_set_int(e, "objects", (int64_t)nstore) < 0)
 			return cli_error(c, "out of memory");

@@ -63,6 +63,12 @@ two" ]
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"Unable to use a TTY"* ]]
 	[ "${lines[-1]}" = hi ]
+	# -it on a terminal (script(1) gives it one): raw mode, the exit code still comes.
+	run script -qec "kubectl trainyard exec ex -it -n $NS --node 2 -- hostname" /dev/null
+	[ "$status" -eq 0 ]
+	[[ "$output" == *ex-2* ]]
+	run script -qec "kubectl trainyard exec ex -it -n $NS -- sh -c 'exit 4'" /dev/null
+	[ "$status" -eq 4 ]
 	# The runtime's error for a program that is not there, in words.
 	run kt exec ex -n "$NS" -- nope
 	[ "$status" -eq 5 ]
@@ -146,13 +152,20 @@ EOF
 }
 
 @test "upgrade check prints the served and stored versions, counts, and the next step" {
+	ctl_apply <<'EOF'
+apiVersion: trainyard.dev/v1beta1
+kind: Run
+metadata: {name: conv}
+spec: {nodes: 1, profile: cpu-small, container: {image: busybox}, suspend: true}
+EOF
 	run kt upgrade check
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -Fx "runs.trainyard.dev"
-	echo "$output" | grep -Fx "  versions:       v1alpha1 (served), v1beta1 (served, storage)"
+	echo "$output" | grep -Fx "  versions:       v1beta1 (served, storage), v1alpha1 (served)"
 	echo "$output" | grep -Fx "  storedVersions: [v1beta1]"
 	echo "$output" | grep -Fx "  conversion:     Webhook"
-	echo "$output" | grep -E '^  read at v1alpha1 [0-9]+ objects? read$'
+	echo "$output" | grep -E '^  read at v1alpha1: ok, [0-9]+ objects?$'
+	echo "$output" | grep -Fx "  webhook:        answers (objects read at every served version)"
 	echo "$output" | grep -E '^  next step:      step 6: '
 	echo "$output" | grep -Fx "projectmembers.trainyard.dev"
 	run kt upgrade check -o json
@@ -162,6 +175,15 @@ EOF
 	    (.served | index("v1alpha1")) != null and .reads.v1alpha1.ok'
 	echo "$output" | jq -e '.crds[] | select(.name == "resourceprofiles.trainyard.dev") |
 	    .objects > 0'
+	# The webhook down (its Endpoints at a closed port): reads at v1alpha1 fail, and say so.
+	port="$(grep -o 'conversion webhook on port [0-9]*' "$DC_DIR/ctl-p.log" | tail -1 |
+	    awk '{print $NF}')"
+	ctl_webhook_endpoints 1
+	run kt upgrade check
+	ctl_webhook_endpoints "$port"
+	[ "$status" -eq 5 ]
+	echo "$output" | grep -E '^  read at v1alpha1: FAILED: .*conversion webhook'
+	echo "$output" | grep -F "  webhook:        NOT ANSWERING"
 	run kt upgrade frob
 	[ "$status" -eq 5 ]
 	[[ "$output" == *"upgrade takes check or migrate"* ]]

@@ -86,11 +86,11 @@ START_TEST(test_member_expiry)
 	ck_assert_int_eq(member_parse_expiry("90m", now, &t), 0);
 	ck_assert_int_eq(t, now + 90 * 60);
 	ck_assert_int_eq(member_parse_expiry("2027-03-01", now, &t), 0);
-	ck_assert_int_eq(t, 1803945600);
+	ck_assert_int_eq(t, 1803859200);
 	ck_assert_int_eq(member_parse_expiry("2027-03-01T12:00:00Z", now, &t), 0);
-	ck_assert_int_eq(t, 1803945600 + 12 * 3600);
+	ck_assert_int_eq(t, 1803859200 + 12 * 3600);
 	ck_assert_int_eq(member_parse_expiry("2027-03-01T12:00:00+02:00", now, &t), 0);
-	ck_assert_int_eq(t, 1803945600 + 10 * 3600);
+	ck_assert_int_eq(t, 1803859200 + 10 * 3600);
 	/* Not in the future. */
 	ck_assert_int_eq(member_parse_expiry("2020-01-01", now, &t), -ERANGE);
 	ck_assert_int_eq(member_parse_expiry("0d", now, &t), -ERANGE);
@@ -174,7 +174,7 @@ START_TEST(test_exec_path_resize)
 	    "stdin=true&stdout=true&tty=true");
 	kc_free(p);
 	ck_assert_ptr_null(exec_path("t1", "job-0", "main", argv, 3, false, false, 40));
-	ck_assert_uint_eq(exec_resize_msg(120, 40, buf, sizeof(buf)), 26);
+	ck_assert_uint_eq(exec_resize_msg(120, 40, buf, sizeof(buf)), 25);
 	ck_assert_str_eq(buf, "{\"Width\":120,\"Height\":40}");
 }
 END_TEST
@@ -202,8 +202,8 @@ START_TEST(test_upgrade_steps)
 	static const struct {
 		const char	*versions, *stored, *want;
 	} cases[] = {
-		{ "[" V1A(true, true) "]", "[\"v1alpha1\"]", "nothing to do: v1alpha1 alone" },
-		{ "[" V1A(true, true) "," V1B(false, false) "]", "[\"v1alpha1\"]", "step 2" },
+		{ "[" V1A(true, true) "]", "[\"v1alpha1\"]", "steps 1 and 2" },
+		{ "[" V1A(true, true) "," V1B(false, false) "]", "[\"v1alpha1\"]", "step 3" },
 		{ "[" V1A(true, true) "," V1B(true, false) "]", "[\"v1alpha1\"]", "step 4" },
 		{ "[" V1A(true, false) "," V1B(true, true) "]", "[\"v1alpha1\",\"v1beta1\"]",
 		    "step 5" },
@@ -212,8 +212,8 @@ START_TEST(test_upgrade_steps)
 		{ "[" V1A(false, false) "," V1B(true, true) "]", "[\"v1alpha1\",\"v1beta1\"]",
 		    "step 5" },
 		{ "[" V1B(true, true) "]", "[\"v1beta1\"]", "nothing to do: v1beta1 alone" },
-		{ "[" V1B(true, true) "]", "[\"v1alpha1\",\"v1beta1\"]", "objects are stored" },
-		{ "[" V1A(true, true) "," V1B(true, true) "]", "[]", "no single storage" },
+		{ "[" V1B(true, true) "]", "[\"v1alpha1\",\"v1beta1\"]", "step 5" },
+		{ "[" V1A(true, true) "," V1B(true, true) "]", "[]", "the CRD has no single storage" },
 	};
 	struct crd_versions v;
 	char buf[512];
