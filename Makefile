@@ -106,6 +106,7 @@ UNIT_SUITES	+= cli_args
 # logs, submit, run
 UNIT_SUITES	+= cli_logs
 UNIT_SUITES	+= cli_ops
+UNIT_SUITES	+= cli_admin
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c tests/unit/ctl_testutil.c
@@ -203,6 +204,7 @@ SUITE_DEPS_cli_args	= $(SUITE_DEPS_client) $(CLI_PURE_SRCS)
 # logs, submit, run
 SUITE_DEPS_cli_logs	= $(SUITE_DEPS_client) $(CLI_PURE_SRCS)
 SUITE_DEPS_cli_ops	= $(SUITE_DEPS_client) $(CLI_PURE_SRCS) lib/watch.c
+SUITE_DEPS_cli_admin	= $(SUITE_DEPS_client) $(CLI_PURE_SRCS)
 SUITE_DEPS_client	+= lib/ratelimit.c
 SUITE_DEPS_ratelimit	= $(SUITE_DEPS_client)
 SUITE_DEPS_workqueue	= lib/ratelimit.c lib/workqueue.c
@@ -279,6 +281,9 @@ CLI_SRCS	+= cli/cmd_logs.c cli/cmd_submit.c
 # wait, stop/resume/restart, describe, list
 CLI_PURE_SRCS	+= cli/ops.c
 CLI_SRCS	+= cli/cmd_wait.c cli/cmd_control.c cli/cmd_describe.c cli/cmd_list.c
+# cli-admin: exec, invite/members/remove, upgrade, completion
+CLI_PURE_SRCS	+= cli/admin.c
+CLI_SRCS	+= cli/cmd_exec.c cli/cmd_members.c cli/cmd_upgrade.c cli/cmd_completion.c
 
 # Small programs that use libkc (examples/libkc/): each file is one program,
 # built into $(BUILD)/bin/examples/ and run by tests/e2e/examples.bats.
@@ -449,7 +454,7 @@ check-style:
 	@! grep -lE '<(curl|yaml|zlib|libwebsockets|openssl/)' lib/include/kc/*.h || \
 	    { echo 'check-style: third-party header in a public kc/ header'; exit 1; }
 	@! grep -l '<libwebsockets.h>' $(STYLE_SRCS) | \
-	    grep -vxE 'controller/metrics.c|controller/webhook.c|devcluster/http.c|devcluster/exec.c|tests/server/testserver.c' || \
+	    grep -vxE 'controller/metrics.c|controller/webhook.c|devcluster/http.c|devcluster/exec.c|tests/server/testserver.c|cli/cmd_exec.c' || \
 	    { echo 'check-style: libwebsockets outside its allowed files'; exit 1; }
 	@! grep -lE '"(\.\./)*(controller|devcluster)/' lib/*.c lib/*.h || \
 	    { echo 'check-style: lib/ includes a program header'; exit 1; }

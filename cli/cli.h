@@ -149,5 +149,12 @@ extern const struct cli_cmd cli_cmd_resume;
 extern const struct cli_cmd cli_cmd_restart;
 extern const struct cli_cmd cli_cmd_describe;
 extern const struct cli_cmd cli_cmd_list;
+/* cli-admin: exec, project members, upgrade, completion */
+extern const struct cli_cmd cli_cmd_exec;
+extern const struct cli_cmd cli_cmd_invite;
+extern const struct cli_cmd cli_cmd_members;
+extern const struct cli_cmd cli_cmd_remove;
+extern const struct cli_cmd cli_cmd_upgrade;
+extern const struct cli_cmd cli_cmd_completion;
 
 #endif

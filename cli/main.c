@@ -24,8 +24,18 @@ static const struct cli_cmd *const commands[] = {
 	&cli_cmd_stop,
 	&cli_cmd_resume,
 	&cli_cmd_restart,
+	/* cli-admin */
+	&cli_cmd_exec,
+	&cli_cmd_invite,
+	&cli_cmd_members,
+	&cli_cmd_remove,
+	&cli_cmd_upgrade,
+	&cli_cmd_completion,
 	NULL
 };
+
+/* The table for "completion" (admin.h). */
+const struct cli_cmd *const *const cli_commands = commands;
 
 static void
 usage(FILE *f)

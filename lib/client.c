@@ -267,6 +267,12 @@ kc__query_add(struct kc_buf *b, const char *key, const char *value)
 	return 0;
 }
 
+int
+kc_client_query_add(struct kc_buf *b, const char *key, const char *value)
+{
+	return kc__query_add(b, key, value);
+}
+
 static int
 query(struct kc_buf *b, const char *key, const char *value, struct kc_status *st)
 {

@@ -79,3 +79,4 @@ SUITE(cli_args)
 /* logs, submit, run */
 SUITE(cli_logs)
 SUITE(cli_ops)
+SUITE(cli_admin)

@@ -207,6 +207,12 @@ START_TEST(test_query_escape)
 	ck_assert_int_eq(kc__query_add(&b, "watch", "true"), 0);
 	ck_assert_str_eq(kc_buf_str(&b), "/api/v1/pods?limit=5&watch=true");
 	kc_buf_free(&b);
+	/* The public form, for requests made outside the client. */
+	kc_buf_init(&b, 1024);
+	ck_assert_int_eq(kc_client_query_add(&b, "command", "sh -c 'exit 3'"), 0);
+	ck_assert_int_eq(kc_client_query_add(&b, "command", "a&b=c"), 0);
+	ck_assert_str_eq(kc_buf_str(&b), "?command=sh%20-c%20%27exit%203%27&command=a%26b%3Dc");
+	kc_buf_free(&b);
 	kc_buf_init(&b, 8);
 	ck_assert_int_eq(kc__query_add(&b, "k", "0123456789"), -E2BIG);
 	ck_assert_ptr_null(b.data);

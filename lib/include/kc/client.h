@@ -413,4 +413,16 @@ int	kc_client_get_path(struct kc_client *cl, const char *path,
 int	kc_client_check_name(const char *name, struct kc_status *st);
 int	kc_client_check_namespace(const char *ns, struct kc_status *st);
 
+struct kc_buf;
+
+/*
+ * Appends "?key=value" (or "&key=value" once 'b' holds a '?'), the value
+ * percent-encoded as every kc_client_* query is (RFC 3986 unreserved
+ * characters kept): for requests made outside the client, such as
+ * pods/exec over WebSocket. A NULL value appends nothing; -E2BIG or
+ * -ENOMEM from the buffer.
+ */
+int	kc_client_query_add(struct kc_buf *b, const char *key, const char *value)
+	    _must_check_;
+
 #endif
