@@ -308,6 +308,10 @@ $(SAN)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(SAN_FLAGS) $(TEST_CFLAGS) -c $< -o $@
 
+# The tests' own code (not the code under test) at -O1: it compiles in half
+# the time, and a third of what "make test" compiles is tests/.
+$(SAN)/tests/%.o: OPT = -O1 -g
+
 $(SAN)/bin/trainyard-devcluster: $(DEVCLUSTER_SRCS:%.c=$(SAN)/%.o) \
     $(LIB_DATA_SRCS:%.c=$(SAN)/%.o) $(DC_CLIENT_SRCS:%.c=$(SAN)/%.o)
 	@mkdir -p $(@D)

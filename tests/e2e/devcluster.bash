@@ -25,6 +25,10 @@
 # $DC_BUILD/san/bin/trainyard-devcluster (DC_BUILD defaults to build) up
 # to date first.
 
+# kubectl runs a few thousand times in "make test", each a short-lived Go
+# program: one thread and a lazier garbage collector cost less CPU.
+export GOMAXPROCS="${GOMAXPROCS:-1}" GOGC="${GOGC:-400}"
+
 DC_REPO="$(cd "${BATS_TEST_DIRNAME:-.}/../.." && pwd)"
 DC_BUILD="${DC_BUILD:-build}"
 DC_BIN="${DEVCLUSTER:-$DC_REPO/$DC_BUILD/san/bin/trainyard-devcluster}"
