@@ -365,6 +365,10 @@ unit: $(SAN)/tests/unit/check_main
 		cat $(SAN)/unit-$$i.log; \
 		i=$$((i + 1)); \
 	done; \
+	cat $(SAN)/unit-*.log | awk -v n=$$n '/^[0-9]+%: Checks: / { \
+		gsub(/,/, ""); c += $$3; f += $$5; e += $$7 } \
+		END { printf "unit: %d checks in %d processes, %d failures, %d errors\n", \
+		c, n, f, e }'; \
 	exit $$st
 endif
 
