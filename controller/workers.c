@@ -344,11 +344,22 @@ workers_start(struct workers *w)
 void
 workers_stop(struct workers *w, uint64_t drain_ms)
 {
+	bool pool;
+
 	if (w == NULL)
 		return;
 	pthread_mutex_lock(&w->lock);
 	w->stopping = true;
+	pool = w->slots != NULL;
 	pthread_mutex_unlock(&w->lock);
+	/*
+	 * A standby never started the pool (and cannot now): nothing would
+	 * ever take what its informers queued, so there is nothing to wait for.
+	 */
+	if (!pool) {
+		kc_workqueue_shut_down(w->o.queue);
+		return;
+	}
 	/*
 	 * Intake stops; what is queued or in flight may finish within
 	 * 'drain_ms', then the workers' requests are cancelled, so their

@@ -366,7 +366,8 @@ f_switched() {
 	ctl_proc_wait g 'serving version changed: reading trainyard.dev/v1alpha1 \(was v1beta1\)' 30
 	# (its list or watch at v1beta1 answered 404; the next look was minutes away)
 	grep -qE 'list/watch (runs|resourceprofiles): ' "$DC_DIR/ctl-g.log"
-	ctl_proc_term g
+	# A standby with Runs queued: no drain to wait for (that takes 20 s).
+	ctl_proc_term g 10
 	f_run c
 	f_unchanged
 }

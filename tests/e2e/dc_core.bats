@@ -6,7 +6,7 @@
 # The main devcluster reports Kubernetes 1.32, so the kubectl dispatcher
 # runs its built-in kubectl 1.32, which sends protobuf bodies for "create
 # namespace|configmap|secret" (openapi.c decodes them); the version test
-# below reads with 1.27, 1.29, 1.31 and 1.33 too.
+# below reads with 1.27 and 1.33 too.
 #
 # apply, create -f and replace -f validate as they do against
 # kube-apiserver: the devcluster serves OpenAPI (dc_api.bats tests it).
@@ -255,7 +255,15 @@ EOF
 	local wpid=$!
 	sleep 1
 	kubectl delete --raw /api/v1/namespaces/burst/configmaps >/dev/null
-	wait "$wpid"
+	# 200 newlines, 200 whole events: no need to wait for the watch's
+	# timeout (a 201st event, even half written, still fails below).
+	for i in $(seq 200); do
+		[ "$(wc -l <"$out")" -ge 200 ] && break
+		kill -0 "$wpid" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill "$wpid" 2>/dev/null || true
+	wait "$wpid" || true
 	# Every event, each a whole object, resourceVersions rising.
 	[ "$(jq -r .type "$out" | sort | uniq -c | awk '{ print $2 "=" $1 }')" = "DELETED=200" ]
 	[ "$(jq -r .object.metadata.name "$out" | sort -u | wc -l)" -eq 200 ]
@@ -369,7 +377,10 @@ EOF
 
 @test "other kubectl minors: discovery and reads" {
 	local v dir
-	for v in 1.27 1.29 1.31 1.33; do
+	# The oldest and the newest minor: 1.28 and 1.29 discover as 1.27 does
+	# (apidiscovery v2beta1), 1.30 to 1.32 as 1.33 does (v2, then v2beta1);
+	# dc_api.bats applies with 1.29 and 1.32 too.
+	for v in 1.27 1.33; do
 		dc_start_extra dir --kubernetes-version "$v"
 		# The dispatcher runs the kubectl of the server's minor.
 		local json

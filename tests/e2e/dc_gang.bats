@@ -62,6 +62,11 @@ YAML
 # prio=CLASS, zone=yes (required pod affinity to its group by ib-zone),
 # role=ROLE.
 pod() {
+	pod_yaml "$@" | kubectl apply -n "$NS" -f -
+}
+
+# pod_yaml NAME GPUS [KEY=VALUE...]: the manifest pod applies.
+pod_yaml() {
 	local name="$1" gpus="$2" group="" label="scheduling.x-k8s.io/pod-group"
 	local node="" prio="" zone="" role="work" sched="default-scheduler" kv
 	shift 2
@@ -109,18 +114,18 @@ YAML
     resources:
       limits: {nvidia.com/gpu: "$gpus"}
 YAML
-	} | kubectl apply -n "$NS" -f -
+	}
 }
 
-# fill NODE...: an 8-GPU placeholder pod on each node, bound.
+# fill NODE...: an 8-GPU placeholder pod on each node, bound (one apply
+# and one wait for them all).
 fill() {
 	local n
 	for n in "$@"; do
-		pod "fill-$n" 8 node="$n" role=fill "${FILL_PRIO:+prio=$FILL_PRIO}"
-	done
-	for n in "$@"; do
-		kubectl wait -n "$NS" --for=condition=PodScheduled "pod/fill-$n" --timeout=10s
-	done
+		echo ---
+		pod_yaml "fill-$n" 8 node="$n" role=fill "${FILL_PRIO:+prio=$FILL_PRIO}"
+	done | kubectl apply -n "$NS" -f -
+	kubectl wait -n "$NS" --for=condition=PodScheduled "${@/#/pod/fill-}" --timeout=10s
 }
 
 node_of() {

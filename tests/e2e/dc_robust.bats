@@ -207,9 +207,10 @@ cm_url() {
 		head -c 3000 /dev/urandom >&3 || true
 		exec 3>&-
 	) || true
-	# A TLS connection that closes in the middle of a request.
+	# A TLS connection that closes in the middle of a request (at the end
+	# of its input: -quiet alone would wait for an answer that never comes).
 	printf 'POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{"a":' |
-	    timeout 10 openssl s_client -quiet -connect "$hp" \
+	    timeout 10 openssl s_client -quiet -no_ign_eof -connect "$hp" \
 	    -CAfile "$BATS_FILE_TMPDIR/ca.crt" >/dev/null 2>&1 || true
 	kubectl get ns default
 }

@@ -12,7 +12,7 @@
 # temporary data dir, waits until it has written its kubeconfig and
 # answers /readyz, and exports KUBECONFIG. kubectl is wrapped so that
 # every call uses a fresh --cache-dir of this devcluster and gives up
-# after 20 s. dc_stop sends SIGTERM, waits for a clean exit (status 0),
+# after 20 s, and runs the kubectl of the server's minor (DC_KUBECTL). dc_stop sends SIGTERM, waits for a clean exit (status 0),
 # fails the suite when the log shows a sanitizer report, and removes the
 # temporary files; it also kills the process if it does not stop in
 # time, so a failed test never leaves a devcluster behind.
@@ -24,6 +24,10 @@
 # DEVCLUSTER names the binary to use; without it, make brings
 # $DC_BUILD/san/bin/trainyard-devcluster (DC_BUILD defaults to build) up
 # to date first.
+
+# kubectl runs a few thousand times in "make test", each a short-lived Go
+# program: one thread and a lazier garbage collector cost less CPU.
+export GOMAXPROCS="${GOMAXPROCS:-1}" GOGC="${GOGC:-400}"
 
 DC_REPO="$(cd "${BATS_TEST_DIRNAME:-.}/../.." && pwd)"
 DC_BUILD="${DC_BUILD:-build}"
@@ -101,12 +105,33 @@ _dc_halt() {
 	return "$status"
 }
 
+# _dc_kubectl_for MINOR: the kubectl.MINOR the Google Cloud SDK's kubectl
+# dispatcher would run for a server of that minor, when it is not the
+# dispatcher's own; nothing otherwise (or without the dispatcher).
+_dc_kubectl_for() {
+	local self own
+	self="$(readlink -f "$(command -v kubectl)")" || return 0
+	[ -n "$1" ] && [ -x "${self%/*}/kubectl.$1" ] || return 0
+	own="$(command kubectl version --client -o json 2>/dev/null |
+	    jq -r '.clientVersion | .major + "." + (.minor | rtrimstr("+"))')"
+	[ "$own" = "$1" ] || echo "${self%/*}/kubectl.$1"
+}
+
 dc_start() {
+	local minor
 	dc_build || return 1
 	DC_DIR="$(mktemp -d "${BATS_RUN_TMPDIR:-/tmp}/devcluster.XXXXXX")"
 	export DC_DIR
 	export KUBECONFIG="$DC_DIR/kubeconfig"
-	_dc_launch "$DC_DIR" "$@"
+	_dc_launch "$DC_DIR" "$@" || return 1
+	# For a server of another minor than its own, the dispatcher starts,
+	# asks the server's version and then runs kubectl.MINOR, on every call:
+	# the suite's kubectl runs that one at once, at half the cost
+	# (kubectl_at keeps the dispatcher, whose choice tests check).
+	minor="$(sed -n 's/.*devcluster ready.* version=v\([0-9]*\.[0-9]*\)\..*/\1/p' \
+	    "$DC_DIR/log" | head -1)"
+	DC_KUBECTL="$(_dc_kubectl_for "$minor")"
+	export DC_KUBECTL
 }
 
 dc_stop() {
@@ -142,7 +167,11 @@ dc_stop_extra() {
 
 # kubectl against the current devcluster (KUBECONFIG), with its cache dir.
 kubectl() {
-	command kubectl --cache-dir "${DC_DIR:-/tmp}/cache" --request-timeout=20s "$@"
+	if [ -n "${DC_KUBECTL:-}" ]; then
+		"$DC_KUBECTL" --cache-dir "${DC_DIR:-/tmp}/cache" --request-timeout=20s "$@"
+	else
+		command kubectl --cache-dir "${DC_DIR:-/tmp}/cache" --request-timeout=20s "$@"
+	fi
 }
 
 # kubectl against an extra devcluster: kubectl_at DIR ARGS...

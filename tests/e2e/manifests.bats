@@ -673,12 +673,12 @@ EOF
 	local bin="$DC_REPO/$DC_BUILD/bin/trainyard-controller"
 	make -C "$DC_REPO" --no-print-directory BUILD="$DC_BUILD" \
 	    "$DC_BUILD/bin/trainyard-controller" >&2
-	local pkgs have lib path pkg
+	local pkgs have lib path pkg libs=() files=() owners i
 	pkgs="$(grep -v '^[[:space:]]*#' "$DC_REPO/scripts/runtime-deps.txt" | awk 'NF {print $1}')"
-	# What apt installs with them: the list and its packages' dependencies.
-	have="$(echo "$pkgs"; for pkg in $pkgs; do
-		apt-cache depends "$pkg" | awk '/Depends:/ {print $NF}'
-	done)"
+	# What apt installs with them: the list and its packages' dependencies
+	# (one apt-cache and one dpkg for all: each loads its whole database).
+	# shellcheck disable=SC2086
+	have="$(echo "$pkgs"; apt-cache depends $pkgs | awk '/Depends:/ {print $NF}')"
 	for lib in $(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
 		case "$lib" in
 		libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.*)
@@ -686,10 +686,17 @@ EOF
 		esac
 		path="$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')"
 		[ -n "$path" ]
-		# Any directory: with merged /usr, dpkg knows /lib/x86_64-linux-gnu/...
-		pkg="$(dpkg -S "*/$(basename "$(readlink -f "$path")")" | head -1 | cut -d: -f1)"
+		libs+=("$lib")
+		files+=("$(basename "$(readlink -f "$path")")")
+	done
+	[ "${#libs[@]}" -gt 0 ]
+	# Any directory: with merged /usr, dpkg knows /lib/x86_64-linux-gnu/...
+	owners="$(dpkg -S "${files[@]/#/*/}")" || true
+	for i in "${!libs[@]}"; do
+		pkg="$(awk -v f="/${files[$i]}" 'substr($0, length($0) - length(f) + 1) == f' \
+		    <<<"$owners" | head -1 | cut -d: -f1)"
 		echo "$have" | grep -qx "$pkg" ||
-		    { echo "$lib comes from '$pkg', not in runtime-deps.txt" >&2; return 1; }
+		    { echo "${libs[$i]} comes from '$pkg', not in runtime-deps.txt" >&2; return 1; }
 	done
 	# The Containerfile's runtime stage installs that list and nothing else.
 	grep -x 'RUN /tmp/deps/install-deps --runtime && rm -rf /var/lib/apt/lists/\* /tmp/deps' \

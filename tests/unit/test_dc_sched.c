@@ -831,7 +831,7 @@ START_TEST(test_node_affinity)
 		zoned_cluster(&w);
 		/* One pod per node, so each node's verdict shows. */
 		for (int k = 0; k < 3; k++) {
-			char name[8];
+			char name[24];
 
 			(void)snprintf(name, sizeof(name), "p%d", k);
 			w_pod(&w, &(struct podspec){ .name = name, .spec = cases[i].spec,
@@ -1117,7 +1117,7 @@ START_TEST(test_pod_anti_affinity)
 	w_init(&w, NULL);
 	w_nodes(&w, 2, SMALL, NULL);
 	for (int i = 1; i <= 3; i++) {
-		char name[8];
+		char name[24];
 
 		(void)snprintf(name, sizeof(name), "web%d", i);
 		w_pod(&w, &(struct podspec){ .name = name, .labels = "\"app\": \"web\"",
@@ -1266,7 +1266,7 @@ START_TEST(test_gang_one_zone)
 	    "not helpful for scheduling., PodGroup train/r1 gets rejected due to Pod r1-3 "
 	    "is unschedulable even after PostFilter");
 	for (int i = 0; i < 3; i++) {
-		char name[8];
+		char name[24];
 
 		(void)snprintf(name, sizeof(name), "r1-%d", i);
 		assert_why(w.plan, name, "optimistic rejection in PostFilter");
@@ -1307,7 +1307,7 @@ START_TEST(test_gang_does_not_block)
 	gang(&w, "small", 4, 4, "1", 0, "2026-01-01T00:05:00Z", NULL);
 	w_plan(&w);
 	for (int i = 0; i < 4; i++) {
-		char name[16];
+		char name[24];
 
 		(void)snprintf(name, sizeof(name), "small-%d", i);
 		ck_assert_str_eq(bound(w.plan, name), "gpu-b4");
@@ -1446,7 +1446,7 @@ START_TEST(test_gang_all_or_nothing)
 	w_nodes(&w, 2, SMALL, NULL);
 	w_podgroup(&w, "train", "g", 3, NULL);
 	for (int i = 0; i < 3; i++) {
-		char name[8];
+		char name[24];
 
 		(void)snprintf(name, sizeof(name), "g-%d", i);
 		w_pod(&w, &(struct podspec){ .name = name, .sched = COS, .pg = "g",
@@ -1469,7 +1469,7 @@ START_TEST(test_gang_all_or_nothing)
 	w_nodes(&w, 2, SMALL, NULL);
 	w_podgroup(&w, "train", "g", 2, NULL);
 	for (int i = 0; i < 3; i++) {
-		char name[8];
+		char name[24];
 
 		(void)snprintf(name, sizeof(name), "g-%d", i);
 		w_pod(&w, &(struct podspec){ .name = name, .sched = COS, .pg = "g",
@@ -1488,7 +1488,7 @@ START_TEST(test_gang_all_or_nothing)
 	w_nodes(&w, 10, "\"cpu\": \"1\", \"pods\": \"10\"", NULL);
 	w_podgroup(&w, "train", "g", 11, NULL);
 	for (int i = 0; i < 11; i++) {
-		char name[8];
+		char name[24];
 
 		(void)snprintf(name, sizeof(name), "g-%02d", i);
 		w_pod(&w, &(struct podspec){ .name = name, .sched = COS, .pg = "g",
@@ -1546,7 +1546,7 @@ START_TEST(test_preempt_gang)
 		ck_assert_ptr_nonnull(strstr(w.plan->victims[i].node, "gpu-b"));
 	}
 	for (int i = 0; i < 4; i++) {
-		char name[8];
+		char name[24];
 
 		(void)snprintf(name, sizeof(name), "hi-%d", i);
 		ck_assert_str_eq(nominated(w.plan, name), b[i]);
@@ -1586,7 +1586,7 @@ START_TEST(test_preempt_gang)
 		fill(&w, b[i], 8, 10, "mid");
 	w_pod(&w, &(struct podspec){ .name = "big", .node = "gpu-b1", .gpus = "4", .prio = 1 });
 	for (int k = 0; k < 4; k++) {
-		char name[8];
+		char name[24];
 
 		(void)snprintf(name, sizeof(name), "s%d", k);
 		w_pod(&w, &(struct podspec){ .name = name, .node = "gpu-b1", .gpus = "1",

@@ -348,7 +348,7 @@ START_TEST(snapshots)
 	st = store(2);
 	ck_assert_int_eq(storage_coll(st, "", "configmaps", true, &c), 0);
 	for (int i = 0; i < 4; i++) {
-		char name[8];
+		char name[24];
 
 		(void)snprintf(name, sizeof(name), "o%d", i);
 		ck_assert_int_eq(storage_create(st, c, obj("ns", name, NULL), NULL), 0);
