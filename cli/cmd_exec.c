@@ -579,6 +579,11 @@ stream(struct cli *c, const char *pod, const char *container, char *const *cmd, 
 			(void)fprintf(stderr, "command terminated with exit code %d\n",
 			    s.res.exit_code);
 		rc = s.res.exit_code;
+	} else if (s.res.forbidden) {
+		(void)fprintf(stderr, "error: exec into pod %s: not allowed: %s\n  (ask your "
+		    "project admin; \"kubectl auth can-i create pods --subresource=exec -n %s\" "
+		    "checks it)\n", pod, s.res.message, c->ns);
+		rc = CLI_ERROR;
 	} else {
 		rc = cli_error(c, "exec into pod %s: %s", pod, s.res.message);
 	}
