@@ -429,8 +429,11 @@ refused(struct exec_sess *s, const char *pod)
 		return cli_error(c, "exec into pod %s: the pod is gone (HTTP 404); run the "
 		    "command again", pod);
 	case 0:
-		return cli_error(c, "exec into pod %s: cannot reach the API server %s: %s", pod,
-		    c->rc->server, s->conn_err);
+		/* lws's "HS: ..." messages: an answer came, and it was no upgrade. */
+		if (strncmp(s->conn_err, "HS:", 3) != 0)
+			return cli_error(c, "exec into pod %s: cannot reach the API server %s: %s",
+			    pod, c->rc->server, s->conn_err);
+		/* FALLTHROUGH */
 	default:
 		return cli_error(c, "exec into pod %s: the API server refused the WebSocket "
 		    "upgrade (HTTP %d, %s). It speaks neither v5.channel.k8s.io nor "
