@@ -150,6 +150,7 @@ exec_parse_status(const char *data, size_t len, struct exec_result *ret)
 
 	ret->exit_code = -1;
 	ret->message[0] = '\0';
+	ret->forbidden = false;
 	if (kc_json_parse(data, len, &st, &pst) < 0 ||
 	    !json_object_is_type(st, json_type_object) ||
 	    (status = kc_json_str(st, "status")) == NULL)
@@ -174,6 +175,8 @@ exec_parse_status(const char *data, size_t len, struct exec_result *ret)
 		}
 	}
 	msg = kc_json_str(st, "message");
+	ret->forbidden = (reason != NULL && strcmp(reason, "Forbidden") == 0) ||
+	    kc_json_int(st, 0, "code") == 403;
 	(void)kc_strlcpy(ret->message, msg != NULL && msg[0] != '\0' ? msg :
 	    "the command failed, and the server said nothing more", sizeof(ret->message));
 	return 0;

@@ -50,6 +50,7 @@ void	cli_age_format(int64_t secs, char *buf, size_t size);
 struct exec_result {
 	int	exit_code;		/* 0..255; -1 when the Status is not an exit code */
 	char	message[512];		/* the Status's message when it failed otherwise */
+	bool	forbidden;		/* the Status is a 403 (reason Forbidden) */
 };
 
 /*

@@ -429,8 +429,11 @@ refused(struct exec_sess *s, const char *pod)
 		return cli_error(c, "exec into pod %s: the pod is gone (HTTP 404); run the "
 		    "command again", pod);
 	case 0:
-		return cli_error(c, "exec into pod %s: cannot reach the API server %s: %s", pod,
-		    c->rc->server, s->conn_err);
+		/* lws's "HS: ..." messages: an answer came, and it was no upgrade. */
+		if (strncmp(s->conn_err, "HS:", 3) != 0)
+			return cli_error(c, "exec into pod %s: cannot reach the API server %s: %s",
+			    pod, c->rc->server, s->conn_err);
+		/* FALLTHROUGH */
 	default:
 		return cli_error(c, "exec into pod %s: the API server refused the WebSocket "
 		    "upgrade (HTTP %d, %s). It speaks neither v5.channel.k8s.io nor "
@@ -579,6 +582,11 @@ stream(struct cli *c, const char *pod, const char *container, char *const *cmd, 
 			(void)fprintf(stderr, "command terminated with exit code %d\n",
 			    s.res.exit_code);
 		rc = s.res.exit_code;
+	} else if (s.res.forbidden) {
+		(void)fprintf(stderr, "error: exec into pod %s: not allowed: %s\n  (ask your "
+		    "project admin; \"kubectl auth can-i create pods --subresource=exec -n %s\" "
+		    "checks it)\n", pod, s.res.message, c->ns);
+		rc = CLI_ERROR;
 	} else {
 		rc = cli_error(c, "exec into pod %s: %s", pod, s.res.message);
 	}

@@ -323,40 +323,37 @@ keep_managed_fields(struct json_object *obj, const char *api_version)
 	return kc_json_put(md, "managedFields", keep);
 }
 
-/* Writes one object back (consumes 'obj'): 1 rewritten, 0 gone, or the error in 'st'. */
+/*
+ * Writes 'item' (a list's, changed in place) back as it is: 1 rewritten,
+ * 0 gone meanwhile, or the error in 'st'. A conflict means someone wrote
+ * it since the list: the fresh object is written instead.
+ */
 static int
 rewrite(struct cli *c, const struct kc_resource *res, const char *api_version, bool dry_run,
-    struct json_object *obj, struct kc_status *st)
+    struct json_object *item, struct kc_status *st)
 {
-	char ns[254], name[254];
-	int r = 0;
+	const char *ns = kc_json_str(item, "metadata", "namespace");
+	const char *name = kc_json_str(item, "metadata", "name");
+	_cleanup_(kc_json_putp) struct json_object *fresh = NULL;
+	struct json_object *obj = item;
+	int tries = 0, r;
 
-	(void)kc_strlcpy(ns, kc_json_str(obj, "metadata", "namespace") != NULL ?
-	    kc_json_str(obj, "metadata", "namespace") : "", sizeof(ns));
-	(void)kc_strlcpy(name, kc_json_str(obj, "metadata", "name") != NULL ?
-	    kc_json_str(obj, "metadata", "name") : "", sizeof(name));
-	for (int try = 0; try < UPGRADE_TRIES; try++) {
-		if (try > 0) {
-			json_object_put(obj);
-			obj = NULL;
-			r = kc_client_get(c->cl, &(struct kc_get_opts){ .res = res,
-			    .ns = ns[0] != '\0' ? ns : NULL, .name = name }, &obj, st);
-			if (r == KC_ENOTFOUND)
-				return 0;
-			if (r < 0)
-				return r;
-		}
-		if ((r = keep_managed_fields(obj, api_version)) < 0)
+	if (name == NULL)
+		return kc_status_set(st, -EINVAL, "an object without a name");
+	while ((r = keep_managed_fields(obj, api_version)) == 0 &&
+	    (r = kc_client_update(c->cl, &(struct kc_update_opts){ .res = res,
+	    .dry_run = dry_run, .field_manager = UPGRADE_MANAGER }, obj, NULL, st)) ==
+	    KC_ECONFLICT && ++tries < UPGRADE_TRIES) {
+		json_object_put(fresh);
+		fresh = NULL;
+		if ((r = kc_client_get(c->cl, &(struct kc_get_opts){ .res = res, .ns = ns,
+		    .name = name }, &fresh, st)) < 0)
 			break;
-		r = kc_client_update(c->cl, &(struct kc_update_opts){ .res = res,
-		    .dry_run = dry_run, .field_manager = UPGRADE_MANAGER }, obj, NULL, st);
-		if (r == KC_ECONFLICT)
-			continue;
-		r = r == KC_ENOTFOUND ? 0 : r == 0 ? 1 : r;
-		break;
+		obj = fresh;
 	}
-	json_object_put(obj);
-	return r;
+	if (r == KC_ENOTFOUND)
+		return 0;
+	return r < 0 ? r : 1;
 }
 
 /* One pass over the list, with a progress line per page; KC_EEXPIRED to list again. */
@@ -380,28 +377,29 @@ migrate_pass(struct cli *c, const char *crd_name, const struct kc_resource *res,
 		if (r == KC_EEXPIRED)
 			return r;
 		if (r < 0) {
+			char what[320];
+
+			(void)snprintf(what, sizeof(what), "list %s", crd_name);
+			(void)cli_api_error(c, what, r, &st);
 			n->failed++;
-			return cli_api_error(c, "list", r, &st) == CLI_OK ? -EIO : r;
+			return r;
 		}
 		items = kc_json_arr_of(list, "items");
 		for (size_t i = 0; items != NULL && i < json_object_array_length(items); i++) {
 			struct json_object *it = json_object_array_get_idx(items, i);
 			const char *ins = kc_json_str(it, "metadata", "namespace");
-			char ref[512];
+			const char *iname = kc_json_str(it, "metadata", "name");
 
-			(void)snprintf(ref, sizeof(ref), "%s%s%s", ins != NULL ? ins : "",
-			    ins != NULL ? "/" : "", kc_json_str(it, "metadata", "name") != NULL ?
-			    kc_json_str(it, "metadata", "name") : "?");
 			st = (struct kc_status){ 0 };
-			r = rewrite(c, res, api_version, dry_run, json_object_get(it), &st);
-			if (r == 1) {
-				n->rewritten++;
-			} else if (r == 0) {
-				n->skipped++;
-			} else {
-				n->failed++;
-				(void)fprintf(stderr, "%s%s %s: %s\n", tty ? "\n" : "", crd_name, ref,
+			r = rewrite(c, res, api_version, dry_run, it, &st);
+			if (r < 0) {
+				(void)fprintf(stderr, "%s%s %s%s%s: %s\n", tty ? "\n" : "", crd_name,
+				    ins != NULL ? ins : "", ins != NULL ? "/" : "",
+				    iname != NULL ? iname : "?",
 				    st.message[0] != '\0' ? st.message : kc_strerror(r));
+				n->failed++;
+			} else {
+				*(r > 0 ? &n->rewritten : &n->skipped) += 1;
 			}
 		}
 		left = kc_json_int(list, -1, "metadata", "remainingItemCount");
@@ -486,15 +484,16 @@ migrate_one(struct cli *c, const struct json_object *crd, bool dry_run)
 	(void)snprintf(api_version, sizeof(api_version), "%s/%s", res.group, v.storage);
 	(void)printf("%s: rewriting every object at %s%s\n", name, api_version,
 	    dry_run ? " (dry run)" : "");
-	for (int pass = 0; (r = migrate_pass(c, name, &res, api_version, dry_run, &n)) ==
-	    KC_EEXPIRED; pass++) {
-		if (pass + 1 == UPGRADE_RELISTS) {
-			(void)fprintf(stderr, "%s: the list expired %d times\n", name,
-			    UPGRADE_RELISTS);
-			n.failed++;
-			break;
-		}
-		(void)printf("%s: the list expired: listing again\n", name);
+	/* An expired continue token: list again from the start (every write is idempotent). */
+	r = KC_EEXPIRED;
+	for (int pass = 0; r == KC_EEXPIRED && pass < UPGRADE_RELISTS; pass++) {
+		if (pass > 0)
+			(void)printf("%s: the list expired: listing again\n", name);
+		r = migrate_pass(c, name, &res, api_version, dry_run, &n);
+	}
+	if (r == KC_EEXPIRED) {
+		(void)fprintf(stderr, "%s: the list expired %d times\n", name, UPGRADE_RELISTS);
+		n.failed++;
 	}
 	if (n.failed > 0 || r < 0) {
 		(void)fprintf(stderr, "%s: %" PRIu64 " failed: status.storedVersions left as it "

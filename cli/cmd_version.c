@@ -164,7 +164,7 @@ run(struct cli *c, int argc, char **argv)
 
 const struct cli_cmd cli_cmd_version = {
 	.name = "version",
-	.summary = "the plugin's and the API server's versions",
+	.summary = "the versions of the plugin, the API server and the controller",
 	.help = help,
 	.run = run,
 };

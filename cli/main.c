@@ -43,7 +43,7 @@ usage(FILE *f)
 	(void)fputs("kubectl trainyard: submit, follow and manage Trainyard Runs "
 	    "(docs/cli.md)\n\nCommands:\n", f);
 	for (size_t i = 0; commands[i] != NULL; i++)
-		(void)fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+		(void)fprintf(f, "  %-11s %s\n", commands[i]->name, commands[i]->summary);
 	(void)fputs("\nFlags of every command:\n"
 	    "  --kubeconfig PATH    the kubeconfig (else $KUBECONFIG, ~/.kube/config)\n"
 	    "  --context NAME       a context of the kubeconfig\n"

@@ -151,6 +151,22 @@ EOF
 	[ "$output" = "projectmember.trainyard.dev/alice" ]
 }
 
+@test "exec as project members (impersonation on the WebSocket): a researcher may, a viewer may not" {
+	project ex
+	kubectl wait --for=condition=Ready project/ex --timeout=$W
+	member ex rita rita researcher
+	member ex vic vic viewer
+	kubectl wait -n ex --for=condition=Ready projectmember/rita projectmember/vic --timeout=$W
+	prun ex pr cpu-small 120
+	run kt exec pr -n ex --as rita -- hostname
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = pr-0 ]
+	run kt exec pr -n ex --as vic -- hostname
+	[ "$status" -eq 5 ]
+	[[ "$output" == *'exec into pod pr-0: not allowed: pods "pr-0" is forbidden: User "vic" cannot create resource "pods/exec" in API group "" in the namespace "ex"'* ]]
+	[[ "$output" == *'kubectl auth can-i create pods --subresource=exec -n ex'* ]]
+}
+
 @test "upgrade check prints the served and stored versions, counts, and the next step" {
 	ctl_apply <<'EOF'
 apiVersion: trainyard.dev/v1beta1

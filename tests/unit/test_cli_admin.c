@@ -146,6 +146,16 @@ START_TEST(test_exec_status)
 	ck_assert_int_eq(exec_parse_status(internal, strlen(internal), &res), 0);
 	ck_assert_int_eq(res.exit_code, -1);
 	ck_assert_str_eq(res.message, "container not found (\"main\")");
+	ck_assert(!res.forbidden);
+	{
+		const char *denied = "{\"status\":\"Failure\",\"message\":\"pods \\\"x-0\\\" "
+		    "is forbidden\",\"reason\":\"Forbidden\",\"code\":403}";
+
+		ck_assert_int_eq(exec_parse_status(denied, strlen(denied), &res), 0);
+		ck_assert_int_eq(res.exit_code, -1);
+		ck_assert(res.forbidden);
+		ck_assert_str_eq(res.message, "pods \"x-0\" is forbidden");
+	}
 	/* An exit code out of range is no exit code: the message (a default) stands. */
 	ck_assert_int_eq(exec_parse_status(bad_code, strlen(bad_code), &res), 0);
 	ck_assert_int_eq(res.exit_code, -1);
