@@ -110,33 +110,6 @@ member_parse_expiry(const char *s, time_t now, time_t *ret)
 	return 0;
 }
 
-void
-cli_age_format(int64_t secs, char *buf, size_t size)
-{
-	int64_t m = secs / 60, h = secs / 3600, d = secs / 86400;
-
-	if (secs < 0)
-		secs = 0;
-	if (secs < 120)
-		(void)snprintf(buf, size, "%" PRId64 "s", secs);
-	else if (m < 10)
-		(void)snprintf(buf, size, "%" PRId64 "m%" PRId64 "s", m, secs % 60);
-	else if (h < 3)
-		(void)snprintf(buf, size, "%" PRId64 "m", m);
-	else if (h < 8)
-		(void)snprintf(buf, size, "%" PRId64 "h%" PRId64 "m", h, m % 60);
-	else if (h < 48)
-		(void)snprintf(buf, size, "%" PRId64 "h", h);
-	else if (d < 8)
-		(void)snprintf(buf, size, "%" PRId64 "d%" PRId64 "h", d, h % 24);
-	else if (d < 365 * 2)
-		(void)snprintf(buf, size, "%" PRId64 "d", d);
-	else if (d < 365 * 8)
-		(void)snprintf(buf, size, "%" PRId64 "y%" PRId64 "d", d / 365, d % 365);
-	else
-		(void)snprintf(buf, size, "%" PRId64 "y", d / 365);
-}
-
 /* ---- exec ---------------------------------------------------------------- */
 
 int

@@ -41,8 +41,6 @@ int	member_name(const char *subject, bool group, char buf[MEMBER_NAME_MAX + 1])
  */
 int	member_parse_expiry(const char *s, time_t now, time_t *ret) _must_check_;
 
-/* kubectl's age of something 'secs' seconds old: "45s", "5m10s", "3h", "40d", "2y". */
-void	cli_age_format(int64_t secs, char *buf, size_t size);
 
 /* ---- cmd_exec.c --------------------------------------------------------- */
 

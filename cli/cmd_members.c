@@ -269,7 +269,7 @@ members_run(struct cli *c, int argc, char **argv)
 		CELL(6, s);
 #undef CELL
 		if (ts != NULL && kc_time_parse(ts, &t) == 0)
-			cli_age_format((int64_t)(now - t), w->cell[7], sizeof(w->cell[7]));
+			kc_duration_human((int64_t)(now - t), w->cell[7], sizeof(w->cell[7]));
 		else
 			(void)kc_strlcpy(w->cell[7], "-", sizeof(w->cell[7]));
 	}

@@ -15,6 +15,7 @@
 #include <kc/yaml.h>
 
 #include "cli.h"
+#include "ops.h"
 
 const struct kc_resource cli_res_runs = {
 	.group = "trainyard.dev",
@@ -403,15 +404,5 @@ cli_print_object(struct cli *c, const struct json_object *obj, const char *kind_
 int
 cli_run_result(const struct json_object *run)
 {
-	const char *phase = kc_json_str(run, "status", "phase");
-
-	if (phase == NULL)
-		return -1;
-	if (strcmp(phase, "Succeeded") == 0)
-		return CLI_OK;
-	if (strcmp(phase, "Failed") == 0)
-		return CLI_FAILED;
-	if (strcmp(phase, "Stopped") == 0)
-		return CLI_STOPPED;
-	return -1;
+	return ops_phase_result(kc_json_str(run, "status", "phase"));
 }

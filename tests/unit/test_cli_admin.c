@@ -106,26 +106,6 @@ START_TEST(test_member_expiry)
 }
 END_TEST
 
-START_TEST(test_age)
-{
-	static const struct {
-		int64_t		 secs;
-		const char	*want;
-	} cases[] = {
-		{ -5, "0s" }, { 0, "0s" }, { 45, "45s" }, { 119, "119s" }, { 310, "5m10s" },
-		{ 900, "15m" }, { 3 * 3600 + 120, "3h2m" }, { 10 * 3600, "10h" },
-		{ 3 * 86400 + 7200, "3d2h" }, { 40 * 86400, "40d" },
-		{ 3 * 365 * 86400 + 86400 * 5, "3y5d" }, { 10 * 365 * 86400LL, "10y" },
-	};
-	char buf[32];
-
-	for (size_t i = 0; i < KC_ARRAY_SIZE(cases); i++) {
-		cli_age_format(cases[i].secs, buf, sizeof(buf));
-		ck_assert_str_eq(buf, cases[i].want);
-	}
-}
-END_TEST
-
 START_TEST(test_exec_status)
 {
 	struct exec_result res;
@@ -321,7 +301,6 @@ cli_admin_suite(void)
 
 	tcase_add_test(tc, test_member_name);
 	tcase_add_test(tc, test_member_expiry);
-	tcase_add_test(tc, test_age);
 	tcase_add_test(tc, test_exec_status);
 	tcase_add_test(tc, test_exec_path_resize);
 	tcase_add_test(tc, test_upgrade_steps);
