@@ -803,7 +803,7 @@ logs_print_end(const struct json_object *run, const char *name)
 	(void)fprintf(stderr, "run %s: session %lld %s", name,
 	    (long long)kc_json_int(run, 0, "status", "session"),
 	    phase != NULL ? phase : "ended");
-	if (reason != NULL)
+	if (reason != NULL && (phase == NULL || strcmp(reason, phase) != 0))
 		(void)fprintf(stderr, " (%s)", reason);
 	if (msg != NULL && msg[0] != '\0')
 		(void)fprintf(stderr, ": %s", msg);
@@ -987,12 +987,15 @@ stop:
 	if (f->nstarted_target == 0 && session_over(f->run, f->target) &&
 	    kc_json_int(f->run, 0, "status", "session") == f->target) {
 		const char *phase = kc_json_str(f->run, "status", "phase");
+		const char *reason = kc_json_str(f->run, "status", "reason");
 
+		if (phase == NULL)
+			phase = "ended";
+		if (reason == NULL || strcmp(reason, phase) == 0)
+			reason = NULL;
 		(void)fprintf(stderr, "session %lld of run %s has ended (%s%s%s) and its pods are "
-		    "gone%s\n", (long long)f->target, o->run, phase != NULL ? phase : "ended",
-		    kc_json_str(f->run, "status", "reason") != NULL ? ": " : "",
-		    kc_json_str(f->run, "status", "reason") != NULL ?
-		    kc_json_str(f->run, "status", "reason") : "",
+		    "gone%s\n", (long long)f->target, o->run, phase, reason != NULL ? ": " : "",
+		    reason != NULL ? reason : "",
 		    kc_json_get(f->run, "status", "failedNodes") != NULL ?
 		    "; the failure messages it kept:" : "; it kept no failure messages");
 		print_failed_nodes(f, f->run);
