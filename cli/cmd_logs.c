@@ -999,7 +999,11 @@ stop:
 		    kc_json_get(f->run, "status", "failedNodes") != NULL ?
 		    "; the failure messages it kept:" : "; it kept no failure messages");
 		print_failed_nodes(f, f->run);
-	}
+	} else if (f->nstarted_target == 0 && session_over(f->run, f->target))
+		(void)fprintf(stderr, "session %lld of run %s has ended and its pods are gone; the "
+		    "Run keeps the failure messages of its last session (%lld) only\n",
+		    (long long)f->target, o->run,
+		    (long long)kc_json_int(f->run, 0, "status", "session"));
 	r = CLI_OK;
 out_free:
 	if (ret_run != NULL && r != CLI_INTERRUPTED)
