@@ -2,7 +2,8 @@
 #
 # cli_logs.bats: kubectl trainyard submit, run and logs through the real
 # kubectl: submit --follow exits with the Run's result and shows every
-# node's lines in order, logs of an ended session print the failure
+# node's lines in order (an automatic restart's session too), logs of an
+# ended session print the failure
 # messages the Run kept, run --dry-run=client prints a Run kubectl
 # applies, and a follow survives a dropped watch and a devcluster restart
 # without losing or repeating a line.
@@ -96,6 +97,21 @@ node_lines() {
 		[ "$(node_lines "$BATS_TEST_TMPDIR/out" "$i")" = "a b c " ]
 	done
 	[[ "$stderr" == *"run bad: session 1 Failed (PodFailed): node "*" exited with code 3 (Error)"* ]]
+}
+
+@test "submit --follow follows an automatic restart's new session to the end" {
+	runfile again 2 3 'a\nb' 100ms 0.5 >"$BATS_TEST_TMPDIR/again.yaml"
+	printf '  restart: {policy: OnFailure, limit: 1}\n' >>"$BATS_TEST_TMPDIR/again.yaml"
+	run --separate-stderr kt submit -n "$NS" -f "$BATS_TEST_TMPDIR/again.yaml" --follow
+	echo "$output" >"$BATS_TEST_TMPDIR/out"
+	echo "stdout: $output" >&2
+	echo "stderr: $stderr" >&2
+	[ "$status" -eq 1 ]
+	for i in 0 1; do
+		[ "$(node_lines "$BATS_TEST_TMPDIR/out" "$i")" = "a b a b " ]
+	done
+	[[ "$stderr" == *"session 2 of run again started"* ]]
+	[[ "$stderr" == *"run again: session 2 Failed (PodFailed)"* ]]
 }
 
 @test "logs of a Run whose pods are gone: says so and prints the kept failure messages" {
