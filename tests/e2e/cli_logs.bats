@@ -3,10 +3,10 @@
 # cli_logs.bats: kubectl trainyard submit, run and logs through the real
 # kubectl: submit --follow exits with the Run's result and shows every
 # node's lines in order (an automatic restart's session too), logs of an
-# ended session print the failure
-# messages the Run kept, run --dry-run=client prints a Run kubectl
-# applies, and a follow survives a dropped watch and a devcluster restart
-# without losing or repeating a line.
+# ended session print the failure messages the Run kept, Ctrl-C leaves the
+# Run alone, run --dry-run=client prints a Run kubectl applies, and a
+# follow survives a dropped watch and a devcluster restart without losing
+# or repeating a line.
 
 bats_require_minimum_version 1.5.0
 
