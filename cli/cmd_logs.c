@@ -89,6 +89,7 @@ struct follow {
 	size_t			 nstarted_target;	/* streams of session 'target' */
 	int64_t			 last_session;	/* the newest session streamed */
 	bool			 said_waiting, said_lost, said_cap;
+	bool			 caught_up;	/* the pods listed again once the Run ended */
 	char			 wait_reason[256];
 	pthread_mutex_t		 out_mu;	/* stdout */
 	atomic_bool		 out_broken;
@@ -561,6 +562,31 @@ fatal_code(int r)
 	return r == KC_EFORBIDDEN || r == KC_EUNAUTHORIZED || r == -EINVAL;
 }
 
+/*
+ * Lists the Run's pods on 'cl' and follows those that started: 0 with the
+ * list's resourceVersion in 'rv' (may be NULL), or the list's error.
+ */
+static int
+list_pods(struct follow *f, struct kc_client *cl, char *rv, size_t rv_size,
+    struct kc_status *st)
+{
+	struct json_object *list = NULL, *items;
+	const char *v;
+	int r;
+
+	if ((r = kc_client_list(cl, &(struct kc_list_opts){ .res = &kc_res_pods,
+	    .ns = f->c->ns, .label_selector = f->selector }, &list, st)) < 0)
+		return r;
+	items = kc_json_arr_of(list, "items");
+	for (size_t i = 0; items != NULL && i < json_object_array_length(items); i++)
+		pod_seen(f, json_object_array_get_idx(items, i));
+	if (rv != NULL)
+		kc_strlcpy(rv, (v = kc_json_str(list, "metadata", "resourceVersion")) != NULL ?
+		    v : "", rv_size);
+	json_object_put(list);
+	return 0;
+}
+
 /* What a watch's end asks for next. */
 enum watch_next { WATCH_AGAIN, WATCH_RELIST, WATCH_RETRIED, WATCH_QUIT };
 
@@ -612,13 +638,11 @@ pods_main(void *arg)
 
 	while (!stopping(f)) {
 		struct kc_status st = { 0 };
-		struct json_object *list = NULL, *items;
 		enum watch_next next;
 		int r;
 
 		if (relist) {
-			r = kc_client_list(f->pods_cl, &(struct kc_list_opts){ .res = &kc_res_pods,
-			    .ns = f->c->ns, .label_selector = f->selector }, &list, &st);
+			r = list_pods(f, f->pods_cl, rv, sizeof(rv), &st);
 			if (r == -ECANCELED)
 				break;
 			if (fatal_code(r)) {
@@ -631,13 +655,6 @@ pods_main(void *arg)
 				backoff = KC_MIN(backoff * 2, LOGS_BACKOFF_MAX_MS);
 				continue;
 			}
-			items = kc_json_arr_of(list, "items");
-			for (size_t i = 0; items != NULL && i < json_object_array_length(items);
-			    i++)
-				pod_seen(f, json_object_array_get_idx(items, i));
-			kc_strlcpy(rv, kc_json_str(list, "metadata", "resourceVersion") != NULL ?
-			    kc_json_str(list, "metadata", "resourceVersion") : "", sizeof(rv));
-			json_object_put(list);
 			relist = false;
 			(void)pthread_mutex_lock(&f->mu);
 			f->pods_listed = true;
@@ -803,7 +820,7 @@ logs_print_end(const struct json_object *run, const char *name)
 	(void)fprintf(stderr, "run %s: session %lld %s", name,
 	    (long long)kc_json_int(run, 0, "status", "session"),
 	    phase != NULL ? phase : "ended");
-	if (reason != NULL)
+	if (reason != NULL && (phase == NULL || strcmp(reason, phase) != 0))
 		(void)fprintf(stderr, " (%s)", reason);
 	if (msg != NULL && msg[0] != '\0')
 		(void)fprintf(stderr, ": %s", msg);
@@ -913,12 +930,17 @@ logs_follow(struct cli *c, const struct logs_opts *o, struct json_object **ret_r
 		struct pollfd pfd = { .fd = f->wake[0], .events = POLLIN };
 		sigset_t wait_mask = old_mask;
 		char drain[64];
-		bool done, say_wait = false;
+		bool done, say_wait = false, catch_up = false;
 
 		if (interrupted)
 			break;
 		(void)pthread_mutex_lock(&f->mu);
 		done = all_done(f);
+		if (done && o->follow && !f->caught_up && !f->run_deleted && f->error == 0) {
+			/* The Run's end may beat the pods' watch: look at the pods once more. */
+			f->caught_up = catch_up = true;
+			done = false;
+		}
 		if (!done && f->pods_listed && f->nstreams == 0 && !f->said_waiting &&
 		    !session_over(f->run, f->target)) {
 			f->said_waiting = say_wait = true;
@@ -926,6 +948,12 @@ logs_follow(struct cli *c, const struct logs_opts *o, struct json_object **ret_r
 		(void)pthread_mutex_unlock(&f->mu);
 		if (done)
 			break;
+		if (catch_up) {
+			struct kc_status st = { 0 };
+
+			(void)list_pods(f, c->cl, NULL, 0, &st);
+			continue;
+		}
 		if (say_wait)
 			(void)fprintf(stderr, "waiting for the pods of run %s (session %lld) to "
 			    "start%s%s%s\n", o->run, (long long)f->target,
@@ -987,16 +1015,23 @@ stop:
 	if (f->nstarted_target == 0 && session_over(f->run, f->target) &&
 	    kc_json_int(f->run, 0, "status", "session") == f->target) {
 		const char *phase = kc_json_str(f->run, "status", "phase");
+		const char *reason = kc_json_str(f->run, "status", "reason");
 
+		if (phase == NULL)
+			phase = "ended";
+		if (reason == NULL || strcmp(reason, phase) == 0)
+			reason = NULL;
 		(void)fprintf(stderr, "session %lld of run %s has ended (%s%s%s) and its pods are "
-		    "gone%s\n", (long long)f->target, o->run, phase != NULL ? phase : "ended",
-		    kc_json_str(f->run, "status", "reason") != NULL ? ": " : "",
-		    kc_json_str(f->run, "status", "reason") != NULL ?
-		    kc_json_str(f->run, "status", "reason") : "",
+		    "gone%s\n", (long long)f->target, o->run, phase, reason != NULL ? ": " : "",
+		    reason != NULL ? reason : "",
 		    kc_json_get(f->run, "status", "failedNodes") != NULL ?
 		    "; the failure messages it kept:" : "; it kept no failure messages");
 		print_failed_nodes(f, f->run);
-	}
+	} else if (f->nstarted_target == 0 && session_over(f->run, f->target))
+		(void)fprintf(stderr, "session %lld of run %s has ended and its pods are gone; the "
+		    "Run keeps the failure messages of its last session (%lld) only\n",
+		    (long long)f->target, o->run,
+		    (long long)kc_json_int(f->run, 0, "status", "session"));
 	r = CLI_OK;
 out_free:
 	if (ret_run != NULL && r != CLI_INTERRUPTED)

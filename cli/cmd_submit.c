@@ -110,7 +110,7 @@ static const char submit_help[] =
 static int
 submit(struct cli *c, int argc, char **argv)
 {
-	const char *file = NULL, *obj_ns, *name, *api, *kind, *old_rv = NULL, *new_rv;
+	const char *file = NULL, *shown, *obj_ns, *name, *api, *kind, *old_rv = NULL, *new_rv;
 	bool follow = false, done;
 	const struct cli_flag flags[] = {
 		{ "filename", 'f', CLI_FLAG_STR, &file, NULL },
@@ -137,8 +137,9 @@ submit(struct cli *c, int argc, char **argv)
 		return r;
 	r = kc_yaml_parse_one(text, len, NULL, &obj, &st);
 	kc_free(text);
+	shown = strcmp(file, "-") == 0 ? "the standard input" : file;
 	if (r < 0)
-		return cli_error(c, "%s: %s", strcmp(file, "-") == 0 ? "stdin" : file,
+		return cli_error(c, "%s: %s", shown,
 		    st.message[0] != '\0' ? st.message : kc_strerror(r));
 	api = kc_json_str(obj, "apiVersion");
 	kind = kc_json_str(obj, "kind");
@@ -146,12 +147,12 @@ submit(struct cli *c, int argc, char **argv)
 	if (!json_object_is_type(obj, json_type_object) || api == NULL || kind == NULL ||
 	    strncmp(api, "trainyard.dev/", 14) != 0 || strcmp(kind, "Run") != 0) {
 		r = cli_error(c, "%s: not a Run (apiVersion trainyard.dev/v1beta1, kind Run); "
-		    "found %s %s", file, api != NULL ? api : "no apiVersion",
+		    "found %s %s", shown, api != NULL ? api : "no apiVersion",
 		    kind != NULL ? kind : "no kind");
 		goto out;
 	}
 	if (name == NULL || name[0] == '\0') {
-		r = cli_error(c, "%s: the Run has no metadata.name", file);
+		r = cli_error(c, "%s: the Run has no metadata.name", shown);
 		goto out;
 	}
 	res.version = api + 14;

@@ -2,10 +2,11 @@
 #
 # cli_logs.bats: kubectl trainyard submit, run and logs through the real
 # kubectl: submit --follow exits with the Run's result and shows every
-# node's lines in order, logs of an ended session print the failure
-# messages the Run kept, run --dry-run=client prints a Run kubectl
-# applies, and a follow survives a dropped watch and a devcluster restart
-# without losing or repeating a line.
+# node's lines in order (an automatic restart's session too), logs of an
+# ended session print the failure messages the Run kept, Ctrl-C leaves the
+# Run alone, run --dry-run=client prints a Run kubectl applies, and a
+# follow survives a dropped watch and a devcluster restart without losing
+# or repeating a line.
 
 bats_require_minimum_version 1.5.0
 
@@ -73,7 +74,7 @@ node_lines() {
 	done
 	[ "$(grep -c '^\[node-' "$BATS_TEST_TMPDIR/out")" -eq 9 ]
 	[[ "$stderr" == *"waiting for the pods of run ok (session 1) to start"* ]]
-	[[ "$stderr" == *"run ok: session 1 Succeeded"* ]]
+	[[ "$stderr" == *"run ok: session 1 Succeeded: all 3 nodes finished successfully"* ]]
 	# Applying the same file again changes nothing, and says so.
 	run kt submit -n "$NS" -f "$BATS_TEST_TMPDIR/ok.yaml"
 	[ "$status" -eq 0 ]
@@ -96,6 +97,21 @@ node_lines() {
 		[ "$(node_lines "$BATS_TEST_TMPDIR/out" "$i")" = "a b c " ]
 	done
 	[[ "$stderr" == *"run bad: session 1 Failed (PodFailed): node "*" exited with code 3 (Error)"* ]]
+}
+
+@test "submit --follow follows an automatic restart's new session to the end" {
+	runfile again 2 3 'a\nb' 100ms 0.5 >"$BATS_TEST_TMPDIR/again.yaml"
+	printf '  restart: {policy: OnFailure, limit: 1}\n' >>"$BATS_TEST_TMPDIR/again.yaml"
+	run --separate-stderr kt submit -n "$NS" -f "$BATS_TEST_TMPDIR/again.yaml" --follow
+	echo "$output" >"$BATS_TEST_TMPDIR/out"
+	echo "stdout: $output" >&2
+	echo "stderr: $stderr" >&2
+	[ "$status" -eq 1 ]
+	for i in 0 1; do
+		[ "$(node_lines "$BATS_TEST_TMPDIR/out" "$i")" = "a b a b " ]
+	done
+	[[ "$stderr" == *"session 2 of run again started"* ]]
+	[[ "$stderr" == *"run again: session 2 Failed (PodFailed)"* ]]
 }
 
 @test "logs of a Run whose pods are gone: says so and prints the kept failure messages" {
@@ -215,15 +231,15 @@ dc_restart_same_port() {
 }
 
 @test "a follow survives a dropped watch and an API server restart: no line lost or repeated" {
-	# One line a second: a restarted devcluster restores a container's start
-	# from status.startedAt, which has whole seconds, so the lines it serves
-	# again carry timestamps up to a second earlier than the first time; a
-	# second between lines keeps that shift from reordering them.
+	# A restarted devcluster serves a log again with timestamps moved by up
+	# to a second (it restores a container's start from status.startedAt,
+	# whole seconds, and learns the wall clock again): lines 1.5 s apart,
+	# so a moved line never passes the next one.
 	local log='l01' i
-	for i in $(seq 2 8); do
+	for i in $(seq 2 6); do
 		log="$log\\nl0$i"
 	done
-	runfile long 2 0 "$log" 1s 9 >"$BATS_TEST_TMPDIR/long.yaml"
+	runfile long 2 0 "$log" 1500ms 9.5 >"$BATS_TEST_TMPDIR/long.yaml"
 	kt submit -n "$NS" -f "$BATS_TEST_TMPDIR/long.yaml" --follow \
 	    >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
 	local pid=$!
@@ -240,7 +256,7 @@ dc_restart_same_port() {
 	echo "stderr: $(cat "$BATS_TEST_TMPDIR/err")" >&2
 	[ "$rc" -eq 0 ]
 	local want
-	want="$(printf 'l%02d ' $(seq 1 8))"
+	want="$(printf 'l%02d ' $(seq 1 6))"
 	[ "$(node_lines "$BATS_TEST_TMPDIR/out" 0)" = "$want" ]
 	[ "$(node_lines "$BATS_TEST_TMPDIR/out" 1)" = "$want" ]
 	grep -q "resuming where it stopped" "$BATS_TEST_TMPDIR/err"
