@@ -20,7 +20,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <kc/hash.h>
 #include <kc/macro.h>
 #include <kc/str.h>
 
@@ -86,7 +85,6 @@ line_done(struct logmux_src *s, logmux_out_fn *fn, void *arg)
 	size_t tlen = s->len, n = 0, tslen = 0;
 	int64_t ts = 0;
 	int32_t tns = 0;
-	uint64_t hash;
 	bool stamped = false;
 
 	sp = memchr(s->line, ' ', KC_MIN(s->len, (size_t)LOGMUX_TS_MAX));
@@ -96,7 +94,6 @@ line_done(struct logmux_src *s, logmux_out_fn *fn, void *arg)
 		text = sp + 1;
 		tlen = s->len - tslen - 1;
 	}
-	hash = kc_fnv1a64(KC_FNV1A64_INIT, text, tlen);
 	if (stamped && s->skipping) {
 		int c = ts_cmp(ts, tns, s->skip_s, s->skip_ns);
 
@@ -107,14 +104,7 @@ line_done(struct logmux_src *s, logmux_out_fn *fn, void *arg)
 			goto out;
 		}
 		s->skipping = false;
-		/* The last line again, its time moved by less than a second. */
-		if (hash == s->last_hash && s->cut == 0 &&
-		    ts_cmp(ts, tns, s->skip_s + 1, s->skip_ns) < 0) {
-			s->dropped++;
-			goto out;
-		}
 	}
-	s->last_hash = hash;
 	if (stamped) {
 		if (s->have_last && ts_cmp(ts, tns, s->last_s, s->last_ns) == 0)
 			s->nlast++;

@@ -31,11 +31,9 @@ typedef void	logmux_out_fn(void *arg, const char *line, size_t len);
  * exactly that time. After logmux_resume() (the connection was lost and
  * is opened again with sinceTime, which has whole seconds) the lines at
  * or before that point are dropped, so nothing is repeated or lost even
- * when several lines share a timestamp. One more line is taken for a
- * repeat: the first one after that point, when it has the text of the
- * last line passed on and comes less than a second after it (a server
- * that serves the log again with timestamps that moved, as the
- * devcluster does after a restart).
+ * when several lines share a timestamp. A server must serve the same
+ * line with the same timestamp again, as a kubelet does from its log
+ * files (and the devcluster from its containers' recorded starts).
  */
 struct logmux_src {
 	char		 prefix[LOGMUX_PREFIX_MAX];	/* "[node-3] ", maybe coloured */
@@ -49,7 +47,6 @@ struct logmux_src {
 	int64_t		 last_s;
 	int32_t		 last_ns;
 	uint64_t	 nlast;		/* lines passed on with exactly that time */
-	uint64_t	 last_hash;	/* FNV-1a of its text */
 	/* After a resume: drop up to and including (skip_s, skip_ns, skip_n). */
 	bool		 skipping;
 	int64_t		 skip_s;

@@ -1245,7 +1245,13 @@ cont_start(struct kubelet *k, struct kpod *kp, const struct json_object *pod, si
 		c->flags |= CF_IGNORE_TERM;
 	c->run_ms = i < kp->ninit ? 0 : cf.run_ms;
 	c->want_exit = (int16_t)cf.exit_code;
-	c->start_ms = now;
+	/*
+	 * The start is the whole second startedAt records, so a restarted
+	 * devcluster, which has only that to resume from, derives the same
+	 * log timestamps and end (a client resuming a log with sinceTime
+	 * neither repeats nor loses a line).
+	 */
+	c->start_ms = KC_MIN(now, mono_of(k, (time_t)(wall_ms(k, now) / 1000)));
 	c->end_ms = 0;
 	c->exit_code = 0;
 	c->state = CS_RUNNING;
