@@ -127,6 +127,12 @@ struct kcont {
 	uint64_t	 end_ms;	/* 0: running (or none) */
 	uint64_t	 prev_start_ms;	/* the run before; 0: none */
 	uint64_t	 prev_end_ms;
+	/*
+	 * The wall-clock second each run started, as startedAt records it:
+	 * its log's timestamps count from there, so a restarted devcluster,
+	 * which resumes from startedAt, serves them unchanged.
+	 */
+	int64_t		 start_s, prev_start_s;
 	uint64_t	 run_ms;	/* UINT64_MAX: until killed */
 	uint64_t	 due_ms;	/* CS_BACKOFF: the restart */
 	uint64_t	 backoff_at_ms;	/* the backoff entry's last update */
@@ -228,6 +234,7 @@ struct cconf {
 /* A run of a container, for status and logs. */
 struct run {
 	uint64_t	 start_ms;
+	int64_t		 start_s;	/* wall second of the start (startedAt) */
 	uint64_t	 end_ms;	/* 0: still running */
 	int		 exit_code;
 	bool		 killed;
@@ -317,14 +324,22 @@ mono_of(struct kubelet *k, time_t wall)
 static void
 fmt_time(struct kubelet *k, uint64_t mono, char buf[KC_TIME_MAX])
 {
-	(void)kc_time_format((time_t)(wall_ms(k, mono) / 1000), buf, KC_TIME_MAX);
+	if (kc_time_format((time_t)(wall_ms(k, mono) / 1000), buf, KC_TIME_MAX) < 0)
+		(void)kc_strlcpy(buf, "1970-01-01T00:00:00Z", KC_TIME_MAX);
 }
 
-/* RFC3339NanoFixed, as the kubelet prints log timestamps. */
 static void
-fmt_nano(struct kubelet *k, uint64_t mono, char buf[40])
+fmt_second(int64_t wall_s, char buf[KC_TIME_MAX])
 {
-	if (kc_time_format_us((int64_t)wall_ms(k, mono) * 1000, KC_TIME_NANO, buf, 40) < 0)
+	if (kc_time_format((time_t)wall_s, buf, KC_TIME_MAX) < 0)
+		(void)kc_strlcpy(buf, "1970-01-01T00:00:00Z", KC_TIME_MAX);
+}
+
+/* RFC3339NanoFixed of a wall-clock ms, as the kubelet prints log timestamps. */
+static void
+fmt_nano(uint64_t wall, char buf[40])
+{
+	if (kc_time_format_us((int64_t)wall * 1000, KC_TIME_NANO, buf, 40) < 0)
 		(void)kc_strlcpy(buf, "1970-01-01T00:00:00.000000000Z", 40);
 }
 
@@ -607,6 +622,7 @@ log_run(const struct kcont *c, bool previous, struct run *ret)
 	if (previous) {
 		if (c->state == CS_BACKOFF || (c->state == CS_CONFIGERR && ended)) {
 			ret->start_ms = c->start_ms;
+			ret->start_s = c->start_s;
 			ret->end_ms = c->end_ms;
 			ret->index = c->restarts;
 			return 0;
@@ -614,6 +630,7 @@ log_run(const struct kcont *c, bool previous, struct run *ret)
 		if (c->prev_start_ms == 0)
 			return -ENOENT;
 		ret->start_ms = c->prev_start_ms;
+		ret->start_s = c->prev_start_s;
 		ret->end_ms = c->prev_end_ms;
 		ret->index = c->restarts - 1;
 		return 0;
@@ -621,6 +638,7 @@ log_run(const struct kcont *c, bool previous, struct run *ret)
 	if (c->start_ms == 0)
 		return -ENOENT;
 	ret->start_ms = c->start_ms;
+	ret->start_s = c->start_s;
 	ret->end_ms = c->end_ms;
 	ret->index = c->restarts;
 	return 0;
@@ -1035,6 +1053,17 @@ pod_new(struct kubelet *k, const struct json_object *pod, struct kpod **ret)
 	return 0;
 }
 
+/* The wall second of a stored timestamp, or of 'mono' when there is none. */
+static int64_t
+parse_wall_s(struct kubelet *k, const char *stamp, uint64_t mono)
+{
+	time_t t;
+
+	if (stamp != NULL && kc_time_parse(stamp, &t) == 0)
+		return (int64_t)t;
+	return (int64_t)(wall_ms(k, mono) / 1000);
+}
+
 static uint64_t
 parse_mono(struct kubelet *k, const char *stamp)
 {
@@ -1067,12 +1096,15 @@ resume_container(struct kubelet *k, const struct json_object *pod, struct kpod *
 			c->prev_start_ms = c->prev_end_ms != 0 ? c->prev_end_ms : now;
 		if (c->prev_end_ms == 0)
 			c->prev_end_ms = c->prev_start_ms;
+		c->prev_start_s = parse_wall_s(k, kc_json_str(last, "startedAt"),
+		    c->prev_start_ms);
 	}
 	if (kc_json_get(st, "running") != NULL) {
 		c->state = CS_RUNNING;
 		c->start_ms = parse_mono(k, kc_json_str(st, "running", "startedAt"));
 		if (c->start_ms == 0)
 			c->start_ms = now;
+		c->start_s = parse_wall_s(k, kc_json_str(st, "running", "startedAt"), c->start_ms);
 		if (i >= kp->ninit && cconf_parse(pod, cname(pod, kp, i), &cf, err,
 		    sizeof(err)) == 0) {
 			c->run_ms = cf.run_ms;
@@ -1090,6 +1122,7 @@ resume_container(struct kubelet *k, const struct json_object *pod, struct kpod *
 			c->end_ms = now;
 		if (c->start_ms == 0 || c->start_ms > c->end_ms)
 			c->start_ms = c->end_ms;
+		c->start_s = parse_wall_s(k, kc_json_str(term, "startedAt"), c->start_ms);
 		c->exit_code = (int16_t)kc_json_int(term, 0, "exitCode");
 		c->state = CS_DONE;
 		if (i >= kp->ninit && restartable(pod, c->exit_code)) {
@@ -1103,9 +1136,11 @@ resume_container(struct kubelet *k, const struct json_object *pod, struct kpod *
 	if (last != NULL && i >= kp->ninit) {
 		/* CrashLoopBackOff: the ended run is the last state. */
 		c->start_ms = c->prev_start_ms;
+		c->start_s = c->prev_start_s;
 		c->end_ms = c->prev_end_ms;
 		c->exit_code = c->prev_exit;
 		c->prev_start_ms = c->prev_end_ms = 0;
+		c->prev_start_s = 0;
 		c->state = CS_BACKOFF;
 		c->flags |= CF_WAITED;
 		c->backoff_s = BACKOFF_INITIAL_S;
@@ -1234,6 +1269,7 @@ cont_start(struct kubelet *k, struct kpod *kp, const struct json_object *pod, si
 	if (c->start_ms != 0) {
 		/* The ended run becomes the previous one. */
 		c->prev_start_ms = c->start_ms;
+		c->prev_start_s = c->start_s;
 		c->prev_end_ms = c->end_ms != 0 ? c->end_ms : now;
 		c->prev_exit = c->exit_code;
 		c->flags = (uint8_t)((c->flags & ~CF_PREV_KILLED) |
@@ -1245,13 +1281,8 @@ cont_start(struct kubelet *k, struct kpod *kp, const struct json_object *pod, si
 		c->flags |= CF_IGNORE_TERM;
 	c->run_ms = i < kp->ninit ? 0 : cf.run_ms;
 	c->want_exit = (int16_t)cf.exit_code;
-	/*
-	 * The start is the whole second startedAt records, so a restarted
-	 * devcluster, which has only that to resume from, derives the same
-	 * log timestamps and end (a client resuming a log with sinceTime
-	 * neither repeats nor loses a line).
-	 */
-	c->start_ms = KC_MIN(now, mono_of(k, (time_t)(wall_ms(k, now) / 1000)));
+	c->start_ms = now;
+	c->start_s = (int64_t)(wall_ms(k, now) / 1000);
 	c->end_ms = 0;
 	c->exit_code = 0;
 	c->state = CS_RUNNING;
@@ -1456,7 +1487,7 @@ terminated_json(struct kubelet *k, const struct json_object *pod, const struct k
 	if (o == NULL)
 		return -ENOMEM;
 	container_id(kp, cname(pod, kp, i), run->index, id);
-	fmt_time(k, run->start_ms, started);
+	fmt_second(run->start_s, started);
 	fmt_time(k, run->end_ms, finished);
 	run_message(pod, kp, i, run, msg, sizeof(msg));
 	if ((t = kc_json_ensure_obj(o, "terminated")) == NULL ||
@@ -1477,6 +1508,7 @@ static void
 current_run(const struct kcont *c, struct run *ret)
 {
 	ret->start_ms = c->start_ms;
+	ret->start_s = c->start_s;
 	ret->end_ms = c->end_ms;
 	ret->exit_code = c->exit_code;
 	ret->killed = (c->flags & CF_KILLED) != 0;
@@ -1487,6 +1519,7 @@ static void
 prev_run(const struct kcont *c, struct run *ret)
 {
 	ret->start_ms = c->prev_start_ms;
+	ret->start_s = c->prev_start_s;
 	ret->end_ms = c->prev_end_ms;
 	ret->exit_code = c->prev_exit;
 	ret->killed = (c->flags & CF_PREV_KILLED) != 0;
@@ -1558,7 +1591,7 @@ cstatus_json(struct kubelet *k, const struct json_object *pod, const struct kpod
 		goto fail;
 	switch (c->state) {
 	case CS_RUNNING:
-		fmt_time(k, c->start_ms, started);
+		fmt_second(c->start_s, started);
 		if ((st = json_object_new_object()) == NULL || kc_json_put(o, "state", st) < 0 ||
 		    (st = kc_json_ensure_obj(st, "running")) == NULL ||
 		    kc_json_set_str(st, "startedAt", started) < 0)
@@ -2503,17 +2536,21 @@ log_append(struct kubelet *k, const struct lines *l, const struct run *run, size
 	char ts[48];
 	int r;
 
+	/* Counted from the second the run started: the same after a restart. */
+	uint64_t base = run->start_s > 0 ? (uint64_t)run->start_s * 1000 :
+	    wall_ms(k, run->start_ms);
+
 	for (size_t i = from; i < to && *left > 0; i++) {
-		uint64_t at = run->start_ms + (uint64_t)i * l->interval_ms;
+		uint64_t at = base + (uint64_t)i * l->interval_ms;
 		size_t len;
 		const char *p = line_at(l->text, i, &len);
 
 		if (p == NULL)
 			break;
-		if (since_ms != 0 && wall_ms(k, at) < since_ms)
+		if (since_ms != 0 && at < since_ms)
 			continue;
 		if (timestamps) {
-			fmt_nano(k, at, ts);
+			fmt_nano(at, ts);
 			kc_strlcat(ts, " ", sizeof(ts));
 			if ((r = put_limited(out, ts, strlen(ts), left)) < 0)
 				return r;

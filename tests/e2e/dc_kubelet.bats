@@ -76,6 +76,13 @@ watch_pod() {
 	[ "$output" = "Error" ]
 	run kubectl get pod bad -o jsonpath='{.status.containerStatuses[0].state.terminated.message}'
 	[ "$output" = $'starting\nboom' ]
+	# Started the second the log's timestamps count from, ended after it.
+	run kubectl get pod bad -o jsonpath='{.status.containerStatuses[0].state.terminated.startedAt} {.status.containerStatuses[0].state.terminated.finishedAt}'
+	[[ "$output" =~ ^(20[0-9-]+T[0-9:]+Z)\ (20[0-9-]+T[0-9:]+Z)$ ]]
+	started="${BASH_REMATCH[1]}"
+	[[ ! "${BASH_REMATCH[2]}" < "$started" ]]
+	run kubectl logs bad --timestamps
+	[[ "$output" == "${started%Z}.000000000Z starting"* ]]
 	run kubectl get pod bad --no-headers
 	[[ "$output" == *"0/1"*"Error"* ]]
 }

@@ -513,6 +513,7 @@ patch projectmembers.trainyard.dev -n team
 update projects.trainyard.dev --subresource=status
 create namespaces
 create resourcequotas -n team
+create limitranges -n team
 update rolebindings.rbac.authorization.k8s.io -n team
 create clusterroles.rbac.authorization.k8s.io
 bind clusterroles.rbac.authorization.k8s.io/trainyard-project-admin
@@ -549,7 +550,6 @@ create projects.trainyard.dev
 update projects.trainyard.dev
 delete projectmembers.trainyard.dev -n team
 update namespaces
-create limitranges -n team
 EOF
 }
 
