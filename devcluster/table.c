@@ -145,62 +145,7 @@ table_time_parse(const char *s, int64_t *ret_sec, int32_t *ret_nsec)
 void
 table_human_duration(int64_t d, char buf[TABLE_AGE_MAX])
 {
-	int64_t seconds = d / NS_PER_SEC, minutes, hours;
-
-	if (seconds < -1) {
-		(void)kc_strlcpy(buf, "<invalid>", TABLE_AGE_MAX);
-		return;
-	}
-	if (seconds < 0) {
-		(void)kc_strlcpy(buf, "0s", TABLE_AGE_MAX);
-		return;
-	}
-	if (seconds < 60 * 2) {
-		(void)snprintf(buf, TABLE_AGE_MAX, "%" PRId64 "s", seconds);
-		return;
-	}
-	minutes = d / (60 * NS_PER_SEC);
-	if (minutes < 10) {
-		int64_t s = seconds % 60;
-
-		if (s == 0)
-			(void)snprintf(buf, TABLE_AGE_MAX, "%" PRId64 "m", minutes);
-		else
-			(void)snprintf(buf, TABLE_AGE_MAX, "%" PRId64 "m%" PRId64 "s",
-			    minutes, s);
-		return;
-	}
-	if (minutes < 60 * 3) {
-		(void)snprintf(buf, TABLE_AGE_MAX, "%" PRId64 "m", minutes);
-		return;
-	}
-	hours = d / (3600 * NS_PER_SEC);
-	if (hours < 8) {
-		if (minutes % 60 == 0)
-			(void)snprintf(buf, TABLE_AGE_MAX, "%" PRId64 "h", hours);
-		else
-			(void)snprintf(buf, TABLE_AGE_MAX, "%" PRId64 "h%" PRId64 "m",
-			    hours, minutes % 60);
-	} else if (hours < 48)
-		(void)snprintf(buf, TABLE_AGE_MAX, "%" PRId64 "h", hours);
-	else if (hours < 24 * 8) {
-		if (hours % 24 == 0)
-			(void)snprintf(buf, TABLE_AGE_MAX, "%" PRId64 "d", hours / 24);
-		else
-			(void)snprintf(buf, TABLE_AGE_MAX, "%" PRId64 "d%" PRId64 "h",
-			    hours / 24, hours % 24);
-	} else if (hours < 24 * 365 * 2)
-		(void)snprintf(buf, TABLE_AGE_MAX, "%" PRId64 "d", hours / 24);
-	else if (hours < 24 * 365 * 8) {
-		int64_t dy = (hours / 24) % 365;
-
-		if (dy == 0)
-			(void)snprintf(buf, TABLE_AGE_MAX, "%" PRId64 "y", hours / 24 / 365);
-		else
-			(void)snprintf(buf, TABLE_AGE_MAX, "%" PRId64 "y%" PRId64 "d",
-			    hours / 24 / 365, dy);
-	} else
-		(void)snprintf(buf, TABLE_AGE_MAX, "%" PRId64 "y", hours / 24 / 365);
+	kc_duration_human(d / NS_PER_SEC, buf, TABLE_AGE_MAX);
 }
 
 /* A timestamp field: absent (or zero), parsed, or unparseable. */
