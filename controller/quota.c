@@ -456,21 +456,20 @@ quota_forget(struct quota_ledger *l, const char *key, char project[64])
 	return r;
 }
 
-/* Whether 'e' came before the Run of 'ask' (creationTimestamp, then key). */
+/* Whether a Run created at 'ca' with key 'ka' came before one at 'cb', 'kb'. */
 static bool
-before(const struct entry *e, const struct quota_ask *ask)
+earlier(int64_t ca, const char *ka, int64_t cb, const char *kb)
 {
-	if (e->created != ask->created)
-		return e->created < ask->created;
-	return strcmp(e->node.key, ask->key) < 0;
+	if (ca != cb)
+		return ca < cb;
+	return strcmp(ka, kb) < 0;
 }
 
 struct tally {
 	struct json_object	*reserved;
 	int64_t			 user_gpus;
 	size_t			 active, ahead;
-	const char		*first;		/* the earliest Run ahead */
-	const struct entry	*first_e;
+	const struct entry	*first;		/* the earliest Run ahead */
 };
 
 static int
@@ -493,14 +492,14 @@ tally(struct quota_ledger *l, const struct quota_ask *ask, struct tally *t)
 			t->active++;
 			if (ask->user[0] != '\0' && strcmp(e->user, ask->user) == 0)
 				t->user_gpus += e->gpus;
-		} else if (e->state == QUOTA_WAITING && before(e, ask)) {
+		} else if (e->state == QUOTA_WAITING &&
+		    earlier(e->created, n->key, ask->created, ask->key)) {
 			t->ahead++;
-			if (t->first_e == NULL || before(e, &(struct quota_ask){
-			    .key = t->first_e->node.key, .created = t->first_e->created }))
-				t->first_e = e;
+			if (t->first == NULL || earlier(e->created, n->key, t->first->created,
+			    t->first->node.key))
+				t->first = e;
 		}
 	}
-	t->first = t->first_e != NULL ? t->first_e->node.key : NULL;
 	return 0;
 }
 
@@ -541,7 +540,7 @@ quota_admit(struct quota_ledger *l, const struct quota_ask *ask, struct quota_ve
 	if (t.ahead > 0) {
 		set_verdict(ret, TY_QUOTA_EXCEEDED, "waiting for quota in project %s behind "
 		    "%zu earlier Run%s (first: %s)", ask->project, t.ahead,
-		    t.ahead == 1 ? "" : "s", t.first);
+		    t.ahead == 1 ? "" : "s", t.first->node.key);
 		goto out;
 	}
 	if (!quota_fits(ask->hard, t.reserved, ask->demand, why, sizeof(why))) {

@@ -322,18 +322,18 @@ mono_of(struct kubelet *k, time_t wall)
 }
 
 static void
-fmt_time(struct kubelet *k, uint64_t mono, char buf[KC_TIME_MAX])
-{
-	if (kc_time_format((time_t)(wall_ms(k, mono) / 1000), buf, KC_TIME_MAX) < 0)
-		(void)kc_strlcpy(buf, "1970-01-01T00:00:00Z", KC_TIME_MAX);
-}
-
-static void
 fmt_second(int64_t wall_s, char buf[KC_TIME_MAX])
 {
 	if (kc_time_format((time_t)wall_s, buf, KC_TIME_MAX) < 0)
 		(void)kc_strlcpy(buf, "1970-01-01T00:00:00Z", KC_TIME_MAX);
 }
+
+static void
+fmt_time(struct kubelet *k, uint64_t mono, char buf[KC_TIME_MAX])
+{
+	fmt_second((int64_t)(wall_ms(k, mono) / 1000), buf);
+}
+
 
 /* RFC3339NanoFixed of a wall-clock ms, as the kubelet prints log timestamps. */
 static void
