@@ -53,6 +53,8 @@ LIB_CORE_SRCS	 = lib/err.c lib/alloc.c lib/buf.c lib/str.c lib/json.c lib/jsonst
 		   lib/clock.c lib/log.c
 # Data structures and formats every layer shares (no threads, no network).
 LIB_CORE_SRCS	+= lib/hash.c lib/heap.c lib/sbuf.c lib/base64.c lib/validation.c
+# Deadlines and a cap for servers' connections (the programs' libwebsockets fronts).
+LIB_CORE_SRCS	+= lib/connguard.c
 LIB_DATA_SRCS	 = $(LIB_CORE_SRCS) lib/yaml.c lib/selector.c lib/patch.c \
 		   lib/cert.c
 LIB_SRCS	 = $(LIB_DATA_SRCS) lib/kubeconfig.c lib/transport.c \
@@ -107,6 +109,7 @@ UNIT_SUITES	+= cli_args
 UNIT_SUITES	+= cli_logs
 UNIT_SUITES	+= cli_ops
 UNIT_SUITES	+= cli_admin
+UNIT_SUITES	+= connguard
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c tests/unit/ctl_testutil.c
@@ -215,6 +218,7 @@ SUITE_DEPS_deflate	= lib/deflate.c
 SUITE_DEPS_alloc	=
 SUITE_DEPS_hash		=
 SUITE_DEPS_heap		=
+SUITE_DEPS_connguard	=
 SUITE_DEPS_sbuf		=
 SUITE_DEPS_base64	=
 SUITE_DEPS_validation	=
@@ -427,7 +431,8 @@ UNIT_JOBS	?= $(NPROC)
 TEST_BUILD	 = $(SAN)/tests/unit/check_main $(SAN)/bin/trainyard-devcluster \
 		   $(SAN)/bin/trainyard-controller $(SAN)/bin/kubectl-trainyard \
 		   $(SAN)/bin/examples/run-wait \
-		   $(SAN)/bin/examples/gpu-usage $(BUILD)/bin/trainyard-controller
+		   $(SAN)/bin/examples/gpu-usage $(BUILD)/bin/trainyard-controller \
+		   $(BUILD)/bin/ty-hostile
 
 test-build:
 	$(MAKE) --no-print-directory -j$(NPROC) $(TEST_BUILD)
@@ -524,20 +529,27 @@ $(BUILD)/bin/proj-bench: $(BUILD)/tests/bench/proj_bench.o $(BUILD)/tests/bench/
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
+# Hostile clients against a listener, with a prober (e2e and bench).
+$(BUILD)/bin/ty-hostile: $(BUILD)/tests/bench/hostile.o $(BUILD)/tests/bench/bench.o \
+    $(BUILD)/lib/libkc.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
 STYLE_SRCS	+= $(wildcard tests/bench/*.c)
 
 # BENCH_SECTIONS="ctl" runs only the controller's section; "proj" only its
-# Project scenarios (ctl-projects, ctl-quota).
+# Project scenarios (ctl-projects, ctl-quota); "hostile" only ctl-hostile.
 BENCH_SECTIONS	?= dc ctl conv
 
 bench: $(BUILD)/bin/trainyard-devcluster $(BUILD)/bin/trainyard-controller \
     $(BUILD)/bin/dc-bench $(BUILD)/bin/ctl-bench $(BUILD)/bin/conv-bench \
-    $(BUILD)/bin/proj-bench
+    $(BUILD)/bin/proj-bench $(BUILD)/bin/ty-hostile
 	@for s in $(BENCH_SECTIONS); do \
 		case $$s in \
 		dc|ctl|conv) tests/bench/$$s-bench.sh $(BUILD) || exit 1 ;; \
 		proj)	BENCH_CTL_SCENARIOS=projects tests/bench/ctl-bench.sh $(BUILD) || exit 1 ;; \
-		*)	echo "bench: unknown section $$s (dc, ctl, proj, conv)" >&2; exit 1 ;; \
+		hostile) BENCH_CTL_SCENARIOS=hostile tests/bench/ctl-bench.sh $(BUILD) || exit 1 ;; \
+		*)	echo "bench: unknown section $$s (dc, ctl, proj, hostile, conv)" >&2; exit 1 ;; \
 		esac; \
 	done
 

@@ -481,6 +481,13 @@ tune_malloc(void)
 		(void)mallopt(M_MMAP_THRESHOLD, TY_MMAP_THRESHOLD);
 }
 
+/* The health listener's /readyz/webhook asks the webhook (a metrics_ready_fn). */
+static bool
+webhook_probe_ready(void *arg, char *why, size_t size)
+{
+	return webhook_ready(arg, why, size);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -543,6 +550,8 @@ main(int argc, char **argv)
 		.auth = mauth,
 	}, &st)) < 0)
 		fatal("%s", st.message[0] != '\0' ? st.message : kc_strerror(r));
+	if (wh != NULL)
+		metrics_set_webhook_ready(c.metrics, webhook_probe_ready, wh);
 	kc_log_info(&mainlog, "metrics on port %d, health probes on port %d",
 	    metrics_port(c.metrics, false), metrics_port(c.metrics, true));
 	if (mauth != NULL)
@@ -588,9 +597,11 @@ main(int argc, char **argv)
 	manager_free(&c);
 	/* The webhook last: other replicas may still read through it. */
 	certs = certs_stop(certs);
-	c.metrics = metrics_free(c.metrics);	/* its TLS serves the webhook's pair */
+	metrics_stop(c.metrics);	/* its TLS serves the webhook's pair */
+	metrics_set_webhook_ready(c.metrics, NULL, NULL);
 	mauth = metrics_auth_free(mauth);
-	wh = webhook_free(wh);
+	wh = webhook_free(wh);		/* it records into the registry until here */
+	c.metrics = metrics_free(c.metrics);
 	kc_rest_config_free(c.rc);
 	config_release(&c.cfg);
 	kc_transport_global_cleanup();

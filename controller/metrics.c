@@ -123,6 +123,9 @@ enum fam_id {
 	F_WH_ADMISSION_DURATION,
 	F_WH_CERT_EXPIRY,
 	F_API_VERSION,
+	F_HTTP_CONNS,
+	F_HTTP_ACCEPTED,
+	F_HTTP_DROPPED,
 	F_COUNT,
 };
 
@@ -234,6 +237,20 @@ static const struct fam_desc fams[F_COUNT] = {
 	    "Always 1; the API group and the version of it the controller reads and "
 	    "writes Runs and ResourceProfiles at (the newest the server serves).", GAUGE,
 	    { "group", "version" }, NULL, 0, 1 },
+	[F_HTTP_CONNS] = { "trainyard_http_connections",
+	    "Connections open now, by listener (health, metrics, webhook).", GAUGE,
+	    { "listener" }, NULL, 0, METRICS_GUARDS_MAX },
+	[F_HTTP_ACCEPTED] = { "trainyard_http_connections_accepted_total",
+	    "Connections accepted, by listener.", COUNTER, { "listener" }, NULL, 0,
+	    METRICS_GUARDS_MAX },
+	[F_HTTP_DROPPED] = { "trainyard_http_connections_dropped_total",
+	    "Connections closed by the server before their request was answered, by "
+	    "listener and reason: timeout_headers (no complete request in time), "
+	    "timeout_idle (keep-alive), timeout_body, timeout_answer (a peer that does "
+	    "not read), evicted (to make room under the connection cap), refused (the "
+	    "cap was full of requests being answered), malformed (not HTTP or not TLS, "
+	    "or hung up before a request).", COUNTER, { "listener", "reason" }, NULL, 0,
+	    METRICS_GUARDS_MAX * KC_GUARD_DROP_COUNT + 1 },
 };
 
 struct series {
@@ -252,11 +269,31 @@ struct family {
 	size_t			 n, cap;
 };
 
+/*
+ * A listener: a libwebsockets context of its own (one vhost) served by a
+ * thread of its own, so that no traffic of one listener can hold up
+ * another's (the kubelet's probes above all).
+ */
 struct listener {
+	struct metrics	*m;
 	char		 addr[256];	/* as given, for messages */
 	char		 host[256];
 	int		 port;		/* asked for, then bound */
+	const char	*name;		/* "metrics", "health": the metrics' label */
+	bool		 serves_metrics, serves_health;
+	bool		 secure;	/* TLS and scrape authentication */
+	struct lws_context *ctx;
 	struct lws_vhost *vh;
+	struct lws_protocols protocols[2];
+	struct metrics_guard *guard;
+	pthread_t	 thread;
+	bool		 started;
+	atomic_bool	 stop;
+};
+
+struct guard_ref {
+	char		 name[16];
+	const struct metrics_guard *g;
 };
 
 struct auth_entry {
@@ -295,15 +332,13 @@ struct metrics {
 	void		*collect_arg;
 	pthread_mutex_t	 render_mu;	/* one collect-and-render at a time */
 
-	struct lws_context *ctx;
-	struct lws_protocols protocols[2];
 	struct listener	 lis[2];	/* metrics, health */
 	size_t		 nlis;
 	int		 health_idx;	/* lis[] index serving health, or -1 */
 	int		 metrics_idx;
-	pthread_t	 thread;
-	bool		 started;
-	atomic_bool	 stop;
+	metrics_ready_fn *webhook_ready;	/* under mu: /readyz/webhook */
+	void		*webhook_arg;
+	struct guard_ref guards[METRICS_GUARDS_MAX];	/* under mu */
 
 	/* Secure /metrics: see the file's comment. */
 	metrics_tls_fn	*tls_setup;
@@ -500,10 +535,8 @@ metrics_new(const char *version, struct metrics **ret)
 	}
 	TAILQ_INIT(&m->todo);
 	TAILQ_INIT(&m->done);
-	atomic_init(&m->stop, false);
 	(void)kc_strlcpy(m->reason, "starting", sizeof(m->reason));
 	m->health_idx = m->metrics_idx = -1;
-	m->started = false;
 
 	/* The unlabelled series exist from the start, so they read 0. */
 	for (i = 0; i < F_COUNT; i++) {
@@ -866,6 +899,8 @@ render_process(struct kc_buf *b)
 	return 0;
 }
 
+static void	collect_guards(struct metrics *);
+
 int
 metrics_render(struct metrics *m, struct kc_buf *out)
 {
@@ -880,6 +915,7 @@ metrics_render(struct metrics *m, struct kc_buf *out)
 	pthread_mutex_unlock(&m->mu);
 	if (fn != NULL)
 		fn(arg, m);
+	collect_guards(m);
 	for (size_t i = 0; i < F_COUNT && r == 0; i++)
 		r = render_family(out, &m->fam[i]);
 	if (r == 0)
@@ -1109,7 +1145,7 @@ auth_main(void *arg)
 		pthread_mutex_lock(&m->aq_mu);
 		TAILQ_INSERT_TAIL(&m->done, q, link);
 		pthread_mutex_unlock(&m->aq_mu);
-		lws_cancel_service(m->ctx);
+		lws_cancel_service(m->lis[m->metrics_idx].ctx);
 		pthread_mutex_lock(&m->aq_mu);
 	}
 	pthread_mutex_unlock(&m->aq_mu);
@@ -1170,9 +1206,12 @@ reply(struct conn *c, int status, const char *ctype, const char *text)
 }
 
 static void
-handle(struct metrics *m, struct conn *c, int method, const char *path)
+handle(struct listener *l, struct conn *c, int method, const char *path)
 {
-	char msg[METRICS_REASON_MAX + 32];
+	struct metrics *m = l->m;
+	char msg[METRICS_REASON_MAX + 32], why[METRICS_REASON_MAX];
+	metrics_ready_fn *fn;
+	void *arg;
 	int r;
 
 	if (method != LWSHUMETH_GET && method != LWSHUMETH_HEAD) {
@@ -1181,7 +1220,7 @@ handle(struct metrics *m, struct conn *c, int method, const char *path)
 		reply(c, 405, "text/plain; charset=utf-8", "method not allowed\n");
 		return;
 	}
-	if (strcmp(path, "/metrics") == 0) {
+	if (l->serves_metrics && strcmp(path, "/metrics") == 0) {
 		if ((r = metrics_render(m, &c->out.body)) < 0) {
 			kc_log_debug(&mlog, "render: %s", kc_strerror(r));
 			reply(c, 500, "text/plain; charset=utf-8", "metrics unavailable\n");
@@ -1189,9 +1228,22 @@ handle(struct metrics *m, struct conn *c, int method, const char *path)
 		}
 		c->out.status = 200;
 		c->out.ctype = "text/plain; version=0.0.4; charset=utf-8";
-	} else if (strcmp(path, "/healthz") == 0) {
+	} else if (l->serves_health && strcmp(path, "/healthz") == 0) {
 		reply(c, 200, "text/plain; charset=utf-8", "ok\n");
-	} else if (strcmp(path, "/readyz") == 0) {
+	} else if (l->serves_health && strcmp(path, "/readyz/webhook") == 0) {
+		pthread_mutex_lock(&m->mu);
+		fn = m->webhook_ready;
+		arg = m->webhook_arg;
+		pthread_mutex_unlock(&m->mu);
+		if (fn == NULL) {
+			reply(c, 404, "text/plain; charset=utf-8", "404 page not found\n");
+		} else if (fn(arg, why, sizeof(why))) {
+			reply(c, 200, "text/plain; charset=utf-8", "ok\n");
+		} else {
+			(void)snprintf(msg, sizeof(msg), "not ready: %s\n", why);
+			reply(c, 500, "text/plain; charset=utf-8", msg);
+		}
+	} else if (l->serves_health && strcmp(path, "/readyz") == 0) {
 		pthread_mutex_lock(&m->mu);
 		if (m->ready)
 			(void)kc_strlcpy(msg, "ok\n", sizeof(msg));
@@ -1281,8 +1333,8 @@ auth_finish(struct metrics *m)
 			c->auth_wait = false;
 			c->req = NULL;
 			if (q->code == 200) {
-				handle(m, c, c->out.head ? LWSHUMETH_HEAD : LWSHUMETH_GET,
-				    "/metrics");
+				handle(&m->lis[m->metrics_idx], c,
+				    c->out.head ? LWSHUMETH_HEAD : LWSHUMETH_GET, "/metrics");
 			} else {
 				if (q->code == 500)
 					kc_log_warn(&mlog, "scrape refused: %s", q->why);
@@ -1376,7 +1428,7 @@ conn_end(struct conn *c)
 }
 
 static int
-writable(struct lws *wsi, struct conn *c)
+writable(struct listener *l, struct lws *wsi, struct conn *c)
 {
 	int r;
 
@@ -1387,6 +1439,7 @@ writable(struct lws *wsi, struct conn *c)
 	conn_end(c);
 	if (c->out.close_after || c->out.head)
 		return -1;
+	metrics_guard_phase(l->guard, wsi, KC_GUARD_REQUEST);
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
@@ -1394,23 +1447,23 @@ static int
 callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
     size_t len)
 {
+	struct listener *l = lws_context_user(lws_get_context(wsi));
+	struct metrics *m = l->m;
 	struct conn *c = user;
-	struct metrics *m;
 	char *uri = NULL, path[256];
 	int method, ulen = 0;
 
+	if (metrics_guard_event(l->guard, wsi, (int)reason) < 0)
+		return -1;
 	switch (reason) {
 	case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_SERVER_VERIFY_CERTS:
 		/* Only the secure metrics listener has TLS; 'user' is its SSL_CTX. */
-		m = lws_context_user(lws_get_context(wsi));
 		return m->tls_setup == NULL || m->tls_setup(m->tls_arg, user) < 0 ? 1 : 0;
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-		m = lws_context_user(lws_get_context(wsi));
-		if (m->auth != NULL)
+		if (l->secure)
 			auth_finish(m);
 		return 0;
 	case LWS_CALLBACK_HTTP:
-		m = lws_context_user(lws_get_context(wsi));
 		auth_abandon(m, c);
 		conn_end(c);
 		*c = (struct conn){ .active = true };
@@ -1421,27 +1474,25 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 		memcpy(path, uri != NULL ? uri : "", (size_t)ulen);
 		path[ulen] = '\0';
 		c->out.head = method == LWSHUMETH_HEAD;
-		if (m->auth != NULL && m->metrics_idx >= 0 &&
-		    lws_get_vhost(wsi) == m->lis[m->metrics_idx].vh &&
-		    strcmp(path, "/metrics") == 0 &&
+		if (l->secure && strcmp(path, "/metrics") == 0 &&
 		    (method == LWSHUMETH_GET || method == LWSHUMETH_HEAD) &&
 		    auth_begin(m, c, wsi)) {
 			if (!c->auth_wait)
 				lws_callback_on_writable(wsi);
 			return 0;
 		}
-		handle(m, c, method, path);
+		handle(l, c, method, path);
 		lws_callback_on_writable(wsi);
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY:
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
 		return 0;		/* bodies are never read; 405 closes */
 	case LWS_CALLBACK_HTTP_WRITEABLE:
-		return c != NULL ? writable(wsi, c) : 0;
+		return c != NULL ? writable(l, wsi, c) : 0;
 	case LWS_CALLBACK_CLOSED_HTTP:
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
 		if (c != NULL) {
-			auth_abandon(lws_context_user(lws_get_context(wsi)), c);
+			auth_abandon(m, c);
 			conn_end(c);
 		}
 		return 0;
@@ -1483,18 +1534,206 @@ metrics_lws_iface(const char *host)
 	return host;
 }
 
+/* ---- the connection guard of a libwebsockets server ------------------------ */
+
+struct metrics_guard {
+	struct kc_guard		*g;
+	struct lws_context	*ctx;
+	lws_sorted_usec_list_t	 sul;
+	uint64_t		 due_ms;	/* the sweep's, 0: none set */
+};
+
+static void
+guard_kill(void *arg, void *handle)
+{
+	(void)arg;
+	lws_set_timeout(handle, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+static void	guard_tick(lws_sorted_usec_list_t *sul);
+
+/* Sets the sweep for the next deadline, unless one as early is set. */
+static void
+guard_arm(struct metrics_guard *mg)
+{
+	uint64_t next = kc_guard_next_ms(mg->g), now;
+
+	if (next == 0 || (mg->due_ms != 0 && mg->due_ms <= next))
+		return;
+	now = kc_clock_now_ms();
+	mg->due_ms = next;
+	lws_sul_schedule(mg->ctx, 0, &mg->sul, guard_tick,
+	    (lws_usec_t)(next > now ? next - now : 0) * LWS_US_PER_MS);
+}
+
+static void
+guard_tick(lws_sorted_usec_list_t *sul)
+{
+	struct metrics_guard *mg = lws_container_of(sul, struct metrics_guard, sul);
+
+	mg->due_ms = 0;
+	kc_guard_sweep(mg->g);
+	guard_arm(mg);
+}
+
+int
+metrics_guard_new(struct lws_context *ctx, const struct kc_guard_opts *opts,
+    struct metrics_guard **ret)
+{
+	struct metrics_guard *mg;
+	struct kc_guard_opts o = *opts;
+	int r;
+
+	*ret = NULL;
+	if ((mg = kc_calloc(1, sizeof(*mg))) == NULL)
+		return -ENOMEM;
+	o.kill = guard_kill;
+	o.arg = mg;
+	if ((r = kc_guard_new(&o, &mg->g)) < 0) {
+		kc_free(mg);
+		return r;
+	}
+	mg->ctx = ctx;
+	*ret = mg;
+	return 0;
+}
+
+struct metrics_guard *
+metrics_guard_free(struct metrics_guard *mg)
+{
+	if (mg == NULL)
+		return NULL;
+	kc_guard_free(mg->g);
+	return kc_free(mg);
+}
+
+int
+metrics_guard_event(struct metrics_guard *mg, struct lws *wsi, int reason)
+{
+	struct kc_guard_conn *c;
+
+	if (mg == NULL)
+		return 0;
+	switch (reason) {
+	case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+		if ((c = kc_guard_open(mg->g, wsi)) != NULL)
+			lws_set_opaque_user_data(wsi, c);
+		guard_arm(mg);
+		break;
+	case LWS_CALLBACK_WSI_DESTROY:
+		if ((c = lws_get_opaque_user_data(wsi)) != NULL) {
+			lws_set_opaque_user_data(wsi, NULL);
+			kc_guard_close(mg->g, c);
+		}
+		break;
+	case LWS_CALLBACK_HTTP:
+	case LWS_CALLBACK_HTTP_BODY:
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		if (kc_guard_killed(lws_get_opaque_user_data(wsi)))
+			return -1;	/* killed: close now, answer nothing */
+		if (reason == LWS_CALLBACK_HTTP || reason == LWS_CALLBACK_HTTP_BODY_COMPLETION)
+			metrics_guard_phase(mg, wsi, KC_GUARD_ANSWER);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+void
+metrics_guard_phase(struct metrics_guard *mg, struct lws *wsi, enum kc_guard_phase p)
+{
+	struct kc_guard_conn *c;
+
+	if (mg == NULL || (c = lws_get_opaque_user_data(wsi)) == NULL)
+		return;
+	kc_guard_phase(mg->g, c, p);
+	guard_arm(mg);
+}
+
+bool
+metrics_guard_body(struct metrics_guard *mg, struct lws *wsi, size_t n)
+{
+	struct kc_guard_conn *c;
+
+	if (mg == NULL || (c = lws_get_opaque_user_data(wsi)) == NULL)
+		return true;
+	return kc_guard_body(mg->g, c, n);
+}
+
+void
+metrics_guard_stats(const struct metrics_guard *mg, struct kc_guard_stats *s)
+{
+	kc_guard_stats(mg->g, s);
+}
+
+void
+metrics_add_guard(struct metrics *m, const char *listener, const struct metrics_guard *g)
+{
+	pthread_mutex_lock(&m->mu);
+	for (size_t i = 0; i < METRICS_GUARDS_MAX; i++)
+		if (m->guards[i].g == NULL) {
+			(void)kc_strlcpy(m->guards[i].name, listener, sizeof(m->guards[i].name));
+			m->guards[i].g = g;
+			break;
+		}
+	pthread_mutex_unlock(&m->mu);
+}
+
+void
+metrics_remove_guard(struct metrics *m, const struct metrics_guard *g)
+{
+	pthread_mutex_lock(&m->mu);
+	for (size_t i = 0; i < METRICS_GUARDS_MAX; i++)
+		if (m->guards[i].g == g)
+			m->guards[i].g = NULL;
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* The guards' counters into their families, at a scrape. */
+static void
+collect_guards(struct metrics *m)
+{
+	struct kc_guard_stats st;
+
+	pthread_mutex_lock(&m->mu);
+	for (size_t i = 0; i < METRICS_GUARDS_MAX; i++) {
+		const char *name = m->guards[i].name;
+
+		if (m->guards[i].g == NULL)
+			continue;
+		metrics_guard_stats(m->guards[i].g, &st);
+		record(m, F_HTTP_CONNS, L(name), OP_SET, (double)st.open);
+		record(m, F_HTTP_ACCEPTED, L(name), OP_SET, (double)st.accepted);
+		for (size_t d = 0; d < KC_GUARD_DROP_COUNT; d++)
+			record(m, F_HTTP_DROPPED, L(name, kc_guard_drop_name(d)), OP_SET,
+			    (double)st.dropped[d]);
+	}
+	pthread_mutex_unlock(&m->mu);
+}
+
+void
+metrics_set_webhook_ready(struct metrics *m, metrics_ready_fn *fn, void *arg)
+{
+	pthread_mutex_lock(&m->mu);
+	m->webhook_ready = fn;
+	m->webhook_arg = arg;
+	pthread_mutex_unlock(&m->mu);
+}
+
 static void *
 serve(void *arg)
 {
-	struct metrics *m = arg;
+	struct listener *l = arg;
 
-	metrics_lws_run(m->ctx, &m->stop);
+	metrics_lws_run(l->ctx, &l->stop);
 	return NULL;
 }
 
 /* Adds the listener for 'addr' unless an equal one exists; its index or -1. */
 static int
-add_listener(struct metrics *m, const char *addr, struct kc_status *st)
+add_listener(struct metrics *m, const char *addr, bool health, struct kc_status *st)
 {
 	struct listener *l;
 	char host[256];
@@ -1506,53 +1745,116 @@ add_listener(struct metrics *m, const char *addr, struct kc_status *st)
 	if (port < 0)
 		return -1;
 	for (size_t i = 0; i < m->nlis; i++)
-		if (strcmp(m->lis[i].host, host) == 0 && m->lis[i].port == port && port != 0)
+		if (strcmp(m->lis[i].host, host) == 0 && m->lis[i].port == port &&
+		    port != 0) {
+			m->lis[i].serves_health = true;	/* one address for both */
 			return (int)i;
+		}
 	l = &m->lis[m->nlis];
+	memset(l, 0, sizeof(*l));
+	l->m = m;
 	(void)kc_strlcpy(l->addr, addr, sizeof(l->addr));
 	(void)kc_strlcpy(l->host, host, sizeof(l->host));
 	l->port = port;
+	l->name = health ? "health" : "metrics";
+	l->serves_health = health;
+	l->serves_metrics = !health;
+	atomic_init(&l->stop, false);
 	return (int)m->nlis++;
 }
 
+/*
+ * The listener's context, vhost and guard. Deadlines: 5 s for a request's
+ * line and headers (and the TLS handshake), then 5 s idle between
+ * requests for the probes (the kubelet does not keep connections) and
+ * 60 s for scrapers; an answer has AUTH_WAIT_S and 5 s more (a secure
+ * scrape waits for the API server). libwebsockets' own timeouts are set
+ * above the guard's, so the guard is the one that acts and counts.
+ */
 static int
-open_vhost(struct metrics *m, struct listener *l, size_t idx, struct kc_status *st)
+open_listener(struct metrics *m, struct listener *l, struct kc_status *st)
 {
 	struct lws_context_creation_info info;
-	char name[32];
 	const char *iface = metrics_lws_iface(l->host);
+	uint32_t idle_s = l->serves_metrics ? 60 : 5;
+	int r;
 
-	(void)snprintf(name, sizeof(name), "listener%u", (unsigned)(idx % 10));
+	l->protocols[0] = (struct lws_protocols){
+		.name = "http",
+		.callback = callback,
+		.per_session_data_size = sizeof(struct conn),
+	};
+	memset(&info, 0, sizeof(info));
+	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
+	info.port = CONTEXT_PORT_NO_LISTEN;
+	info.protocols = l->protocols;
+	info.user = l;
+	info.max_http_header_data = l->secure ? HEADER_MAX_SECURE : HEADER_MAX;
+	/* A header table for every connection the guard lets in: none waits for one. */
+	info.max_http_header_pool = METRICS_CONNS_MAX;
+	info.server_string = "trainyard-controller";
+	/*
+	 * No LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT here, even when secure: the
+	 * webhook's context, which exists first (it provides tls_setup), did
+	 * it. libwebsockets 4.1 re-creates its OpenSSL ex_data indexes at each
+	 * global init, and the SSL_CTXs tagged with the old ones are then
+	 * never freed. The secure vhost still asks for TLS (below).
+	 */
+	if ((l->ctx = lws_create_context(&info)) == NULL)
+		return kc_status_set(st, -ENOMEM, "metrics: cannot create the server");
+	if ((r = metrics_guard_new(l->ctx, &(struct kc_guard_opts){
+		.max_conns = METRICS_CONNS_MAX,
+		.request_ms = METRICS_REQUEST_S * 1000,
+		.idle_ms = idle_s * 1000,
+		.answer_ms = (AUTH_WAIT_S + 5) * 1000,
+	}, &l->guard)) < 0)
+		return kc_status_set(st, r, "metrics: %s", kc_strerror(r));
 	memset(&info, 0, sizeof(info));
 	info.port = l->port;
 	info.iface = iface;
-	info.protocols = m->protocols;
-	info.vhost_name = name;
+	info.protocols = l->protocols;
+	info.vhost_name = l->name;
 	info.options = LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
 	if (iface != NULL && strchr(iface, ':') == NULL)
 		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
-	info.keepalive_timeout = 5;
-	info.timeout_secs = 10;
-	if (m->tls_setup != NULL && (int)idx == m->metrics_idx) {
+	info.keepalive_timeout = (int)idle_s + 5;
+	info.timeout_secs = AUTH_WAIT_S + 10;
+	info.timeout_secs_ah_idle = METRICS_REQUEST_S + 5;
+	if (l->secure) {
 		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT |
 		    LWS_SERVER_OPTION_CREATE_VHOST_SSL_CTX;
 		info.alpn = "http/1.1";
 	}
-	if ((l->vh = lws_create_vhost(m->ctx, &info)) == NULL)
+	if ((l->vh = lws_create_vhost(l->ctx, &info)) == NULL)
 		return kc_status_set(st, KC_ECONFIG, "%s: cannot listen (address in use or "
 		    "not local)", l->addr);
 	if ((l->port = lws_get_vhost_listen_port(l->vh)) <= 0)
 		return kc_status_set(st, KC_ECONFIG, "%s: the listening port is unknown",
 		    l->addr);
+	metrics_add_guard(m, l->serves_health ? "health" : "metrics", l->guard);
 	return 0;
 }
 
-/* Stops the auth thread and frees the scrapes it had. */
+/*
+ * Stops the listeners' threads and the auth thread, then frees the
+ * contexts (their close callbacks mark waiting scrapes orphaned, so
+ * those are freed last) and the guards.
+ */
 static void
-auth_stop(struct metrics *m)
+stop_all(struct metrics *m)
 {
 	struct auth_req *q;
 
+	for (size_t i = 0; i < m->nlis; i++) {
+		struct listener *l = &m->lis[i];
+
+		if (l->started) {
+			atomic_store(&l->stop, true);
+			lws_cancel_service(l->ctx);
+			(void)pthread_join(l->thread, NULL);
+			l->started = false;
+		}
+	}
 	if (m->auth_started) {
 		pthread_mutex_lock(&m->aq_mu);
 		m->aq_stop = true;
@@ -1560,6 +1862,17 @@ auth_stop(struct metrics *m)
 		pthread_mutex_unlock(&m->aq_mu);
 		(void)pthread_join(m->auth_thread, NULL);
 		m->auth_started = false;
+	}
+	for (size_t i = 0; i < m->nlis; i++) {
+		struct listener *l = &m->lis[i];
+
+		if (l->guard != NULL)
+			metrics_remove_guard(m, l->guard);
+		if (l->ctx != NULL) {
+			lws_context_destroy(l->ctx);
+			l->ctx = NULL;
+		}
+		l->guard = metrics_guard_free(l->guard);
 	}
 	while ((q = TAILQ_FIRST(&m->todo)) != NULL) {
 		TAILQ_REMOVE(&m->todo, q, link);
@@ -1576,58 +1889,39 @@ int
 metrics_start(struct metrics *m, const struct metrics_opts *opts,
     struct kc_status *st)
 {
-	struct lws_context_creation_info info;
 	int r;
 
-	if (m->started || m->ctx != NULL)
+	if (m->nlis != 0)
 		return kc_status_set(st, -EBUSY, "metrics: already started");
-	m->nlis = 0;
-	if ((r = add_listener(m, opts->metrics_addr, st)) < -1)
+	if ((r = add_listener(m, opts->metrics_addr, false, st)) < -1)
 		return r;
 	m->metrics_idx = r;
-	if ((r = add_listener(m, opts->health_addr, st)) < -1)
-		return r;
+	if ((r = add_listener(m, opts->health_addr, true, st)) < -1)
+		goto fail_config;
 	m->health_idx = r;
 	if (m->nlis == 0)
 		return 0;
-	if ((opts->tls_setup != NULL) != (opts->auth != NULL))
-		return kc_status_set(st, -EINVAL, "metrics: secure needs both TLS and auth");
+	if ((opts->tls_setup != NULL) != (opts->auth != NULL)) {
+		r = kc_status_set(st, -EINVAL, "metrics: secure needs both TLS and auth");
+		goto fail_config;
+	}
 	if (opts->tls_setup != NULL && m->metrics_idx >= 0 &&
-	    m->metrics_idx == m->health_idx)
-		return kc_status_set(st, KC_ECONFIG, "%s: with secure metrics the health "
+	    m->metrics_idx == m->health_idx) {
+		r = kc_status_set(st, KC_ECONFIG, "%s: with secure metrics the health "
 		    "probes need an address of their own (plain HTTP for the kubelet)",
 		    opts->metrics_addr);
+		goto fail_config;
+	}
 	m->tls_setup = opts->tls_setup;
 	m->tls_arg = opts->tls_arg;
 	m->auth = opts->auth;
+	if (m->auth != NULL && m->metrics_idx >= 0)
+		m->lis[m->metrics_idx].secure = true;
 
 	lws_set_log_level(LLL_ERR, metrics_lws_logger);
-	m->protocols[0] = (struct lws_protocols){
-		.name = "http",
-		.callback = callback,
-		.per_session_data_size = sizeof(struct conn),
-	};
-	memset(&info, 0, sizeof(info));
-	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
-	info.port = CONTEXT_PORT_NO_LISTEN;
-	info.protocols = m->protocols;
-	info.user = m;
-	info.max_http_header_data = m->auth != NULL ? HEADER_MAX_SECURE : HEADER_MAX;
-	info.max_http_header_pool = 32;
-	info.server_string = "trainyard-controller";
-	/*
-	 * No LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT here, even when secure: the
-	 * webhook's context, which exists first (it provides tls_setup), did
-	 * it. libwebsockets 4.1 re-creates its OpenSSL ex_data indexes at each
-	 * global init, and the SSL_CTXs tagged with the old ones are then
-	 * never freed. The secure vhost still asks for TLS (open_vhost()).
-	 */
-	if ((m->ctx = lws_create_context(&info)) == NULL)
-		return kc_status_set(st, -ENOMEM, "metrics: cannot create the server");
 	for (size_t i = 0; i < m->nlis; i++)
-		if ((r = open_vhost(m, &m->lis[i], i, st)) < 0)
+		if ((r = open_listener(m, &m->lis[i], st)) < 0)
 			goto fail;
-	atomic_store(&m->stop, false);
 	if (m->auth != NULL) {
 		m->aq_stop = false;
 		if ((r = pthread_create(&m->auth_thread, NULL, auth_main, m)) != 0) {
@@ -1636,16 +1930,17 @@ metrics_start(struct metrics *m, const struct metrics_opts *opts,
 		}
 		m->auth_started = true;
 	}
-	if ((r = pthread_create(&m->thread, NULL, serve, m)) != 0) {
-		r = kc_status_set(st, -r, "metrics: thread: %s", kc_strerror(-r));
-		goto fail;
+	for (size_t i = 0; i < m->nlis; i++) {
+		if ((r = pthread_create(&m->lis[i].thread, NULL, serve, &m->lis[i])) != 0) {
+			r = kc_status_set(st, -r, "metrics: thread: %s", kc_strerror(-r));
+			goto fail;
+		}
+		m->lis[i].started = true;
 	}
-	m->started = true;
 	return 0;
 fail:
-	auth_stop(m);
-	lws_context_destroy(m->ctx);
-	m->ctx = NULL;
+	stop_all(m);
+fail_config:
 	m->nlis = 0;
 	m->metrics_idx = m->health_idx = -1;
 	return r;
@@ -1654,17 +1949,7 @@ fail:
 void
 metrics_stop(struct metrics *m)
 {
-	if (m->started) {
-		atomic_store(&m->stop, true);
-		lws_cancel_service(m->ctx);
-		(void)pthread_join(m->thread, NULL);
-		m->started = false;
-	}
-	auth_stop(m);
-	if (m->ctx != NULL) {
-		lws_context_destroy(m->ctx);
-		m->ctx = NULL;
-	}
+	stop_all(m);
 }
 
 int
@@ -1672,5 +1957,5 @@ metrics_port(struct metrics *m, bool health)
 {
 	int idx = health ? m->health_idx : m->metrics_idx;
 
-	return idx >= 0 && m->ctx != NULL ? m->lis[idx].port : -1;
+	return idx >= 0 && m->lis[idx].ctx != NULL ? m->lis[idx].port : -1;
 }

@@ -43,12 +43,15 @@
 
 #include <kc/buf.h>
 #include <kc/client.h>
+#include <kc/connguard.h>
 #include <kc/err.h>
 #include <kc/informer.h>
 #include <kc/kubeconfig.h>
 #include <kc/macro.h>
 #include <kc/workqueue.h>
 
+#define METRICS_CONNS_MAX	1024		/* connections per listener */
+#define METRICS_REQUEST_S	5		/* a request's line and headers */
 #define METRICS_LABEL_MAX	64		/* bytes of a label value, with NUL */
 #define METRICS_TEXT_MAX	(8u << 20)	/* largest /metrics answer */
 #define METRICS_REASON_MAX	256		/* the /readyz reason, with NUL */
@@ -166,6 +169,20 @@ void	metrics_set_collect(struct metrics *, metrics_collect_fn *fn, void *arg);
 void	metrics_set_ready(struct metrics *, bool ready, const char *reason);
 
 /*
+ * Whether the conversion and admission webhook can serve ('why' when
+ * not): webhook_ready() is one.
+ */
+typedef bool	metrics_ready_fn(void *arg, char *why, size_t size);
+
+/*
+ * The health listener's /readyz/webhook answers 200 "ok" when 'fn' says
+ * ready, else 500 "not ready: WHY"; 404 while none is set (no webhook).
+ * The readiness probe goes there, so no webhook traffic can starve it.
+ * Thread-safe; 'arg' must outlive the server or be unset first.
+ */
+void	metrics_set_webhook_ready(struct metrics *, metrics_ready_fn *fn, void *arg);
+
+/*
  * trainyard_api_version_info{group,version} = 1 for the version followed
  * now; the previous series goes. Thread-safe.
  */
@@ -246,6 +263,43 @@ struct metrics_http_out {
  * thread only.
  */
 int	metrics_http_write(struct lws *wsi, struct metrics_http_out *o);
+
+/*
+ * The connection guard (kc/connguard.h) of a libwebsockets server, for
+ * metrics.c's listeners and webhook.c's: made once the context exists,
+ * freed after lws_context_destroy(). Its kill is an asynchronous close;
+ * its sweep an lws timer on the server thread, set for the next deadline.
+ * metrics_guard_event() goes first in the protocol's callback: it tracks
+ * each accepted connection (its opaque user data) from LWS_CALLBACK_-
+ * SERVER_NEW_CLIENT_INSTANTIATED to LWS_CALLBACK_WSI_DESTROY and moves it
+ * to ANSWER at LWS_CALLBACK_HTTP and LWS_CALLBACK_HTTP_BODY_COMPLETION;
+ * the server reports the rest (BODY when it reads one, REQUEST when the
+ * answer is out and the connection stays open). Its counters appear on
+ * /metrics under 'listener' once metrics_add_guard() named it. Server
+ * thread only, except metrics_guard_stats().
+ */
+struct metrics_guard;
+
+int	metrics_guard_new(struct lws_context *ctx, const struct kc_guard_opts *opts,
+	    struct metrics_guard **ret) _must_check_;
+struct metrics_guard *metrics_guard_free(struct metrics_guard *);
+/* -1 when the guard killed the connection: the callback returns -1 at once. */
+int	metrics_guard_event(struct metrics_guard *, struct lws *wsi, int reason);
+void	metrics_guard_phase(struct metrics_guard *, struct lws *wsi, enum kc_guard_phase);
+/* kc_guard_body() for the connection of 'wsi'. */
+bool	metrics_guard_body(struct metrics_guard *, struct lws *wsi, size_t n);
+void	metrics_guard_stats(const struct metrics_guard *, struct kc_guard_stats *);
+
+/*
+ * trainyard_http_connections{listener}, _connections_accepted_total and
+ * _connections_dropped_total{listener,reason} from 'g' at each scrape,
+ * until metrics_remove_guard() (before 'g' is freed). At most
+ * METRICS_GUARDS_MAX listeners. Thread-safe.
+ */
+#define METRICS_GUARDS_MAX	4
+void	metrics_add_guard(struct metrics *, const char *listener,
+	    const struct metrics_guard *g);
+void	metrics_remove_guard(struct metrics *, const struct metrics_guard *g);
 
 /*
  * A kc_workqueue_observe_fn: 'arg' is the struct metrics. Feeds

@@ -28,11 +28,14 @@
  * HTTP/1.1 to webhooks), keep-alive. A body needs a Content-Length of at
  * most body_max (413 otherwise; 411 for chunked bodies); it is read into
  * the connection's kc_buf, answered once complete, the answer written by
- * metrics_http_write() (metrics.c). Headers are bounded (HEADER_MAX); the
- * TLS handshake, the request headers, the body and the answer each time
- * out after timeout_s, idle keep-alive connections after keepalive_s. At most max_conns connections: the one
- * past it is closed as it is accepted (LWS_CALLBACK_FILTER_NETWORK_-
- * CONNECTION), counted from LWS_CALLBACK_WSI_CREATE to _WSI_DESTROY.
+ * metrics_http_write() (metrics.c). Headers are bounded (HEADER_MAX).
+ * The connection guard (metrics_guard_*(), kc/connguard.h) gives the TLS
+ * handshake with the request's line and headers request_s, the
+ * body and the answer timeout_s each, an idle keep-alive connection
+ * keepalive_s, and holds at most max_conns connections, making room for
+ * a newcomer by closing the longest idle or the slowest one; the bodies
+ * of all connections together are bounded by WEBHOOK_BODIES_MAX (503 for
+ * the request that would pass it once no slower body is left to close).
  *
  * /readyz answers 200 once a certificate is loaded and the self-test
  * conversion (review_selftest(), run at start) passed; 500 with the
@@ -70,9 +73,6 @@
 #include "webhook.h"
 
 #define HEADER_MAX	8192
-#define CONN_MARK	((void *)&conn_mark)
-
-static char conn_mark;		/* opaque data of a counted connection */
 
 static const struct kc_log_ctx wlog = { .action = "webhook" };
 
@@ -104,7 +104,7 @@ struct webhook {
 	SSL_CTX			*client_ctx;	/* lws wants one; we never dial */
 	struct lws_protocols	 protocols[2];
 	lws_sorted_usec_list_t	 sul;
-	unsigned		 nconns;	/* server thread only */
+	struct metrics_guard	*guard;
 	pthread_t		 thread;
 	bool			 started;
 	atomic_bool		 stop;
@@ -535,6 +535,7 @@ begin(struct webhook *w, struct conn *c, struct lws *wsi)
 		return;
 	}
 	c->reading = true;
+	metrics_guard_phase(w->guard, wsi, KC_GUARD_BODY);
 	lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, (int)w->o.timeout_s);
 }
 
@@ -552,6 +553,7 @@ writable(struct webhook *w, struct lws *wsi, struct conn *c)
 	conn_end(c);
 	if (c->out.close_after || c->out.head)
 		return -1;
+	metrics_guard_phase(w->guard, wsi, KC_GUARD_REQUEST);
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
@@ -562,26 +564,12 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 	struct webhook *w = lws_context_user(lws_get_context(wsi));
 	struct conn *c = user;
 
+	if (metrics_guard_event(w->guard, wsi, (int)reason) < 0)
+		return -1;
 	switch (reason) {
 	case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_SERVER_VERIFY_CERTS:
 		/* 'user' is the vhost's SSL_CTX. */
 		return webhook_tls_setup(w, user) < 0 ? 1 : 0;
-	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
-		if (w->nconns >= w->o.max_conns) {
-			kc_log_debug(&wlog, "connection refused: %u open", w->nconns);
-			return 1;
-		}
-		return 0;
-	case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
-		lws_set_opaque_user_data(wsi, CONN_MARK);
-		w->nconns++;
-		return 0;
-	case LWS_CALLBACK_WSI_DESTROY:
-		if (lws_get_opaque_user_data(wsi) == CONN_MARK) {
-			lws_set_opaque_user_data(wsi, NULL);
-			w->nconns--;
-		}
-		return 0;
 	case LWS_CALLBACK_HTTP:
 		if (c == NULL)
 			return -1;
@@ -592,6 +580,14 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 	case LWS_CALLBACK_HTTP_BODY:
 		if (c == NULL || !c->active || !c->reading)
 			return 0;
+		if (!metrics_guard_body(w->guard, wsi, len)) {
+			/* The bodies of every connection together are bounded. */
+			c->reading = false;
+			reply(c, 503, "too many request bodies at once\n");
+			c->out.close_after = true;
+			lws_callback_on_writable(wsi);
+			return 0;
+		}
 		if (kc_buf_append(&c->body, in, len) < 0) {
 			/* More than Content-Length said: refuse, then close. */
 			c->reading = false;
@@ -636,6 +632,7 @@ open_server(struct webhook *w, struct kc_status *st)
 {
 	struct lws_context_creation_info info;
 	const char *iface = metrics_lws_iface(w->host);
+	int r;
 
 	lws_set_log_level(LLL_ERR, metrics_lws_logger);
 	w->protocols[0] = (struct lws_protocols){
@@ -650,11 +647,21 @@ open_server(struct webhook *w, struct kc_status *st)
 	info.protocols = w->protocols;
 	info.user = w;
 	info.max_http_header_data = HEADER_MAX;
-	info.max_http_header_pool = (unsigned short)KC_MIN(w->o.max_conns, 1024u);
+	/* A header table for every connection the guard lets in: none waits for one. */
+	info.max_http_header_pool = (unsigned short)KC_MIN(w->o.max_conns, 32768u);
 	info.server_string = "trainyard-controller";
-	info.timeout_secs = w->o.timeout_s;	/* the TLS handshake's, among others */
+	info.timeout_secs = w->o.timeout_s + 5;	/* the guard's deadlines come first */
 	if ((w->ctx = lws_create_context(&info)) == NULL)
 		return kc_status_set(st, -ENOMEM, "webhook: cannot create the server");
+	if ((r = metrics_guard_new(w->ctx, &(struct kc_guard_opts){
+		.max_conns = w->o.max_conns,
+		.request_ms = w->o.request_s * 1000,
+		.idle_ms = w->o.keepalive_s * 1000,
+		.body_ms = w->o.timeout_s * 1000,
+		.answer_ms = w->o.timeout_s * 1000,
+		.body_budget = WEBHOOK_BODIES_MAX,
+	}, &w->guard)) < 0)
+		return kc_status_set(st, r, "webhook: %s", kc_strerror(r));
 
 	/*
 	 * A TLS vhost also gets a client SSL_CTX, which libwebsockets would
@@ -676,16 +683,17 @@ open_server(struct webhook *w, struct kc_status *st)
 	if (iface != NULL && strchr(iface, ':') == NULL)
 		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
 	info.alpn = "http/1.1";
-	info.keepalive_timeout = (int)w->o.keepalive_s;
-	info.timeout_secs = w->o.timeout_s;
-	/* A connection that sends no request (or no handshake) in time. */
-	info.timeout_secs_ah_idle = w->o.timeout_s;
+	info.keepalive_timeout = (int)w->o.keepalive_s + 5;
+	info.timeout_secs = w->o.timeout_s + 5;
+	info.timeout_secs_ah_idle = (int)w->o.request_s + 5;
 	if ((w->vh = lws_create_vhost(w->ctx, &info)) == NULL)
 		return kc_status_set(st, KC_ECONFIG, "%s: cannot listen (address in use or "
 		    "not local)", w->addr);
 	if ((w->port = lws_get_vhost_listen_port(w->vh)) <= 0)
 		return kc_status_set(st, KC_ECONFIG, "%s: the listening port is unknown",
 		    w->addr);
+	if (w->o.metrics != NULL)
+		metrics_add_guard(w->o.metrics, "webhook", w->guard);
 	return 0;
 }
 
@@ -714,8 +722,10 @@ webhook_start(const struct webhook_opts *opts, struct webhook **ret, struct kc_s
 		w->o.max_conns = WEBHOOK_CONNS_MAX;
 	if (w->o.body_max == 0)
 		w->o.body_max = REVIEW_BODY_MAX;
+	if (w->o.request_s == 0)
+		w->o.request_s = METRICS_REQUEST_S;
 	if (w->o.timeout_s == 0)
-		w->o.timeout_s = 30;
+		w->o.timeout_s = 10;
 	if (w->o.keepalive_s == 0)
 		w->o.keepalive_s = 60;
 	if (opts->convert == NULL)
@@ -761,10 +771,13 @@ webhook_free(struct webhook *w)
 		lws_cancel_service(w->ctx);
 		(void)pthread_join(w->thread, NULL);
 	}
+	if (w->guard != NULL && w->o.metrics != NULL)
+		metrics_remove_guard(w->o.metrics, w->guard);
 	if (w->ctx != NULL) {
 		lws_sul_cancel(&w->sul);
 		lws_context_destroy(w->ctx);
 	}
+	w->guard = metrics_guard_free(w->guard);
 	SSL_CTX_free(w->client_ctx);
 	pair_clear(&w->cur);
 	kc_free(w->cert_dir);

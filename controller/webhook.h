@@ -84,7 +84,8 @@ int	review_selftest(review_convert_fn *convert, struct kc_status *st) _must_chec
 
 /* webhook.c */
 
-#define WEBHOOK_CONNS_MAX	256		/* default connection cap */
+#define WEBHOOK_CONNS_MAX	1024		/* default connection cap */
+#define WEBHOOK_BODIES_MAX	(64u << 20)	/* request bodies buffered at once */
 #define WEBHOOK_PEM_MAX		(256u << 10)	/* tls.crt or tls.key */
 
 struct webhook;
@@ -108,7 +109,8 @@ struct webhook_opts {
 	struct metrics		*metrics;	/* NULL: none recorded */
 	unsigned		 max_conns;	/* 0: WEBHOOK_CONNS_MAX */
 	size_t			 body_max;	/* 0: REVIEW_BODY_MAX */
-	unsigned		 timeout_s;	/* read/write idle timeout; 0: 30 */
+	unsigned		 request_s;	/* TLS handshake, line and headers; 0: METRICS_REQUEST_S */
+	unsigned		 timeout_s;	/* a body's and an answer's deadline; 0: 10 */
 	unsigned		 keepalive_s;	/* idle keep-alive; 0: 60 */
 };
 

@@ -1048,10 +1048,18 @@ http_start(struct dc *dc, const struct dc_http_opts *o, struct dc_http **ret,
 	info.server_ssl_private_key_mem_len = (unsigned int)strlen(o->key_pem);
 	info.alpn = "http/1.1";
 	info.max_http_header_data = 32768;
-	info.max_http_header_pool = 256;
+	/*
+	 * A header table is held only while a request's headers arrive
+	 * (then released, watches included); a connection that gets none
+	 * is not read at all. So slow or idle clients must not be able to
+	 * hold them all: many tables (allocated as used), and at most
+	 * timeout_secs_ah_idle for a request's headers.
+	 */
+	info.max_http_header_pool = 2048;
 	info.pt_serv_buf_size = 64 * 1024;
 	info.keepalive_timeout = 300;
 	info.timeout_secs = 60;
+	info.timeout_secs_ah_idle = 10;
 	info.server_string = "trainyard-devcluster";
 	info.vhost_name = "devcluster";
 	if ((h->ctx = lws_create_context(&info)) == NULL) {

@@ -22,7 +22,13 @@
 # BENCH_CTL_QUOTA_TIMEOUT seconds until every Run has its QuotaReserved
 # condition); a ctl-quota that did not complete or failed its checks is
 # reported, the scenarios after it still run, and the script fails at
-# the end. Then
+# the end. The entry "hostile" holds BENCH_CTL_HOSTILE_CONNS hostile
+# connections (slow headers, idle, slow bodies, garbage, idle keep-alive:
+# $BUILD/bin/ty-hostile) against a fresh controller's health listener for
+# BENCH_CTL_HOSTILE_SECONDS while probing /healthz on a new connection
+# every 100 ms, as the kubelet does: "ctl-hostile" prints the probes'
+# latency and the controller's RSS before and (at most) during the attack.
+# Then
 # the processes' totals one "bench: scenario=ctl-server" line each (for
 # the controllers: CPU summed over all of them, the largest peak RSS, the
 # last one's RSS).
@@ -39,7 +45,8 @@
 # (a file: record the first controller with `perf record -g` into it, the
 # one of scenario N > 0 into FILE.N), BENCH_CTL_PROJECTS (100),
 # BENCH_CTL_MEMBERS (20), BENCH_CTL_PROJECT_GPUS (40), BENCH_CTL_PROJECT_RUNS
-# (10, of 8 GPUs each), BENCH_CTL_QUOTA_TIMEOUT (60 s).
+# (10, of 8 GPUs each), BENCH_CTL_QUOTA_TIMEOUT (60 s),
+# BENCH_CTL_HOSTILE_CONNS (1000), BENCH_CTL_HOSTILE_SECONDS (20).
 set -euo pipefail
 
 build="${1:?usage: ctl-bench.sh BUILD}"
@@ -47,7 +54,7 @@ dc="${BENCH_CTL_DEVCLUSTER:-$build/bin/trainyard-devcluster}"
 ctl="$build/bin/trainyard-controller"
 bench="$build/bin/ctl-bench"
 pbench="$build/bin/proj-bench"
-scenarios="${BENCH_CTL_SCENARIOS:-1000x8 10x512 1x4000 projects}"
+scenarios="${BENCH_CTL_SCENARIOS:-1000x8 10x512 1x4000 projects hostile}"
 cluster="${BENCH_CTL_CLUSTER:-1000}"
 workers="${BENCH_CTL_WORKERS:-16}"
 qps="${BENCH_CTL_QPS:-100000}"
@@ -64,12 +71,15 @@ members="${BENCH_CTL_MEMBERS:-20}"
 project_gpus="${BENCH_CTL_PROJECT_GPUS:-40}"
 project_runs="${BENCH_CTL_PROJECT_RUNS:-10}"
 quota_timeout="${BENCH_CTL_QUOTA_TIMEOUT:-60}"
+hostile="$build/bin/ty-hostile"
+hostile_conns="${BENCH_CTL_HOSTILE_CONNS:-1000}"
+hostile_seconds="${BENCH_CTL_HOSTILE_SECONDS:-20}"
 
 if [ "$cluster" -gt 4096 ]; then
 	echo "ctl-bench.sh: BENCH_CTL_CLUSTER: at most 4096 nodes" >&2
 	exit 1
 fi
-for f in "$dc" "$ctl" "$bench" "$pbench"; do
+for f in "$dc" "$ctl" "$bench" "$pbench" "$hostile"; do
 	[ -x "$f" ] || { echo "ctl-bench.sh: $f is missing (make bench builds it)" >&2; exit 1; }
 done
 command -v kubectl >/dev/null ||
@@ -272,9 +282,40 @@ projects_scenario() {
 	return 0
 }
 
+# The "hostile" entry: ty-hostile against a fresh controller's health
+# listener; its RSS sampled every 0.2 s meanwhile.
+hostile_scenario() {
+	local port out="$tmp/hostile.out" rss0 rss peak=0 hpid rc=0
+	[ -n "$ctlpid" ] && stop_controller
+	start_controller
+	port="$(sed -n 's/.*health probes on port \([0-9]*\).*/\1/p' "$ctllog" | tail -1)"
+	rss0="$(awk '/^VmRSS:/ { print $2 }' "/proc/$ctlpid/status")"
+	"$hostile" --target "127.0.0.1:$port" --conns "$hostile_conns" \
+	    --seconds "$hostile_seconds" --probe "http://127.0.0.1:$port/healthz" \
+	    >"$out" 2>&1 &
+	hpid=$!
+	while kill -0 "$hpid" 2>/dev/null; do
+		rss="$(awk '/^VmRSS:/ { print $2 }' "/proc/$ctlpid/status")"
+		[ "$rss" -gt "$peak" ] && peak="$rss"
+		sleep 0.2
+	done
+	wait "$hpid" || rc=$?
+	grep -v '^hostile: mode=' "$out" | head -5 >&2 || true
+	sed -n 's/^hostile: mode=[a-z]* \(.*\)$/\1/p' "$out" | {
+		read -r line || line="(no figures)"
+		printf 'bench: scenario=ctl-hostile listener=health %s rss_idle_kb=%s rss_attack_peak_kb=%s\n' \
+		    "$line" "$rss0" "$peak"
+	}
+	return "$rc"
+}
+
 failed=""	# scenarios that did not complete but let the others run
 k=0
 for sc in $scenarios; do
+	if [ "$sc" = hostile ]; then
+		hostile_scenario || failed="$failed ctl-hostile"
+		continue
+	fi
 	if [ "$sc" = projects ]; then
 		projects_scenario "s$k-p" || failed="$failed ctl-quota"
 		k=$((k + 1))

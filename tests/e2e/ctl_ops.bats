@@ -11,7 +11,8 @@
 #   standby that takes over after a SIGKILL once the lease expired (not
 #   before), and at once after a SIGTERM, which releases the Lease;
 # - /healthz, /readyz (not ready while the caches sync, ready after, on
-#   leader and standby alike) and /metrics read with a parser of the
+#   leader and standby alike), /readyz/webhook, each path on its own
+#   listener only, and /metrics read with a parser of the
 #   Prometheus text format, then checked against a session;
 # - graceful shutdown while a session's pods are being created, and a
 #   restarted controller that finishes the session without duplicates;
@@ -479,9 +480,13 @@ mval() {
 	[ "$output" = 0 ]
 	ctl_proc_wait m '(msg=started|"msg":"started")'
 	[ "$(http m health /readyz)" = "200 ok" ]
-	# Every path on both listeners; GET and HEAD only.
-	[ "$(http m metrics /healthz)" = "200 ok" ]
-	[ "$(http m health /metrics | head -c 6)" = "200 # " ]
+	# The probes' paths on the health listener, /metrics on the metrics
+	# one, nothing else on either; GET and HEAD only.
+	[ "$(http m metrics /healthz | cut -c1-3)" = 404 ]
+	[ "$(http m health /metrics | cut -c1-3)" = 404 ]
+	[ "$(http m metrics /metrics | head -c 6)" = "200 # " ]
+	# The webhook serves without a certificate here: not ready, and why.
+	[ "$(http m health /readyz/webhook)" = "500 not ready: no serving certificate loaded yet" ]
 	[ "$(http m health /nothing-here | cut -c1-3)" = 404 ]
 	[ "$(http m health /healthz -X POST | cut -c1-3)" = 405 ]
 	ctl_proc_wait m 'workers started'

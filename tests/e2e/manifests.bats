@@ -233,7 +233,7 @@ teardown_file() {
 	[ "$status" -eq 0 ]
 	kinds="$(echo "$output" | grep -E '^kind: ' | sort | uniq -c | awk '{print $3 "=" $1}' |
 	    tr '\n' ' ')"
-	[ "$kinds" = "ClusterRole=7 ClusterRoleBinding=1 ConfigMap=1 CustomResourceDefinition=4 Deployment=1 MutatingWebhookConfiguration=1 Namespace=1 PodDisruptionBudget=1 PriorityClass=2 Role=2 RoleBinding=2 Service=2 ServiceAccount=1 ValidatingWebhookConfiguration=1 " ]
+	[ "$kinds" = "ClusterRole=7 ClusterRoleBinding=1 ConfigMap=1 CustomResourceDefinition=4 Deployment=1 MutatingWebhookConfiguration=1 Namespace=1 NetworkPolicy=1 PodDisruptionBudget=1 PriorityClass=2 Role=2 RoleBinding=2 Service=2 ServiceAccount=1 ValidatingWebhookConfiguration=1 " ]
 	run kubectl kustomize "$MF/monitoring"
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -x 'kind: PrometheusRule'
@@ -311,10 +311,40 @@ teardown_file() {
 	[ "$(echo "$output" | grep -c 'created (server dry run)')" -eq 2 ]
 	run kubectl apply --dry-run=server -f - < <(kubectl kustomize "$MF" | standin)
 	[ "$status" -eq 0 ]
-	[ "$(echo "$output" | grep -c '(server dry run)$')" -eq 27 ]
+	[ "$(echo "$output" | grep -c '(server dry run)$')" -eq 28 ]
 	run kubectl apply --dry-run=server -k "$MF/monitoring"
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -x 'configmap/trainyard-controller-dashboard created (server dry run)'
+}
+
+@test "the NetworkPolicy: the webhook open, metrics only from the monitoring namespace" {
+	local y="$BATS_TEST_TMPDIR/np.json" o="$BATS_TEST_TMPDIR/overlay"
+	kubectl kustomize "$MF" >"$BATS_TEST_TMPDIR/all.yaml"
+	kubectl apply --dry-run=server -o json -f - < <(standin <"$BATS_TEST_TMPDIR/all.yaml") |
+	    jq '.items[] | select(.kind == "NetworkPolicy")' >"$y"
+	jq -e '.metadata.namespace == "trainyard-system"
+	    and .spec.podSelector.matchLabels == {"app.kubernetes.io/name": "trainyard-controller"}
+	    and .spec.policyTypes == ["Ingress"]
+	    and .spec.ingress == [
+		{"ports": [{"port": "webhook", "protocol": "TCP"}]},
+		{"from": [{"namespaceSelector": {"matchLabels":
+		    {"kubernetes.io/metadata.name": "monitoring"}}}],
+		 "ports": [{"port": "metrics", "protocol": "TCP"}]}]' "$y"
+	# The ports it names are the Deployment's; the probes' is not among them.
+	grep -qx '        - name: webhook' "$MF/deployment.yaml"
+	grep -qx '        - name: metrics' "$MF/deployment.yaml"
+	# An overlay names another namespace, as the Kustomization's patch does.
+	mkdir -p "$o"
+	cp -r "$MF" "$o/base"
+	printf '%s\n' 'resources: [base]' 'patches:' \
+	    '- target: {kind: NetworkPolicy, name: trainyard-controller}' \
+	    '  patch: |-' '    - op: replace' \
+	    '      path: /spec/ingress/1/from/0/namespaceSelector/matchLabels/kubernetes.io~1metadata.name' \
+	    '      value: prometheus' >"$o/kustomization.yaml"
+	cp -r "$CRDS" "$o/crds"
+	run kubectl kustomize "$o"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -x '          kubernetes.io/metadata.name: prometheus'
 }
 
 @test "the Deployment: two leader-electing replicas, probes, restricted pods" {
@@ -326,14 +356,13 @@ teardown_file() {
 	jq -e '.spec.template.spec.containers[0].args | index("--config=/etc/trainyard/config.yaml") != null' "$d"
 	jq -e '.spec.template.spec.serviceAccountName == "trainyard-controller"' "$d"
 	jq -e '.spec.template.spec.terminationGracePeriodSeconds == 30' "$d"
-	# Liveness on the health port, metrics beside it; readiness is the
-	# conversion webhook's (HTTPS), which its Service's endpoints follow.
+	# Both probes on the health port, which nothing else shares; readiness
+	# is the conversion webhook's, which its Service's endpoints follow.
 	jq -e '.spec.template.spec.containers[0] |
 	    (.ports | map({(.name): .containerPort}) | add) ==
 		{"metrics": 8080, "health": 8081, "webhook": 9443}
 	    and .livenessProbe.httpGet == {"path": "/healthz", "port": "health"}
-	    and .readinessProbe.httpGet ==
-		{"path": "/readyz", "port": "webhook", "scheme": "HTTPS"}' "$d"
+	    and .readinessProbe.httpGet == {"path": "/readyz/webhook", "port": "health"}' "$d"
 	# Self-managed webhook certificates, in the pod's own namespace.
 	jq -e '.spec.template.spec.containers[0] |
 	    (.args | index("--webhook-cert-mode=self") != null)

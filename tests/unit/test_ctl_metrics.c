@@ -928,6 +928,18 @@ http_teardown(void)
 	kc_transport_global_cleanup();
 }
 
+static bool hook_is_ready;
+
+/* A metrics_ready_fn for /readyz/webhook. */
+static bool
+hook_ready(void *arg, char *why, size_t size)
+{
+	bool ok = *(bool *)arg;
+
+	(void)snprintf(why, size, "%s", ok ? "" : "no certificate");
+	return ok;
+}
+
 START_TEST(test_http_endpoints)
 {
 	struct metrics *m = NULL;
@@ -977,13 +989,32 @@ START_TEST(test_http_endpoints)
 	ck_assert_str_eq(f.body, "ok\n");
 	free(f.body);
 
-	/* every path on every listener */
+	/* each listener serves its own paths only */
 	fetch(hp, "GET", "/metrics", &f);
-	ck_assert_int_eq(f.status, 200);
+	ck_assert_int_eq(f.status, 404);
 	free(f.body);
 	fetch(mp, "GET", "/healthz", &f);
-	ck_assert_int_eq(f.status, 200);
+	ck_assert_int_eq(f.status, 404);
 	free(f.body);
+	fetch(mp, "GET", "/readyz", &f);
+	ck_assert_int_eq(f.status, 404);
+	free(f.body);
+
+	/* /readyz/webhook: 404 without a webhook, then what it says */
+	fetch(hp, "GET", "/readyz/webhook", &f);
+	ck_assert_int_eq(f.status, 404);
+	free(f.body);
+	metrics_set_webhook_ready(m, hook_ready, &hook_is_ready);
+	fetch(hp, "GET", "/readyz/webhook", &f);
+	ck_assert_int_eq(f.status, 500);
+	ck_assert_str_eq(f.body, "not ready: no certificate\n");
+	free(f.body);
+	hook_is_ready = true;
+	fetch(hp, "GET", "/readyz/webhook", &f);
+	ck_assert_int_eq(f.status, 200);
+	ck_assert_str_eq(f.body, "ok\n");
+	free(f.body);
+	metrics_set_webhook_ready(m, NULL, NULL);
 
 	fetch(mp, "GET", "/nope", &f);
 	ck_assert_int_eq(f.status, 404);
@@ -1017,8 +1048,19 @@ START_TEST(test_http_endpoints)
 		memcpy(big, "GET /metrics HTTP/1.1\r\nX-Big: ", 30);
 		free(raw(mp, big));
 	}
-	fetch(mp, "GET", "/healthz", &f);
+	fetch(mp, "GET", "/metrics", &f);
 	ck_assert_int_eq(f.status, 200);
+	free(f.body);
+	/* the guards' counters, per listener: the garbage is one malformed */
+	fetch(mp, "GET", "/metrics", &f);
+	ck_assert_msg(expo_parse(&e, f.body), "%s", e.err);
+	ck_assert(VALUE(&e, "trainyard_http_connections_dropped_total",
+	    "listener=metrics", "reason=malformed") >= 1);
+	ck_assert(VALUE(&e, "trainyard_http_connections_dropped_total",
+	    "listener=health", "reason=timeout_headers") == 0);
+	ck_assert(VALUE(&e, "trainyard_http_connections_accepted_total", "listener=health") >= 9);
+	ck_assert(VALUE(&e, "trainyard_http_connections", "listener=metrics") >= 1);
+	expo_free(&e);
 	free(f.body);
 
 	metrics_stop(m);
