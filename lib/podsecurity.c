@@ -1345,6 +1345,22 @@ kc_psa_namespace_policy(const struct json_object *ns_labels, const char *mode,
 		p.minor = 0;
 		label_error(&tmp, n++, vkey, version, "must be \"latest\" or \"v1.x\"");
 	}
+	/*
+	 * An unset warn level follows an enforce level set stricter (the
+	 * version too, when unset): controllers' templates are then warned
+	 * about what their pods will be refused for.
+	 */
+	if (strcmp(mode, "warn") == 0 && level == NULL &&
+	    kc_json_str(ns_labels, KC_PSA_LABEL_PREFIX "enforce") != NULL) {
+		struct kc_psa_policy e;
+
+		(void)kc_psa_namespace_policy(ns_labels, "enforce", &e, NULL);
+		if (e.level > p.level) {
+			p.level = e.level;
+			if (version == NULL)
+				p.minor = e.minor;
+		}
+	}
 	if (err != NULL && n > 0) {
 		if (n > 1)
 			kc_sbuf_putc(err, '[');

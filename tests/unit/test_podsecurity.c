@@ -578,6 +578,25 @@ START_TEST(namespace_labels)
 	ck_assert_int_eq(p.level, KC_PSA_PRIVILEGED);
 	ck_assert_uint_eq(p.minor, 0);
 	ck_assert_int_eq(kc_psa_namespace_policy(NULL, "deny", &p, NULL), -EINVAL);
+	/* warn follows a stricter enforce when unset */
+	ck_assert_int_eq(kc_psa_namespace_policy(bad, "warn", &p, NULL), 0);
+	ck_assert_int_eq(p.level, R);
+	json_object_put(bad);
+	bad = pod("{'pod-security.kubernetes.io/enforce':'baseline',"
+	    "'pod-security.kubernetes.io/enforce-version':'v1.20',"
+	    "'pod-security.kubernetes.io/audit':'restricted'}");
+	ck_assert_int_eq(kc_psa_namespace_policy(bad, "warn", &p, NULL), 0);
+	ck_assert_int_eq(p.level, B);
+	ck_assert_uint_eq(p.minor, 20);
+	ck_assert_int_eq(kc_psa_namespace_policy(bad, "audit", &p, NULL), 0);
+	ck_assert_int_eq(p.level, R);
+	ck_assert_uint_eq(p.minor, 0);
+	json_object_put(bad);
+	bad = pod("{'pod-security.kubernetes.io/enforce':'baseline',"
+	    "'pod-security.kubernetes.io/warn-version':'v1.20'}");
+	ck_assert_int_eq(kc_psa_namespace_policy(bad, "warn", &p, NULL), 0);
+	ck_assert_int_eq(p.level, B);
+	ck_assert_uint_eq(p.minor, 20);
 	json_object_put(o);
 	json_object_put(bad);
 }

@@ -98,7 +98,9 @@ int	kc_psa_check_reasons(const struct json_object *meta, const struct json_objec
  * be NULL) set for 'mode', "enforce" | "audit" | "warn". An absent label
  * gives privileged and latest. A bad value does what upstream does with
  * it: a bad enforce level enforces restricted, a bad audit or warn level
- * is privileged (fails open), a bad version is latest. '*out' is always
+ * is privileged (fails open), a bad version is latest. Without a warn
+ * label, warn takes the enforce level (and its version, when no
+ * warn-version is set) if that is stricter, as upstream. '*out' is always
  * set. Returns the number of this mode's labels that are invalid (0, 1 or
  * 2), each described in 'err' (may be NULL) as upstream's field error,
  *	metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value:
