@@ -380,6 +380,16 @@ START_TEST(host_process_and_probes)
 		/* from v1.34 only */
 		{ B, 33, "{'spec':{'containers':[{'name':'a','livenessProbe':{'httpGet':"
 		    "{'host':'10.0.0.1'}}}]}}", 0, "" },
+		{ B, 0, "{'spec':{'securityContext':{'windowsOptions':{'hostProcess':false}},"
+		    "'containers':[{'name':'a','securityContext':{'windowsOptions':"
+		    "{'hostProcess':false}},'readinessProbe':{'httpGet':{'port':80}},"
+		    "'lifecycle':{'postStart':{'tcpSocket':{'port':80}}}}]}}", 0, "" },
+		{ B, 0, "{'spec':{'initContainers':[{'name':'i','securityContext':"
+		    "{'windowsOptions':{'hostProcess':true}}}],'containers':[{'name':'a',"
+		    "'lifecycle':{'postStart':{'tcpSocket':{'host':'h'}}}}]}}", 2,
+		    "probe or lifecycle host (container \"a\" uses probe or lifecycle host \"h\"), "
+		    "hostProcess (container \"i\" must not set "
+		    "securityContext.windowsOptions.hostProcess=true)" },
 	};
 
 	run_cases(t, KC_ARRAY_SIZE(t));
@@ -436,6 +446,15 @@ START_TEST(restricted_pod)
 		    "container \"main\" must set securityContext.runAsNonRoot=true), seccompProfile "
 		    "(pod or container \"main\" must set securityContext.seccompProfile.type to "
 		    "\"RuntimeDefault\" or \"Localhost\")" },
+		/* allowPrivilegeEscalation: false is the only passing value */
+		{ R, 0, "{'spec':{" OKPOD ",'initContainers':[{'name':'i','securityContext':{"
+		    "'allowPrivilegeEscalation':true,'capabilities':{'drop':['ALL']}}}],"
+		    "'containers':[{'name':'a'," OKSC "}]}}", 1,
+		    "allowPrivilegeEscalation != false (container \"i\" must set "
+		    "securityContext.allowPrivilegeEscalation=false)" },
+		/* v1.25 exempts Windows pods from it too */
+		{ R, 25, "{'spec':{'os':{'name':'windows'}," OKPOD ",'containers':[{'name':'a',"
+		    "'securityContext':{'allowPrivilegeEscalation':true}}]}}", 0, "" },
 		/* allowPrivilegeEscalation only from v1.8 */
 		{ R, 7, "{'spec':{" OKPOD ",'containers':[{'name':'a'}]}}", 0, "" },
 		{ R, KC_PSA_MINOR_V1_0, "{'spec':{" OKPOD ",'containers':[{'name':'a'}]}}", 0, "" },
