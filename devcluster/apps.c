@@ -72,7 +72,7 @@
 #define APPS_DELAY_MS		20	/* coalescing delay after a change */
 #define APPS_DIRTY_MAX		256	/* namespaces queued before a full pass */
 #define APPS_BURST		500	/* pods created or deleted per pass (burstReplicas) */
-#define APPS_RETRY_S		5	/* a ReplicaSet whose pod create was refused: again after */
+#define APPS_RETRY_S		5	/* seconds to a refused pod create's retry */
 #define APPS_OWNED_MAX		1024	/* ReplicaSets of one Deployment considered */
 #define APPS_HASH_DEPTH		64	/* nesting levels hashed */
 #define APPS_REV_HISTORY_MAX	2000	/* revision-history length (upstream's default) */

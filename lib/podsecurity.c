@@ -310,6 +310,13 @@ in_list(const char *s, const char *const *list)
 
 typedef int check_fn(const struct pod *, struct emit *);
 
+static bool
+apparmor_ok(const char *type)
+{
+	return type != NULL && (strcmp(type, "RuntimeDefault") == 0 ||
+	    strcmp(type, "Localhost") == 0);
+}
+
 /* The beta annotations' forbidden profiles, as k="v". */
 static void
 apparmor_annotations(const struct json_object *ao, struct strs *l)
@@ -339,8 +346,7 @@ check_apparmor(const struct pod *p, struct emit *e)
 	int r;
 
 	t = kc_json_str(p->spec, "securityContext", "appArmorProfile", "type");
-	if (kc_json_get(p->spec, "securityContext", "appArmorProfile") != NULL &&
-	    (t == NULL || (strcmp(t, "RuntimeDefault") != 0 && strcmp(t, "Localhost") != 0))) {
+	if (kc_json_get(p->spec, "securityContext", "appArmorProfile") != NULL && !apparmor_ok(t)) {
 		pod = true;
 		strs_add(&values, t);
 	}
@@ -348,7 +354,7 @@ check_apparmor(const struct pod *p, struct emit *e)
 		if (kc_json_get(c, "securityContext", "appArmorProfile") == NULL)
 			continue;
 		t = kc_json_str(c, "securityContext", "appArmorProfile", "type");
-		if (t == NULL || (strcmp(t, "RuntimeDefault") != 0 && strcmp(t, "Localhost") != 0)) {
+		if (!apparmor_ok(t)) {
 			strs_add(&containers, name_of(c));
 			strs_add(&values, t);
 		}

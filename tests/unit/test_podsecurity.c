@@ -94,7 +94,8 @@ START_TEST(privileged)
 		    "'securityContext':{'privileged':false}}]}}", 0, "" },
 		{ B, 0, "{'spec':{'containers':[{'name':'main',"
 		    "'securityContext':{'privileged':true}}]}}", 1,
-		    "privileged (container \"main\" must not set securityContext.privileged=true)" },
+		    "privileged (container \"main\" must not set "
+		    "securityContext.privileged=true)" },
 		{ B, 0, "{'spec':{'initContainers':[{'name':'i',"
 		    "'securityContext':{'privileged':true}}],'containers':[{'name':'a',"
 		    "'securityContext':{'privileged':true}},{'name':'b'}]}}", 1,
@@ -373,7 +374,8 @@ START_TEST(host_process_and_probes)
 		    "securityContext.windowsOptions.hostProcess=true)" },
 		{ B, 0, "{'spec':{'containers':[{'name':'b','livenessProbe':{'httpGet':"
 		    "{'host':'10.0.0.1','port':80}}},{'name':'a','readinessProbe':{'tcpSocket':"
-		    "{'host':'example.com'}},'lifecycle':{'preStop':{'httpGet':{'host':'10.0.0.1'}}}}"
+		    "{'host':'example.com'}},'lifecycle':{'preStop':{'httpGet':"
+		    "{'host':'10.0.0.1'}}}}"
 		    ",{'name':'c','startupProbe':{'httpGet':{'host':''}}}]}}", 1,
 		    "probe or lifecycle host (containers \"a\", \"b\" use probe or lifecycle "
 		    "hosts \"10.0.0.1\", \"example.com\")" },
@@ -402,7 +404,8 @@ START_TEST(restricted_users)
 		{ R, 0, "{'spec':{'securityContext':{'runAsNonRoot':false,'runAsUser':0,"
 		    "'seccompProfile':{'type':'RuntimeDefault'}},'containers':[{'name':'a',"
 		    "'securityContext':{'allowPrivilegeEscalation':false,'capabilities':"
-		    "{'drop':['ALL']},'runAsNonRoot':false,'runAsUser':0}},{'name':'b'," OKSC "}]}}",
+		    "{'drop':['ALL']},'runAsNonRoot':false,'runAsUser':0}},"
+		    "{'name':'b'," OKSC "}]}}",
 		    2, "runAsNonRoot != true (pod and container \"a\" must not set "
 		    "securityContext.runAsNonRoot=false), runAsUser=0 (pod and container \"a\" "
 		    "must not set runAsUser=0)" },
@@ -417,10 +420,12 @@ START_TEST(restricted_users)
 		    "'allowPrivilegeEscalation':false,'capabilities':{'drop':['ALL']},"
 		    "'runAsUser':0}}]}}", 0, "" },
 		{ R, 35, "{'spec':{'hostUsers':false,'securityContext':{'seccompProfile':"
-		    "{'type':'RuntimeDefault'},'runAsUser':0},'containers':[{'name':'a'," OKSC "}]}}",
+		    "{'type':'RuntimeDefault'},'runAsUser':0},"
+		    "'containers':[{'name':'a'," OKSC "}]}}",
 		    0, "" },
 		{ R, 34, "{'spec':{'hostUsers':false,'securityContext':{'seccompProfile':"
-		    "{'type':'RuntimeDefault'},'runAsUser':0},'containers':[{'name':'a'," OKSC "}]}}",
+		    "{'type':'RuntimeDefault'},'runAsUser':0},"
+		    "'containers':[{'name':'a'," OKSC "}]}}",
 		    2, "runAsNonRoot != true (pod or container \"a\" must set "
 		    "securityContext.runAsNonRoot=true), runAsUser=0 (pod must not set "
 		    "runAsUser=0)" },
@@ -443,7 +448,8 @@ START_TEST(restricted_pod)
 		    "(container \"main\" must set securityContext.allowPrivilegeEscalation=false), "
 		    "unrestricted capabilities (container \"main\" must set "
 		    "securityContext.capabilities.drop=[\"ALL\"]), runAsNonRoot != true (pod or "
-		    "container \"main\" must set securityContext.runAsNonRoot=true), seccompProfile "
+		    "container \"main\" must set securityContext.runAsNonRoot=true), "
+		    "seccompProfile "
 		    "(pod or container \"main\" must set securityContext.seccompProfile.type to "
 		    "\"RuntimeDefault\" or \"Localhost\")" },
 		/* allowPrivilegeEscalation: false is the only passing value */

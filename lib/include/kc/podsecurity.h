@@ -46,7 +46,7 @@ enum kc_psa_level {
 
 struct kc_psa_policy {
 	enum kc_psa_level level;
-	unsigned	  minor;	/* 0 = "latest"; else the v1.N the checks are evaluated as of */
+	unsigned	  minor;	/* 0 = "latest"; else the v1.N evaluated */
 };
 
 /* "privileged:latest", "restricted:v1.25": the longest fits in this many bytes. */
