@@ -222,7 +222,7 @@ static const char *const container_lists[] = {
 	"initContainers", "containers", "ephemeralContainers",
 };
 
-/* Calls fn for every container (init, regular, ephemeral: upstream's order). */
+/* Loops (c) over every container: init, regular, ephemeral (upstream's order). */
 #define FOREACH_CONTAINER(pod, c)						\
 	for (size_t fe_l_ = 0; fe_l_ < KC_ARRAY_SIZE(container_lists); fe_l_++)	\
 		for (size_t fe_i_ = 0, fe_n_ = arr_len((pod)->spec,		\

@@ -162,6 +162,28 @@ START_TEST(labels_validated)
 }
 END_TEST
 
+/* Labels stored before the plug-in ran: a bad enforce level enforces restricted. */
+START_TEST(bad_labels_stored)
+{
+	podsecurity_plugin.fini(dc);
+	label("{\"pod-security.kubernetes.io/enforce\":\"strict\","
+	    "\"pod-security.kubernetes.io/warn\":\"loose\"}", NULL);
+	ck_assert_int_eq(podsecurity_plugin.init(dc, NULL, NULL), 0);
+	dct_expect_message(pod("a", "", 403, NULL), "pods \"a\" is forbidden: violates "
+	    "PodSecurity \"restricted:latest\": allowPrivilegeEscalation != false (container "
+	    "\"c\" must set securityContext.allowPrivilegeEscalation=false), unrestricted "
+	    "capabilities (container \"c\" must set securityContext.capabilities.drop="
+	    "[\"ALL\"]), runAsNonRoot != true (pod or container \"c\" must set "
+	    "securityContext.runAsNonRoot=true), seccompProfile (pod or container \"c\" "
+	    "must set securityContext.seccompProfile.type to \"RuntimeDefault\" or "
+	    "\"Localhost\")");
+	/* an update that keeps the same errors is let through; a new error is not */
+	label("{\"team\":\"ml\"}", NULL);
+	dct_put(call(DC_PATCH, "/api/v1/namespaces/default", "{\"metadata\":{\"labels\":{"
+	    "\"pod-security.kubernetes.io/audit\":\"x\"}}}", 403, NULL));
+}
+END_TEST
+
 #define PROBE_HOST	",\"livenessProbe\":{\"httpGet\":{\"host\":\"10.0.0.1\",\"port\":80}}"
 
 /* The devcluster's minor caps "latest" and newer versions: v1.34's check. */
@@ -265,6 +287,7 @@ dc_podsecurity_suite(void)
 	tcase_add_test(tc, dry_run_groups_pods);
 	tcase_add_test(tc, refusal_and_warning);
 	tcase_add_test(tc, labels_validated);
+	tcase_add_test(tc, bad_labels_stored);
 	tcase_add_test(tc, emulated_minor);
 	tcase_add_test(tc, workloads_and_controllers);
 	tcase_add_test(tc, allocation_failures);
