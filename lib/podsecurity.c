@@ -467,7 +467,7 @@ check_host_path(const struct pod *p, struct emit *e)
 	for (size_t i = 0, n = arr_len(p->spec, "volumes"); i < n; i++) {
 		const struct json_object *v = arr_item(p->spec, "volumes", i);
 
-		if (kc_json_obj_of(v, "hostPath") != NULL)
+		if (kc_json_get(v, "hostPath") != NULL)
 			strs_add(&vols, name_of(v));
 	}
 	if ((r = vols.err) == 0 && vols.n > 0) {
@@ -872,8 +872,11 @@ check_sysctls(const struct pod *p, struct emit *e)
 	int r;
 
 	for (size_t i = 0, n = arr_len(sc, "sysctls"); i < n; i++) {
-		const char *name = kc_json_str(arr_item(sc, "sysctls", i), "name");
+		const struct json_object *item = arr_item(sc, "sysctls", i);
+		const char *name = kc_json_str(item, "name");
 
+		if (item == NULL)
+			continue;
 		name = name != NULL ? name : "";
 		if (!sysctl_safe(name, p->minor))
 			strs_add(&bad, name);

@@ -491,6 +491,38 @@ START_TEST(reasons_only)
 }
 END_TEST
 
+/* Unvalidated templates (a Run's): wrong types read as absent, nothing breaks. */
+START_TEST(wrong_types)
+{
+	static const char *const pods[] = {
+		"{'metadata':[],'spec':[]}",
+		"{'metadata':{'annotations':[1]},'spec':{'containers':'x','volumes':{},"
+		    "'securityContext':[]}}",
+		"{'spec':{'containers':[1,null,'c',{'name':5,'securityContext':'y',"
+		    "'ports':[{'hostPort':'80'},3],'livenessProbe':[],'lifecycle':{'preStop':5}}],"
+		    "'volumes':[null,{'name':'v','hostPath':null},{'name':'w','hostPath':'/'}],"
+		    "'securityContext':{'sysctls':[{'name':3},null],'seLinuxOptions':'x',"
+		    "'runAsUser':'0','runAsNonRoot':'true','seccompProfile':null}}}",
+		"{'metadata':{'annotations':{"
+		    "'container.apparmor.security.beta.kubernetes.io/a':5}},'spec':{'containers':"
+		    "[{'name':'a','securityContext':{'capabilities':{'add':[1,null,{}],"
+		    "'drop':'ALL'},'privileged':'true','procMount':7,'seLinuxOptions':"
+		    "{'type':1,'user':[]}}}]}}",
+	};
+	char out[2048];
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(pods); i++) {
+		ck_assert_int_ge(eval(R, 0, pods[i], out, sizeof(out), true), 0);
+		ck_assert_int_ge(eval(B, 18, pods[i], out, sizeof(out), true), 0);
+	}
+	/* a field set to a value of the wrong type is a bad value: the safe side */
+	expect(B, 0, pods[2], 2, "hostPath volumes (volume \"w\"), forbidden sysctls");
+	expect(B, 0, pods[3], 2, "non-default capabilities (container \"a\" must not include "
+	    "\"\", \"1\", \"{ }\" in securityContext.capabilities.add), procMount (container "
+	    "\"a\" must not set securityContext.procMount to \"\")");
+}
+END_TEST
+
 START_TEST(no_spec)
 {
 	struct kc_psa_policy p = { R, 0 };
@@ -647,6 +679,7 @@ podsecurity_suite(void)
 	tcase_add_test(tc, restricted_users);
 	tcase_add_test(tc, restricted_pod);
 	tcase_add_test(tc, reasons_only);
+	tcase_add_test(tc, wrong_types);
 	tcase_add_test(tc, no_spec);
 	tcase_add_test(tc, alloc_failure);
 	tcase_add_test(tc, levels_and_versions);
