@@ -254,8 +254,18 @@ name_of(const struct json_object *c)
 	return n != NULL ? n : "";
 }
 
-/* True only for a JSON true at the path. */
-#define is_true(o, ...)		kc_json_bool((o), false, __VA_ARGS__)
+/*
+ * Set and not false: a JSON true, or a value of the wrong type (an
+ * unvalidated template's), which counts as the violation it may mean.
+ */
+#define is_true(o, ...)		set_not_false(kc_json_get((o), __VA_ARGS__))
+
+static bool
+set_not_false(const struct json_object *v)
+{
+	return v != NULL && (!json_object_is_type(v, json_type_boolean) ||
+	    json_object_get_boolean(v));
+}
 
 static bool
 is_windows(const struct pod *p)
@@ -1101,12 +1111,14 @@ out:
 	return r;
 }
 
+/* runAsUser 0 (or not a number: an unvalidated template's). */
 static bool
 is_root(const struct json_object *sc)
 {
 	struct json_object *u = kc_json_get(sc, "runAsUser");
 
-	return json_object_is_type(u, json_type_int) && json_object_get_int64(u) == 0;
+	return u != NULL && (!json_object_is_type(u, json_type_int) ||
+	    json_object_get_int64(u) == 0);
 }
 
 /* runAsUser, v1.23; from v1.35 a user namespace pod is exempt. */

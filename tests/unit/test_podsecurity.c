@@ -517,9 +517,10 @@ START_TEST(wrong_types)
 	}
 	/* a field set to a value of the wrong type is a bad value: the safe side */
 	expect(B, 0, pods[2], 2, "hostPath volumes (volume \"w\"), forbidden sysctls");
-	expect(B, 0, pods[3], 2, "non-default capabilities (container \"a\" must not include "
-	    "\"\", \"1\", \"{ }\" in securityContext.capabilities.add), procMount (container "
-	    "\"a\" must not set securityContext.procMount to \"\")");
+	expect(B, 0, pods[3], 3, "non-default capabilities (container \"a\" must not include "
+	    "\"\", \"1\", \"{ }\" in securityContext.capabilities.add), privileged (container "
+	    "\"a\" must not set securityContext.privileged=true), procMount (container \"a\" "
+	    "must not set securityContext.procMount to \"\")");
 }
 END_TEST
 
