@@ -95,18 +95,6 @@ ns_policy(struct dc *dc, const char *ns, struct nspolicy *ret)
 	labels_policy(kc_json_get(o, "metadata", "labels"), ret);
 }
 
-/* The policy evaluated: "latest" and newer versions as the emulated minor. */
-static struct kc_psa_policy
-emulated(const struct dc *dc, const struct kc_psa_policy *p)
-{
-	struct kc_psa_policy e = *p;
-	unsigned minor = api_minor(dc);
-
-	if (minor > 0 && (e.minor == 0 || (e.minor != KC_PSA_MINOR_V1_0 && e.minor > minor)))
-		e.minor = minor;
-	return e;
-}
-
 /*
  * Evaluates a pod (metadata and spec) against 'p': the number of failed
  * checks, with '*ret' the text (details, or reasons only) in a new
@@ -116,7 +104,7 @@ static int
 evaluate(const struct dc *dc, const struct json_object *meta, const struct json_object *spec,
     const struct kc_psa_policy *p, bool details, char **ret)
 {
-	struct kc_psa_policy e = emulated(dc, p);
+	struct kc_psa_policy e = kc_psa_emulate(p, api_minor(dc));
 	struct kc_sbuf b;
 	size_t len;
 	char *text;

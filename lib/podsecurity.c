@@ -1308,6 +1308,17 @@ kc_psa_parse_version(const char *s, unsigned *minor)
 	return 0;
 }
 
+struct kc_psa_policy
+kc_psa_emulate(const struct kc_psa_policy *p, unsigned server_minor)
+{
+	struct kc_psa_policy e = *p;
+
+	if (server_minor > 0 && server_minor != KC_PSA_MINOR_V1_0 &&
+	    (e.minor == 0 || (e.minor != KC_PSA_MINOR_V1_0 && e.minor > server_minor)))
+		e.minor = server_minor;
+	return e;
+}
+
 const char *
 kc_psa_policy_name(const struct kc_psa_policy *p, char *buf, size_t size)
 {

@@ -590,6 +590,16 @@ START_TEST(levels_and_versions)
 	ck_assert_uint_eq(m, 999);
 
 	ck_assert_str_eq(kc_psa_policy_name(&p, buf, sizeof(buf)), "restricted:v1.25");
+	/* a v1.32 server evaluates latest and newer as v1.32, older as they are */
+	ck_assert_uint_eq(kc_psa_emulate(&p, 32).minor, 25);
+	ck_assert_uint_eq(kc_psa_emulate(&p, 24).minor, 24);
+	ck_assert_uint_eq(kc_psa_emulate(&p, 0).minor, 25);
+	ck_assert_int_eq(kc_psa_emulate(&p, 24).level, R);
+	p.minor = 0;
+	ck_assert_uint_eq(kc_psa_emulate(&p, 32).minor, 32);
+	p.minor = KC_PSA_MINOR_V1_0;
+	ck_assert_uint_eq(kc_psa_emulate(&p, 32).minor, KC_PSA_MINOR_V1_0);
+	p.minor = 25;
 	p = (struct kc_psa_policy){ B, 0 };
 	ck_assert_str_eq(kc_psa_policy_name(&p, buf, sizeof(buf)), "baseline:latest");
 	p = (struct kc_psa_policy){ KC_PSA_PRIVILEGED, KC_PSA_MINOR_V1_0 };

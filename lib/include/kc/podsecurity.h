@@ -68,6 +68,15 @@ int	kc_psa_parse_version(const char *s, unsigned *minor);
 /* "privileged", "baseline", "restricted" (a bad value gives "restricted"). */
 const char *kc_psa_level_name(enum kc_psa_level l);
 
+/*
+ * The policy a kube-apiserver of v1.'server_minor' evaluates for 'p':
+ * "latest" and newer versions as its own minor, which holds no newer
+ * checks (upstream's registry maxVersion, lowered by emulation). 0 for
+ * 'server_minor' (unknown) leaves 'p' as it is. Name messages after 'p',
+ * evaluate the result.
+ */
+struct kc_psa_policy kc_psa_emulate(const struct kc_psa_policy *p, unsigned server_minor);
+
 /* "baseline:latest", "restricted:v1.25" into buf (KC_PSA_POLICY_NAME_MAX); returns buf. */
 const char *kc_psa_policy_name(const struct kc_psa_policy *p, char *buf, size_t size);
 
