@@ -55,6 +55,8 @@ LIB_CORE_SRCS	 = lib/err.c lib/alloc.c lib/buf.c lib/str.c lib/json.c lib/jsonst
 LIB_CORE_SRCS	+= lib/hash.c lib/heap.c lib/sbuf.c lib/base64.c lib/validation.c
 # Deadlines and a cap for servers' connections (the programs' libwebsockets fronts).
 LIB_CORE_SRCS	+= lib/connguard.c
+# Pod Security Standards (the devcluster's admission and the controller's Run checks).
+LIB_CORE_SRCS	+= lib/podsecurity.c
 LIB_DATA_SRCS	 = $(LIB_CORE_SRCS) lib/yaml.c lib/selector.c lib/patch.c \
 		   lib/cert.c
 LIB_SRCS	 = $(LIB_DATA_SRCS) lib/kubeconfig.c lib/transport.c \
@@ -100,6 +102,7 @@ UNIT_SUITES	+= dc_exec
 UNIT_SUITES	+= leader
 UNIT_SUITES	+= hash heap sbuf base64 validation
 UNIT_SUITES	+= ctl_metrics
+UNIT_SUITES	+= podsecurity dc_podsecurity
 UNIT_SUITES	+= deflate ctl_expect alloc
 UNIT_SUITES	+= ctl_cache
 UNIT_SUITES	+= ctl_review ctl_webhook ctl_certs
@@ -222,6 +225,9 @@ SUITE_DEPS_connguard	=
 SUITE_DEPS_sbuf		=
 SUITE_DEPS_base64	=
 SUITE_DEPS_validation	=
+SUITE_DEPS_podsecurity	=
+SUITE_DEPS_dc_podsecurity = $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c \
+			  lib/cert.c lib/quantity.c tests/unit/dc_testutil.c
 SUITE_DEPS_ctl_expect	= $(CTL_PURE_DEPS) controller/expect.c
 SUITE_DEPS_ctl_review	= controller/review.c controller/convert.c
 SUITE_DEPS_ctl_webhook	= $(SUITE_DEPS_client) lib/cert.c controller/review.c \
@@ -257,6 +263,7 @@ DC_SRCS		+= devcluster/disruption.c
 DC_SRCS		+= devcluster/apps.c devcluster/authn.c
 DC_SRCS		+= devcluster/kubelet.c
 DC_SRCS		+= devcluster/exec.c
+DC_SRCS		+= devcluster/podsecurity.c
 DC_SRCS		+= devcluster/plugins.c
 DEVCLUSTER_SRCS	 = devcluster/main.c $(DC_SRCS)
 
