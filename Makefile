@@ -66,7 +66,7 @@ DC_CLIENT_SRCS	 = lib/kubeconfig.c lib/transport.c
 # threads of their own and no network (the unit test binary links them).
 CTL_PURE_SRCS	 = controller/config.c controller/model.c controller/session.c \
 		   controller/cache.c controller/convert.c controller/project.c \
-		   controller/admission.c controller/quota.c
+		   controller/admission.c controller/quota.c controller/names.c
 
 # The client side's concurrency: shared rate limit, work queue, informers.
 LIB_SRCS	+= lib/ratelimit.c lib/workqueue.c lib/informer.c
