@@ -195,6 +195,7 @@ CTL_PURE_DEPS	 = lib/yaml.c lib/selector.c lib/quantity.c lib/deflate.c \
 SUITE_DEPS_ctl_config	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_model	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_session	= $(CTL_PURE_DEPS)
+SUITE_DEPS_ctl_names	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_cache	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_convert	= $(CTL_PURE_DEPS) controller/migrate.c
 SUITE_DEPS_ctl_project	= $(CTL_PURE_DEPS) tests/unit/ctl_testutil.c
