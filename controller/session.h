@@ -34,8 +34,12 @@
  *	   mistaken for one someone else removed. Otherwise keep the
  *	   decision's 'write' memory for the next decision.
  *	4. Execute the deletes (uid preconditions), then the creates (session
- *	   'session' of the decision, objects from model_*()). AlreadyExists
- *	   and NotFound are success. Remember created pod indices until the
+ *	   'session' of the decision, objects from model_*()). NotFound is
+ *	   success, and so is AlreadyExists for an object that is the Run's;
+ *	   someone else's is a name conflict (names.h), remembered for the
+ *	   next decision, which ends the session (NameConflict), and an
+ *	   earlier Run's of the name is looked at again later. Remember
+ *	   created pod indices (never another's of the name) until the
  *	   cache shows them. A refused create (Forbidden, Invalid) stops the
  *	   creates and is remembered for the next decision, which says why in
  *	   the Scheduled condition and backs the creates off; a create that
