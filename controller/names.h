@@ -44,7 +44,8 @@ enum ty_name_owner {
 
 /*
  * Whose 'obj' (an object named as Run 'run' of uid 'uid' would name it,
- * in the Run's namespace) is.
+ * in the Run's namespace) is; 'uid' NULL for a Run not created yet (any
+ * Run's of the name is then an earlier one's).
  */
 enum ty_name_owner names_owner(const struct json_object *obj, const char *run,
 	    const char *uid);
