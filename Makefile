@@ -70,7 +70,7 @@ DC_CLIENT_SRCS	 = lib/kubeconfig.c lib/transport.c
 # threads of their own and no network (the unit test binary links them).
 CTL_PURE_SRCS	 = controller/config.c controller/model.c controller/session.c \
 		   controller/cache.c controller/convert.c controller/project.c \
-		   controller/admission.c controller/quota.c
+		   controller/admission.c controller/quota.c controller/names.c
 
 # The client side's concurrency: shared rate limit, work queue, informers.
 LIB_SRCS	+= lib/ratelimit.c lib/workqueue.c lib/informer.c
@@ -201,6 +201,7 @@ CTL_PURE_DEPS	 = lib/yaml.c lib/selector.c lib/quantity.c lib/deflate.c \
 SUITE_DEPS_ctl_config	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_model	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_session	= $(CTL_PURE_DEPS)
+SUITE_DEPS_ctl_names	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_cache	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_convert	= $(CTL_PURE_DEPS) controller/migrate.c
 SUITE_DEPS_ctl_project	= $(CTL_PURE_DEPS) tests/unit/ctl_testutil.c

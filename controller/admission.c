@@ -143,6 +143,30 @@ deny_problem(struct areq *a, const struct ty_problems *probs)
 	deny(a, "%s: %s", probs->p[0].field, probs->p[0].message);
 }
 
+/*
+ * A new Run whose Service or NetworkPolicy name someone else's object
+ * holds, as far as the caches tell (the controller's check at create
+ * time stays the authority): true when denied.
+ */
+static bool
+name_taken(struct areq *a)
+{
+	static const char *const kinds[] = { "service", "networkpolicy" };
+	const char *name = kc_json_str(a->obj, "metadata", "name");
+
+	if (a->ops->name_taken == NULL || a->op == NULL || strcmp(a->op, "CREATE") != 0 ||
+	    name == NULL || a->ns == NULL)
+		return false;
+	for (size_t i = 0; i < KC_ARRAY_SIZE(kinds); i++)
+		if (a->ops->name_taken(a->ops->arg, kinds[i], a->ns, name)) {
+			deny(a, "metadata.name: %s %s/%s exists and is not owned by a Run named "
+			    "%s (a Run takes its name for its Service and NetworkPolicy)",
+			    kinds[i], a->ns, name, name);
+			return true;
+		}
+	return false;
+}
+
 static int
 validate_run(struct areq *a)
 {
@@ -154,6 +178,8 @@ validate_run(struct areq *a)
 	char why[512];
 	int r;
 
+	if (name_taken(a))
+		return 0;
 	if ((p = project_of(a, why, sizeof(why))) == NULL)
 		return 0;	/* not a project's, or the controller says why */
 	name = project_run_profile(p, kc_json_str(a->obj, "spec", "profile"));

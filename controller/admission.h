@@ -15,7 +15,9 @@
  *			object on update, whatever the client sent, so
  *			attribution cannot be forged (a JSONPatch, or none
  *			when the object already says the right thing);
- *	/validate	refuses, with the field and the reason, a Run whose
+ *	/validate	refuses, with the field and the reason, a new Run
+ *			whose Service or NetworkPolicy name the caches show
+ *			taken by someone else's object (names.h), a Run whose
  *			profile the project does not allow or that asks for
  *			more GPUs than maxGPUsPerRun, and a ProjectMember that
  *			breaks the member policy (project.c's rules, plus the
@@ -71,6 +73,12 @@ struct admission_ops {
 	struct json_object *(*profile)(void *arg, const char *name);
 	/* The ProjectMembers of namespace 'ns', as a JSON array. */
 	struct json_object *(*members)(void *arg, const char *ns);
+	/*
+	 * Whether the object of 'kind' ("service", "networkpolicy") named
+	 * 'name' in 'ns', as the controller caches it, is someone else's
+	 * (names.h: not a Run's of that name); NULL or false when not known.
+	 */
+	bool	(*name_taken)(void *arg, const char *kind, const char *ns, const char *name);
 	const struct ty_config *cfg;
 };
 

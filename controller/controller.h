@@ -354,6 +354,16 @@ bool	 expect_refusal(struct expect *, const char *key, int64_t session,
 	    struct ty_refusal *ret);
 void	 expect_refusal_clear(struct expect *, const char *key);
 /*
+ * A create for session 'session' of run 'key' met an object of the name
+ * that is not the Run's: 'message' names every taken object (0, or
+ * -ENOMEM). expect_conflict() copies it into *ret while status.session is
+ * still 'session' (false: none), so the decision ends the session.
+ */
+int	 expect_conflict_set(struct expect *, const char *key, int64_t session,
+	    const char *message) _must_check_;
+bool	 expect_conflict(struct expect *, const char *key, int64_t session,
+	    struct ty_conflict *ret);
+/*
  * A PodGroup, Service or NetworkPolicy of run 'key' was created for
  * 'session'. expect_child(): whether one created for 'session' is not
  * yet in the cache ('seen' false) and so counts as present; 'seen' true

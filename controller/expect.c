@@ -16,7 +16,8 @@
  * by a fingerprint and the time it first looked that way, so the decision
  * can tell a session start that keeps moving from one that stalled. And
  * the last create the API server refused, per session, so the decision
- * can say why nothing starts and back the creates off.
+ * can say why nothing starts and back the creates off; and a name
+ * conflict a create met (names.h), so the decision ends the session.
  *
  * One mutex guards a small hash table of Runs; the entries of one Run are
  * plain arrays (a Run has at most 10,000 pods, and only the unseen ones
@@ -90,6 +91,7 @@ struct run_exp {
 	uint64_t	 progress_hash;		/* a status change waiting; 0 */
 	uint64_t	 progress_since_ms;	/* since when it looks the same */
 	struct ty_refusal *refused;		/* the last refused create; NULL */
+	struct ty_conflict *conflict;		/* a name conflict met; NULL */
 	char		 key[];
 };
 
@@ -130,6 +132,7 @@ run_exp_free(struct run_exp *e)
 	run_objs_free(e->o);
 	kc_free(e->status_rv);
 	kc_free(e->refused);
+	kc_free(e->conflict);
 	kc_free(e);
 }
 
@@ -236,7 +239,7 @@ tidy(struct expect *x, struct run_exp *e, uint64_t now)
 			e->o = run_objs_free(o);
 	}
 	if (e->o == NULL && e->status_rv == NULL && e->progress_hash == 0 &&
-	    e->refused == NULL &&
+	    e->refused == NULL && e->conflict == NULL &&
 	    (e->status_at_ms == 0 || now - e->status_at_ms >= EXPECT_TTL_MS)) {
 		unlink_entry(x, e);
 		return false;
@@ -622,6 +625,43 @@ expect_refusal_clear(struct expect *x, const char *key)
 		(void)tidy(x, e, kc_clock_now_ms());
 	}
 	pthread_mutex_unlock(&x->lock);
+}
+
+int
+expect_conflict_set(struct expect *x, const char *key, int64_t session, const char *message)
+{
+	struct run_exp *e;
+	int r = -ENOMEM;
+
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, true)) != NULL && (e->conflict != NULL ||
+	    (e->conflict = kc_calloc(1, sizeof(*e->conflict))) != NULL)) {
+		e->conflict->session = session;
+		kc_strlcpy(e->conflict->message, message, sizeof(e->conflict->message));
+		r = 0;
+	}
+	pthread_mutex_unlock(&x->lock);
+	return r;
+}
+
+bool
+expect_conflict(struct expect *x, const char *key, int64_t session, struct ty_conflict *ret)
+{
+	struct run_exp *e;
+	bool found = false;
+
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, false)) != NULL && e->conflict != NULL) {
+		if (e->conflict->session == session) {
+			*ret = *e->conflict;
+			found = true;
+		} else {
+			e->conflict = kc_free(e->conflict);	/* another session's */
+			(void)tidy(x, e, kc_clock_now_ms());
+		}
+	}
+	pthread_mutex_unlock(&x->lock);
+	return found;
 }
 
 void

@@ -1217,11 +1217,32 @@ adm_members(void *arg, const char *ns)
 	return list;
 }
 
+/* The cached Service or NetworkPolicy 'name' is someone else's (names.h). */
+static bool
+adm_name_taken(void *arg, const char *kind, const char *ns, const char *name)
+{
+	struct ctl *c = arg;
+	struct kc_informer *inf = c->caches[strcmp(kind, "service") == 0 ?
+	    TY_CACHE_SERVICES : TY_CACHE_NETPOLS];
+	const struct ty_child_item *ci;
+	struct kc_item *it;
+	bool taken;
+
+	if (!atomic_load(&c->caches_ready) || inf == NULL ||
+	    (it = kc_informer_get(inf, ns, name)) == NULL)
+		return false;
+	ci = kc_item_data(it);
+	taken = names_cached_foreign(ty_cache_str(ci->strs, ci->run), ci->owner_uid != 0,
+	    name);
+	kc_item_unref(it);
+	return taken;
+}
+
 void
 project_admission_ops(struct ctl *c, struct admission_ops *ret)
 {
 	*ret = (struct admission_ops){
 		.arg = c, .project_of = adm_project_of, .profile = adm_profile,
-		.members = adm_members, .cfg = &c->cfg,
+		.members = adm_members, .name_taken = adm_name_taken, .cfg = &c->cfg,
 	};
 }

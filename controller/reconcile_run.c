@@ -34,6 +34,7 @@
 #include <kc/clock.h>
 #include <kc/json.h>
 #include <kc/log.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 
 #include "controller.h"
@@ -54,7 +55,17 @@ struct rctx {
 	bool			 status_written;
 	int64_t			 admitted;	/* the session the ledger admitted; 0 */
 	bool			 waits;		/* for the project's quota */
+	/* Names (names.h): taken by others, or still an earlier Run's. */
+	struct kc_sbuf		 conflict;	/* into conflict_text */
+	char			 conflict_text[TY_NAMES_MSG_MAX];
+	bool			 name_waits;	/* a create met an earlier Run's */
+	size_t			 nwait;		/* cached objects of an earlier Run */
+	struct kc_sbuf		 wait;		/* into wait_text: the first few */
+	char			 wait_text[512];
 };
+
+#define NAME_WAIT_LIST		3	/* objects a wait names; then "and N more" */
+#define NAME_WAIT_RECHECK_MS	1000
 
 #define QUOTA_RECHECK_MS	30000
 
@@ -109,13 +120,45 @@ child_of(struct rctx *rc, struct kc_informer *inf, struct ty_child *ret)
 	kc_item_unref(it);
 }
 
+/*
+ * A cached object of a name this Run takes, owned by an earlier Run of
+ * the name that the garbage collector has not removed yet: the next
+ * session waits for it.
+ */
+static void
+name_wait_for(struct rctx *rc, const char *kind, const char *name)
+{
+	if (rc->nwait++ < NAME_WAIT_LIST)
+		kc_sbuf_printf(&rc->wait, "%s%s %s/%s", rc->nwait > 1 ? ", " : "", kind, rc->ns,
+		    name);
+}
+
+static void
+earlier_child(struct rctx *rc, struct kc_informer *inf, const char *kind)
+{
+	struct kc_item *it;
+	const struct ty_child_item *ci;
+
+	if (inf == NULL || (it = kc_informer_get(inf, rc->ns, rc->name)) == NULL)
+		return;
+	ci = kc_item_data(it);
+	if (ci->owner_uid != 0 && !cache_uid_eq(ty_cache_str(ci->strs, ci->owner_uid),
+	    rc->uid) && !names_cached_foreign(ty_cache_str(ci->strs, ci->run), true, rc->name))
+		name_wait_for(rc, kind, rc->name);
+	kc_item_unref(it);
+}
+
 static int
 collect_pod(void *arg, struct kc_item *it)
 {
 	struct rctx *rc = arg;
+	char buf[TY_UID_TEXT_MAX];
 
-	if (!ty_pod_uid_is(kc_item_data(it), TY_POD_OWNER_UID, rc->uid))
+	if (!ty_pod_uid_is(kc_item_data(it), TY_POD_OWNER_UID, rc->uid)) {
+		if (ty_pod_uid(kc_item_data(it), TY_POD_OWNER_UID, buf, sizeof(buf)) != NULL)
+			name_wait_for(rc, "pod", kc_item_name(it));
 		return 0;
+	}
 	if (rc->npods == rc->cappods) {
 		size_t cap = rc->cappods != 0 ? rc->cappods * 2 : 16;
 		struct kc_item **a = kc_reallocarray(rc->pod_items, cap, sizeof(*a));
@@ -257,7 +300,68 @@ do_delete(struct rctx *rc, const struct ty_delete *d)
 	return 0;
 }
 
-/* Creates one object; AlreadyExists is success. */
+/* What a create that met AlreadyExists found (taken()). */
+enum {
+	CREATED,
+	TAKEN_OURS,		/* success */
+	TAKEN_WAIT,		/* an earlier Run's, not collected yet */
+	TAKEN_FOREIGN,		/* a conflict, in rc->conflict */
+};
+
+static const char *
+kind_word(const struct kc_resource *res)
+{
+	if (res == &kc_res_services)
+		return "service";
+	if (res == &kc_res_networkpolicies)
+		return "networkpolicy";
+	if (res == &kc_res_pods)
+		return "pod";
+	return "podgroup";
+}
+
+/*
+ * A create of 'name' met AlreadyExists: whose the object is, from one GET
+ * of the name (names.h). Someone else's is added to the conflict message
+ * and left alone. Returns TAKEN_*, or a negative code.
+ */
+static int
+taken(struct rctx *rc, const struct kc_resource *res, const char *name)
+{
+	_cleanup_(kc_json_putp) struct json_object *obj = NULL;
+	struct kc_status st = { 0 };
+	int r;
+
+	r = kc_client_get(rc->cl, &(struct kc_get_opts){
+		.res = res, .ns = rc->ns, .name = name,
+	}, &obj, &st);
+	if (r == KC_ENOTFOUND) {
+		rc->name_waits = true;		/* gone meanwhile: create it again */
+		return TAKEN_WAIT;
+	}
+	if (r < 0)
+		return kc_log_error_r(&rc->log, r, "get %s %s: %s", res->kind, name,
+		    msg_of(&st, r));
+	switch (names_owner(obj, rc->name, rc->uid)) {
+	case TY_NAME_OURS:
+		return TAKEN_OURS;
+	case TY_NAME_EARLIER_RUN:
+		kc_log_debug(&rc->log, "%s %s: an earlier Run's, not deleted yet", res->kind,
+		    name);
+		rc->name_waits = true;
+		return TAKEN_WAIT;
+	case TY_NAME_FOREIGN:
+	default:
+		break;
+	}
+	names_conflict(&rc->conflict, kind_word(res), obj);
+	return TAKEN_FOREIGN;
+}
+
+/*
+ * Creates one object: CREATED, or when the name is taken, whose it is
+ * (TAKEN_*: this Run's is success); a negative code.
+ */
 static int
 create(struct rctx *rc, const struct kc_resource *res, struct json_object *obj,
     bool *ret_refused, char *why, size_t why_size)
@@ -275,7 +379,7 @@ create(struct rctx *rc, const struct kc_resource *res, struct json_object *obj,
 	json_object_put(obj);
 	if (r == KC_EEXISTS) {
 		kc_log_debug(&rc->log, "create %s %s: already exists", res->kind, name);
-		return 1;
+		return taken(rc, res, name);
 	}
 	if (r == KC_EFORBIDDEN || r == KC_EINVALID) {
 		/* Quota, admission, RBAC: say it in an Event, retry later. */
@@ -361,6 +465,25 @@ create_children(struct rctx *rc, const struct ty_decision *d)
 	return 0;
 }
 
+/*
+ * Creates of this session met objects of the Run's names that are
+ * someone else's: remembered for the next decision, which ends the
+ * session with reason NameConflict (the status, a Warning Event, the
+ * cleanup of what the session made). 0, or -ENOMEM.
+ */
+static int
+name_conflict(struct rctx *rc, int64_t session)
+{
+	int r;
+
+	if (kc_sbuf_end(&rc->conflict) == 0)
+		return 0;
+	if ((r = expect_conflict_set(rc->c->expect, rc->key, session, rc->conflict_text)) < 0)
+		return r;
+	kc_log_warn(&rc->log, "session %" PRId64 ": %s", session, rc->conflict_text);
+	return 0;
+}
+
 /* Whether the Run cache still holds a Run of this name. */
 static bool
 run_cached(struct rctx *rc)
@@ -397,17 +520,23 @@ create_pods(struct rctx *rc, const struct ty_decision *d)
 			    sizeof(why))) < 0)
 				return refused ? create_refused(rc, d->session, "Pod", name,
 				    why) : r;
-			if (r == 0)
+			if (r == CREATED)
 			{
 				atomic_fetch_add(&rc->c->n.pods_created, 1);
 				if (rc->c->metrics != NULL)
 					metrics_pods_created(rc->c->metrics, 1);
 			}
+			/* Someone else's pod, or an earlier Run's: never ours to expect. */
+			if (r > TAKEN_OURS)
+				continue;
 			if ((r = expect_pod_created(rc->c->expect, rc->key, rc->uid,
 			    d->session, index)) < 0)
 				return r;
 		}
 		batch *= 2;
+		/* A name conflict ends the session: nothing more to create. */
+		if (kc_sbuf_end(&rc->conflict) > 0)
+			break;
 		/* Deleted meanwhile (a long start): the rest would be orphans. */
 		if (i < d->ncreate_pods && !run_cached(rc)) {
 			kc_log_debug(&rc->log, "deleted: %zu pods not created",
@@ -552,7 +681,10 @@ execute(struct rctx *rc, const struct ty_decision *d)
 		}
 		if ((r = create_children(rc, d)) < 0)
 			return r;
-		if (r == 0 && d->ncreate_pods > 0 && (r = create_pods(rc, d)) < 0)
+		if (r == 0 && kc_sbuf_end(&rc->conflict) == 0 && d->ncreate_pods > 0 &&
+		    (r = create_pods(rc, d)) < 0)
+			return r;
+		if ((r = name_conflict(rc, d->session)) < 0)
 			return r;
 		if (rc->refusals == 0 && (children || d->ncreate_pods > 0))
 			expect_refusal_clear(rc->c->expect, rc->key);
@@ -585,6 +717,8 @@ struct gathered {
 	struct json_object	*demand;	/* quota_demand() */
 	struct ty_quota_gate	 gate;
 	char			 gate_msg[640];
+	struct ty_conflict	 conflict;
+	char			 name_wait[TY_NAMES_MSG_MAX];
 };
 
 static void
@@ -813,6 +947,9 @@ gather(struct rctx *rc, struct gathered *g, struct ty_session_in *in)
 	child_of(rc, c->caches[TY_CACHE_PODGROUPS], &podgroup);
 	child_of(rc, c->caches[TY_CACHE_SERVICES], &service);
 	child_of(rc, c->caches[TY_CACHE_NETPOLS], &netpol);
+	earlier_child(rc, c->caches[TY_CACHE_PODGROUPS], "podgroup");
+	earlier_child(rc, c->caches[TY_CACHE_SERVICES], "service");
+	earlier_child(rc, c->caches[TY_CACHE_NETPOLS], "networkpolicy");
 	{
 		/* Created for this session, not in the cache yet: present. */
 		struct ty_child *ch[] = { &podgroup, &service, &netpol };
@@ -828,6 +965,10 @@ gather(struct rctx *rc, struct gathered *g, struct ty_session_in *in)
 	if ((r = kc_informer_by_index(c->caches[TY_CACHE_PODS], index_key, collect_pod,
 	    rc)) < 0)
 		return r;
+	if (rc->nwait > 0)
+		(void)snprintf(g->name_wait, sizeof(g->name_wait), "waiting for %s%s of an "
+		    "earlier Run named %s to be deleted", rc->wait_text, rc->nwait >
+		    NAME_WAIT_LIST ? " and more" : "", rc->name);
 	if (rc->npods > 0 && ((g->pods = kc_calloc(rc->npods, sizeof(*g->pods))) == NULL ||
 	    (g->seen = kc_calloc(rc->npods, sizeof(*g->seen))) == NULL))
 		return -ENOMEM;
@@ -861,6 +1002,9 @@ gather(struct rctx *rc, struct gathered *g, struct ty_session_in *in)
 		    &g->refusal : NULL,
 		.write = &g->write,
 		.quota = g->pname[0] != '\0' ? &g->gate : NULL,
+		.conflict = cur >= 1 && expect_conflict(c->expect, rc->key, cur, &g->conflict) ?
+		    &g->conflict : NULL,
+		.name_wait = rc->nwait > 0 ? g->name_wait : NULL,
 	};
 	return 1;
 }
@@ -938,9 +1082,15 @@ requeue(const struct rctx *rc, const struct ty_decision *d)
 		after = KC_MIN(after != 0 ? after : UINT64_MAX,
 		    d->next_check_ms > now ? d->next_check_ms - now + 1000 : 1000);
 	}
-	/* Refused just now: the next reconcile writes why, the backoff waits. */
-	if (rc->refusals > 0)
+	/*
+	 * Refused just now: the next reconcile writes why, the backoff waits.
+	 * A name conflict just met: the next one ends the session.
+	 */
+	if (rc->refusals > 0 || kc_sbuf_end(&rc->conflict) > 0)
 		after = 100;
+	/* An earlier Run's object of the name: its delete comes, or a look. */
+	if (rc->name_waits)
+		after = KC_MIN(after != 0 ? after : UINT64_MAX, NAME_WAIT_RECHECK_MS);
 	/*
 	 * Waiting for quota: the ledger's changes bring it back; a look now
 	 * and then besides, so no lost event leaves it waiting.
@@ -966,6 +1116,8 @@ reconcile_run(struct ctl *c, struct kc_client *cl, const char *key)
 
 	if (cache_key_split(key, rc.ns, rc.name) < 0)
 		return RECONCILE_DONE;		/* not a key we made */
+	kc_sbuf_init(&rc.conflict, rc.conflict_text, sizeof(rc.conflict_text));
+	kc_sbuf_init(&rc.wait, rc.wait_text, sizeof(rc.wait_text));
 	rc.log = (struct kc_log_ctx){ .action = "reconcile", .kind = "Run", .ns = rc.ns,
 	    .name = rc.name };
 	rc.log.rid = atomic_fetch_add(&c->n.reconciles, 1) + 1;

@@ -107,6 +107,8 @@ const struct ty_reason_row ty_reasons[TY_REASON_N] = {
 	    TY_RESTARTS_NEVER, false },
 	[TY_REASON_INVALID_SPEC] = { "InvalidSpec", "Failed", true, "InvalidSpec",
 	    TY_RESTARTS_NEVER, false },
+	[TY_REASON_NAME_CONFLICT] = { "NameConflict", "Failed", true, "NameConflict",
+	    TY_RESTARTS_NEVER, false },
 };
 
 const struct ty_reason_row *
@@ -793,6 +795,10 @@ session_ends(struct dctx *c, char *msg, size_t size)
 		snprintf(msg, size, "%s", c->in->quota->message);
 		return c->in->quota->stop_reason;
 	}
+	if (c->in->conflict != NULL && c->in->conflict->session == c->old.session) {
+		snprintf(msg, size, "%s", c->in->conflict->message);
+		return TY_REASON_NAME_CONFLICT;
+	}
 	find_failure(c, &f);
 	if (f.cls != TY_REASON_NONE) {
 		if (f.count > 1)
@@ -1046,6 +1052,27 @@ continue_session(struct dctx *c)
 /* ------------------------------------------------------------------ */
 /* Idle: cleanup, then maybe the next session */
 
+/*
+ * An earlier Run of the same name still owns objects of the names this
+ * one takes: no session starts until the garbage collector removed them
+ * (their deletes bring the Run back), and the Scheduled condition says
+ * what it waits for.
+ */
+static int
+name_wait(struct dctx *c)
+{
+	int r;
+
+	if ((r = set_condition(c, "Scheduled", false, TY_WAITING_FOR_NAME, "%s",
+	    c->in->name_wait)) < 0)
+		return r;
+	if (c->old.session != 0)
+		return 0;
+	if ((r = kc_json_set_str(c->st, "phase", "Pending")) < 0)
+		return r;
+	return kc_json_set_str(c->st, "reason", TY_WAITING_FOR_NAME);
+}
+
 static int
 start_session(struct dctx *c, int64_t n, int64_t restarts)
 {
@@ -1057,6 +1084,8 @@ start_session(struct dctx *c, int64_t n, int64_t restarts)
 	char held[256];
 	int r;
 
+	if (c->in->name_wait != NULL)
+		return name_wait(c);
 	if (q != NULL && !q->admit)
 		return gate_wait(c);
 	for (size_t i = 0; i < KC_ARRAY_SIZE(drop); i++)

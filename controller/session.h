@@ -34,8 +34,12 @@
  *	   mistaken for one someone else removed. Otherwise keep the
  *	   decision's 'write' memory for the next decision.
  *	4. Execute the deletes (uid preconditions), then the creates (session
- *	   'session' of the decision, objects from model_*()). AlreadyExists
- *	   and NotFound are success. Remember created pod indices until the
+ *	   'session' of the decision, objects from model_*()). NotFound is
+ *	   success, and so is AlreadyExists for an object that is the Run's;
+ *	   someone else's is a name conflict (names.h), remembered for the
+ *	   next decision, which ends the session (NameConflict), and an
+ *	   earlier Run's of the name is looked at again later. Remember
+ *	   created pod indices (never another's of the name) until the
  *	   cache shows them. A refused create (Forbidden, Invalid) stops the
  *	   creates and is remembered for the next decision, which says why in
  *	   the Scheduled condition and backs the creates off; a create that
@@ -60,6 +64,7 @@
 #include "cache.h"
 #include "config.h"
 #include "model.h"
+#include "names.h"
 
 #define TY_FAILED_NODES_MAX	16	/* status.failedNodes entries */
 #define TY_HISTORY_MAX		10	/* status.history entries */
@@ -87,6 +92,7 @@ enum ty_reason {
 	TY_REASON_PROJECT_DELETED,
 	TY_REASON_NEW_SESSION,
 	TY_REASON_INVALID_SPEC,
+	TY_REASON_NAME_CONFLICT,
 	TY_REASON_N
 };
 
@@ -167,6 +173,16 @@ struct ty_refusal {
 /* How long creates wait after 'failures' refusals in a row (1 s doubling). */
 uint64_t session_create_backoff_ms(uint32_t failures);
 
+/*
+ * A create of this session met an object of the name that is not the
+ * Run's (names.h, TY_NAME_FOREIGN): the session ends with reason
+ * NameConflict and 'message', which names every taken object.
+ */
+struct ty_conflict {
+	int64_t		 session;
+	char		 message[TY_NAMES_MSG_MAX];
+};
+
 /* A PodGroup, Service or NetworkPolicy named after the Run, as cached. */
 struct ty_child {
 	bool		 exists;
@@ -230,7 +246,19 @@ struct ty_session_in {
 	const struct ty_write_state *write;
 	/* The project quota's gate; NULL: not a project's Run. */
 	const struct ty_quota_gate *quota;
+	/* A name conflict met by a create of status.session; NULL: none. */
+	const struct ty_conflict *conflict;
+	/*
+	 * Objects of the Run's names that an earlier Run of the same name
+	 * owns, not deleted yet: no session starts, and the Scheduled
+	 * condition says what it waits for ("service default/web of an
+	 * earlier Run web"); NULL: the names are free.
+	 */
+	const char		*name_wait;
 };
+
+/* The reason of a Run that waits for its names (phase Pending, Scheduled). */
+#define TY_WAITING_FOR_NAME	"WaitingForName"
 
 struct ty_delete {
 	enum ty_kind	 kind;

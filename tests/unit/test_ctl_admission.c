@@ -93,8 +93,19 @@ teardown(void)
 	config_release(&cfg);
 }
 
+/* The caches hold someone else's Service "web" and NetworkPolicy "api" in llm. */
+static bool
+t_name_taken(void *arg, const char *kind, const char *ns, const char *name)
+{
+	(void)arg;
+	return strcmp(ns, "llm") == 0 && ((strcmp(kind, "service") == 0 &&
+	    strcmp(name, "web") == 0) || (strcmp(kind, "networkpolicy") == 0 &&
+	    strcmp(name, "api") == 0));
+}
+
 static const struct admission_ops ops = {
-	.project_of = t_project, .profile = t_profile, .members = t_members, .cfg = &cfg,
+	.project_of = t_project, .profile = t_profile, .members = t_members,
+	.name_taken = t_name_taken, .cfg = &cfg,
 };
 
 /*
@@ -289,6 +300,32 @@ START_TEST(validate_runs)
 }
 END_TEST
 
+#define NAMED(name)	"apiVersion: trainyard.dev/v1beta1\nkind: Run\n"		\
+	"metadata: {name: " name ", namespace: llm}\nspec: {nodes: 1, container: {image: x}}\n"
+
+/* A new Run whose Service or NetworkPolicy name is taken is refused at once. */
+START_TEST(validate_run_names)
+{
+	struct admission_info info;
+
+	want_denied(review(ADMISSION_VALIDATE, "Run", "CREATE", "llm", "a", NAMED("web"),
+	    NULL, &info), "metadata.name: service llm/web exists and is not owned by a Run "
+	    "named web (a Run takes its name for its Service and NetworkPolicy)");
+	ck_assert_str_eq(info.result, "denied");
+	want_denied(review(ADMISSION_VALIDATE, "Run", "CREATE", "llm", "a", NAMED("api"),
+	    NULL, NULL), "metadata.name: networkpolicy llm/api exists");
+	want_allowed(review(ADMISSION_VALIDATE, "Run", "CREATE", "llm", "a", NAMED("free"),
+	    NULL, NULL));
+	/* Only a create: a Run that exists already is the controller's to judge. */
+	want_allowed(review(ADMISSION_VALIDATE, "Run", "UPDATE", "llm", "a", NAMED("web"),
+	    NAMED("web"), NULL));
+	/* Another namespace's objects take no name here. */
+	want_allowed(review(ADMISSION_VALIDATE, "Run", "CREATE", "llm-eval", "a",
+	    "kind: Run\nmetadata: {name: web, namespace: llm-eval}\n"
+	    "spec: {nodes: 1, container: {image: x}}\n", NULL, NULL));
+}
+END_TEST
+
 #define MEMBER(name, created, spec)						\
 	"kind: ProjectMember\nmetadata: {name: " name ", namespace: llm, "	\
 	"creationTimestamp: '" created "'}\nspec: " spec "\n"
@@ -428,6 +465,7 @@ ctl_admission_suite(void)
 	tcase_add_test(tc, mutate_run_attribution);
 	tcase_add_test(tc, mutate_member_attribution);
 	tcase_add_test(tc, validate_runs);
+	tcase_add_test(tc, validate_run_names);
 	tcase_add_test(tc, validate_members);
 	tcase_add_test(tc, validate_member_updates);
 	tcase_add_test(tc, malformed);

@@ -176,6 +176,28 @@ START_TEST(refusals)
 }
 END_TEST
 
+/* A name conflict: kept for its session, copied out, forgotten with the Run. */
+START_TEST(conflicts)
+{
+	struct expect *x = new_expect();
+	struct ty_conflict f;
+
+	ck_assert(!expect_conflict(x, KEY, 1, &f));
+	ck_assert_int_eq(expect_conflict_set(x, KEY, 1, "service ns/r exists and is not "
+	    "owned by this Run"), 0);
+	ck_assert(expect_conflict(x, KEY, 1, &f));
+	ck_assert_int_eq(f.session, 1);
+	ck_assert_str_eq(f.message, "service ns/r exists and is not owned by this Run");
+	/* A later session's decision does not see it, and it is dropped then. */
+	ck_assert(!expect_conflict(x, KEY, 2, &f));
+	ck_assert(!expect_conflict(x, KEY, 1, &f));
+	ck_assert_int_eq(expect_conflict_set(x, KEY, 3, "pod ns/r-1 exists"), 0);
+	expect_forget(x, KEY);
+	ck_assert(!expect_conflict(x, KEY, 3, &f));
+	free_expect(x);
+}
+END_TEST
+
 /*
  * A Run whose pods, children and status write the cache shows costs its
  * entry's header and key, and nothing once the status write is older
@@ -261,6 +283,7 @@ ctl_expect_suite(void)
 	tcase_add_test(tc, deletes_and_children);
 	tcase_add_test(tc, status_writes);
 	tcase_add_test(tc, refusals);
+	tcase_add_test(tc, conflicts);
 	tcase_add_test(tc, settled_run_is_small);
 	tcase_add_test(tc, out_of_memory);
 	suite_add_tcase(s, tc);

@@ -1283,6 +1283,110 @@ START_TEST(test_refused_create)
 }
 END_TEST
 
+/*
+ * A create of the session met someone else's object of a name the Run
+ * takes: the session fails at once with NameConflict and the message, a
+ * Warning Event, what the session made is deleted, and no restart policy
+ * starts it again (the name stays taken).
+ */
+START_TEST(test_name_conflict)
+{
+	struct world w;
+	struct ty_conflict cf = { .session = 1 };
+	const char *msg = "service ns/r1 exists and is not owned by this Run (owner: "
+	    "Deployment r1); pod ns/r1-1 exists and is not owned by this Run";
+
+	running_world(&w, "nodes: 2, restartPolicy: OnFailure, maxRestarts: 3", PENDING);
+	clear_pods(&w);
+	add_pod(&w, 1, 0, PENDING, false);
+	kc_strlcpy(cf.message, msg, sizeof(cf.message));
+	w.in.conflict = &cf;
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "phase"), "Failed");
+	ck_assert_str_eq(st_str(&w, "reason"), "NameConflict");
+	ck_assert_str_eq(st_str(&w, "message"), msg);
+	assert_cond(&w, "Finished", "True", "NameConflict");
+	ck_assert_str_eq(kc_json_str(cond(&w, "Finished"), "message"), msg);
+	ck_assert(has_event(&w, "NameConflict"));
+	ck_assert(w.d.events[0].warning);
+	ck_assert_str_eq(w.d.events[0].message, "session 1 failed: service ns/r1 exists and "
+	    "is not owned by this Run (owner: Deployment r1); pod ns/r1-1 exists and is not "
+	    "owned by this Run");
+	ck_assert(!has_event(&w, "RestartScheduled"));
+	/* Its own children and pod are deleted, by uid; nothing is created. */
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_POD), 1);
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_SERVICE), 1);
+	ck_assert_uint_eq(w.d.ncreate_pods, 0);
+	ck_assert(!w.d.create_service && !w.d.create_netpol && !w.d.create_podgroup);
+	/* Cleaned up: it stays Failed, with no new session. */
+	apply(&w);
+	clear_pods(&w);
+	no_children(&w);
+	at(&w, 60);
+	decide(&w);
+	ck_assert_int_eq(st_int(&w, "session"), 1);
+	ck_assert_str_eq(st_str(&w, "reason"), "NameConflict");
+	assert_cond(&w, "CleanedUp", "True", "AllDeleted");
+	ck_assert(!w.d.create_service && w.d.ncreate_pods == 0);
+	world_free(&w);
+}
+END_TEST
+
+/* A conflict met by another session says nothing about this one. */
+START_TEST(test_name_conflict_other_session)
+{
+	struct world w;
+	struct ty_conflict cf = { .session = 3 };
+
+	running_world(&w, "nodes: 2", PENDING);
+	kc_strlcpy(cf.message, "pod ns/r1-0 exists and is not owned by this Run",
+	    sizeof(cf.message));
+	w.in.conflict = &cf;
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "phase"), "Pending");
+	ck_assert_ptr_null(st_str(&w, "reason"));
+	world_free(&w);
+}
+END_TEST
+
+/*
+ * An earlier Run of the same name still owns objects of the names: no
+ * session starts and the Scheduled condition says what it waits for;
+ * once they are gone, the session starts.
+ */
+START_TEST(test_name_wait)
+{
+	struct world w;
+	const char *why = "waiting for service ns/r1, pod ns/r1-0 of an earlier Run "
+	    "named r1 to be deleted";
+
+	world_init(&w, "nodes: 2");
+	w.in.name_wait = why;
+	decide(&w);
+	ck_assert(w.d.status_changed);
+	ck_assert_str_eq(st_str(&w, "phase"), "Pending");
+	ck_assert_str_eq(st_str(&w, "reason"), TY_WAITING_FOR_NAME);
+	ck_assert_int_eq(st_int(&w, "session"), -1);
+	assert_cond(&w, "Scheduled", "False", TY_WAITING_FOR_NAME);
+	ck_assert_str_eq(kc_json_str(cond(&w, "Scheduled"), "message"), why);
+	ck_assert(!w.d.started);
+	ck_assert(!w.d.create_service && !w.d.create_netpol && !w.d.create_podgroup);
+	ck_assert_uint_eq(w.d.nevents, 0);
+	ck_assert_uint_eq(w.d.ndeletes, 0);
+	apply(&w);
+	w.in.name_wait = NULL;
+	at(&w, 5);
+	decide(&w);
+	ck_assert(w.d.started);
+	ck_assert_int_eq(st_int(&w, "session"), 1);
+	ck_assert_ptr_null(st_str(&w, "reason"));
+	assert_cond(&w, "Scheduled", "False", "Pending");
+	ck_assert(w.d.create_service && w.d.create_netpol && w.d.create_podgroup);
+	ck_assert(has_event(&w, "SessionStarted"));
+	world_free(&w);
+}
+END_TEST
+
 START_TEST(test_pod_view)
 {
 	struct kc_buf b;
@@ -1611,6 +1715,9 @@ ctl_session_suite(void)
 	tcase_add_test(tc, test_policy_vanished_child_held);
 	tcase_add_test(tc, test_policy_failures_at_once);
 	tcase_add_test(tc, test_refused_create);
+	tcase_add_test(tc, test_name_conflict);
+	tcase_add_test(tc, test_name_conflict_other_session);
+	tcase_add_test(tc, test_name_wait);
 	tcase_add_test(tc, test_pod_view);
 	tcase_add_test(tc, test_pod_view_small);
 	tcase_add_test(tc, test_oom);
