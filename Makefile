@@ -106,7 +106,7 @@ UNIT_SUITES	+= podsecurity dc_podsecurity
 UNIT_SUITES	+= deflate ctl_expect alloc
 UNIT_SUITES	+= ctl_cache
 UNIT_SUITES	+= ctl_review ctl_webhook ctl_certs
-UNIT_SUITES	+= ctl_convert ctl_project ctl_admission ctl_quota
+UNIT_SUITES	+= ctl_convert ctl_project ctl_admission ctl_quota ctl_names
 UNIT_SUITES	+= cli_args
 # logs, submit, run
 UNIT_SUITES	+= cli_logs
