@@ -409,6 +409,189 @@ START_TEST(test_problems_bounded)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* The security envelope */
+
+#define ENV_RUN	RUN_HDR "spec:\n  nodes: 2\n  image: x\n  profile: p\n"
+#define ENV_PFX	"outside the security envelope of ResourceProfile \"p\": "
+
+struct envelope_case {
+	const char	*run;		/* after ENV_RUN */
+	const char	*security;	/* the profile's spec.security, or NULL */
+	const char	*message;	/* the envelope problem; NULL: valid */
+};
+
+static const struct envelope_case envelope_cases[] = {
+	/* The tightest envelope: nothing asked, nothing refused. */
+	{ "  template: {spec: {volumes: [{name: c, configMap: {name: c}}, {name: s, "
+	    "secret: {secretName: s}}, {name: e, emptyDir: {}}, {name: p, projected: "
+	    "{sources: []}}, {name: d, downwardAPI: {items: []}}, {name: v, "
+	    "persistentVolumeClaim: {claimName: v}}, {name: t, ephemeral: {}}, {name: i, "
+	    "csi: {driver: x}}]}}\n", NULL, NULL },
+	{ "  securityContext: {privileged: true}\n", NULL,
+	    ENV_PFX "privileged (container \"main\" must not set "
+	    "securityContext.privileged=true)" },
+	{ "  securityContext: {privileged: true}\n", "{allowPrivileged: true}", NULL },
+	{ "  securityContext: {capabilities: {add: [IPC_LOCK, NET_ADMIN]}}\n", NULL,
+	    ENV_PFX "non-default capabilities (container \"main\" must not include "
+	    "\"IPC_LOCK\", \"NET_ADMIN\" in securityContext.capabilities.add)" },
+	{ "  securityContext: {capabilities: {add: [IPC_LOCK, cap_ipc_lock]}}\n",
+	    "{allowedCapabilities: [IPC_LOCK]}", NULL },
+	{ "  securityContext: {capabilities: {add: [IPC_LOCK, CAP_SYS_ADMIN]}}\n",
+	    "{allowedCapabilities: [IPC_LOCK]}",
+	    ENV_PFX "non-default capabilities (container \"main\" must not include "
+	    "\"CAP_SYS_ADMIN\" in securityContext.capabilities.add)" },
+	{ "  securityContext: {capabilities: {add: [ALL]}}\n",
+	    "{allowedCapabilities: [IPC_LOCK]}",
+	    ENV_PFX "non-default capabilities (container \"main\" must not include "
+	    "\"ALL\" in securityContext.capabilities.add)" },
+	{ "  template: {spec: {hostNetwork: true, hostPID: true, hostIPC: true}}\n", NULL,
+	    ENV_PFX "host namespaces (hostNetwork=true, hostPID=true, hostIPC=true)" },
+	{ "  template: {spec: {hostNetwork: true, hostPID: true, hostIPC: true}}\n",
+	    "{allowHostNetwork: true, allowHostIPC: true}",
+	    ENV_PFX "host namespaces (hostPID=true)" },
+	{ "  template: {spec: {hostNetwork: true, hostPID: true, hostIPC: true}}\n",
+	    "{allowHostNetwork: true, allowHostPID: true, allowHostIPC: true}", NULL },
+	{ "  ports: [{containerPort: 80, hostPort: 80}]\n", "{allowHostNetwork: true}",
+	    ENV_PFX "hostPort (container \"main\" uses hostPort 80)" },
+	{ "  template: {spec: {volumes: [{name: root, hostPath: {path: /}}]}}\n", NULL,
+	    ENV_PFX "hostPath volumes (volume \"root\")" },
+	{ "  template: {spec: {volumes: [{name: root, hostPath: {path: /}}]}}\n",
+	    "{allowedHostPaths: [{pathPrefix: /dev/infiniband}]}",
+	    ENV_PFX "hostPath volumes (volume \"root\")" },
+	{ "  template: {spec: {volumes: [{name: ib, hostPath: {path: /dev/infiniband2}}]}}\n",
+	    "{allowedHostPaths: [{pathPrefix: /dev/infiniband/}]}",
+	    ENV_PFX "hostPath volumes (volume \"ib\")" },
+	{ "  template: {spec: {volumes: [{name: ib, hostPath: {path: "
+	    "/dev/infiniband/../../etc}}]}}\n",
+	    "{allowedHostPaths: [{pathPrefix: /dev/infiniband}]}",
+	    ENV_PFX "hostPath volumes (volume \"ib\": the path must be absolute, without "
+	    "\".\" or \"..\")" },
+	{ "  volumeMounts: [{name: ib, mountPath: /dev/infiniband, readOnly: true}]\n"
+	    "  template: {spec: {volumes: [{name: ib, hostPath: {path: "
+	    "/dev/infiniband/uverbs0}}]}}\n",
+	    "{allowedHostPaths: [{pathPrefix: /dev/infiniband, readOnly: true}]}", NULL },
+	{ "  volumeMounts: [{name: ib, mountPath: /dev/infiniband}]\n"
+	    "  template: {spec: {volumes: [{name: ib, hostPath: {path: /dev/infiniband}}]}}\n",
+	    "{allowedHostPaths: [{pathPrefix: /dev/infiniband, readOnly: true}]}",
+	    ENV_PFX "hostPath volumes (volume \"ib\" must be mounted readOnly: "
+	    "/dev/infiniband is allowed read-only)" },
+	{ "  volumeMounts: [{name: ib, mountPath: /dev/infiniband}]\n"
+	    "  template: {spec: {volumes: [{name: ib, hostPath: {path: /dev/infiniband}}]}}\n",
+	    "{allowedHostPaths: [{pathPrefix: /dev, readOnly: true}, {pathPrefix: "
+	    "/dev/infiniband}]}", NULL },
+	{ "  template: {spec: {volumes: [{name: n, nfs: {server: s, path: /}}]}}\n", NULL,
+	    ENV_PFX "restricted volume types (volume \"n\" uses restricted volume type "
+	    "\"nfs\")" },
+	{ "  template: {spec: {volumes: [{name: n, nfs: {server: s, path: /}}]}}\n",
+	    "{allowedVolumeTypes: [nfs]}", NULL },
+	{ "  template: {spec: {volumes: [{name: c, configMap: {name: c}}]}}\n",
+	    "{allowedVolumeTypes: [nfs]}",
+	    ENV_PFX "restricted volume types (volume \"c\" uses restricted volume type "
+	    "\"configMap\")" },
+	{ "  template: {spec: {volumes: [{name: root, hostPath: {path: /}}]}}\n",
+	    "{allowedVolumeTypes: [\"*\"]}", ENV_PFX "hostPath volumes (volume \"root\")" },
+	{ "  securityContext: {seccompProfile: {type: Unconfined}, procMount: Unmasked, "
+	    "appArmorProfile: {type: Unconfined}, windowsOptions: {hostProcess: true}}\n"
+	    "  template: {spec: {securityContext: {seLinuxOptions: {type: spc_t}, "
+	    "sysctls: [{name: kernel.msgmax, value: \"1\"}, {name: net.ipv4.tcp_syncookies, "
+	    "value: \"1\"}]}}}\n",
+	    "{allowPrivileged: true, allowedCapabilities: [\"*\"], allowedVolumeTypes: [\"*\"]}",
+	    ENV_PFX "seLinuxOptions (pod set forbidden securityContext.seLinuxOptions: type, "
+	    "user or role), seccompProfile (container \"main\" must not set "
+	    "securityContext.seccompProfile.type to \"Unconfined\"), forbidden AppArmor "
+	    "profile (container \"main\" must not set securityContext.appArmorProfile.type "
+	    "to \"Unconfined\"), procMount (container \"main\" must not set "
+	    "securityContext.procMount to \"Unmasked\"), hostProcess (container \"main\" "
+	    "must not set securityContext.windowsOptions.hostProcess=true), forbidden "
+	    "sysctls (kernel.msgmax)" },
+	/* Every violation in one problem. */
+	{ "  securityContext: {privileged: true, capabilities: {add: [SYS_ADMIN]}}\n"
+	    "  template: {spec: {hostNetwork: true, volumes: [{name: root, hostPath: "
+	    "{path: /}}]}}\n", NULL,
+	    ENV_PFX "privileged (container \"main\" must not set "
+	    "securityContext.privileged=true), non-default capabilities (container \"main\" "
+	    "must not include \"SYS_ADMIN\" in securityContext.capabilities.add), host "
+	    "namespaces (hostNetwork=true), hostPath volumes (volume \"root\")" },
+};
+
+START_TEST(test_envelope)
+{
+	const struct envelope_case *ec = &envelope_cases[_i];
+	struct json_object *run, *profile;
+	struct ty_config cfg;
+	struct ty_spec *s = NULL;
+	struct ty_problems probs;
+	char text[4096];
+	int r;
+
+	snprintf(text, sizeof(text), ENV_RUN "%s", ec->run);
+	run = yaml(text);
+	snprintf(text, sizeof(text), PROFILE "%s%s\n", ec->security != NULL ?
+	    "  security: " : "", ec->security != NULL ? ec->security : "");
+	profile = yaml(text);
+	config_defaults(&cfg);
+	r = model_validate(run, profile, &cfg, &s, &probs);
+	model_problems_text(&probs, text, sizeof(text));
+	if (ec->message == NULL) {
+		ck_assert_msg(r == 0, "refused: %s", text);
+		ck_assert_uint_eq(probs.envelope, 0);
+	} else {
+		ck_assert_int_eq(r, KC_EINVALID);
+		ck_assert_uint_eq(probs.total, 1);
+		ck_assert_uint_eq(probs.envelope, 1);
+		ck_assert_str_eq(probs.p[0].field, "spec");
+		ck_assert_str_eq(probs.p[0].message, ec->message);
+	}
+	model_spec_free(s);
+	json_object_put(run);
+	json_object_put(profile);
+}
+END_TEST
+
+/* Without a profile, the tightest envelope; the host namespaces reach the pods. */
+START_TEST(test_envelope_pods)
+{
+	struct json_object *run, *profile, *pod = NULL;
+	struct ty_config cfg;
+	struct ty_spec *s = NULL;
+	struct ty_problems probs;
+
+	config_defaults(&cfg);
+	run = yaml(RUN_HDR "spec: {nodes: 1, image: x, resources: {limits: {cpu: 1}}, "
+	    "securityContext: {privileged: true}}\n");
+	ck_assert_int_eq(model_validate(run, NULL, &cfg, &s, &probs), KC_EINVALID);
+	ck_assert_uint_eq(probs.envelope, 1);
+	ck_assert_str_eq(probs.p[0].message, "outside the default security envelope (no "
+	    "ResourceProfile): privileged (container \"main\" must not set "
+	    "securityContext.privileged=true)");
+	json_object_put(run);
+
+	run = yaml(ENV_RUN "  template: {spec: {hostNetwork: true, hostIPC: false}}\n");
+	profile = yaml(PROFILE "  security: {allowHostNetwork: true}\n");
+	s = valid_spec(run, profile, &cfg);
+	ck_assert_int_eq(model_pod(s, &cfg, 1, TY_PODGROUP_NONE, 0, &pod), 0);
+	ck_assert(kc_json_bool(pod, false, "spec", "hostNetwork"));
+	ck_assert_ptr_null(kc_json_get(pod, "spec", "hostIPC"));
+	json_object_put(pod);
+	model_spec_free(s);
+	json_object_put(run);
+	json_object_put(profile);
+
+	/* A v1beta1 Run: its container fields are checked too. */
+	run = yaml("apiVersion: trainyard.dev/v1beta1\nkind: Run\nmetadata: {name: r1, "
+	    "namespace: ns, uid: u1}\nspec: {nodes: 1, profile: p, container: {image: x, "
+	    "securityContext: {capabilities: {add: [NET_RAW]}}}}\n");
+	profile = yaml(PROFILE);
+	ck_assert_int_eq(model_validate(run, profile, &cfg, &s, &probs), KC_EINVALID);
+	ck_assert_uint_eq(probs.envelope, 1);
+	ck_assert_str_eq(probs.p[0].message, ENV_PFX "non-default capabilities (container "
+	    "\"main\" must not include \"NET_RAW\" in securityContext.capabilities.add)");
+	json_object_put(run);
+	json_object_put(profile);
+}
+END_TEST
+
 START_TEST(test_control)
 {
 	struct json_object *run = yaml(RUN_HDR "spec: {nodes: 1, session: 4, suspend: true, "
@@ -556,6 +739,8 @@ ctl_model_suite(void)
 	tcase_add_test(tc, test_every_problem);
 	tcase_add_test(tc, test_problems_bounded);
 	tcase_add_test(tc, test_control);
+	tcase_add_loop_test(tc, test_envelope, 0, KC_ARRAY_SIZE(envelope_cases));
+	tcase_add_test(tc, test_envelope_pods);
 	tcase_add_test(tc, test_hosts_bound);
 	tcase_add_test(tc, test_oom);
 	suite_add_tcase(s, tc);
