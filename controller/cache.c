@@ -704,6 +704,25 @@ cache_owned_hash(const struct json_object *obj)
 	return h;
 }
 
+uint64_t
+cache_psa_hash(const struct json_object *obj)
+{
+	static const char *const labels[] = {
+		"pod-security.kubernetes.io/enforce", "pod-security.kubernetes.io/enforce-version",
+		"pod-security.kubernetes.io/warn", "pod-security.kubernetes.io/warn-version",
+		"pod-security.kubernetes.io/audit", "pod-security.kubernetes.io/audit-version",
+	};
+	uint64_t h = KC_FNV1A64_INIT;
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(labels); i++) {
+		const char *s = kc_json_str(obj, "metadata", "labels", labels[i]);
+
+		h = kc_fnv1a64_str(kc_fnv1a64(h, s != NULL ? "v" : "-", 1), s != NULL ? s : "");
+		h = kc_fnv1a64(h, "", 1);
+	}
+	return h;
+}
+
 static void
 owned_pack(struct ty_owned_item *it, const struct json_object *obj, struct packer *pk)
 {
@@ -724,6 +743,7 @@ cache_owned_from_json(const struct json_object *obj, struct ty_owned_item **ret)
 	if ((it = kc_keep_malloc(sizeof(*it) + pk.at)) == NULL)
 		return -ENOMEM;
 	it->hash = cache_owned_hash(obj);
+	it->psa_hash = cache_psa_hash(obj);
 	it->deleting = kc_json_get(obj, "metadata", "deletionTimestamp") != NULL;
 	pk = (struct packer){ .strs = it->strs };
 	owned_pack(it, obj, &pk);

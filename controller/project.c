@@ -430,6 +430,55 @@ p_lifecycle(struct pctx *c)
 	    "spec.deletionPolicy.namespaces", nss, 2) == 1;
 }
 
+/* Pod Security levels, in the order of enum ty_psa_level. */
+static const char *const psa_levels[] = { "privileged", "baseline", "restricted" };
+static const char *const psa_modes[] = { "enforce", "warn", "audit" };
+
+static void
+p_pod_security(struct pctx *c)
+{
+	static const enum ty_psa_level defaults[] = {
+		TY_PSA_BASELINE, TY_PSA_RESTRICTED, TY_PSA_RESTRICTED,
+	};
+	struct json_object *ps = opt_obj(c, c->spec, "podSecurity", "spec.podSecurity");
+	char f[64];
+
+	for (size_t i = 0; i < TY_PSA_MODES; i++) {
+		snprintf(f, sizeof(f), "spec.podSecurity.%s", psa_modes[i]);
+		c->p->psa[i] = opt_str(c, ps, psa_modes[i], f) == NULL ? defaults[i] :
+		    (enum ty_psa_level)opt_enum(c, ps, psa_modes[i], f, psa_levels,
+		    KC_ARRAY_SIZE(psa_levels));
+	}
+	/* Only the platform team writes Projects; this makes the choice explicit. */
+	if (c->p->psa[TY_PSA_ENFORCE] == TY_PSA_PRIVILEGED && c->p->nprofiles == 0)
+		model_problem(c->probs, "spec.podSecurity.enforce", "privileged needs "
+		    "spec.resourceProfiles.allowed: list the ResourceProfiles whose security "
+		    "envelopes bound what the project's Runs may ask");
+}
+
+const char *
+project_psa_level_name(enum ty_psa_level l)
+{
+	return (size_t)l < KC_ARRAY_SIZE(psa_levels) ? psa_levels[l] : "";
+}
+
+int
+project_psa_labels(const struct ty_project *p, struct json_object *labels)
+{
+	char key[64];
+	int r;
+
+	for (size_t i = 0; i < TY_PSA_MODES; i++) {
+		snprintf(key, sizeof(key), TY_LABEL_PSA_PREFIX "%s", psa_modes[i]);
+		if ((r = kc_json_set_str(labels, key, psa_levels[p->psa[i]])) < 0)
+			return r;
+		snprintf(key, sizeof(key), TY_LABEL_PSA_PREFIX "%s-version", psa_modes[i]);
+		if ((r = kc_json_set_str(labels, key, "latest")) < 0)
+			return r;
+	}
+	return 0;
+}
+
 int
 project_parse(const struct json_object *proj, struct ty_project **ret,
     struct ty_problems *probs)
@@ -468,6 +517,7 @@ project_parse(const struct json_object *proj, struct ty_project **ret,
 	p_member_policy(&c);
 	p_isolation(&c);
 	p_lifecycle(&c);
+	p_pod_security(&c);
 	if (probs->total > before)
 		return KC_EINVALID;
 	*ret = p;
@@ -733,9 +783,19 @@ fail:
 int
 project_namespace(const struct ty_project *p, size_t i, struct json_object **ret)
 {
+	struct json_object *o = NULL;
+	int r;
+
 	if (i >= p->nns)
 		return -EINVAL;
-	return object_new(p, "v1", "Namespace", NULL, p->ns[i], ret);
+	if ((r = object_new(p, "v1", "Namespace", NULL, p->ns[i], &o)) < 0)
+		return r;
+	if ((r = project_psa_labels(p, kc_json_get(o, "metadata", "labels"))) < 0) {
+		json_object_put(o);
+		return r;
+	}
+	*ret = o;
+	return 0;
 }
 
 int

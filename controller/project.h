@@ -61,6 +61,21 @@ enum ty_member_role {
 	TY_ROLE_N,
 };
 
+/* Pod Security Admission's levels and modes, as a Project sets them on its namespaces. */
+#define TY_LABEL_PSA_PREFIX	"pod-security.kubernetes.io/"
+enum ty_psa_level {
+	TY_PSA_PRIVILEGED,
+	TY_PSA_BASELINE,
+	TY_PSA_RESTRICTED,
+};
+
+enum ty_psa_mode {
+	TY_PSA_ENFORCE,
+	TY_PSA_WARN,
+	TY_PSA_AUDIT,
+	TY_PSA_MODES,
+};
+
 enum ty_project_suspend {
 	TY_SUSPEND_NONE,
 	TY_SUSPEND_HOLD,	/* no new sessions */
@@ -98,6 +113,8 @@ struct ty_project {
 	enum ty_project_suspend	 suspend;
 	bool			 wait_for_runs;		/* deletionPolicy.runs */
 	bool			 delete_namespaces;	/* deletionPolicy.namespaces */
+	/* spec.podSecurity: enforce (default baseline), warn and audit (restricted). */
+	enum ty_psa_level	 psa[TY_PSA_MODES];
 };
 
 /* "trainyard-project-admin", ...; the ClusterRoles of manifests/project-roles.yaml. */
@@ -118,6 +135,17 @@ int	project_parse(const struct json_object *proj, struct ty_project **ret,
 	    struct ty_problems *probs) _must_check_;
 struct ty_project *project_free(struct ty_project *);
 KC_DEFINE_CLEANUP(struct ty_project, project_free)
+
+/* "privileged", "baseline", "restricted". */
+const char *project_psa_level_name(enum ty_psa_level);
+
+/*
+ * Puts the pod-security.kubernetes.io/{enforce,warn,audit} labels of the
+ * project's spec.podSecurity, each with its -version "latest", into
+ * 'labels' (a JSON object). 0 or -ENOMEM.
+ */
+int	project_psa_labels(const struct ty_project *, struct json_object *labels)
+	    _must_check_;
 
 /* Whether 'ns' is one of the project's namespaces. */
 bool	project_has_namespace(const struct ty_project *, const char *ns);
@@ -179,7 +207,8 @@ void	project_subject_key(const struct ty_subject *, char *buf, size_t size);
  * The desired objects, new json-c trees in *ret (0) or -ENOMEM (-EINVAL for
  * an index out of range):
  *
- *	project_namespace	Namespace ns[i], labelled
+ *	project_namespace	Namespace ns[i], labelled (the project's
+ *				and Pod Security's, project_psa_labels())
  *	project_quota		ResourceQuota "trainyard-project" in ns[i], the
  *				project's whole quota as a backstop (-ENOENT
  *				when the project has no quota)

@@ -146,7 +146,52 @@ START_TEST(parse_defaults)
 	ck_assert_int_eq(p->suspend, TY_SUSPEND_NONE);
 	ck_assert(!p->wait_for_runs);
 	ck_assert(!p->delete_namespaces);
+	ck_assert_int_eq(p->psa[TY_PSA_ENFORCE], TY_PSA_BASELINE);
+	ck_assert_int_eq(p->psa[TY_PSA_WARN], TY_PSA_RESTRICTED);
+	ck_assert_int_eq(p->psa[TY_PSA_AUDIT], TY_PSA_RESTRICTED);
 	project_free(p);
+}
+END_TEST
+
+/* spec.podSecurity: levels, privileged only with listed profiles, the labels. */
+START_TEST(pod_security)
+{
+	struct ty_project *p;
+	struct json_object *o = NULL;
+	char *text;
+
+	text = variant("  suspend:", "  podSecurity: {enforce: privileged, warn: baseline}");
+	p = parse_ok(text);
+	free(text);
+	ck_assert_int_eq(p->psa[TY_PSA_ENFORCE], TY_PSA_PRIVILEGED);
+	ck_assert_int_eq(p->psa[TY_PSA_WARN], TY_PSA_BASELINE);
+	ck_assert_int_eq(p->psa[TY_PSA_AUDIT], TY_PSA_RESTRICTED);
+	ck_assert_int_eq(project_namespace(p, 0, &o), 0);
+	ck_assert_str_eq(kc_json_str(o, "metadata", "labels",
+	    "pod-security.kubernetes.io/enforce"), "privileged");
+	ck_assert_str_eq(kc_json_str(o, "metadata", "labels",
+	    "pod-security.kubernetes.io/enforce-version"), "latest");
+	ck_assert_str_eq(kc_json_str(o, "metadata", "labels",
+	    "pod-security.kubernetes.io/warn"), "baseline");
+	ck_assert_str_eq(kc_json_str(o, "metadata", "labels",
+	    "pod-security.kubernetes.io/warn-version"), "latest");
+	ck_assert_str_eq(kc_json_str(o, "metadata", "labels",
+	    "pod-security.kubernetes.io/audit"), "restricted");
+	ck_assert_str_eq(kc_json_str(o, "metadata", "labels",
+	    "pod-security.kubernetes.io/audit-version"), "latest");
+	ck_assert_str_eq(project_psa_level_name(p->psa[TY_PSA_ENFORCE]), "privileged");
+	json_object_put(o);
+	project_free(p);
+
+	bad_variant("  suspend:", "  podSecurity: {enforce: root}",
+	    "spec.podSecurity.enforce: must be privileged or baseline or restricted, not "
+	    "\"root\"");
+	bad_variant("  suspend:", "  podSecurity: {audit: 3}",
+	    "spec.podSecurity.audit: must be a string");
+	bad_variant("  resourceProfiles:", "  podSecurity: {enforce: privileged}",
+	    "spec.podSecurity.enforce: privileged needs spec.resourceProfiles.allowed: list "
+	    "the ResourceProfiles whose security envelopes bound what the project's Runs "
+	    "may ask");
 }
 END_TEST
 
@@ -505,6 +550,7 @@ ctl_project_suite(void)
 
 	tcase_add_test(tc, parse_full);
 	tcase_add_test(tc, parse_defaults);
+	tcase_add_test(tc, pod_security);
 	tcase_add_test(tc, parse_problems);
 	tcase_add_test(tc, parse_all_problems);
 	tcase_add_test(tc, member_rules);
