@@ -289,6 +289,30 @@ START_TEST(validate_runs)
 }
 END_TEST
 
+/* What the pods would ask outside the profile's envelope: every violation. */
+START_TEST(validate_run_envelope)
+{
+	struct admission_info info;
+
+	want_denied(review(ADMISSION_VALIDATE, "Run", "CREATE", "llm", "a",
+	    RUN("", "{nodes: 1, container: {image: x, securityContext: {privileged: true}}, "
+	    "template: {spec: {volumes: [{name: root, hostPath: {path: /}}]}}}"), NULL, &info),
+	    "spec: outside the security envelope of ResourceProfile \"gpu-8\": privileged "
+	    "(container \"main\" must not set securityContext.privileged=true), hostPath "
+	    "volumes (volume \"root\")");
+	ck_assert_str_eq(info.result, "denied");
+	want_denied(review(ADMISSION_VALIDATE, "Run", "UPDATE", "llm", "a",
+	    RUN("", "{nodes: 1, container: {image: x, securityContext: {capabilities: {add: "
+	    "[IPC_LOCK]}}}, template: {spec: {hostNetwork: true}}}"), NULL, NULL),
+	    "non-default capabilities (container \"main\" must not include \"IPC_LOCK\" in "
+	    "securityContext.capabilities.add), host namespaces (hostNetwork=true)");
+	/* Inside the envelope. */
+	want_allowed(review(ADMISSION_VALIDATE, "Run", "CREATE", "llm", "a",
+	    RUN("", "{nodes: 1, container: {image: x, securityContext: {runAsNonRoot: "
+	    "true}}, template: {spec: {volumes: [{name: d, emptyDir: {}}]}}}"), NULL, NULL));
+}
+END_TEST
+
 #define MEMBER(name, created, spec)						\
 	"kind: ProjectMember\nmetadata: {name: " name ", namespace: llm, "	\
 	"creationTimestamp: '" created "'}\nspec: " spec "\n"
@@ -428,6 +452,7 @@ ctl_admission_suite(void)
 	tcase_add_test(tc, mutate_run_attribution);
 	tcase_add_test(tc, mutate_member_attribution);
 	tcase_add_test(tc, validate_runs);
+	tcase_add_test(tc, validate_run_envelope);
 	tcase_add_test(tc, validate_members);
 	tcase_add_test(tc, validate_member_updates);
 	tcase_add_test(tc, malformed);
