@@ -53,6 +53,8 @@ LIB_CORE_SRCS	 = lib/err.c lib/alloc.c lib/buf.c lib/str.c lib/json.c lib/jsonst
 		   lib/clock.c lib/log.c
 # Data structures and formats every layer shares (no threads, no network).
 LIB_CORE_SRCS	+= lib/hash.c lib/heap.c lib/sbuf.c lib/base64.c lib/validation.c
+# Pod Security Standards (the devcluster's admission and the controller's Run checks).
+LIB_CORE_SRCS	+= lib/podsecurity.c
 LIB_DATA_SRCS	 = $(LIB_CORE_SRCS) lib/yaml.c lib/selector.c lib/patch.c \
 		   lib/cert.c
 LIB_SRCS	 = $(LIB_DATA_SRCS) lib/kubeconfig.c lib/transport.c \
@@ -98,6 +100,7 @@ UNIT_SUITES	+= dc_exec
 UNIT_SUITES	+= leader
 UNIT_SUITES	+= hash heap sbuf base64 validation
 UNIT_SUITES	+= ctl_metrics
+UNIT_SUITES	+= podsecurity
 UNIT_SUITES	+= deflate ctl_expect alloc
 UNIT_SUITES	+= ctl_cache
 UNIT_SUITES	+= ctl_review ctl_webhook ctl_certs
@@ -218,6 +221,7 @@ SUITE_DEPS_heap		=
 SUITE_DEPS_sbuf		=
 SUITE_DEPS_base64	=
 SUITE_DEPS_validation	=
+SUITE_DEPS_podsecurity	=
 SUITE_DEPS_ctl_expect	= $(CTL_PURE_DEPS) controller/expect.c
 SUITE_DEPS_ctl_review	= controller/review.c controller/convert.c
 SUITE_DEPS_ctl_webhook	= $(SUITE_DEPS_client) lib/cert.c controller/review.c \
