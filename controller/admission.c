@@ -187,8 +187,15 @@ validate_run(struct areq *a)
 			    probs.p[probs.envelope - 1].message);
 		return 0;
 	}
-	if (p->max_gpus_per_run >= 0 && project_run_check(p, name, spec, &probs) > 0)
+	if (p->max_gpus_per_run >= 0 && project_run_check(p, name, spec, &probs) > 0) {
 		deny_problem(a, &probs);
+		return 0;
+	}
+	/* Its pods as the namespace's Pod Security level will judge them. */
+	if ((r = project_run_pod_security(p, a->ns, name, spec, a->ops->cfg, &probs)) < 0)
+		return r;
+	if (r > 0)
+		deny(a, "%s", probs.p[probs.n - 1].message);
 	return 0;
 }
 

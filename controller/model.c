@@ -1273,13 +1273,14 @@ env_host(const struct vctx *c, const struct envelope *e, struct kc_sbuf *b, unsi
 	char list[64] = "";
 	struct kc_sbuf l;
 
+	/* Sorted, as Pod Security lists them. */
 	kc_sbuf_init(&l, list, sizeof(list));
-	if (kc_json_bool(ts, false, "hostNetwork") && !e->host_network)
-		kc_sbuf_puts(&l, "hostNetwork=true");
-	if (kc_json_bool(ts, false, "hostPID") && !e->host_pid)
-		kc_sbuf_printf(&l, "%shostPID=true", list[0] != '\0' ? ", " : "");
 	if (kc_json_bool(ts, false, "hostIPC") && !e->host_ipc)
-		kc_sbuf_printf(&l, "%shostIPC=true", list[0] != '\0' ? ", " : "");
+		kc_sbuf_puts(&l, "hostIPC");
+	if (kc_json_bool(ts, false, "hostNetwork") && !e->host_network)
+		kc_sbuf_printf(&l, "%shostNetwork", list[0] != '\0' ? ", " : "");
+	if (kc_json_bool(ts, false, "hostPID") && !e->host_pid)
+		kc_sbuf_printf(&l, "%shostPID", list[0] != '\0' ? ", " : "");
 	if (list[0] != '\0')
 		violation(b, n, "host namespaces", "%s", list);
 	for (size_t i = 0; ports != NULL && i < json_object_array_length(ports); i++) {

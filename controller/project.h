@@ -26,6 +26,7 @@
 #include <json-c/json.h>
 
 #include <kc/macro.h>
+#include <kc/podsecurity.h>
 
 #include "model.h"
 
@@ -61,14 +62,7 @@ enum ty_member_role {
 	TY_ROLE_N,
 };
 
-/* Pod Security Admission's levels and modes, as a Project sets them on its namespaces. */
-#define TY_LABEL_PSA_PREFIX	"pod-security.kubernetes.io/"
-enum ty_psa_level {
-	TY_PSA_PRIVILEGED,
-	TY_PSA_BASELINE,
-	TY_PSA_RESTRICTED,
-};
-
+/* The modes of Pod Security Admission a Project sets on its namespaces. */
 enum ty_psa_mode {
 	TY_PSA_ENFORCE,
 	TY_PSA_WARN,
@@ -114,7 +108,7 @@ struct ty_project {
 	bool			 wait_for_runs;		/* deletionPolicy.runs */
 	bool			 delete_namespaces;	/* deletionPolicy.namespaces */
 	/* spec.podSecurity: enforce (default baseline), warn and audit (restricted). */
-	enum ty_psa_level	 psa[TY_PSA_MODES];
+	enum kc_psa_level	 psa[TY_PSA_MODES];
 };
 
 /* "trainyard-project-admin", ...; the ClusterRoles of manifests/project-roles.yaml. */
@@ -135,9 +129,6 @@ int	project_parse(const struct json_object *proj, struct ty_project **ret,
 	    struct ty_problems *probs) _must_check_;
 struct ty_project *project_free(struct ty_project *);
 KC_DEFINE_CLEANUP(struct ty_project, project_free)
-
-/* "privileged", "baseline", "restricted". */
-const char *project_psa_level_name(enum ty_psa_level);
 
 /*
  * Puts the pod-security.kubernetes.io/{enforce,warn,audit} labels of the
@@ -165,6 +156,17 @@ const char *project_run_profile(const struct ty_project *, const char *run_profi
  */
 unsigned project_run_check(const struct ty_project *, const char *profile,
 	    const struct ty_spec *s, struct ty_problems *probs);
+
+/*
+ * Whether the pods of 's' (a valid Run of namespace 'ns' of the project,
+ * using ResourceProfile 'profile', "" for none) pass the Pod Security
+ * level the project enforces there: 0, or 1 with one problem in 'probs'
+ * saying so as kube-apiserver would ('violates PodSecurity
+ * "baseline:latest": ...', every violation) and what to change. -ENOMEM.
+ */
+int	project_run_pod_security(const struct ty_project *, const char *ns, const char *profile,
+	    const struct ty_spec *s, const struct ty_config *cfg, struct ty_problems *probs)
+	    _must_check_;
 
 /*
  * The verdict on one ProjectMember. 'reason' is the Ready condition's:

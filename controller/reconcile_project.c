@@ -562,7 +562,7 @@ ensure_psa_labels(struct prc *rc, size_t i, uint64_t cached, const char *rv)
 		return kc_log_error_r(&rc->log, r, "label namespace %s: %s", rc->p->ns[i],
 		    msg_of(&st, r));
 	kc_log_info(&rc->log, "namespace %s: Pod Security labels set (enforce %s)",
-	    rc->p->ns[i], project_psa_level_name(rc->p->psa[TY_PSA_ENFORCE]));
+	    rc->p->ns[i], kc_psa_level_name(rc->p->psa[TY_PSA_ENFORCE]));
 	return 0;
 }
 

@@ -62,10 +62,19 @@ t_project(void *arg, const char *ns)
 	return NULL;
 }
 
+/* gpu-2's envelope allows what RDMA and host networking need. */
+static const char PROFILE_RDMA[] =
+    "apiVersion: trainyard.dev/v1beta1\nkind: ResourceProfile\n"
+    "metadata: {name: gpu-2}\n"
+    "spec: {resources: {cpu: '2', nvidia.com/gpu: 2}, security: {allowedCapabilities: "
+    "[IPC_LOCK], allowHostNetwork: true}}\n";
+
 static struct json_object *
 t_profile(void *arg, const char *name)
 {
 	(void)arg;
+	if (strcmp(name, "gpu-2") == 0)
+		return ctu_yaml(PROFILE_RDMA);
 	return strcmp(name, "gpu-8") == 0 ? ctu_yaml(PROFILE) : NULL;
 }
 
@@ -305,7 +314,19 @@ START_TEST(validate_run_envelope)
 	    RUN("", "{nodes: 1, container: {image: x, securityContext: {capabilities: {add: "
 	    "[IPC_LOCK]}}}, template: {spec: {hostNetwork: true}}}"), NULL, NULL),
 	    "non-default capabilities (container \"main\" must not include \"IPC_LOCK\" in "
-	    "securityContext.capabilities.add), host namespaces (hostNetwork=true)");
+	    "securityContext.capabilities.add), host namespaces (hostNetwork)");
+	/* Inside the envelope, outside the namespace's Pod Security level: what to change. */
+	want_denied(review(ADMISSION_VALIDATE, "Run", "CREATE", "llm", "a",
+	    RUN("", "{nodes: 1, profile: gpu-2, container: {image: x, securityContext: "
+	    "{capabilities: {add: [IPC_LOCK]}}}, template: {spec: {hostNetwork: true}}}"), NULL,
+	    &info), "violates PodSecurity \"baseline:latest\": non-default capabilities "
+	    "(container \"main\" must not include \"IPC_LOCK\" in "
+	    "securityContext.capabilities.add), host namespaces (hostNetwork); namespace llm "
+	    "enforces Pod "
+	    "Security level baseline (Project llm, spec.podSecurity.enforce): take these out "
+	    "of the Run, or run it in a namespace of a project the platform team sets to "
+	    "enforce privileged, listing ResourceProfile \"gpu-2\" in "
+	    "spec.resourceProfiles.allowed");
 	/* Inside the envelope. */
 	want_allowed(review(ADMISSION_VALIDATE, "Run", "CREATE", "llm", "a",
 	    RUN("", "{nodes: 1, container: {image: x, securityContext: {runAsNonRoot: "

@@ -446,10 +446,10 @@ static const struct envelope_case envelope_cases[] = {
 	    ENV_PFX "non-default capabilities (container \"main\" must not include "
 	    "\"ALL\" in securityContext.capabilities.add)" },
 	{ "  template: {spec: {hostNetwork: true, hostPID: true, hostIPC: true}}\n", NULL,
-	    ENV_PFX "host namespaces (hostNetwork=true, hostPID=true, hostIPC=true)" },
+	    ENV_PFX "host namespaces (hostIPC, hostNetwork, hostPID)" },
 	{ "  template: {spec: {hostNetwork: true, hostPID: true, hostIPC: true}}\n",
 	    "{allowHostNetwork: true, allowHostIPC: true}",
-	    ENV_PFX "host namespaces (hostPID=true)" },
+	    ENV_PFX "host namespaces (hostPID)" },
 	{ "  template: {spec: {hostNetwork: true, hostPID: true, hostIPC: true}}\n",
 	    "{allowHostNetwork: true, allowHostPID: true, allowHostIPC: true}", NULL },
 	{ "  ports: [{containerPort: 80, hostPort: 80}]\n", "{allowHostNetwork: true}",
@@ -512,7 +512,7 @@ static const struct envelope_case envelope_cases[] = {
 	    ENV_PFX "privileged (container \"main\" must not set "
 	    "securityContext.privileged=true), non-default capabilities (container \"main\" "
 	    "must not include \"SYS_ADMIN\" in securityContext.capabilities.add), host "
-	    "namespaces (hostNetwork=true), hostPath volumes (volume \"root\")" },
+	    "namespaces (hostNetwork), hostPath volumes (volume \"root\")" },
 };
 
 START_TEST(test_envelope)
