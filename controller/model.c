@@ -1224,12 +1224,31 @@ mounted_read_only(const struct vctx *c, const char *name)
 	return true;
 }
 
+/* Appends "\"s\"" to the list 'l' of 'n' entries, ", "-separated, once. */
+static void
+quote_into(struct kc_sbuf *l, unsigned *n, const char *s)
+{
+	char q[96];
+
+	kc_sbuf_quoted(q, sizeof(q), s);
+	if (strstr(l->buf, q) != NULL)
+		return;
+	kc_sbuf_printf(l, "%s%s", *n > 0 ? ", " : "", q);
+	(*n)++;
+}
+
 static void
 env_volumes(const struct vctx *c, const struct envelope *e, struct kc_sbuf *b, unsigned *n)
 {
 	const struct json_object *vols = kc_json_arr_of(kc_json_get(c->rspec, "template",
 	    "spec"), "volumes");
+	char hp[256] = "", rv[256] = "", rt[256] = "";
+	struct kc_sbuf lhp, lrv, lrt;
+	unsigned nhp = 0, nrv = 0, nrt = 0;
 
+	kc_sbuf_init(&lhp, hp, sizeof(hp));
+	kc_sbuf_init(&lrv, rv, sizeof(rv));
+	kc_sbuf_init(&lrt, rt, sizeof(rt));
 	for (size_t i = 0; vols != NULL && i < json_object_array_length(vols); i++) {
 		struct json_object *v = json_object_array_get_idx(vols, i);
 		const char *name = kc_json_str(v, "name");
@@ -1237,7 +1256,7 @@ env_volumes(const struct vctx *c, const struct envelope *e, struct kc_sbuf *b, u
 
 		if (!is_type(v, json_type_object))
 			continue;
-		kc_sbuf_quoted(q, sizeof(q), name != NULL ? name : "");
+		name = name != NULL ? name : "";
 		json_object_object_foreach(v, type, src) {
 			const char *path = kc_json_str(src, "path");
 			const struct json_object *rule;
@@ -1246,23 +1265,28 @@ env_volumes(const struct vctx *c, const struct envelope *e, struct kc_sbuf *b, u
 				continue;
 			if (strcmp(type, "hostPath") != 0) {
 				if (e->volumes != NULL ? !listed(e->volumes, type, false) :
-				    !in_list(type, default_volumes, KC_ARRAY_SIZE(default_volumes)))
-					violation(b, n, "restricted volume types", "volume %s uses "
-					    "restricted volume type \"%.64s\"", q, type);
+				    !in_list(type, default_volumes, KC_ARRAY_SIZE(default_volumes))) {
+					quote_into(&lrv, &nrv, name);
+					quote_into(&lrt, &nrt, type);
+				}
 				continue;
 			}
-			if (path == NULL || !path_clean(path))
-				violation(b, n, "hostPath volumes", "volume %s: the path must be "
-				    "absolute, without \".\" or \"..\"", q);
-			else if ((rule = host_path_rule(e, path)) == NULL)
-				violation(b, n, "hostPath volumes", "volume %s", q);
+			if (path == NULL || !path_clean(path) ||
+			    (rule = host_path_rule(e, path)) == NULL)
+				quote_into(&lhp, &nhp, name);
 			else if (kc_json_bool(rule, false, "readOnly") &&
-			    !mounted_read_only(c, name != NULL ? name : ""))
+			    !mounted_read_only(c, name))
 				violation(b, n, "hostPath volumes", "volume %s must be mounted "
-				    "readOnly: %.100s is allowed read-only", q,
-				    kc_json_str(rule, "pathPrefix"));
+				    "readOnly: %.100s is allowed read-only",
+				    kc_sbuf_quoted(q, sizeof(q), name), kc_json_str(rule, "pathPrefix"));
 		}
 	}
+	if (nhp > 0)
+		violation(b, n, "hostPath volumes", "%s %s", nhp > 1 ? "volumes" : "volume", hp);
+	if (nrv > 0)
+		violation(b, n, "restricted volume types", "%s %s %s %s %s", nrv > 1 ? "volumes" :
+		    "volume", rv, nrv > 1 ? "use" : "uses", nrt > 1 ? "restricted volume types" :
+		    "restricted volume type", rt);
 }
 
 static void

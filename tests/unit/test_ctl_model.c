@@ -465,8 +465,12 @@ static const struct envelope_case envelope_cases[] = {
 	{ "  template: {spec: {volumes: [{name: ib, hostPath: {path: "
 	    "/dev/infiniband/../../etc}}]}}\n",
 	    "{allowedHostPaths: [{pathPrefix: /dev/infiniband}]}",
-	    ENV_PFX "hostPath volumes (volume \"ib\": the path must be absolute, without "
-	    "\".\" or \"..\")" },
+	    ENV_PFX "hostPath volumes (volume \"ib\")" },
+	{ "  template: {spec: {volumes: [{name: a, hostPath: {path: /}}, {name: b, nfs: "
+	    "{server: s, path: /}}, {name: c, iscsi: {}}, {name: d, hostPath: {path: /etc}}, "
+	    "{name: e, nfs: {server: t, path: /}}]}}\n", NULL,
+	    ENV_PFX "hostPath volumes (volumes \"a\", \"d\"), restricted volume types "
+	    "(volumes \"b\", \"c\", \"e\" use restricted volume types \"nfs\", \"iscsi\")" },
 	{ "  volumeMounts: [{name: ib, mountPath: /dev/infiniband, readOnly: true}]\n"
 	    "  template: {spec: {volumes: [{name: ib, hostPath: {path: "
 	    "/dev/infiniband/uverbs0}}]}}\n",
