@@ -257,6 +257,7 @@ DC_SRCS		+= devcluster/disruption.c
 DC_SRCS		+= devcluster/apps.c devcluster/authn.c
 DC_SRCS		+= devcluster/kubelet.c
 DC_SRCS		+= devcluster/exec.c
+DC_SRCS		+= devcluster/podsecurity.c
 DC_SRCS		+= devcluster/plugins.c
 DEVCLUSTER_SRCS	 = devcluster/main.c $(DC_SRCS)
 

@@ -1299,6 +1299,59 @@ write_status(struct dc *dc, const struct dc_rtype *rt, const struct json_object 
 	return store(dc, rt, obj, next, "status", MANAGER);
 }
 
+/*
+ * A pod create the API refused (admission: PodSecurity, quota...): the
+ * Warning Event FailedCreate, "Error creating: <the API's message>", as
+ * upstream's pod control records it; 'msg' is cleared when the refusal is
+ * the namespace's own end (missing, terminating), which upstream does not
+ * record. 0 or -ENOMEM.
+ */
+static int
+failed_create(struct apps *a, const struct json_object *rs, int code, char *msg)
+{
+	char text[1100];
+	struct api_event e = { .about = rs, .kind = "ReplicaSet", .type = "Warning",
+	    .reason = "FailedCreate", .message = text, .component = RS_CONTROLLER };
+
+	if (code == KC_ENOTFOUND || msg[0] == '\0' ||
+	    strstr(msg, "because it is being terminated") != NULL) {
+		msg[0] = '\0';
+		return 0;
+	}
+	(void)snprintf(text, sizeof(text), "Error creating: %s", msg);
+	e.stamp = (uint64_t)kc_clock_wall_us() * UINT64_C(1000) + ++a->event_seq;
+	return api_record_event(a->dc, &e);
+}
+
+/*
+ * The ReplicaFailure condition of a ReplicaSet whose pods could not be
+ * created (calculateStatus): kept as it was while it stands, else new.
+ */
+static int
+replica_failure(const struct json_object *rs, struct json_object *st, const char *msg)
+{
+	struct json_object *conds = kc_json_get(rs, "status", "conditions");
+	struct json_object *arr, *c;
+	char now[KC_TIME_MAX];
+
+	if ((arr = json_object_new_array()) == NULL || kc_json_put(st, "conditions", arr) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < arr_len(conds); i++) {
+		c = json_object_array_get_idx(conds, i);
+		if (strcmp(or_empty(kc_json_str(c, "type")), "ReplicaFailure") == 0)
+			return kc_json_append(arr, kc_json_copy(c));
+	}
+	api_now(now);
+	if ((c = json_object_new_object()) == NULL || kc_json_append(arr, c) < 0 ||
+	    kc_json_set_str(c, "type", "ReplicaFailure") < 0 ||
+	    kc_json_set_str(c, "status", "True") < 0 ||
+	    kc_json_set_str(c, "lastTransitionTime", now) < 0 ||
+	    kc_json_set_str(c, "reason", "FailedCreate") < 0 ||
+	    kc_json_set_str(c, "message", msg) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 static int
 rs_sync(struct apps *a, const struct dc_rtype *rst, const struct json_object *rs,
     struct json_object *const *pods, size_t npods, time_t now)
@@ -1310,6 +1363,7 @@ rs_sync(struct apps *a, const struct dc_rtype *rst, const struct json_object *rs
 	int64_t min_ready = kc_json_int(rs, 0, "spec", "minReadySeconds");
 	int64_t nactive = 0, labeled = 0, ready = 0, available = 0;
 	const char *ns = kc_json_str(rs, "metadata", "namespace");
+	char fail[1024] = "";
 	int r = 0;
 
 	if (pt == NULL || deleting(rs))
@@ -1342,10 +1396,11 @@ rs_sync(struct apps *a, const struct dc_rtype *rst, const struct json_object *rs
 
 			if ((r = pod_from_template(rs, &pod)) < 0)
 				break;
-			if ((r = api_create_object(a->dc, pt, pod, &made)) < 0) {
+			if ((r = api_create_object_msg(a->dc, pt, pod, &made, fail,
+			    sizeof(fail))) < 0) {
 				if (r != -ENOMEM) {
 					refused(r, "replicaset", rs, "create pod");
-					r = 0;
+					r = failed_create(a, rs, r, fail);
 				}
 				break;
 			}
@@ -1377,7 +1432,8 @@ rs_sync(struct apps *a, const struct dc_rtype *rst, const struct json_object *rs
 	    (ready > 0 && kc_json_set_int(st, "readyReplicas", ready) < 0) ||
 	    (available > 0 && kc_json_set_int(st, "availableReplicas", available) < 0) ||
 	    kc_json_set_int(st, "observedGeneration", kc_json_int(rs, 1, "metadata",
-	    "generation")) < 0) {
+	    "generation")) < 0 ||
+	    (fail[0] != '\0' && replica_failure(rs, st, fail) < 0)) {
 		if (st != NULL)
 			json_object_put(st);
 		return -ENOMEM;

@@ -1307,6 +1307,12 @@ void	 write_fini(struct dc *);
 int	 api_create_object(struct dc *, const struct dc_rtype *, struct json_object *obj,
 	    struct json_object **ret) _must_check_;
 /*
+ * The same, with the refusal's Status message (admission's answer) in
+ * msg[0..size), cut to fit; "" on success or when there is none.
+ */
+int	 api_create_object_msg(struct dc *, const struct dc_rtype *, struct json_object *obj,
+	    struct json_object **ret, char *msg, size_t size) _must_check_;
+/*
  * Deletes an object through the full delete path (finalizers, grace;
  * 'grace' -1 for the type's default), as a controller would. 0,
  * KC_ENOTFOUND or another code.

@@ -36,6 +36,10 @@
  *				type's defaults and validation again
  *	ValidatingAdmissionWebhook admwebhook.c, the same step: the
  *				validating webhooks, all at once
+ *	PodSecurity		podsecurity.c: the Pod Security Standards a
+ *				namespace's labels enforce (403), audit and
+ *				warn about; after the webhooks' mutations,
+ *				as upstream validates after every mutation
  *	ResourceQuota		quota.c: last, as upstream puts it after
  *				every mutating and validating plug-in
  *
@@ -60,6 +64,7 @@ const struct dc_plugin *const dc_plugins[] = {
 	&nodes_plugin,		/* admission: DefaultTolerationSeconds; node controllers */
 	&admwebhook_plugin,	/* admission: MutatingAdmissionWebhook, then
 				   ValidatingAdmissionWebhook; webhook configurations */
+	&podsecurity_plugin,	/* admission: PodSecurity (namespace labels) */
 	&quota_plugin,		/* admission: ResourceQuota (last); quota status */
 	&kubelet_plugin,	/* pods after binding, pods/log, graceful deletion */
 	&disruption_plugin,	/* PodDisruptionBudgets; subresource pods/eviction */

@@ -23,6 +23,7 @@
 #include "nodes.h"
 #include "openapi.h"
 #include "persist.h"
+#include "podsecurity.h"
 #include "quota.h"
 #include "scheduler.h"
 #include "ssa.h"

@@ -1677,9 +1677,32 @@ internal_code(const struct dc_resp *resp, int r)
 	}
 }
 
+/* The message of a Status reply into msg[0..size), "" without one. */
+static void
+resp_message(const struct dc_resp *resp, char *msg, size_t size)
+{
+	struct json_object *st = NULL;
+	const struct kc_buf *body = &resp->body;
+
+	if (msg == NULL || size == 0)
+		return;
+	msg[0] = '\0';
+	if (kc_json_parse(kc_buf_str(body), body->len, &st, NULL) < 0)
+		return;
+	(void)kc_strlcpy(msg, or_empty(kc_json_str(st, "message")), size);
+	json_object_put(st);
+}
+
 int
 api_create_object(struct dc *dc, const struct dc_rtype *rt, struct json_object *obj,
     struct json_object **ret)
+{
+	return api_create_object_msg(dc, rt, obj, ret, NULL, 0);
+}
+
+int
+api_create_object_msg(struct dc *dc, const struct dc_rtype *rt, struct json_object *obj,
+    struct json_object **ret, char *msg, size_t size)
 {
 	struct dc_resp resp;
 	struct json_object *stored = NULL;
@@ -1690,9 +1713,12 @@ api_create_object(struct dc *dc, const struct dc_rtype *rt, struct json_object *
 
 	(void)kc_strlcpy(ns, ons != NULL ? ons : "", sizeof(ns));
 	internal_ctx(&c, dc, rt, ns, NULL, &resp);
+	if (msg != NULL && size > 0)
+		msg[0] = '\0';
 	if (check_typemeta(&c, obj) < 0 || check_namespace(&c, obj) < 0) {
 		json_object_put(obj);
 		r = internal_code(&resp, KC_EBADREQUEST);
+		resp_message(&resp, msg, size);
 		resp_clear(&resp);
 		return r;
 	}
@@ -1701,6 +1727,7 @@ api_create_object(struct dc *dc, const struct dc_rtype *rt, struct json_object *
 		kc_log_debug(NULL, "internal create of %s failed: %s", rt->kind,
 		    kc_buf_str(&resp.body));
 		r = internal_code(&resp, r);
+		resp_message(&resp, msg, size);
 	} else if (ret != NULL)
 		*ret = stored;
 	else
