@@ -164,3 +164,47 @@ EOF
 	[[ "$output" == *'hostPath volumes (volume "ib" must be mounted readOnly: /dev/infiniband is allowed read-only)'* ]]
 	kubectl delete run ib -n hpc --wait=false
 }
+
+@test "in a baseline project namespace, an RDMA Run needing IPC_LOCK is refused with what to change" {
+	project sec
+	member sec alice alice researcher "$(date -u -d '+30 days' +%Y-%m-%dT%H:%M:%SZ)"
+	kubectl wait -n sec --for=condition=Ready projectmember/alice --timeout=$W
+	wait_labels sec "baseline/latest restricted/latest restricted/latest"
+	run srun sec ib rdma "securityContext: {capabilities: {add: [IPC_LOCK]}}" "" --as alice
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'denied the request: violates PodSecurity "baseline:latest": non-default capabilities (container "main" must not include "IPC_LOCK" in securityContext.capabilities.add); namespace sec enforces Pod Security level baseline (Project sec, spec.podSecurity.enforce): take these out of the Run, or run it in a namespace of a project the platform team sets to enforce privileged, listing ResourceProfile "rdma" in spec.resourceProfiles.allowed'* ]]
+	run kubectl get run ib -n sec
+	[ "$status" -ne 0 ]
+	# Without the webhook, the controller refuses it before any pod.
+	kubectl delete -f "$DC_REPO/manifests/webhooks.yaml"
+	srun sec ib rdma "securityContext: {capabilities: {add: [IPC_LOCK]}}" "" --as alice
+	kubectl wait -n sec --for=jsonpath='{.status.reason}'=InvalidSpec run/ib --timeout=$W
+	[[ "$(kubectl get run ib -n sec -o jsonpath='{.status.message}')" == \
+	    'spec: violates PodSecurity "baseline:latest": non-default capabilities'* ]]
+	run kubectl get pods -n sec -o name
+	[ -z "$output" ]
+	kubectl delete run ib -n sec
+	kubectl apply -f "$DC_REPO/manifests/webhooks.yaml"
+	kubectl wait --for=jsonpath='{.webhooks[0].clientConfig.caBundle}' --timeout=$W \
+	    validatingwebhookconfiguration/trainyard-projects
+}
+
+@test "a pod the API server refuses for Pod Security fails the session at once" {
+	kubectl create namespace labelled
+	kubectl label ns labelled pod-security.kubernetes.io/enforce=baseline
+	srun labelled ib rdma "securityContext: {capabilities: {add: [IPC_LOCK]}}" "" \
+	    >/dev/null
+	kubectl wait -n labelled --for=jsonpath='{.status.reason}'=PodSecurity run/ib --timeout=$W
+	[ "$(kubectl get run ib -n labelled -o jsonpath='{.status.phase}')" = Failed ]
+	[[ "$(kubectl get run ib -n labelled -o jsonpath='{.status.message}')" == \
+	    'Error creating Pod ib-0: pods "ib-0" is forbidden: violates PodSecurity "baseline:latest": non-default capabilities (container "main" must not include "IPC_LOCK" in securityContext.capabilities.add)'* ]]
+	kubectl wait -n labelled --for=condition=CleanedUp run/ib --timeout=$W
+	# One refusal, one Warning, no retry loop.
+	[ "$(kubectl get events -n labelled --field-selector reason=PodSecurity \
+	    -o jsonpath='{.items[*].type}')" = Warning ]
+	run kubectl get events -n labelled --field-selector reason=FailedCreate -o name
+	[ "$(echo "$output" | grep -c .)" -le 1 ]
+	run kubectl get pods -n labelled -o name
+	[ -z "$output" ]
+	kubectl delete namespace labelled --wait=false
+}
