@@ -743,7 +743,6 @@ cache_owned_from_json(const struct json_object *obj, struct ty_owned_item **ret)
 	if ((it = kc_keep_malloc(sizeof(*it) + pk.at)) == NULL)
 		return -ENOMEM;
 	it->hash = cache_owned_hash(obj);
-	it->psa_hash = cache_psa_hash(obj);
 	it->deleting = kc_json_get(obj, "metadata", "deletionTimestamp") != NULL;
 	pk = (struct packer){ .strs = it->strs };
 	owned_pack(it, obj, &pk);
@@ -758,6 +757,22 @@ owned_transform(void *arg, const struct json_object *obj, void **ret,
 	(void)arg;
 	(void)st;
 	return cache_owned_from_json(obj, (struct ty_owned_item **)ret);
+}
+
+/* A namespace: its hash is of its Pod Security labels (the spec is the API server's). */
+static int
+ns_transform(void *arg, const struct json_object *obj, void **ret, struct kc_status *st)
+{
+	struct ty_owned_item *it = NULL;
+	int r;
+
+	(void)arg;
+	(void)st;
+	if ((r = cache_owned_from_json(obj, &it)) < 0)
+		return r;
+	it->hash = cache_psa_hash(obj);
+	*ret = it;
+	return 0;
 }
 
 /* What a Project owns is indexed by the project's name. */
@@ -846,7 +861,7 @@ const struct ty_cache_kind cache_kinds[TY_CACHE_N] = {
 		.name = "namespaces", .res = &kc_res_namespaces, .projects = true,
 		.selector = TY_LABEL_PROJECT,
 		.keep = owned_keep, .nkeep = KC_ARRAY_SIZE(owned_keep),
-		.transform = owned_transform, .index = owned_index,
+		.transform = ns_transform, .index = owned_index,
 	},
 	[TY_CACHE_QUOTAS] = {
 		.name = "resourcequotas", .res = &kc_res_resourcequotas, .projects = true,

@@ -227,12 +227,12 @@ const char *cache_obj_dict(size_t *ret_len);
 /*
  * A Namespace, ResourceQuota, NetworkPolicy, RoleBinding, ClusterRole or
  * ClusterRoleBinding labelled with trainyard.dev/project: its labels and
- * a hash of the fields the Project reconcilers own (cache_owned_hash()),
- * so drift is seen without keeping the object.
+ * a hash of the fields the Project reconcilers own (cache_owned_hash();
+ * for a Namespace, whose spec is the API server's, of its Pod Security
+ * labels, cache_psa_hash()), so drift is seen without keeping the object.
  */
 struct ty_owned_item {
-	uint64_t	 hash;		/* cache_owned_hash() */
-	uint64_t	 psa_hash;	/* cache_psa_hash() */
+	uint64_t	 hash;		/* cache_owned_hash(); a namespace's: cache_psa_hash() */
 	bool		 deleting;
 	uint16_t	 project;	/* trainyard.dev/project, or "" */
 	uint16_t	 member;	/* trainyard.dev/member, or "" */

@@ -597,7 +597,7 @@ ensure_namespace(struct prc *rc, size_t i)
 			    "namespace %s is being deleted", ns);
 		else
 			rc->ns_ready[i] = true;
-		psa = rc->ns_ready[i] ? o->psa_hash : 0;
+		psa = rc->ns_ready[i] ? o->hash : 0;
 		kc_strlcpy(rv, kc_item_rv(it), sizeof(rv));
 		kc_item_unref(it);
 		return psa != 0 ? ensure_psa_labels(rc, i, psa, rv) : 0;
