@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <check.h>
 #include <json-c/json.h>
@@ -20,7 +21,9 @@
 #include <kc/err.h>
 #include <kc/buf.h>
 #include <kc/json.h>
+#include <kc/podsecurity.h>
 #include <kc/quantity.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 #include <kc/yaml.h>
 
@@ -596,6 +599,169 @@ START_TEST(test_envelope_pods)
 }
 END_TEST
 
+/*
+ * Fuzzed Runs never produce a pod outside the envelope: a Run valid with
+ * no profile gives pods Pod Security's baseline admits (the tightest
+ * envelope is inside baseline), and one valid with an RDMA profile adds
+ * nothing but IPC_LOCK and /dev/infiniband read-only to that.
+ */
+static uint64_t fuzz_state = 0x9e3779b97f4a7c15u;
+
+static unsigned
+fuzz(unsigned n)
+{
+	fuzz_state ^= fuzz_state << 13;
+	fuzz_state ^= fuzz_state >> 7;
+	fuzz_state ^= fuzz_state << 17;
+	return (unsigned)(fuzz_state % n);
+}
+
+static const char *
+pick(const char *const *list, size_t n)
+{
+	return list[fuzz((unsigned)n)];
+}
+
+static void
+fuzz_run(struct kc_sbuf *b)
+{
+	static const char *const caps[] = {
+		"IPC_LOCK", "ipc_lock", "CAP_IPC_LOCK", "SYS_ADMIN", "NET_ADMIN", "ALL", "CHOWN",
+		"NET_BIND_SERVICE", "cap_sys_ptrace", "",
+	};
+	static const char *const seccomp[] = { "RuntimeDefault", "Unconfined", "Localhost" };
+	static const char *const proc[] = { "Default", "Unmasked" };
+	static const char *const setype[] = { "container_t", "spc_t", "", "container_kvm_t" };
+	static const char *const vols[] = {
+		"{name: v%u, emptyDir: {}}", "{name: v%u, hostPath: {path: /}}",
+		"{name: v%u, hostPath: {path: /dev/infiniband}}",
+		"{name: v%u, hostPath: {path: /dev/infiniband/../../etc}}",
+		"{name: v%u, hostPath: {path: /dev/infiniband2}}",
+		"{name: v%u, hostPath: {path: /dev/infiniband/uverbs0}}",
+		"{name: v%u, nfs: {server: s, path: /}}", "{name: v%u, secret: {secretName: s}}",
+		"{name: v%u, iscsi: {}}", "{name: v%u, configMap: {name: c}}",
+	};
+	static const char *const sysctls[] = { "kernel.msgmax", "net.ipv4.tcp_syncookies" };
+	unsigned nv = fuzz(3), nc = fuzz(3);
+
+	kc_sbuf_printf(b, ENV_RUN "  securityContext: {privileged: %s, capabilities: {add: [",
+	    fuzz(4) == 0 ? "true" : "false");
+	for (unsigned i = 0; i < nc; i++)
+		kc_sbuf_printf(b, "%s\"%s\"", i > 0 ? ", " : "", pick(caps, KC_ARRAY_SIZE(caps)));
+	kc_sbuf_printf(b, "]}");
+	if (fuzz(4) == 0)
+		kc_sbuf_printf(b, ", seccompProfile: {type: %s}", pick(seccomp,
+		    KC_ARRAY_SIZE(seccomp)));
+	if (fuzz(4) == 0)
+		kc_sbuf_printf(b, ", procMount: %s", pick(proc, KC_ARRAY_SIZE(proc)));
+	if (fuzz(6) == 0)
+		kc_sbuf_printf(b, ", windowsOptions: {hostProcess: true}");
+	if (fuzz(6) == 0)
+		kc_sbuf_printf(b, ", appArmorProfile: {type: Unconfined}");
+	kc_sbuf_printf(b, "}\n  ports: [{containerPort: 80%s}]\n", fuzz(5) == 0 ?
+	    ", hostPort: 80" : "");
+	kc_sbuf_printf(b, "  volumeMounts: [");
+	for (unsigned i = 0; i < nv; i++)
+		kc_sbuf_printf(b, "%s{name: v%u, mountPath: /m%u, readOnly: %s}", i > 0 ? ", " : "",
+		    i, i, fuzz(2) ? "true" : "false");
+	kc_sbuf_printf(b, "]\n  template: {spec: {hostNetwork: %s, hostPID: %s, hostIPC: %s, "
+	    "securityContext: {seLinuxOptions: {type: \"%s\"}, sysctls: [{name: %s, value: "
+	    "\"1\"}]}, volumes: [", fuzz(5) == 0 ? "true" : "false",
+	    fuzz(5) == 0 ? "true" : "false", fuzz(5) == 0 ? "true" : "false",
+	    pick(setype, KC_ARRAY_SIZE(setype)), pick(sysctls, KC_ARRAY_SIZE(sysctls)));
+	for (unsigned i = 0; i < nv; i++) {
+		kc_sbuf_printf(b, "%s", i > 0 ? ", " : "");
+		kc_sbuf_printf(b, pick(vols, KC_ARRAY_SIZE(vols)), i);
+	}
+	kc_sbuf_printf(b, "]}}\n");
+}
+
+/* The pod of a valid spec, checked against the RDMA envelope by hand. */
+static void
+assert_rdma_pod(const struct json_object *pod)
+{
+	const struct json_object *ctr = json_object_array_get_idx(kc_json_get(pod, "spec",
+	    "containers"), 0);
+	const struct json_object *add = kc_json_get(ctr, "securityContext", "capabilities",
+	    "add");
+	const struct json_object *vols = kc_json_get(pod, "spec", "volumes");
+	const struct json_object *mounts = kc_json_get(ctr, "volumeMounts");
+
+	ck_assert(!kc_json_bool(ctr, false, "securityContext", "privileged"));
+	ck_assert(!kc_json_bool(pod, false, "spec", "hostNetwork"));
+	ck_assert(!kc_json_bool(pod, false, "spec", "hostPID"));
+	ck_assert(!kc_json_bool(pod, false, "spec", "hostIPC"));
+	for (size_t i = 0; add != NULL && i < json_object_array_length(add); i++) {
+		const char *c = json_object_get_string(json_object_array_get_idx(add, i));
+
+		ck_assert_msg(strcasecmp(c, "IPC_LOCK") == 0 || strcasecmp(c, "CAP_IPC_LOCK") == 0,
+		    "capability %s", c);
+	}
+	for (size_t i = 0; vols != NULL && i < json_object_array_length(vols); i++) {
+		const struct json_object *v = json_object_array_get_idx(vols, i);
+		const char *path = kc_json_str(v, "hostPath", "path");
+
+		if (path == NULL)
+			continue;
+		ck_assert_msg(strcmp(path, "/dev/infiniband") == 0 ||
+		    (strncmp(path, "/dev/infiniband/", 16) == 0 && strstr(path, "..") == NULL),
+		    "hostPath %s", path);
+		for (size_t j = 0; mounts != NULL && j < json_object_array_length(mounts); j++) {
+			const struct json_object *m = json_object_array_get_idx(mounts, j);
+
+			if (strcmp(kc_json_str(m, "name"), kc_json_str(v, "name")) == 0)
+				ck_assert(kc_json_bool(m, false, "readOnly"));
+		}
+	}
+}
+
+START_TEST(test_envelope_fuzz)
+{
+	struct json_object *plain = yaml(PROFILE);
+	struct json_object *rdma = yaml(PROFILE "  security: {allowedCapabilities: [IPC_LOCK], "
+	    "allowedHostPaths: [{pathPrefix: /dev/infiniband, readOnly: true}]}\n");
+	const struct kc_psa_policy baseline = { .level = KC_PSA_BASELINE };
+	unsigned valid[2] = { 0, 0 };
+	struct ty_config cfg;
+
+	config_defaults(&cfg);
+	for (int i = 0; i < 3000; i++) {
+		char text[4096], why[2048];
+		struct kc_sbuf b, w;
+		struct json_object *run, *pod = NULL;
+		struct ty_spec *s = NULL;
+		struct ty_problems probs;
+
+		kc_sbuf_init(&b, text, sizeof(text));
+		fuzz_run(&b);
+		ck_assert(!kc_sbuf_truncated(&b));
+		run = yaml(text);
+		for (int k = 0; k < 2; k++) {
+			if (model_validate(run, k == 0 ? plain : rdma, &cfg, &s, &probs) != 0)
+				continue;
+			valid[k]++;
+			ck_assert_int_eq(model_pod(s, &cfg, 1, TY_PODGROUP_NONE, 0, &pod), 0);
+			if (k == 0) {
+				kc_sbuf_init(&w, why, sizeof(why));
+				ck_assert_msg(kc_psa_check(kc_json_get(pod, "metadata"),
+				    kc_json_get(pod, "spec"), &baseline, &w) == 0,
+				    "%s\nbaseline refuses: %s", text, why);
+			}
+			assert_rdma_pod(pod);
+			json_object_put(pod);
+			s = model_spec_free(s);
+		}
+		json_object_put(run);
+	}
+	/* The fuzzer reaches both sides. */
+	ck_assert_uint_gt(valid[0], 10);
+	ck_assert_uint_gt(valid[1], valid[0]);
+	config_release(&cfg);
+	json_object_put(plain);
+	json_object_put(rdma);
+}
+END_TEST
+
 START_TEST(test_control)
 {
 	struct json_object *run = yaml(RUN_HDR "spec: {nodes: 1, session: 4, suspend: true, "
@@ -745,6 +911,7 @@ ctl_model_suite(void)
 	tcase_add_test(tc, test_control);
 	tcase_add_loop_test(tc, test_envelope, 0, KC_ARRAY_SIZE(envelope_cases));
 	tcase_add_test(tc, test_envelope_pods);
+	tcase_add_test(tc, test_envelope_fuzz);
 	tcase_add_test(tc, test_hosts_bound);
 	tcase_add_test(tc, test_oom);
 	suite_add_tcase(s, tc);
