@@ -605,21 +605,10 @@ END_TEST
  * envelope is inside baseline), and one valid with an RDMA profile adds
  * nothing but IPC_LOCK and /dev/infiniband read-only to that.
  */
-static uint64_t fuzz_state = 0x9e3779b97f4a7c15u;
-
-static unsigned
-fuzz(unsigned n)
-{
-	fuzz_state ^= fuzz_state << 13;
-	fuzz_state ^= fuzz_state >> 7;
-	fuzz_state ^= fuzz_state << 17;
-	return (unsigned)(fuzz_state % n);
-}
-
 static const char *
 pick(const char *const *list, size_t n)
 {
-	return list[fuzz((unsigned)n)];
+	return list[tu_rand((unsigned)n)];
 }
 
 static void
@@ -642,32 +631,32 @@ fuzz_run(struct kc_sbuf *b)
 		"{name: v%u, iscsi: {}}", "{name: v%u, configMap: {name: c}}",
 	};
 	static const char *const sysctls[] = { "kernel.msgmax", "net.ipv4.tcp_syncookies" };
-	unsigned nv = fuzz(3), nc = fuzz(3);
+	unsigned nv = tu_rand(3), nc = tu_rand(3);
 
 	kc_sbuf_printf(b, ENV_RUN "  securityContext: {privileged: %s, capabilities: {add: [",
-	    fuzz(4) == 0 ? "true" : "false");
+	    tu_rand(4) == 0 ? "true" : "false");
 	for (unsigned i = 0; i < nc; i++)
 		kc_sbuf_printf(b, "%s\"%s\"", i > 0 ? ", " : "", pick(caps, KC_ARRAY_SIZE(caps)));
 	kc_sbuf_printf(b, "]}");
-	if (fuzz(4) == 0)
+	if (tu_rand(4) == 0)
 		kc_sbuf_printf(b, ", seccompProfile: {type: %s}", pick(seccomp,
 		    KC_ARRAY_SIZE(seccomp)));
-	if (fuzz(4) == 0)
+	if (tu_rand(4) == 0)
 		kc_sbuf_printf(b, ", procMount: %s", pick(proc, KC_ARRAY_SIZE(proc)));
-	if (fuzz(6) == 0)
+	if (tu_rand(6) == 0)
 		kc_sbuf_printf(b, ", windowsOptions: {hostProcess: true}");
-	if (fuzz(6) == 0)
+	if (tu_rand(6) == 0)
 		kc_sbuf_printf(b, ", appArmorProfile: {type: Unconfined}");
-	kc_sbuf_printf(b, "}\n  ports: [{containerPort: 80%s}]\n", fuzz(5) == 0 ?
+	kc_sbuf_printf(b, "}\n  ports: [{containerPort: 80%s}]\n", tu_rand(5) == 0 ?
 	    ", hostPort: 80" : "");
 	kc_sbuf_printf(b, "  volumeMounts: [");
 	for (unsigned i = 0; i < nv; i++)
 		kc_sbuf_printf(b, "%s{name: v%u, mountPath: /m%u, readOnly: %s}", i > 0 ? ", " : "",
-		    i, i, fuzz(2) ? "true" : "false");
+		    i, i, tu_rand(2) ? "true" : "false");
 	kc_sbuf_printf(b, "]\n  template: {spec: {hostNetwork: %s, hostPID: %s, hostIPC: %s, "
 	    "securityContext: {seLinuxOptions: {type: \"%s\"}, sysctls: [{name: %s, value: "
-	    "\"1\"}]}, volumes: [", fuzz(5) == 0 ? "true" : "false",
-	    fuzz(5) == 0 ? "true" : "false", fuzz(5) == 0 ? "true" : "false",
+	    "\"1\"}]}, volumes: [", tu_rand(5) == 0 ? "true" : "false",
+	    tu_rand(5) == 0 ? "true" : "false", tu_rand(5) == 0 ? "true" : "false",
 	    pick(setype, KC_ARRAY_SIZE(setype)), pick(sysctls, KC_ARRAY_SIZE(sysctls)));
 	for (unsigned i = 0; i < nv; i++) {
 		kc_sbuf_printf(b, "%s", i > 0 ? ", " : "");
