@@ -1089,6 +1089,9 @@ listed(const struct json_object *l, const char *s, bool caps)
 {
 	char a[64], b[64];
 
+	/* No capability has a longer name: never let a cut one match. */
+	if (caps && strlen(s) >= sizeof(a))
+		return false;
 	if (caps)
 		cap_name(s, a, sizeof(a));
 	for (size_t i = 0; l != NULL && json_object_is_type(l, json_type_array) &&
@@ -1102,7 +1105,7 @@ listed(const struct json_object *l, const char *s, bool caps)
 			return true;
 		if (caps) {
 			cap_name(e, b, sizeof(b));
-			if (strcmp(a, b) == 0)
+			if (strlen(e) < sizeof(b) && strcmp(a, b) == 0)
 				return true;
 		} else if (strcmp(e, s) == 0)
 			return true;
