@@ -100,7 +100,7 @@ UNIT_SUITES	+= dc_exec
 UNIT_SUITES	+= leader
 UNIT_SUITES	+= hash heap sbuf base64 validation
 UNIT_SUITES	+= ctl_metrics
-UNIT_SUITES	+= podsecurity
+UNIT_SUITES	+= podsecurity dc_podsecurity
 UNIT_SUITES	+= deflate ctl_expect alloc
 UNIT_SUITES	+= ctl_cache
 UNIT_SUITES	+= ctl_review ctl_webhook ctl_certs
@@ -222,6 +222,8 @@ SUITE_DEPS_sbuf		=
 SUITE_DEPS_base64	=
 SUITE_DEPS_validation	=
 SUITE_DEPS_podsecurity	=
+SUITE_DEPS_dc_podsecurity = $(DC_SRCS) $(DC_CLIENT_SRCS) lib/yaml.c lib/selector.c lib/patch.c \
+			  lib/cert.c lib/quantity.c tests/unit/dc_testutil.c
 SUITE_DEPS_ctl_expect	= $(CTL_PURE_DEPS) controller/expect.c
 SUITE_DEPS_ctl_review	= controller/review.c controller/convert.c
 SUITE_DEPS_ctl_webhook	= $(SUITE_DEPS_client) lib/cert.c controller/review.c \

@@ -72,6 +72,7 @@
 #define APPS_DELAY_MS		20	/* coalescing delay after a change */
 #define APPS_DIRTY_MAX		256	/* namespaces queued before a full pass */
 #define APPS_BURST		500	/* pods created or deleted per pass (burstReplicas) */
+#define APPS_RETRY_S		5	/* seconds to a refused pod create's retry */
 #define APPS_OWNED_MAX		1024	/* ReplicaSets of one Deployment considered */
 #define APPS_HASH_DEPTH		64	/* nesting levels hashed */
 #define APPS_REV_HISTORY_MAX	2000	/* revision-history length (upstream's default) */
@@ -1426,6 +1427,8 @@ rs_sync(struct apps *a, const struct dc_rtype *rst, const struct json_object *rs
 	kc_free(active);
 	if (r < 0)
 		return r;
+	if (fail[0] != '\0')		/* upstream requeues it, rate-limited */
+		note_deadline(&a->recheck, now + APPS_RETRY_S);
 	if ((st = json_object_new_object()) == NULL ||
 	    kc_json_set_int(st, "replicas", nactive) < 0 ||
 	    (labeled > 0 && kc_json_set_int(st, "fullyLabeledReplicas", labeled) < 0) ||

@@ -71,7 +71,6 @@ struct psa {
 struct nspolicy {
 	struct kc_psa_policy	 enforce, audit, warn;
 	int			 nerr;		/* invalid labels */
-	char			 err[PSA_ERR_MAX];
 };
 
 static const char *const modes[] = { "enforce", "audit", "warn" };
@@ -79,24 +78,11 @@ static const char *const modes[] = { "enforce", "audit", "warn" };
 static void
 labels_policy(const struct json_object *labels, struct nspolicy *ret)
 {
-	struct kc_sbuf b;
-	int n;
+	struct kc_psa_policy *outs[] = { &ret->enforce, &ret->audit, &ret->warn };
 
-	kc_sbuf_init(&b, ret->err, sizeof(ret->err));
 	ret->nerr = 0;
-	(void)kc_psa_namespace_policy(labels, "enforce", &ret->enforce, NULL);
-	(void)kc_psa_namespace_policy(labels, "audit", &ret->audit, NULL);
-	(void)kc_psa_namespace_policy(labels, "warn", &ret->warn, NULL);
-	for (size_t i = 0; i < KC_ARRAY_SIZE(modes); i++) {
-		struct kc_psa_policy p;
-
-		if ((n = kc_psa_namespace_policy(labels, modes[i], &p, NULL)) > 0) {
-			if (ret->nerr > 0)
-				kc_sbuf_puts(&b, ", ");
-			(void)kc_psa_namespace_policy(labels, modes[i], &p, &b);
-			ret->nerr += n;
-		}
-	}
+	for (size_t i = 0; i < KC_ARRAY_SIZE(modes); i++)
+		ret->nerr += KC_MAX(kc_psa_namespace_policy(labels, modes[i], outs[i], NULL), 0);
 }
 
 /* The policy of namespace 'ns'; a missing namespace checks nothing. */
@@ -109,18 +95,6 @@ ns_policy(struct dc *dc, const char *ns, struct nspolicy *ret)
 	labels_policy(kc_json_get(o, "metadata", "labels"), ret);
 }
 
-/* The policy evaluated: "latest" and newer versions as the emulated minor. */
-static struct kc_psa_policy
-emulated(const struct dc *dc, const struct kc_psa_policy *p)
-{
-	struct kc_psa_policy e = *p;
-	unsigned minor = api_minor(dc);
-
-	if (minor > 0 && (e.minor == 0 || (e.minor != KC_PSA_MINOR_V1_0 && e.minor > minor)))
-		e.minor = minor;
-	return e;
-}
-
 /*
  * Evaluates a pod (metadata and spec) against 'p': the number of failed
  * checks, with '*ret' the text (details, or reasons only) in a new
@@ -130,7 +104,7 @@ static int
 evaluate(const struct dc *dc, const struct json_object *meta, const struct json_object *spec,
     const struct kc_psa_policy *p, bool details, char **ret)
 {
-	struct kc_psa_policy e = emulated(dc, p);
+	struct kc_psa_policy e = kc_psa_emulate(p, api_minor(dc));
 	struct kc_sbuf b;
 	size_t len;
 	char *text;
@@ -257,6 +231,27 @@ significant_update(const struct json_object *pod, const struct json_object *old)
 	return false;
 }
 
+static void label_errs(const struct json_object *labels, struct dc_errs *errs);
+
+/* The audit annotation "error" of a pod in a namespace with bad labels, as a log line. */
+static int
+log_label_errors(struct dc_write_ctx *wc, const struct json_object *obj, const char *ns)
+{
+	struct dc_coll *coll = storage_find_coll(wc->dc->store, "", "namespaces");
+	const struct json_object *o = coll != NULL && ns != NULL ? coll_get(coll, "", ns) : NULL;
+	struct dc_errs *errs;
+	char text[PSA_ERR_MAX];
+
+	if ((errs = kc_calloc(1, sizeof(*errs))) == NULL)
+		return -ENOMEM;
+	label_errs(kc_json_get(o, "metadata", "labels"), errs);
+	errs_string(errs, text, sizeof(text));
+	kc_log_info(NULL, "podsecurity: %s %s/%s: pod-security.kubernetes.io/error: "
+	    "Failed to parse policy: %s", wc->rt->qualified, ns, obj_name(obj), text);
+	kc_free(errs);
+	return 0;
+}
+
 /*
  * 'would violate PodSecurity "<p>": <violations>' in '*ret' (NULL when the
  * pod passes); 0 or -ENOMEM.
@@ -295,9 +290,8 @@ evaluate_pod(struct dc_write_ctx *wc, const struct json_object *obj,
 	if (np->nerr == 0 && np->enforce.level == KC_PSA_PRIVILEGED &&
 	    np->audit.level == KC_PSA_PRIVILEGED && np->warn.level == KC_PSA_PRIVILEGED)
 		goto out;
-	if (np->nerr > 0)
-		kc_log_info(NULL, "podsecurity: %s %s/%s: pod-security.kubernetes.io/error: "
-		    "Failed to parse policy: %s", wc->rt->qualified, ns, obj_name(obj), np->err);
+	if (np->nerr > 0 && (r = log_label_errors(wc, obj, ns)) < 0)
+		goto out;
 	if (enforce && np->enforce.level != KC_PSA_PRIVILEGED) {
 		if ((n = evaluate(wc->dc, meta, spec, &np->enforce, true, &text)) < 0) {
 			r = n;

@@ -222,7 +222,7 @@ static const char *const container_lists[] = {
 	"initContainers", "containers", "ephemeralContainers",
 };
 
-/* Calls fn for every container (init, regular, ephemeral: upstream's order). */
+/* Loops (c) over every container: init, regular, ephemeral (upstream's order). */
 #define FOREACH_CONTAINER(pod, c)						\
 	for (size_t fe_l_ = 0; fe_l_ < KC_ARRAY_SIZE(container_lists); fe_l_++)	\
 		for (size_t fe_i_ = 0, fe_n_ = arr_len((pod)->spec,		\
@@ -254,8 +254,18 @@ name_of(const struct json_object *c)
 	return n != NULL ? n : "";
 }
 
-/* True only for a JSON true at the path. */
-#define is_true(o, ...)		kc_json_bool((o), false, __VA_ARGS__)
+/*
+ * Set and not false: a JSON true, or a value of the wrong type (an
+ * unvalidated template's), which counts as the violation it may mean.
+ */
+#define is_true(o, ...)		set_not_false(kc_json_get((o), __VA_ARGS__))
+
+static bool
+set_not_false(const struct json_object *v)
+{
+	return v != NULL && (!json_object_is_type(v, json_type_boolean) ||
+	    json_object_get_boolean(v));
+}
 
 static bool
 is_windows(const struct pod *p)
@@ -310,6 +320,13 @@ in_list(const char *s, const char *const *list)
 
 typedef int check_fn(const struct pod *, struct emit *);
 
+static bool
+apparmor_ok(const char *type)
+{
+	return type != NULL && (strcmp(type, "RuntimeDefault") == 0 ||
+	    strcmp(type, "Localhost") == 0);
+}
+
 /* The beta annotations' forbidden profiles, as k="v". */
 static void
 apparmor_annotations(const struct json_object *ao, struct strs *l)
@@ -339,8 +356,7 @@ check_apparmor(const struct pod *p, struct emit *e)
 	int r;
 
 	t = kc_json_str(p->spec, "securityContext", "appArmorProfile", "type");
-	if (kc_json_get(p->spec, "securityContext", "appArmorProfile") != NULL &&
-	    (t == NULL || (strcmp(t, "RuntimeDefault") != 0 && strcmp(t, "Localhost") != 0))) {
+	if (kc_json_get(p->spec, "securityContext", "appArmorProfile") != NULL && !apparmor_ok(t)) {
 		pod = true;
 		strs_add(&values, t);
 	}
@@ -348,7 +364,7 @@ check_apparmor(const struct pod *p, struct emit *e)
 		if (kc_json_get(c, "securityContext", "appArmorProfile") == NULL)
 			continue;
 		t = kc_json_str(c, "securityContext", "appArmorProfile", "type");
-		if (t == NULL || (strcmp(t, "RuntimeDefault") != 0 && strcmp(t, "Localhost") != 0)) {
+		if (!apparmor_ok(t)) {
 			strs_add(&containers, name_of(c));
 			strs_add(&values, t);
 		}
@@ -461,7 +477,7 @@ check_host_path(const struct pod *p, struct emit *e)
 	for (size_t i = 0, n = arr_len(p->spec, "volumes"); i < n; i++) {
 		const struct json_object *v = arr_item(p->spec, "volumes", i);
 
-		if (kc_json_obj_of(v, "hostPath") != NULL)
+		if (kc_json_get(v, "hostPath") != NULL)
 			strs_add(&vols, name_of(v));
 	}
 	if ((r = vols.err) == 0 && vols.n > 0) {
@@ -866,8 +882,11 @@ check_sysctls(const struct pod *p, struct emit *e)
 	int r;
 
 	for (size_t i = 0, n = arr_len(sc, "sysctls"); i < n; i++) {
-		const char *name = kc_json_str(arr_item(sc, "sysctls", i), "name");
+		const struct json_object *item = arr_item(sc, "sysctls", i);
+		const char *name = kc_json_str(item, "name");
 
+		if (item == NULL)
+			continue;
 		name = name != NULL ? name : "";
 		if (!sysctl_safe(name, p->minor))
 			strs_add(&bad, name);
@@ -1092,12 +1111,14 @@ out:
 	return r;
 }
 
+/* runAsUser 0 (or not a number: an unvalidated template's). */
 static bool
 is_root(const struct json_object *sc)
 {
 	struct json_object *u = kc_json_get(sc, "runAsUser");
 
-	return json_object_is_type(u, json_type_int) && json_object_get_int64(u) == 0;
+	return u != NULL && (!json_object_is_type(u, json_type_int) ||
+	    json_object_get_int64(u) == 0);
 }
 
 /* runAsUser, v1.23; from v1.35 a user namespace pod is exempt. */
@@ -1285,6 +1306,17 @@ kc_psa_parse_version(const char *s, unsigned *minor)
 	}
 	*minor = v == 0 ? KC_PSA_MINOR_V1_0 : (unsigned)v;
 	return 0;
+}
+
+struct kc_psa_policy
+kc_psa_emulate(const struct kc_psa_policy *p, unsigned server_minor)
+{
+	struct kc_psa_policy e = *p;
+
+	if (server_minor > 0 && server_minor != KC_PSA_MINOR_V1_0 &&
+	    (e.minor == 0 || (e.minor != KC_PSA_MINOR_V1_0 && e.minor > server_minor)))
+		e.minor = server_minor;
+	return e;
 }
 
 const char *

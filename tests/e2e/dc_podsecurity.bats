@@ -168,4 +168,9 @@ YAML
 	run kubectl get rs -n psa-apps -l app=web \
 	    -o jsonpath='{.items[0].status.conditions[?(@.type=="ReplicaFailure")].reason}'
 	[ "$output" = 'FailedCreate' ]
+	# allowed now: the ReplicaSet tries again and the condition goes
+	kubectl label ns psa-apps --overwrite pod-security.kubernetes.io/enforce=privileged
+	kubectl wait -n psa-apps --for=jsonpath='{.status.replicas}'=2 deployment/web --timeout=20s
+	run kubectl get rs -n psa-apps -l app=web -o jsonpath='{.items[0].status.conditions}'
+	[ "$output" = '' ]
 }

@@ -94,7 +94,8 @@ START_TEST(privileged)
 		    "'securityContext':{'privileged':false}}]}}", 0, "" },
 		{ B, 0, "{'spec':{'containers':[{'name':'main',"
 		    "'securityContext':{'privileged':true}}]}}", 1,
-		    "privileged (container \"main\" must not set securityContext.privileged=true)" },
+		    "privileged (container \"main\" must not set "
+		    "securityContext.privileged=true)" },
 		{ B, 0, "{'spec':{'initContainers':[{'name':'i',"
 		    "'securityContext':{'privileged':true}}],'containers':[{'name':'a',"
 		    "'securityContext':{'privileged':true}},{'name':'b'}]}}", 1,
@@ -373,13 +374,24 @@ START_TEST(host_process_and_probes)
 		    "securityContext.windowsOptions.hostProcess=true)" },
 		{ B, 0, "{'spec':{'containers':[{'name':'b','livenessProbe':{'httpGet':"
 		    "{'host':'10.0.0.1','port':80}}},{'name':'a','readinessProbe':{'tcpSocket':"
-		    "{'host':'example.com'}},'lifecycle':{'preStop':{'httpGet':{'host':'10.0.0.1'}}}}"
+		    "{'host':'example.com'}},'lifecycle':{'preStop':{'httpGet':"
+		    "{'host':'10.0.0.1'}}}}"
 		    ",{'name':'c','startupProbe':{'httpGet':{'host':''}}}]}}", 1,
 		    "probe or lifecycle host (containers \"a\", \"b\" use probe or lifecycle "
 		    "hosts \"10.0.0.1\", \"example.com\")" },
 		/* from v1.34 only */
 		{ B, 33, "{'spec':{'containers':[{'name':'a','livenessProbe':{'httpGet':"
 		    "{'host':'10.0.0.1'}}}]}}", 0, "" },
+		{ B, 0, "{'spec':{'securityContext':{'windowsOptions':{'hostProcess':false}},"
+		    "'containers':[{'name':'a','securityContext':{'windowsOptions':"
+		    "{'hostProcess':false}},'readinessProbe':{'httpGet':{'port':80}},"
+		    "'lifecycle':{'postStart':{'tcpSocket':{'port':80}}}}]}}", 0, "" },
+		{ B, 0, "{'spec':{'initContainers':[{'name':'i','securityContext':"
+		    "{'windowsOptions':{'hostProcess':true}}}],'containers':[{'name':'a',"
+		    "'lifecycle':{'postStart':{'tcpSocket':{'host':'h'}}}}]}}", 2,
+		    "probe or lifecycle host (container \"a\" uses probe or lifecycle host \"h\"), "
+		    "hostProcess (container \"i\" must not set "
+		    "securityContext.windowsOptions.hostProcess=true)" },
 	};
 
 	run_cases(t, KC_ARRAY_SIZE(t));
@@ -392,7 +404,8 @@ START_TEST(restricted_users)
 		{ R, 0, "{'spec':{'securityContext':{'runAsNonRoot':false,'runAsUser':0,"
 		    "'seccompProfile':{'type':'RuntimeDefault'}},'containers':[{'name':'a',"
 		    "'securityContext':{'allowPrivilegeEscalation':false,'capabilities':"
-		    "{'drop':['ALL']},'runAsNonRoot':false,'runAsUser':0}},{'name':'b'," OKSC "}]}}",
+		    "{'drop':['ALL']},'runAsNonRoot':false,'runAsUser':0}},"
+		    "{'name':'b'," OKSC "}]}}",
 		    2, "runAsNonRoot != true (pod and container \"a\" must not set "
 		    "securityContext.runAsNonRoot=false), runAsUser=0 (pod and container \"a\" "
 		    "must not set runAsUser=0)" },
@@ -407,10 +420,12 @@ START_TEST(restricted_users)
 		    "'allowPrivilegeEscalation':false,'capabilities':{'drop':['ALL']},"
 		    "'runAsUser':0}}]}}", 0, "" },
 		{ R, 35, "{'spec':{'hostUsers':false,'securityContext':{'seccompProfile':"
-		    "{'type':'RuntimeDefault'},'runAsUser':0},'containers':[{'name':'a'," OKSC "}]}}",
+		    "{'type':'RuntimeDefault'},'runAsUser':0},"
+		    "'containers':[{'name':'a'," OKSC "}]}}",
 		    0, "" },
 		{ R, 34, "{'spec':{'hostUsers':false,'securityContext':{'seccompProfile':"
-		    "{'type':'RuntimeDefault'},'runAsUser':0},'containers':[{'name':'a'," OKSC "}]}}",
+		    "{'type':'RuntimeDefault'},'runAsUser':0},"
+		    "'containers':[{'name':'a'," OKSC "}]}}",
 		    2, "runAsNonRoot != true (pod or container \"a\" must set "
 		    "securityContext.runAsNonRoot=true), runAsUser=0 (pod must not set "
 		    "runAsUser=0)" },
@@ -433,9 +448,19 @@ START_TEST(restricted_pod)
 		    "(container \"main\" must set securityContext.allowPrivilegeEscalation=false), "
 		    "unrestricted capabilities (container \"main\" must set "
 		    "securityContext.capabilities.drop=[\"ALL\"]), runAsNonRoot != true (pod or "
-		    "container \"main\" must set securityContext.runAsNonRoot=true), seccompProfile "
+		    "container \"main\" must set securityContext.runAsNonRoot=true), "
+		    "seccompProfile "
 		    "(pod or container \"main\" must set securityContext.seccompProfile.type to "
 		    "\"RuntimeDefault\" or \"Localhost\")" },
+		/* allowPrivilegeEscalation: false is the only passing value */
+		{ R, 0, "{'spec':{" OKPOD ",'initContainers':[{'name':'i','securityContext':{"
+		    "'allowPrivilegeEscalation':true,'capabilities':{'drop':['ALL']}}}],"
+		    "'containers':[{'name':'a'," OKSC "}]}}", 1,
+		    "allowPrivilegeEscalation != false (container \"i\" must set "
+		    "securityContext.allowPrivilegeEscalation=false)" },
+		/* v1.25 exempts Windows pods from it too */
+		{ R, 25, "{'spec':{'os':{'name':'windows'}," OKPOD ",'containers':[{'name':'a',"
+		    "'securityContext':{'allowPrivilegeEscalation':true}}]}}", 0, "" },
 		/* allowPrivilegeEscalation only from v1.8 */
 		{ R, 7, "{'spec':{" OKPOD ",'containers':[{'name':'a'}]}}", 0, "" },
 		{ R, KC_PSA_MINOR_V1_0, "{'spec':{" OKPOD ",'containers':[{'name':'a'}]}}", 0, "" },
@@ -463,6 +488,39 @@ START_TEST(reasons_only)
 	ck_assert_uint_lt(strlen(out), 10);
 	ck_assert_int_eq(eval(B, 0, "{}", out, sizeof(out), true), 0);
 	ck_assert_str_eq(out, "");
+}
+END_TEST
+
+/* Unvalidated templates (a Run's): wrong types read as absent, nothing breaks. */
+START_TEST(wrong_types)
+{
+	static const char *const pods[] = {
+		"{'metadata':[],'spec':[]}",
+		"{'metadata':{'annotations':[1]},'spec':{'containers':'x','volumes':{},"
+		    "'securityContext':[]}}",
+		"{'spec':{'containers':[1,null,'c',{'name':5,'securityContext':'y',"
+		    "'ports':[{'hostPort':'80'},3],'livenessProbe':[],'lifecycle':{'preStop':5}}],"
+		    "'volumes':[null,{'name':'v','hostPath':null},{'name':'w','hostPath':'/'}],"
+		    "'securityContext':{'sysctls':[{'name':3},null],'seLinuxOptions':'x',"
+		    "'runAsUser':'0','runAsNonRoot':'true','seccompProfile':null}}}",
+		"{'metadata':{'annotations':{"
+		    "'container.apparmor.security.beta.kubernetes.io/a':5}},'spec':{'containers':"
+		    "[{'name':'a','securityContext':{'capabilities':{'add':[1,null,{}],"
+		    "'drop':'ALL'},'privileged':'true','procMount':7,'seLinuxOptions':"
+		    "{'type':1,'user':[]}}}]}}",
+	};
+	char out[2048];
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(pods); i++) {
+		ck_assert_int_ge(eval(R, 0, pods[i], out, sizeof(out), true), 0);
+		ck_assert_int_ge(eval(B, 18, pods[i], out, sizeof(out), true), 0);
+	}
+	/* a field set to a value of the wrong type is a bad value: the safe side */
+	expect(B, 0, pods[2], 2, "hostPath volumes (volume \"w\"), forbidden sysctls");
+	expect(B, 0, pods[3], 3, "non-default capabilities (container \"a\" must not include "
+	    "\"\", \"1\", \"{ }\" in securityContext.capabilities.add), privileged (container "
+	    "\"a\" must not set securityContext.privileged=true), procMount (container \"a\" "
+	    "must not set securityContext.procMount to \"\")");
 }
 END_TEST
 
@@ -532,6 +590,16 @@ START_TEST(levels_and_versions)
 	ck_assert_uint_eq(m, 999);
 
 	ck_assert_str_eq(kc_psa_policy_name(&p, buf, sizeof(buf)), "restricted:v1.25");
+	/* a v1.32 server evaluates latest and newer as v1.32, older as they are */
+	ck_assert_uint_eq(kc_psa_emulate(&p, 32).minor, 25);
+	ck_assert_uint_eq(kc_psa_emulate(&p, 24).minor, 24);
+	ck_assert_uint_eq(kc_psa_emulate(&p, 0).minor, 25);
+	ck_assert_int_eq(kc_psa_emulate(&p, 24).level, R);
+	p.minor = 0;
+	ck_assert_uint_eq(kc_psa_emulate(&p, 32).minor, 32);
+	p.minor = KC_PSA_MINOR_V1_0;
+	ck_assert_uint_eq(kc_psa_emulate(&p, 32).minor, KC_PSA_MINOR_V1_0);
+	p.minor = 25;
 	p = (struct kc_psa_policy){ B, 0 };
 	ck_assert_str_eq(kc_psa_policy_name(&p, buf, sizeof(buf)), "baseline:latest");
 	p = (struct kc_psa_policy){ KC_PSA_PRIVILEGED, KC_PSA_MINOR_V1_0 };
@@ -622,6 +690,7 @@ podsecurity_suite(void)
 	tcase_add_test(tc, restricted_users);
 	tcase_add_test(tc, restricted_pod);
 	tcase_add_test(tc, reasons_only);
+	tcase_add_test(tc, wrong_types);
 	tcase_add_test(tc, no_spec);
 	tcase_add_test(tc, alloc_failure);
 	tcase_add_test(tc, levels_and_versions);

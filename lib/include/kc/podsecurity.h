@@ -46,7 +46,7 @@ enum kc_psa_level {
 
 struct kc_psa_policy {
 	enum kc_psa_level level;
-	unsigned	  minor;	/* 0 = "latest"; else the v1.N the checks are evaluated as of */
+	unsigned	  minor;	/* 0 = "latest"; else the v1.N evaluated */
 };
 
 /* "privileged:latest", "restricted:v1.25": the longest fits in this many bytes. */
@@ -67,6 +67,15 @@ int	kc_psa_parse_version(const char *s, unsigned *minor);
 
 /* "privileged", "baseline", "restricted" (a bad value gives "restricted"). */
 const char *kc_psa_level_name(enum kc_psa_level l);
+
+/*
+ * The policy a kube-apiserver of v1.'server_minor' evaluates for 'p':
+ * "latest" and newer versions as its own minor, which holds no newer
+ * checks (upstream's registry maxVersion, lowered by emulation). 0 for
+ * 'server_minor' (unknown) leaves 'p' as it is. Name messages after 'p',
+ * evaluate the result.
+ */
+struct kc_psa_policy kc_psa_emulate(const struct kc_psa_policy *p, unsigned server_minor);
 
 /* "baseline:latest", "restricted:v1.25" into buf (KC_PSA_POLICY_NAME_MAX); returns buf. */
 const char *kc_psa_policy_name(const struct kc_psa_policy *p, char *buf, size_t size);
