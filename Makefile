@@ -454,7 +454,7 @@ image:
 # The longest suites first (bats --timing's figures), then the others: with
 # the suites side by side, one that starts last then ends with the rest.
 E2E_LONG	 = ctl_project_quota ctl_ops ctl_upgrade cli_ops cli_logs ctl_projects \
-		   cli_admin ctl_security dc_gang dc_api dc_robust ctl_objects \
+		   cli_admin dc_gang dc_api dc_robust ctl_objects \
 		   ctl_webhook dc_core ctl_runbook dc_lifecycle manifests
 E2E_SUITES	 = $(wildcard $(E2E_LONG:%=tests/e2e/%.bats)) \
 		   $(filter-out $(E2E_LONG:%=tests/e2e/%.bats),$(wildcard tests/e2e/*.bats))
