@@ -46,6 +46,7 @@
 #include <kc/buf.h>
 #include <kc/err.h>
 #include <kc/json.h>
+#include <kc/podsecurity.h>
 #include <kc/quantity.h>
 #include <kc/sbuf.h>
 #include <kc/selector.h>
@@ -1028,11 +1029,11 @@ v_template(struct vctx *c, struct json_object *ps)
  * What a Run's pods may ask for, from its profile's spec.security; without
  * a profile, or without the field, the tightest envelope: nothing
  * privileged, no host namespaces or ports, no added capabilities, no
- * hostPath, and the volume types of baseline_volumes. Checks a profile
- * cannot relax (seccomp, AppArmor, SELinux, /proc, sysctls, Windows host
- * processes) follow Pod Security's baseline level. Each violation is
- * worded as Pod Security words it, "reason (detail)", and all of them
- * make one problem.
+ * hostPath, and the volume types of default_volumes. The rest of Pod
+ * Security's baseline level (seccomp, AppArmor, SELinux, /proc, sysctls,
+ * Windows host processes), which no profile relaxes, is its engine's
+ * (kc/podsecurity.h). Each violation is worded as Pod Security words it,
+ * "reason (detail)", and all of them make one problem.
  */
 struct envelope {
 	bool				 privileged, host_network, host_pid, host_ipc;
@@ -1045,20 +1046,6 @@ struct envelope {
 static const char *const default_volumes[] = {
 	"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
 	"projected", "secret",
-};
-
-/* Pod Security's safe sysctls (baseline). */
-static const char *const safe_sysctls[] = {
-	"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range",
-	"net.ipv4.ip_unprivileged_port_start", "net.ipv4.tcp_syncookies",
-	"net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
-	"net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout",
-	"net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes",
-};
-
-/* SELinux types Pod Security's baseline allows ("" too). */
-static const char *const safe_selinux_types[] = {
-	"container_t", "container_init_t", "container_kvm_t", "container_engine_t",
 };
 
 static bool
@@ -1340,64 +1327,56 @@ env_caps(const struct vctx *c, const struct envelope *e, struct kc_sbuf *b, unsi
 		    "include %s in securityContext.capabilities.add", list);
 }
 
-/* The checks of baseline a profile cannot relax, on a pod or container context. */
-static void
-env_fixed(const struct json_object *sc, const char *who, struct kc_sbuf *b, unsigned *n)
+/*
+ * The rest of Pod Security's baseline level, which no profile relaxes, by
+ * its engine: the pod's securityContext, the main container's without
+ * what the envelope governs (privileged, added capabilities), the
+ * template's annotations (AppArmor). Appends its reasons to 'b'.
+ */
+static int
+env_baseline(const struct vctx *c, struct kc_sbuf *b, unsigned *n)
 {
-	const char *seccomp = kc_json_str(sc, "seccompProfile", "type");
-	const char *apparmor = kc_json_str(sc, "appArmorProfile", "type");
-	const char *proc = kc_json_str(sc, "procMount");
-	const struct json_object *se = kc_json_get(sc, "seLinuxOptions");
-	const char *setype = kc_json_str(se, "type");
-
-	if (seccomp != NULL && strcmp(seccomp, "Unconfined") == 0)
-		violation(b, n, "seccompProfile", "%s must not set "
-		    "securityContext.seccompProfile.type to \"Unconfined\"", who);
-	if (apparmor != NULL && strcmp(apparmor, "Unconfined") == 0)
-		violation(b, n, "forbidden AppArmor profile", "%s must not set "
-		    "securityContext.appArmorProfile.type to \"Unconfined\"", who);
-	if (proc != NULL && strcmp(proc, "Default") != 0)
-		violation(b, n, "procMount", "%s must not set securityContext.procMount to "
-		    "\"%.32s\"", who, proc);
-	if ((setype != NULL && setype[0] != '\0' && !in_list(setype, safe_selinux_types,
-	    KC_ARRAY_SIZE(safe_selinux_types))) ||
-	    (kc_json_str(se, "user") != NULL && kc_json_str(se, "user")[0] != '\0') ||
-	    (kc_json_str(se, "role") != NULL && kc_json_str(se, "role")[0] != '\0'))
-		violation(b, n, "seLinuxOptions", "%s set forbidden "
-		    "securityContext.seLinuxOptions: type, user or role", who);
-	if (kc_json_bool(sc, false, "windowsOptions", "hostProcess"))
-		violation(b, n, "hostProcess", "%s must not set "
-		    "securityContext.windowsOptions.hostProcess=true", who);
-}
-
-static void
-env_sysctls(const struct json_object *psc, struct kc_sbuf *b, unsigned *n)
-{
-	const struct json_object *s = kc_json_arr_of(psc, "sysctls");
-	char list[256] = "";
+	_cleanup_(kc_json_putp) struct json_object *meta = json_object_new_object();
+	_cleanup_(kc_json_putp) struct json_object *spec = json_object_new_object();
+	const struct kc_psa_policy baseline = { .level = KC_PSA_BASELINE };
+	struct json_object *ctrs, *ctr, *sc;
+	char list[768] = "";
 	struct kc_sbuf l;
+	int r;
 
-	kc_sbuf_init(&l, list, sizeof(list));
-	for (size_t i = 0; s != NULL && i < json_object_array_length(s); i++) {
-		const char *name = kc_json_str(json_object_array_get_idx(s, i), "name");
-
-		if (name != NULL && !in_list(name, safe_sysctls, KC_ARRAY_SIZE(safe_sysctls)))
-			kc_sbuf_printf(&l, "%s%.64s", list[0] != '\0' ? ", " : "", name);
+	if (meta == NULL || spec == NULL)
+		return -ENOMEM;
+	if ((r = copy_key(meta, "annotations", kc_json_get(c->rspec, "template", "metadata"),
+	    "annotations")) < 0 ||
+	    (r = copy_key(spec, "securityContext", kc_json_get(c->rspec, "template", "spec"),
+	    "securityContext")) < 0 ||
+	    (r = kc_json_put(spec, "containers", ctrs = json_object_new_array())) < 0 ||
+	    (r = kc_json_append(ctrs, ctr = json_object_new_object())) < 0 ||
+	    (r = kc_json_set_str(ctr, "name", "main")) < 0 ||
+	    (r = copy_key(ctr, "securityContext", c->rspec, "securityContext")) < 0)
+		return r;
+	if ((sc = kc_json_obj_of(ctr, "securityContext")) != NULL) {
+		json_object_object_del(sc, "privileged");
+		if (kc_json_obj_of(sc, "capabilities") != NULL)
+			json_object_object_del(kc_json_obj_of(sc, "capabilities"), "add");
 	}
-	if (list[0] != '\0')
-		violation(b, n, "forbidden sysctls", "%s", list);
+	kc_sbuf_init(&l, list, sizeof(list));
+	if ((r = kc_psa_check(meta, spec, &baseline, &l)) <= 0)
+		return r;
+	kc_sbuf_printf(b, "%s%s", *n > 0 ? ", " : "", list);
+	*n += (unsigned)r;
+	return 0;
 }
 
-static void
+static int
 v_envelope(struct vctx *c)
 {
 	const struct json_object *csc = kc_json_get(c->rspec, "securityContext");
-	const struct json_object *psc = kc_json_get(c->rspec, "template", "spec",
-	    "securityContext");
 	struct envelope e;
 	char text[sizeof(((struct ty_problem *)0)->message)], list[1024] = "";
 	struct kc_sbuf b;
 	unsigned n = 0;
+	int r;
 
 	env_read(c, &e);
 	kc_sbuf_init(&b, list, sizeof(list));
@@ -1407,11 +1386,10 @@ v_envelope(struct vctx *c)
 	env_caps(c, &e, &b, &n);
 	env_host(c, &e, &b, &n);
 	env_volumes(c, &e, &b, &n);
-	env_fixed(psc, "pod", &b, &n);
-	env_fixed(csc, "container \"main\"", &b, &n);
-	env_sysctls(psc, &b, &n);
+	if ((r = env_baseline(c, &b, &n)) < 0)
+		return r;
 	if (n == 0)
-		return;
+		return 0;
 	if (c->spec->profile[0] != '\0')
 		snprintf(text, sizeof(text), "outside the security envelope of ResourceProfile "
 		    "\"%s\": %s", c->spec->profile, list);
@@ -1420,6 +1398,7 @@ v_envelope(struct vctx *c)
 		    "ResourceProfile): %s", list);
 	c->probs->envelope = c->probs->n < TY_PROBLEMS_MAX ? c->probs->n + 1 : 0;
 	model_problem(c->probs, "spec", "%s", text);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1457,8 +1436,7 @@ validate_all(struct vctx *c)
 	if ((r = v_scheduling(c, c->spec->pod_spec)) < 0 ||
 	    (r = v_template(c, c->spec->pod_spec)) < 0)
 		return r;
-	v_envelope(c);
-	return 0;
+	return v_envelope(c);
 }
 
 /* spec.network.ingressFrom of the v1beta1 view, if any: NetworkPolicy peers. */

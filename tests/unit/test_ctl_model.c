@@ -504,14 +504,19 @@ static const struct envelope_case envelope_cases[] = {
 	    "sysctls: [{name: kernel.msgmax, value: \"1\"}, {name: net.ipv4.tcp_syncookies, "
 	    "value: \"1\"}]}}}\n",
 	    "{allowPrivileged: true, allowedCapabilities: [\"*\"], allowedVolumeTypes: [\"*\"]}",
-	    ENV_PFX "seLinuxOptions (pod set forbidden securityContext.seLinuxOptions: type, "
-	    "user or role), seccompProfile (container \"main\" must not set "
-	    "securityContext.seccompProfile.type to \"Unconfined\"), forbidden AppArmor "
-	    "profile (container \"main\" must not set securityContext.appArmorProfile.type "
-	    "to \"Unconfined\"), procMount (container \"main\" must not set "
-	    "securityContext.procMount to \"Unmasked\"), hostProcess (container \"main\" "
-	    "must not set securityContext.windowsOptions.hostProcess=true), forbidden "
-	    "sysctls (kernel.msgmax)" },
+	    ENV_PFX "forbidden AppArmor profile (container \"main\" must not set AppArmor "
+	    "profile type to \"Unconfined\"), procMount (container \"main\" must not set "
+	    "securityContext.procMount to \"Unmasked\"), seLinuxOptions (pod set forbidden "
+	    "securityContext.seLinuxOptions: type \"spc_t\"), seccompProfile (container "
+	    "\"main\" must not set securityContext.seccompProfile.type to \"Unconfined\"), "
+	    "forbidden sysctls (kernel.msgmax), hostProcess (container \"main\" must not set "
+	    "securityContext.windowsOptions.hostProcess=true)" },
+	/* AppArmor through the template's annotations. */
+	{ "  template: {metadata: {annotations: "
+	    "{container.apparmor.security.beta.kubernetes.io/main: unconfined}}}\n",
+	    "{allowPrivileged: true}",
+	    ENV_PFX "forbidden AppArmor profile (annotation must not set AppArmor profile type "
+	    "to \"container.apparmor.security.beta.kubernetes.io/main=\"unconfined\"\")" },
 	/* Every violation in one problem. */
 	{ "  securityContext: {privileged: true, capabilities: {add: [SYS_ADMIN]}}\n"
 	    "  template: {spec: {hostNetwork: true, volumes: [{name: root, hostPath: "
