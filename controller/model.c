@@ -1214,6 +1214,12 @@ mounted_read_only(const struct vctx *c, const char *name)
 	return true;
 }
 
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* Appends "\"s\"" to the list 'l' of 'n' entries, ", "-separated, once. */
 static void
 quote_into(struct kc_sbuf *l, unsigned *n, const char *s)
@@ -1234,7 +1240,8 @@ env_volumes(const struct vctx *c, const struct envelope *e, struct kc_sbuf *b, u
 	    "spec"), "volumes");
 	char hp[256] = "", rv[256] = "", rt[256] = "";
 	struct kc_sbuf lhp, lrv, lrt;
-	unsigned nhp = 0, nrv = 0, nrt = 0;
+	unsigned nhp = 0, nrv = 0, nrt = 0, ntypes = 0;
+	const char *types[32];
 
 	kc_sbuf_init(&lhp, hp, sizeof(hp));
 	kc_sbuf_init(&lrv, rv, sizeof(rv));
@@ -1257,7 +1264,8 @@ env_volumes(const struct vctx *c, const struct envelope *e, struct kc_sbuf *b, u
 				if (e->volumes != NULL ? !listed(e->volumes, type, false) :
 				    !in_list(type, default_volumes, KC_ARRAY_SIZE(default_volumes))) {
 					quote_into(&lrv, &nrv, name);
-					quote_into(&lrt, &nrt, type);
+					if (ntypes < KC_ARRAY_SIZE(types))
+						types[ntypes++] = type;
 				}
 				continue;
 			}
@@ -1273,6 +1281,10 @@ env_volumes(const struct vctx *c, const struct envelope *e, struct kc_sbuf *b, u
 	}
 	if (nhp > 0)
 		violation(b, n, "hostPath volumes", "%s %s", nhp > 1 ? "volumes" : "volume", hp);
+	/* The types sorted, as Pod Security lists a set. */
+	qsort(types, ntypes, sizeof(types[0]), cmp_str);
+	for (unsigned i = 0; i < ntypes; i++)
+		quote_into(&lrt, &nrt, types[i]);
 	if (nrv > 0)
 		violation(b, n, "restricted volume types", "%s %s %s %s %s", nrv > 1 ? "volumes" :
 		    "volume", rv, nrv > 1 ? "use" : "uses", nrt > 1 ? "restricted volume types" :

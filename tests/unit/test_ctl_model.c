@@ -473,7 +473,7 @@ static const struct envelope_case envelope_cases[] = {
 	    "{server: s, path: /}}, {name: c, iscsi: {}}, {name: d, hostPath: {path: /etc}}, "
 	    "{name: e, nfs: {server: t, path: /}}]}}\n", NULL,
 	    ENV_PFX "hostPath volumes (volumes \"a\", \"d\"), restricted volume types "
-	    "(volumes \"b\", \"c\", \"e\" use restricted volume types \"nfs\", \"iscsi\")" },
+	    "(volumes \"b\", \"c\", \"e\" use restricted volume types \"iscsi\", \"nfs\")" },
 	{ "  volumeMounts: [{name: ib, mountPath: /dev/infiniband, readOnly: true}]\n"
 	    "  template: {spec: {volumes: [{name: ib, hostPath: {path: "
 	    "/dev/infiniband/uverbs0}}]}}\n",
