@@ -1241,7 +1241,7 @@ env_volumes(const struct vctx *c, const struct envelope *e, struct kc_sbuf *b, u
 	char hp[256] = "", rv[256] = "", rt[256] = "";
 	struct kc_sbuf lhp, lrv, lrt;
 	unsigned nhp = 0, nrv = 0, nrt = 0, ntypes = 0;
-	const char *types[32];
+	const char *types[32] = { NULL };
 
 	kc_sbuf_init(&lhp, hp, sizeof(hp));
 	kc_sbuf_init(&lrv, rv, sizeof(rv));
