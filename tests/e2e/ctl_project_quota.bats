@@ -39,7 +39,7 @@ teardown() {
 @test "quota: a Run that does not fit waits with no pods, first come first served, and starts when quota frees" {
 	project q "resourceProfiles: {allowed: [gpu-8, gpu-2], default: gpu-8}"
 	kubectl wait --for=condition=Ready project/q --timeout=$W
-	prun q a gpu-8 12
+	prun q a gpu-8 600
 	prun q-eval b gpu-8 600
 	quota_wait q a True QuotaReserved
 	quota_wait q-eval b True QuotaReserved
@@ -59,8 +59,10 @@ teardown() {
 	kubectl wait --for=jsonpath='{.status.usage.gpus}'=16/16 project/q --timeout=$W
 	kubectl wait --for=jsonpath='{.status.runs.waiting}'=2 project/q --timeout=$W
 	[ "$(kubectl get project q -o jsonpath='{.status.runs.active}')" = 2 ]
-	# a ends and is cleaned up: c, first in line, starts; d still waits.
-	kubectl wait -n q --for=jsonpath='{.status.phase}'=Succeeded rn/a --timeout=$W
+	# a ends (stopped: a timed end would race the checks above on a busy
+	# machine) and is cleaned up: c, first in line, starts; d still waits.
+	kubectl patch rn a -n q --type=merge -p '{"spec":{"suspend":true}}' >/dev/null
+	kubectl wait -n q --for=jsonpath='{.status.phase}'=Stopped rn/a --timeout=$W
 	quota_wait q c True QuotaReserved
 	quota_wait q a False Released
 	kubectl wait -n q --for=jsonpath='{.status.phase}'=Running rn/c --timeout=$W
