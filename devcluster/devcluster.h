@@ -917,6 +917,16 @@ bool	 req_has_param(const struct dc_req *, const char *key);
  * else, "" and "True" included.
  */
 bool	 req_param_bool(const struct dc_req *, const char *key);
+/*
+ * An int64 parameter as kube-apiserver reads every one (limit,
+ * timeoutSeconds, gracePeriodSeconds, tailLines, sinceSeconds,
+ * limitBytes): Go's strconv.ParseInt of the first value, "" included.
+ * 0 when absent (*ret untouched), 1 with *ret set; -EINVAL or -ERANGE with
+ * upstream's message in err[0..errsz) ("strconv.ParseInt: parsing \"abc\":
+ * invalid syntax", "...: value out of range"), a 400 BadRequest's.
+ */
+int	 req_param_i64(const struct dc_req *, const char *key, int64_t *ret, char *err,
+	    size_t errsz) _must_check_;
 /* Frees everything a request owns and zeroes it. */
 void	 req_clear(struct dc_req *);
 /* Percent-decodes 'len' bytes into a new string; -EINVAL, -ENOMEM. */

@@ -203,6 +203,28 @@ validate_list_opts(const struct dc_req *req, bool watch, struct dc_errs *errs)
 		    "sendInitialEvents is forbidden for list");
 }
 
+/*
+ * The int64 fields of ListOptions, decoded for list and watch alike as
+ * upstream decodes the whole of it, in its field order (timeoutSeconds,
+ * then limit); 0, or -1 with the 400 answered.
+ */
+static int
+list_opts_ints(const struct dc_req *req, int64_t *timeout, int64_t *limit,
+    struct dc_resp *resp)
+{
+	static const char *const keys[] = { "timeoutSeconds", "limit" };
+	int64_t *vals[] = { timeout, limit };
+	char err[256];
+
+	*timeout = *limit = 0;
+	for (size_t i = 0; i < KC_ARRAY_SIZE(keys); i++)
+		if (req_param_i64(req, keys[i], vals[i], err, sizeof(err)) < 0) {
+			errors_reply(resp, KC_EBADREQUEST, "%s", err);
+			return -1;
+		}
+	return 0;
+}
+
 /* A resourceVersion query value: 0 for "" and "0"; -1 when malformed. */
 static int
 parse_rv(const char *s, uint64_t *ret)
@@ -395,15 +417,16 @@ do_list(struct rctx *c, enum dc_format fmt)
 	const char *rvs = req_param(c->req, "resourceVersion");
 	const char *match = req_param(c->req, "resourceVersionMatch");
 	const char *cont = req_param(c->req, "continue");
-	const char *lim = req_param(c->req, "limit");
 	const struct json_object *last = NULL;
 	uint64_t rv = 0, snap, cur = storage_rv(c->dc->store);
-	int64_t limit = 0;
+	int64_t limit = 0, timeout;
 	size_t n = 0, i, matched = 0;
 	bool more = false, pending = false, selecting;
 	char rvbuf[24];
 	int r;
 
+	if (list_opts_ints(c->req, &timeout, &limit, c->resp) < 0)
+		return;
 	validate_list_opts(c->req, false, &errs);
 	if (errs.n > 0) {
 		errors_invalid(c->resp, "ListOptions.meta.k8s.io", "meta.k8s.io", "", &errs);
@@ -412,11 +435,6 @@ do_list(struct rctx *c, enum dc_format fmt)
 	if ((r = api_selectors(c->rt, req_param(c->req, "labelSelector"),
 	    req_param(c->req, "fieldSelector"), &ls, &fs, &st)) < 0) {
 		errors_kc(c->resp, r, &st);
-		return;
-	}
-	if (lim != NULL && lim[0] != '\0' && kc_parse_i64(lim, &limit) < 0) {
-		errors_reply(c->resp, KC_EBADREQUEST,
-		    "strconv.ParseInt: parsing \"%s\": invalid syntax", lim);
 		return;
 	}
 	if (limit < 0 || limit > LIST_LIMIT_MAX)
@@ -577,13 +595,14 @@ do_watch(struct rctx *c, enum dc_format fmt)
 	struct kc_status st = { 0 };
 	struct dc_stream *stream = NULL;
 	const char *rvs = req_param(c->req, "resourceVersion");
-	const char *to = req_param(c->req, "timeoutSeconds");
 	const char *fsel = req_param(c->req, "fieldSelector");
 	_cleanup_(kc_freep) char *fsel_name = NULL;
 	uint64_t rv = 0, cur = storage_rv(c->dc->store);
-	int64_t timeout = 0;
+	int64_t timeout, limit;
 	int r;
 
+	if (list_opts_ints(c->req, &timeout, &limit, c->resp) < 0)
+		return;
 	validate_list_opts(c->req, true, &errs);
 	if (errs.n > 0) {
 		errors_invalid(c->resp, "ListOptions.meta.k8s.io", "meta.k8s.io", "", &errs);
@@ -595,11 +614,6 @@ do_watch(struct rctx *c, enum dc_format fmt)
 	}
 	if (rv > cur) {
 		too_large_rv(c->resp, rv, cur);
-		return;
-	}
-	if (to != NULL && to[0] != '\0' && kc_parse_i64(to, &timeout) < 0) {
-		errors_reply(c->resp, KC_EBADREQUEST,
-		    "strconv.ParseInt: parsing \"%s\": invalid syntax", to);
 		return;
 	}
 	if (c->name[0] != '\0') {
@@ -685,27 +699,39 @@ forbidden(struct rctx *c, const struct dc_route *route, const char *reason)
 	    scope, reason[0] != '\0' ? ": " : "", reason);
 }
 
+/*
+ * dryRun, a []string in every options kind: each value given counts, and
+ * each must be "All" (ValidateDryRun: "" included, which is not absent).
+ */
 static bool
 dry_run_param(struct rctx *c, const char *opts_kind)
 {
-	const char *d = req_param(c->req, "dryRun");
+	struct dc_errs errs = { 0 };
+	char val[512], kind[64];
+	struct kc_sbuf b;
+	size_t n = 0;
+	bool bad = false;
 
-	if (d == NULL || d[0] == '\0')
-		return true;
-	if (strcmp(d, "All") == 0) {
-		c->dry_run = true;
+	kc_sbuf_init(&b, val, sizeof(val));
+	kc_sbuf_puts(&b, "[]string{");
+	for (size_t i = 0; i < c->req->nparams; i++) {
+		const char *d = c->req->params[i].value;
+
+		if (strcmp(c->req->params[i].key, "dryRun") != 0)
+			continue;
+		kc_sbuf_puts(&b, n++ > 0 ? ", " : "");
+		kc_sbuf_quote(&b, d, strlen(d));
+		bad |= strcmp(d, "All") != 0;
+	}
+	kc_sbuf_puts(&b, "}");
+	if (!bad) {
+		c->dry_run = n > 0;
 		return true;
 	}
-	{
-		struct dc_errs errs = { 0 };
-		char q[256], val[300], kind[64];
-
-		(void)snprintf(val, sizeof(val), "[]string{%s}", kc_sbuf_quoted(q, sizeof(q), d));
-		errs_add(&errs, "NotSupported", "dryRun",
-		    "Unsupported value: %s: supported values: \"All\"", val);
-		(void)snprintf(kind, sizeof(kind), "%s.meta.k8s.io", opts_kind);
-		errors_invalid(c->resp, kind, "meta.k8s.io", "", &errs);
-	}
+	errs_add(&errs, "NotSupported", "dryRun",
+	    "Unsupported value: %s: supported values: \"All\"", val);
+	(void)snprintf(kind, sizeof(kind), "%s.meta.k8s.io", opts_kind);
+	errors_invalid(c->resp, kind, "meta.k8s.io", "", &errs);
 	return false;
 }
 
@@ -848,10 +874,12 @@ resource_request(struct dc *dc, struct dc_req *req, const struct dc_route *route
 		if (dry_run_param(&c, "PatchOptions") && manager_params(&c, "PatchOptions"))
 			write_verb_patch(&c);
 	} else if (strcmp(v, "delete") == 0) {
-		if (dry_run_param(&c, "DeleteOptions"))
+		/* With a body, DeleteOptions come from it alone. */
+		if (req->body_len > 0 || dry_run_param(&c, "DeleteOptions"))
 			write_verb_delete(&c);
 	} else if (strcmp(v, "deletecollection") == 0) {
-		if (dry_run_param(&c, "DeleteOptions"))
+		/* With a body, DeleteOptions come from it alone. */
+		if (req->body_len > 0 || dry_run_param(&c, "DeleteOptions"))
 			write_verb_deletecollection(&c);
 	} else
 		reply_method_not_allowed(resp);

@@ -2420,9 +2420,12 @@ log_options(struct kubelet *k, const struct dc_req *req, const char *pname,
 	struct dc_errs errs = { 0 };
 	const char *v, *since_s = req_param(req, "sinceSeconds");
 	const char *since_t = req_param(req, "sinceTime");
-	static const char *const ints[] = { "tailLines", "limitBytes", "sinceSeconds" };
+	/* PodLogOptions' field order: the first bad value names the error. */
+	static const char *const ints[] = { "sinceSeconds", "tailLines", "limitBytes" };
+	char err[256];
 	int64_t n;
 	time_t t;
+	int r;
 
 	memset(o, 0, sizeof(*o));
 	o->tail = o->limit = -1;
@@ -2431,19 +2434,18 @@ log_options(struct kubelet *k, const struct dc_req *req, const char *pname,
 	o->previous = req_param_bool(req, "previous");
 	o->timestamps = req_param_bool(req, "timestamps");
 	for (size_t i = 0; i < KC_ARRAY_SIZE(ints); i++) {
-		if ((v = req_param(req, ints[i])) == NULL || v[0] == '\0')
+		if ((r = req_param_i64(req, ints[i], &n, err, sizeof(err))) == 0)
 			continue;
-		if (kc_parse_i64(v, &n) < 0) {
-			errors_reply(resp, KC_EBADREQUEST, "strconv.ParseInt: parsing \"%s\": "
-			    "invalid syntax", v);
+		if (r < 0) {
+			errors_reply(resp, KC_EBADREQUEST, "%s", err);
 			return KC_EBADREQUEST;
 		}
-		if (i == 0) {
+		if (i == 1) {
 			o->tail = n;
 			if (n < 0)
 				errs_add(&errs, "Invalid", "tailLines", "Invalid value: %" PRId64
 				    ": must be greater than or equal to 0", n);
-		} else if (i == 1) {
+		} else if (i == 2) {
 			o->limit = n;
 			if (n < 1)
 				errs_add(&errs, "Invalid", "limitBytes", "Invalid value: %" PRId64
@@ -2451,8 +2453,12 @@ log_options(struct kubelet *k, const struct dc_req *req, const char *pname,
 		} else if (since_t == NULL && n < 1)
 			errs_add(&errs, "Invalid", "sinceSeconds", "Invalid value: %" PRId64
 			    ": must be greater than 0", n);
-		else
-			o->since_ms = wall_ms(k, now_ms()) - (uint64_t)n * 1000;
+		else {
+			uint64_t wall = wall_ms(k, now_ms());
+
+			/* Further back than the epoch: every line (ms 1). */
+			o->since_ms = (uint64_t)n >= wall / 1000 ? 1 : wall - (uint64_t)n * 1000;
+		}
 	}
 	if (since_t != NULL && since_t[0] != '\0') {
 		if (kc_time_parse(since_t, &t) < 0) {

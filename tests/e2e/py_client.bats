@@ -1,0 +1,59 @@
+#!/usr/bin/env bats
+#
+# py_client.bats: the official Python client (Debian's python3-kubernetes)
+# against a trainyard-devcluster, through tests/e2e/python/test_client.py:
+# kubeconfig loading, list paging, watch, the four patch types, delete
+# propagation, pod logs, exec over a websocket and Runs through
+# CustomObjectsApi. One devcluster; each test runs one check of the script,
+# in order (later checks use the namespace the first one creates). Skipped,
+# with a message, where no python3 can import kubernetes.
+
+load devcluster
+
+# The first python3 that imports kubernetes: the one on PATH, else
+# Debian's (a pyenv or virtualenv python3 does not see dist-packages).
+py_find() {
+	local py
+	for py in python3 /usr/bin/python3; do
+		if "$py" -c 'import kubernetes' 2>/dev/null; then
+			command -v "$py"
+			return 0
+		fi
+	done
+	return 1
+}
+
+setup_file() {
+	PY="$(py_find)" || PY=""
+	export PY
+	[ -n "$PY" ] || return 0
+	dc_start --nodes "$DC_REPO/tests/fixtures/devcluster/kubelet-nodes.yaml" \
+	    --pod-start-delay 50ms
+	export CRDS_DIR="$DC_REPO/crds"
+}
+
+teardown_file() {
+	[ -z "$PY" ] || dc_stop
+}
+
+setup() {
+	[ -n "$PY" ] || skip "python3-kubernetes is not installed (scripts/deps.txt)"
+}
+
+check() {
+	run timeout 60 "$PY" "$DC_REPO/tests/e2e/python/test_client.py" "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "ok $1 "* ]]
+}
+
+@test "python: kubeconfig, version, namespaces" { check config_and_version; }
+@test "python: list with limit and continue" { check list_paging; }
+@test "python: query parameters as apimachinery converts them" { check query_parameters; }
+@test "python: Watch().stream with resourceVersion and timeoutSeconds" { check watch_stream; }
+@test "python: watch bookmarks and a future resourceVersion" { check watch_bookmarks_and_expiry; }
+@test "python: JSON, merge, strategic merge patch and apply" { check patch_types; }
+@test "python: delete with Orphan, Background, Foreground" { check delete_propagation; }
+@test "python: pod logs, tail_lines, timestamps, follow" { check pod_logs; }
+@test "python: exec over a websocket (kubernetes.stream)" { check exec; }
+@test "python: Runs through CustomObjectsApi, status subresource" { check custom_objects; }
