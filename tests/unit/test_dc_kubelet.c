@@ -700,7 +700,21 @@ START_TEST(test_logs)
 	    "must be greater than 0, sinceSeconds: Invalid value: 0: must be greater than 0]");
 	o = dct_run(dc, &(struct dct_call){ .method = DC_GET,
 	    .target = PODS_PATH "/l/log?tailLines=x" }, 400, NULL);
-	dct_put(o);
+	dct_expect_message(o, "strconv.ParseInt: parsing \"x\": invalid syntax");
+	/* "" is no number either; sinceSeconds is decoded before tailLines. */
+	o = dct_run(dc, &(struct dct_call){ .method = DC_GET,
+	    .target = PODS_PATH "/l/log?tailLines=" }, 400, NULL);
+	dct_expect_message(o, "strconv.ParseInt: parsing \"\": invalid syntax");
+	o = dct_run(dc, &(struct dct_call){ .method = DC_GET,
+	    .target = PODS_PATH "/l/log?tailLines=y&sinceSeconds=x" }, 400, NULL);
+	dct_expect_message(o, "strconv.ParseInt: parsing \"x\": invalid syntax");
+	o = dct_run(dc, &(struct dct_call){ .method = DC_GET,
+	    .target = PODS_PATH "/l/log?limitBytes=99999999999999999999" }, 400, NULL);
+	dct_expect_message(o, "strconv.ParseInt: parsing \"99999999999999999999\": "
+	    "value out of range");
+	/* Further back than the epoch: every line. */
+	ck_assert_str_eq(get_log("l", "sinceSeconds=9223372036854775807", 200),
+	    "alpha\nbeta\ngamma\n");
 	o = dct_run(dc, &(struct dct_call){ .method = DC_GET,
 	    .target = PODS_PATH "/two/log" }, 400, NULL);
 	dct_expect_message(o, "a container name must be specified for pod two, choose one of: "
