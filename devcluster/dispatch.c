@@ -419,7 +419,7 @@ do_list(struct rctx *c, enum dc_format fmt)
 	const char *cont = req_param(c->req, "continue");
 	const struct json_object *last = NULL;
 	uint64_t rv = 0, snap, cur = storage_rv(c->dc->store);
-	int64_t limit = 0, timeout;
+	int64_t limit = 0, timeout = 0;
 	size_t n = 0, i, matched = 0;
 	bool more = false, pending = false, selecting;
 	char rvbuf[24];
@@ -598,7 +598,7 @@ do_watch(struct rctx *c, enum dc_format fmt)
 	const char *fsel = req_param(c->req, "fieldSelector");
 	_cleanup_(kc_freep) char *fsel_name = NULL;
 	uint64_t rv = 0, cur = storage_rv(c->dc->store);
-	int64_t timeout, limit;
+	int64_t timeout = 0, limit = 0;
 	int r;
 
 	if (list_opts_ints(c->req, &timeout, &limit, c->resp) < 0)
