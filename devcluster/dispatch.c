@@ -203,13 +203,8 @@ validate_list_opts(const struct dc_req *req, bool watch, struct dc_errs *errs)
 		    "sendInitialEvents is forbidden for list");
 }
 
-/*
- * The int64 fields of ListOptions, decoded for list and watch alike as
- * upstream decodes the whole of it, in its field order (timeoutSeconds,
- * then limit); 0, or -1 with the 400 answered.
- */
-static int
-list_opts_ints(const struct dc_req *req, int64_t *timeout, int64_t *limit,
+int
+dispatch_list_ints(const struct dc_req *req, int64_t *timeout, int64_t *limit,
     struct dc_resp *resp)
 {
 	static const char *const keys[] = { "timeoutSeconds", "limit" };
@@ -425,7 +420,7 @@ do_list(struct rctx *c, enum dc_format fmt)
 	char rvbuf[24];
 	int r;
 
-	if (list_opts_ints(c->req, &timeout, &limit, c->resp) < 0)
+	if (dispatch_list_ints(c->req, &timeout, &limit, c->resp) < 0)
 		return;
 	validate_list_opts(c->req, false, &errs);
 	if (errs.n > 0) {
@@ -601,7 +596,7 @@ do_watch(struct rctx *c, enum dc_format fmt)
 	int64_t timeout = 0, limit = 0;
 	int r;
 
-	if (list_opts_ints(c->req, &timeout, &limit, c->resp) < 0)
+	if (dispatch_list_ints(c->req, &timeout, &limit, c->resp) < 0)
 		return;
 	validate_list_opts(c->req, true, &errs);
 	if (errs.n > 0) {

@@ -1598,17 +1598,21 @@ write_verb_deletecollection(struct rctx *c)
 	struct kc_status st = { 0 };
 	struct json_object **objs = NULL, *list = NULL, *items, *pre = NULL;
 	struct delopts o;
+	int64_t timeout, limit;
 	size_t n = 0;
 	char rv[24];
 	int r;
 
-	if (parse_delete_opts(c, &o) < 0)
+	/* ListOptions first, then DeleteOptions, as upstream's handler. */
+	if (dispatch_list_ints(c->req, &timeout, &limit, c->resp) < 0)
 		return;
 	if ((r = api_selectors(c->rt, req_param(c->req, "labelSelector"),
 	    req_param(c->req, "fieldSelector"), &ls, &fs, &st)) < 0) {
 		errors_kc(c->resp, r, &st);
 		return;
 	}
+	if (parse_delete_opts(c, &o) < 0)
+		return;
 	if ((r = coll_list(c->rt->coll, c->rt->namespaced && c->ns[0] != '\0' ? c->ns : NULL,
 	    NULL, &objs, &n)) < 0) {
 		errors_internal(c->resp, r);

@@ -3,11 +3,11 @@
 # py_client.bats: the official Python client (Debian's python3-kubernetes)
 # against a trainyard-devcluster, through tests/e2e/python/test_client.py:
 # kubeconfig loading, list paging, query parameters, watch, the four patch
-# types, delete propagation, pod logs, exec over a websocket and Runs
-# through CustomObjectsApi. One devcluster and one run of the script (a
-# Python start costs more than most checks); each test reports one check's
-# line of it. Skipped, with a message, where no python3 can import
-# kubernetes.
+# types, delete propagation, pod logs, exec over a websocket, Runs through
+# CustomObjectsApi and DynamicClient. One devcluster and one run of the
+# script (a Python start costs more than most checks); each test reports
+# one check's line of it. Skipped, with a message, where no python3 can
+# import kubernetes.
 
 load devcluster
 
@@ -63,8 +63,9 @@ check() {
 @test "python: pod logs, tail_lines, timestamps, follow" { check pod_logs; }
 @test "python: exec over a websocket (kubernetes.stream)" { check exec; }
 @test "python: Runs through CustomObjectsApi, status subresource" { check custom_objects; }
+@test "python: DynamicClient discovery, utils.create_from_dict" { check dynamic_client; }
 @test "python: every check ran, none failed" {
 	cat "$PY_OUT"
 	! grep -q '^FAIL ' "$PY_OUT"
-	[ "$(grep -c '^ok ' "$PY_OUT")" -eq 10 ]
+	[ "$(grep -c '^ok ' "$PY_OUT")" -eq 11 ]
 }

@@ -994,12 +994,23 @@ START_TEST(query_options)
 		{ "/api/v1/configmaps?limit=a&timeoutSeconds=b",
 		    "strconv.ParseInt: parsing \"b\": invalid syntax" },
 	};
+	static const struct { const char *target; const char *msg; } bad_delcol[] = {
+		/* deletecollection decodes ListOptions, then DeleteOptions. */
+		{ "/api/v1/namespaces/default/configmaps?limit=z&gracePeriodSeconds=y",
+		    "strconv.ParseInt: parsing \"z\": invalid syntax" },
+		{ "/api/v1/namespaces/default/configmaps?gracePeriodSeconds=y",
+		    "strconv.ParseInt: parsing \"y\": invalid syntax" },
+	};
 	struct json_object *o;
 
 	for (size_t i = 0; i < KC_ARRAY_SIZE(bad); i++) {
 		o = do_call(DC_GET, bad[i].target, NULL, 400);
 		ck_assert_str_eq(kc_json_str(o, "reason"), "BadRequest");
 		dct_expect_message(o, bad[i].msg);
+	}
+	for (size_t i = 0; i < KC_ARRAY_SIZE(bad_delcol); i++) {
+		o = do_call(DC_DELETE, bad_delcol[i].target, NULL, 400);
+		dct_expect_message(o, bad_delcol[i].msg);
 	}
 	for (int i = 0; i < 3; i++) {
 		char body[64];

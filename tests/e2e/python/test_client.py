@@ -5,8 +5,9 @@ Drives what a Python controller or notebook does, through the client's own
 API classes: configuration from the devcluster's kubeconfig, list with
 paging, watch (Watch().stream, resourceVersion, timeoutSeconds, bookmarks),
 create, the four patch types, delete with each propagation policy, pod
-logs, exec over a websocket (kubernetes.stream) and Runs through
-CustomObjectsApi, status subresource included.
+logs, exec over a websocket (kubernetes.stream), Runs through
+CustomObjectsApi, status subresource included, and DynamicClient's
+discovery.
 
     KUBECONFIG=... python3 tests/e2e/python/test_client.py [NAME...]
 
@@ -25,7 +26,7 @@ import time
 import traceback
 
 import yaml
-from kubernetes import client, config, watch
+from kubernetes import client, config, dynamic, utils, watch
 from kubernetes.client.rest import ApiException
 from kubernetes.stream import stream
 
@@ -452,6 +453,28 @@ def check_custom_objects():
                                                propagation_policy="Foreground"))
     wait_for("the Run to go", lambda: not CUSTOM.list_namespaced_custom_object(
         GROUP, VERSION, NS, PLURAL)["items"])
+
+
+def check_dynamic_client():
+    # Discovery (/api, /apis, the Run CRD's group) through DynamicClient,
+    # as a notebook that knows no model classes works.
+    dyn = dynamic.DynamicClient(client.ApiClient())
+    runs = dyn.resources.get(api_version="trainyard.dev/v1beta1", kind="Run")
+    assert runs.namespaced and runs.name == "runs", runs
+    cms = dyn.resources.get(api_version="v1", kind="ConfigMap")
+    utils.create_from_dict(API, {"apiVersion": "v1", "kind": "ConfigMap",
+                                 "metadata": {"name": "dyn", "namespace": NS},
+                                 "data": {"a": "1"}})
+    out = cms.patch(body={"data": {"a": "2"}}, name="dyn", namespace=NS,
+                    content_type="application/merge-patch+json")
+    assert out.data.a == "2", out
+    lst = cms.get(namespace=NS, limit=1)
+    assert len(lst.items) == 1 and lst.metadata["continue"], lst.metadata
+    names = [e["object"].metadata.name for e in cms.watch(
+        namespace=NS, field_selector="metadata.name=dyn", timeout=1)]
+    assert names == ["dyn"], names
+    cms.delete(name="dyn", namespace=NS)
+    wait_for("dyn to go", gone("dyn"))
 
 
 def main():
