@@ -207,16 +207,14 @@ int
 dispatch_list_ints(const struct dc_req *req, int64_t *timeout, int64_t *limit,
     struct dc_resp *resp)
 {
-	static const char *const keys[] = { "timeoutSeconds", "limit" };
-	int64_t *vals[] = { timeout, limit };
 	char err[256];
 
 	*timeout = *limit = 0;
-	for (size_t i = 0; i < KC_ARRAY_SIZE(keys); i++)
-		if (req_param_i64(req, keys[i], vals[i], err, sizeof(err)) < 0) {
-			errors_reply(resp, KC_EBADREQUEST, "%s", err);
-			return -1;
-		}
+	if (req_param_i64(req, "timeoutSeconds", timeout, err, sizeof(err)) < 0 ||
+	    req_param_i64(req, "limit", limit, err, sizeof(err)) < 0) {
+		errors_reply(resp, KC_EBADREQUEST, "%s", err);
+		return -1;
+	}
 	return 0;
 }
 
@@ -697,17 +695,17 @@ forbidden(struct rctx *c, const struct dc_route *route, const char *reason)
 /*
  * dryRun, a []string in every options kind: each value given counts, and
  * each must be "All" (ValidateDryRun: "" included, which is not absent).
+ * Sets c->dry_run and returns true when they are; false with the values
+ * as Go prints a []string in val[0..size) otherwise.
  */
 static bool
-dry_run_param(struct rctx *c, const char *opts_kind)
+dry_run_values(struct rctx *c, char *val, size_t size)
 {
-	struct dc_errs errs = { 0 };
-	char val[512], kind[64];
 	struct kc_sbuf b;
 	size_t n = 0;
 	bool bad = false;
 
-	kc_sbuf_init(&b, val, sizeof(val));
+	kc_sbuf_init(&b, val, size);
 	kc_sbuf_puts(&b, "[]string{");
 	for (size_t i = 0; i < c->req->nparams; i++) {
 		const char *d = c->req->params[i].value;
@@ -719,29 +717,43 @@ dry_run_param(struct rctx *c, const char *opts_kind)
 		bad |= strcmp(d, "All") != 0;
 	}
 	kc_sbuf_puts(&b, "}");
-	if (!bad) {
-		c->dry_run = n > 0;
+	c->dry_run = !bad && n > 0;
+	return !bad;
+}
+
+/* DeleteOptions' dryRun, from the query (a request without a body). */
+static bool
+delete_dry_run(struct rctx *c)
+{
+	struct dc_errs errs = { 0 };
+	char val[512];
+
+	if (dry_run_values(c, val, sizeof(val)))
 		return true;
-	}
 	errs_add(&errs, "NotSupported", "dryRun",
 	    "Unsupported value: %s: supported values: \"All\"", val);
-	(void)snprintf(kind, sizeof(kind), "%s.meta.k8s.io", opts_kind);
-	errors_invalid(c->resp, kind, "meta.k8s.io", "", &errs);
+	errors_invalid(c->resp, "DeleteOptions.meta.k8s.io", "meta.k8s.io", "", &errs);
 	return false;
 }
 
-/* fieldManager and force, validated as Create-, Update- and PatchOptions are. */
+/*
+ * Create-, Update- and PatchOptions validated as upstream does, in one
+ * 422: force and fieldManager, dryRun, fieldValidation.
+ */
 static bool
-manager_params(struct rctx *c, const char *opts_kind)
+write_options(struct rctx *c, const char *opts_kind)
 {
 	struct json_object *details = NULL;
 	struct kc_status st = { 0 };
 	bool patch = strcmp(opts_kind, "PatchOptions") == 0;
+	char val[512];
 	int r;
 
-	r = fieldmanager_validate_options(opts_kind, patch &&
+	r = fieldmanager_validate_write_options(opts_kind, patch &&
 	    write_patch_kind(c->req->content_type) == PATCH_APPLY, c->manager,
-	    patch && req_has_param(c->req, "force"), &details, &st);
+	    patch && req_has_param(c->req, "force"),
+	    dry_run_values(c, val, sizeof(val)) ? NULL : val,
+	    req_param(c->req, "fieldValidation"), &details, &st);
 	if (r == 0)
 		return true;
 	reply_details(c->resp, r, &st, details);
@@ -860,21 +872,21 @@ resource_request(struct dc *dc, struct dc_req *req, const struct dc_route *route
 	else if (strcmp(v, "watch") == 0)
 		do_watch(&c, fmt);
 	else if (strcmp(v, "create") == 0) {
-		if (dry_run_param(&c, "CreateOptions") && manager_params(&c, "CreateOptions"))
+		if (write_options(&c, "CreateOptions"))
 			write_verb_create(&c);
 	} else if (strcmp(v, "update") == 0) {
-		if (dry_run_param(&c, "UpdateOptions") && manager_params(&c, "UpdateOptions"))
+		if (write_options(&c, "UpdateOptions"))
 			write_verb_update(&c);
 	} else if (strcmp(v, "patch") == 0) {
-		if (dry_run_param(&c, "PatchOptions") && manager_params(&c, "PatchOptions"))
+		if (write_options(&c, "PatchOptions"))
 			write_verb_patch(&c);
 	} else if (strcmp(v, "delete") == 0) {
 		/* With a body, DeleteOptions come from it alone. */
-		if (req->body_len > 0 || dry_run_param(&c, "DeleteOptions"))
+		if (req->body_len > 0 || delete_dry_run(&c))
 			write_verb_delete(&c);
 	} else if (strcmp(v, "deletecollection") == 0) {
 		/* With a body, DeleteOptions come from it alone. */
-		if (req->body_len > 0 || dry_run_param(&c, "DeleteOptions"))
+		if (req->body_len > 0 || delete_dry_run(&c))
 			write_verb_deletecollection(&c);
 	} else
 		reply_method_not_allowed(resp);

@@ -1598,7 +1598,7 @@ write_verb_deletecollection(struct rctx *c)
 	struct kc_status st = { 0 };
 	struct json_object **objs = NULL, *list = NULL, *items, *pre = NULL;
 	struct delopts o;
-	int64_t timeout, limit;
+	int64_t timeout = 0, limit = 0;
 	size_t n = 0;
 	char rv[24];
 	int r;

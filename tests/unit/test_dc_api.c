@@ -1032,6 +1032,18 @@ START_TEST(query_options)
 	    "{\"metadata\":{\"name\":\"dry\"}}", 422);
 	dct_expect_message(o, "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported "
 	    "value: []string{\"\"}: supported values: \"All\"");
+	/* Every fault of the options in one 422, in upstream's order. */
+	o = do_call(DC_POST, "/api/v1/namespaces/default/configmaps?dryRun=x&"
+	    "fieldValidation=Loose&fieldManager=a%01", "{\"metadata\":{\"name\":\"dry\"}}", 422);
+	dct_expect_message(o, "CreateOptions.meta.k8s.io \"\" is invalid: [fieldManager: "
+	    "Invalid value: \"a\\x01\": invalid character U+0001 (at position 1), dryRun: "
+	    "Unsupported value: []string{\"x\"}: supported values: \"All\", fieldValidation: "
+	    "Unsupported value: \"Loose\": supported values: \"\", \"Ignore\", \"Strict\", "
+	    "\"Warn\"]");
+	dct_put(run(&(struct dct_call){ .method = DC_PATCH,
+	    .target = "/api/v1/namespaces/default/configmaps/q0?fieldValidation=",
+	    .ctype = "application/merge-patch+json", .body = "{\"data\":{\"k\":\"v\"}}" },
+	    200, NULL));
 	expect(DC_POST, "/api/v1/namespaces/default/configmaps?dryRun=All&dryRun=All",
 	    "{\"metadata\":{\"name\":\"dry\"}}", 201);
 	expect(DC_GET, "/api/v1/namespaces/default/configmaps/dry", NULL, 404);
