@@ -43,10 +43,10 @@
  * Reading stops (libwebsockets rx flow control) while more than
  * EXEC_QUEUE_MAX bytes wait, so a client that floods stdin and reads
  * nothing cannot grow the queue; text frames count as binary ones;
- * garbage (unknown channels, bad resize JSON) is ignored; a client that vanishes frees its session
- * in the close callback; sessions never attached, or idle for
- * EXEC_IDLE_MS, are swept by one loop timer that runs only while sessions
- * exist.
+ * garbage (unknown channels, bad resize JSON) is ignored; a client that
+ * vanishes frees its session in the close callback; sessions never
+ * attached, or idle for EXEC_IDLE_MS, are swept by one loop timer that
+ * runs only while sessions exist.
  */
 #include <errno.h>
 #include <inttypes.h>
