@@ -927,6 +927,14 @@ bool	 req_param_bool(const struct dc_req *, const char *key);
  */
 int	 req_param_i64(const struct dc_req *, const char *key, int64_t *ret, char *err,
 	    size_t errsz) _must_check_;
+/*
+ * dryRun, a []string in every options kind: every value given counts and
+ * each must be "All" (ValidateDryRun; "" is a value, not absence). True,
+ * with *dry_run set, when they are; false with the values as Go prints a
+ * []string (`[]string{"All", "x"}`) in val[0..size), for upstream's
+ * "Unsupported value: ...: supported values: \"All\"".
+ */
+bool	 req_param_dry_run(const struct dc_req *, bool *dry_run, char *val, size_t size);
 /* Frees everything a request owns and zeroes it. */
 void	 req_clear(struct dc_req *);
 /* Percent-decodes 'len' bytes into a new string; -EINVAL, -ENOMEM. */

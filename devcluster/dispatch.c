@@ -692,35 +692,6 @@ forbidden(struct rctx *c, const struct dc_route *route, const char *reason)
 	    scope, reason[0] != '\0' ? ": " : "", reason);
 }
 
-/*
- * dryRun, a []string in every options kind: each value given counts, and
- * each must be "All" (ValidateDryRun: "" included, which is not absent).
- * Sets c->dry_run and returns true when they are; false with the values
- * as Go prints a []string in val[0..size) otherwise.
- */
-static bool
-dry_run_values(struct rctx *c, char *val, size_t size)
-{
-	struct kc_sbuf b;
-	size_t n = 0;
-	bool bad = false;
-
-	kc_sbuf_init(&b, val, size);
-	kc_sbuf_puts(&b, "[]string{");
-	for (size_t i = 0; i < c->req->nparams; i++) {
-		const char *d = c->req->params[i].value;
-
-		if (strcmp(c->req->params[i].key, "dryRun") != 0)
-			continue;
-		kc_sbuf_puts(&b, n++ > 0 ? ", " : "");
-		kc_sbuf_quote(&b, d, strlen(d));
-		bad |= strcmp(d, "All") != 0;
-	}
-	kc_sbuf_puts(&b, "}");
-	c->dry_run = !bad && n > 0;
-	return !bad;
-}
-
 /* DeleteOptions' dryRun, from the query (a request without a body). */
 static bool
 delete_dry_run(struct rctx *c)
@@ -728,7 +699,7 @@ delete_dry_run(struct rctx *c)
 	struct dc_errs errs = { 0 };
 	char val[512];
 
-	if (dry_run_values(c, val, sizeof(val)))
+	if (req_param_dry_run(c->req, &c->dry_run, val, sizeof(val)))
 		return true;
 	errs_add(&errs, "NotSupported", "dryRun",
 	    "Unsupported value: %s: supported values: \"All\"", val);
@@ -752,7 +723,7 @@ write_options(struct rctx *c, const char *opts_kind)
 	r = fieldmanager_validate_write_options(opts_kind, patch &&
 	    write_patch_kind(c->req->content_type) == PATCH_APPLY, c->manager,
 	    patch && req_has_param(c->req, "force"),
-	    dry_run_values(c, val, sizeof(val)) ? NULL : val,
+	    req_param_dry_run(c->req, &c->dry_run, val, sizeof(val)) ? NULL : val,
 	    req_param(c->req, "fieldValidation"), &details, &st);
 	if (r == 0)
 		return true;

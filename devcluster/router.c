@@ -344,6 +344,29 @@ req_has_param(const struct dc_req *req, const char *key)
 	return req_param(req, key) != NULL;
 }
 
+bool
+req_param_dry_run(const struct dc_req *req, bool *dry_run, char *val, size_t size)
+{
+	struct kc_sbuf b;
+	size_t n = 0;
+	bool bad = false;
+
+	kc_sbuf_init(&b, val, size);
+	kc_sbuf_puts(&b, "[]string{");
+	for (size_t i = 0; i < req->nparams; i++) {
+		const char *d = req->params[i].value;
+
+		if (strcmp(req->params[i].key, "dryRun") != 0)
+			continue;
+		kc_sbuf_puts(&b, n++ > 0 ? ", " : "");
+		kc_sbuf_quote(&b, d, strlen(d));
+		bad |= strcmp(d, "All") != 0;
+	}
+	kc_sbuf_puts(&b, "}");
+	*dry_run = !bad && n > 0;
+	return !bad;
+}
+
 /*
  * upstream's query-parameter conversion for an int64 (apimachinery,
  * runtime/conversion.go, Convert_Slice_string_To_int64 and
