@@ -352,6 +352,39 @@ START_TEST(int_params)
 }
 END_TEST
 
+/* dryRun as a []string: every value counts, each must be "All". */
+START_TEST(dry_run_params)
+{
+	static const struct {
+		const char	*target;
+		bool		 ok, dry;
+		const char	*repr;
+	} runs[] = {
+		{ "/x", true, false, "[]string{}" },
+		{ "/x?dryRun=All", true, true, "[]string{\"All\"}" },
+		{ "/x?dryRun=All&dryRun=All", true, true, "[]string{\"All\", \"All\"}" },
+		{ "/x?dryRun=", false, false, "[]string{\"\"}" },
+		{ "/x?dryRun", false, false, "[]string{\"\"}" },
+		{ "/x?dryRun=all", false, false, "[]string{\"all\"}" },
+		{ "/x?dryRun=All&dryRun=x", false, false, "[]string{\"All\", \"x\"}" },
+		{ "/x?dryRun=a%22b", false, false, "[]string{\"a\\\"b\"}" },
+	};
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(runs); i++) {
+		struct dc_req req = { 0 };
+		char val[64];
+		bool dry = !runs[i].dry;
+
+		ck_assert_int_eq(req_set_target(&req, runs[i].target), 0);
+		ck_assert_msg(req_param_dry_run(&req, &dry, val, sizeof(val)) == runs[i].ok, "%s",
+		    runs[i].target);
+		ck_assert_msg(dry == runs[i].dry, "%s", runs[i].target);
+		ck_assert_str_eq(val, runs[i].repr);
+		req_clear(&req);
+	}
+}
+END_TEST
+
 START_TEST(bad_escapes)
 {
 	static const char *const bad_targets[] = {
@@ -429,6 +462,7 @@ dc_router_suite(void)
 	tcase_add_test(tc, targets);
 	tcase_add_test(tc, bool_params);
 	tcase_add_test(tc, int_params);
+	tcase_add_test(tc, dry_run_params);
 	tcase_add_test(tc, bad_escapes);
 	tcase_add_test(tc, too_many_params);
 	tcase_add_test(tc, decode);
