@@ -920,6 +920,24 @@ bool	 req_has_param(const struct dc_req *, const char *key);
  * else, "" and "True" included.
  */
 bool	 req_param_bool(const struct dc_req *, const char *key);
+/*
+ * An int64 parameter as kube-apiserver reads every one (limit,
+ * timeoutSeconds, gracePeriodSeconds, tailLines, sinceSeconds,
+ * limitBytes): Go's strconv.ParseInt of the first value, "" included.
+ * 0 when absent (*ret untouched), 1 with *ret set; -EINVAL or -ERANGE with
+ * upstream's message in err[0..errsz) ("strconv.ParseInt: parsing \"abc\":
+ * invalid syntax", "...: value out of range"), a 400 BadRequest's.
+ */
+int	 req_param_i64(const struct dc_req *, const char *key, int64_t *ret, char *err,
+	    size_t errsz) _must_check_;
+/*
+ * dryRun, a []string in every options kind: every value given counts and
+ * each must be "All" (ValidateDryRun; "" is a value, not absence). True,
+ * with *dry_run set, when they are; false with the values as Go prints a
+ * []string (`[]string{"All", "x"}`) in val[0..size), for upstream's
+ * "Unsupported value: ...: supported values: \"All\"".
+ */
+bool	 req_param_dry_run(const struct dc_req *, bool *dry_run, char *val, size_t size);
 /* Frees everything a request owns and zeroes it. */
 void	 req_clear(struct dc_req *);
 /* Percent-decodes 'len' bytes into a new string; -EINVAL, -ENOMEM. */

@@ -203,6 +203,21 @@ validate_list_opts(const struct dc_req *req, bool watch, struct dc_errs *errs)
 		    "sendInitialEvents is forbidden for list");
 }
 
+int
+dispatch_list_ints(const struct dc_req *req, int64_t *timeout, int64_t *limit,
+    struct dc_resp *resp)
+{
+	char err[256];
+
+	*timeout = *limit = 0;
+	if (req_param_i64(req, "timeoutSeconds", timeout, err, sizeof(err)) < 0 ||
+	    req_param_i64(req, "limit", limit, err, sizeof(err)) < 0) {
+		errors_reply(resp, KC_EBADREQUEST, "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
 /* A resourceVersion query value: 0 for "" and "0"; -1 when malformed. */
 static int
 parse_rv(const char *s, uint64_t *ret)
@@ -395,15 +410,16 @@ do_list(struct rctx *c, enum dc_format fmt)
 	const char *rvs = req_param(c->req, "resourceVersion");
 	const char *match = req_param(c->req, "resourceVersionMatch");
 	const char *cont = req_param(c->req, "continue");
-	const char *lim = req_param(c->req, "limit");
 	const struct json_object *last = NULL;
 	uint64_t rv = 0, snap, cur = storage_rv(c->dc->store);
-	int64_t limit = 0;
+	int64_t limit = 0, timeout = 0;
 	size_t n = 0, i, matched = 0;
 	bool more = false, pending = false, selecting;
 	char rvbuf[24];
 	int r;
 
+	if (dispatch_list_ints(c->req, &timeout, &limit, c->resp) < 0)
+		return;
 	validate_list_opts(c->req, false, &errs);
 	if (errs.n > 0) {
 		errors_invalid(c->resp, "ListOptions.meta.k8s.io", "meta.k8s.io", "", &errs);
@@ -412,11 +428,6 @@ do_list(struct rctx *c, enum dc_format fmt)
 	if ((r = api_selectors(c->rt, req_param(c->req, "labelSelector"),
 	    req_param(c->req, "fieldSelector"), &ls, &fs, &st)) < 0) {
 		errors_kc(c->resp, r, &st);
-		return;
-	}
-	if (lim != NULL && lim[0] != '\0' && kc_parse_i64(lim, &limit) < 0) {
-		errors_reply(c->resp, KC_EBADREQUEST,
-		    "strconv.ParseInt: parsing \"%s\": invalid syntax", lim);
 		return;
 	}
 	if (limit < 0 || limit > LIST_LIMIT_MAX)
@@ -577,13 +588,14 @@ do_watch(struct rctx *c, enum dc_format fmt)
 	struct kc_status st = { 0 };
 	struct dc_stream *stream = NULL;
 	const char *rvs = req_param(c->req, "resourceVersion");
-	const char *to = req_param(c->req, "timeoutSeconds");
 	const char *fsel = req_param(c->req, "fieldSelector");
 	_cleanup_(kc_freep) char *fsel_name = NULL;
 	uint64_t rv = 0, cur = storage_rv(c->dc->store);
-	int64_t timeout = 0;
+	int64_t timeout = 0, limit = 0;
 	int r;
 
+	if (dispatch_list_ints(c->req, &timeout, &limit, c->resp) < 0)
+		return;
 	validate_list_opts(c->req, true, &errs);
 	if (errs.n > 0) {
 		errors_invalid(c->resp, "ListOptions.meta.k8s.io", "meta.k8s.io", "", &errs);
@@ -595,11 +607,6 @@ do_watch(struct rctx *c, enum dc_format fmt)
 	}
 	if (rv > cur) {
 		too_large_rv(c->resp, rv, cur);
-		return;
-	}
-	if (to != NULL && to[0] != '\0' && kc_parse_i64(to, &timeout) < 0) {
-		errors_reply(c->resp, KC_EBADREQUEST,
-		    "strconv.ParseInt: parsing \"%s\": invalid syntax", to);
 		return;
 	}
 	if (c->name[0] != '\0') {
@@ -685,42 +692,39 @@ forbidden(struct rctx *c, const struct dc_route *route, const char *reason)
 	    scope, reason[0] != '\0' ? ": " : "", reason);
 }
 
+/* DeleteOptions' dryRun, from the query (a request without a body). */
 static bool
-dry_run_param(struct rctx *c, const char *opts_kind)
+delete_dry_run(struct rctx *c)
 {
-	const char *d = req_param(c->req, "dryRun");
+	struct dc_errs errs = { 0 };
+	char val[512];
 
-	if (d == NULL || d[0] == '\0')
+	if (req_param_dry_run(c->req, &c->dry_run, val, sizeof(val)))
 		return true;
-	if (strcmp(d, "All") == 0) {
-		c->dry_run = true;
-		return true;
-	}
-	{
-		struct dc_errs errs = { 0 };
-		char q[256], val[300], kind[64];
-
-		(void)snprintf(val, sizeof(val), "[]string{%s}", kc_sbuf_quoted(q, sizeof(q), d));
-		errs_add(&errs, "NotSupported", "dryRun",
-		    "Unsupported value: %s: supported values: \"All\"", val);
-		(void)snprintf(kind, sizeof(kind), "%s.meta.k8s.io", opts_kind);
-		errors_invalid(c->resp, kind, "meta.k8s.io", "", &errs);
-	}
+	errs_add(&errs, "NotSupported", "dryRun",
+	    "Unsupported value: %s: supported values: \"All\"", val);
+	errors_invalid(c->resp, "DeleteOptions.meta.k8s.io", "meta.k8s.io", "", &errs);
 	return false;
 }
 
-/* fieldManager and force, validated as Create-, Update- and PatchOptions are. */
+/*
+ * Create-, Update- and PatchOptions validated as upstream does, in one
+ * 422: force and fieldManager, dryRun, fieldValidation.
+ */
 static bool
-manager_params(struct rctx *c, const char *opts_kind)
+write_options(struct rctx *c, const char *opts_kind)
 {
 	struct json_object *details = NULL;
 	struct kc_status st = { 0 };
 	bool patch = strcmp(opts_kind, "PatchOptions") == 0;
+	char val[512];
 	int r;
 
-	r = fieldmanager_validate_options(opts_kind, patch &&
+	r = fieldmanager_validate_write_options(opts_kind, patch &&
 	    write_patch_kind(c->req->content_type) == PATCH_APPLY, c->manager,
-	    patch && req_has_param(c->req, "force"), &details, &st);
+	    patch && req_has_param(c->req, "force"),
+	    req_param_dry_run(c->req, &c->dry_run, val, sizeof(val)) ? NULL : val,
+	    req_param(c->req, "fieldValidation"), &details, &st);
 	if (r == 0)
 		return true;
 	reply_details(c->resp, r, &st, details);
@@ -839,19 +843,21 @@ resource_request(struct dc *dc, struct dc_req *req, const struct dc_route *route
 	else if (strcmp(v, "watch") == 0)
 		do_watch(&c, fmt);
 	else if (strcmp(v, "create") == 0) {
-		if (dry_run_param(&c, "CreateOptions") && manager_params(&c, "CreateOptions"))
+		if (write_options(&c, "CreateOptions"))
 			write_verb_create(&c);
 	} else if (strcmp(v, "update") == 0) {
-		if (dry_run_param(&c, "UpdateOptions") && manager_params(&c, "UpdateOptions"))
+		if (write_options(&c, "UpdateOptions"))
 			write_verb_update(&c);
 	} else if (strcmp(v, "patch") == 0) {
-		if (dry_run_param(&c, "PatchOptions") && manager_params(&c, "PatchOptions"))
+		if (write_options(&c, "PatchOptions"))
 			write_verb_patch(&c);
 	} else if (strcmp(v, "delete") == 0) {
-		if (dry_run_param(&c, "DeleteOptions"))
+		/* With a body, DeleteOptions come from it alone. */
+		if (req->body_len > 0 || delete_dry_run(&c))
 			write_verb_delete(&c);
 	} else if (strcmp(v, "deletecollection") == 0) {
-		if (dry_run_param(&c, "DeleteOptions"))
+		/* With a body, DeleteOptions come from it alone. */
+		if (req->body_len > 0 || delete_dry_run(&c))
 			write_verb_deletecollection(&c);
 	} else
 		reply_method_not_allowed(resp);

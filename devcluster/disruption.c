@@ -58,6 +58,7 @@
 #include "devcluster.h"
 #include "disruption.h"
 #include "protobuf.h"
+#include "schema.h"
 #include "table.h"
 
 #define DISRUPTION_DELAY_MS	20	/* coalescing delay after a change */
@@ -1002,15 +1003,14 @@ static int
 eviction_options(struct evict *e, const struct json_object *ev)
 {
 	struct json_object *opts = kc_json_obj_of(ev, "deleteOptions"), *v, *dr;
-	const char *q = req_param(e->req, "dryRun"), *s;
-	bool body_dry = false;
+	const char *s;
+	char val[512];
+	bool body_dry = false, query_dry;
 
 	e->grace = -1;
-	if (q != NULL && q[0] != '\0' && strcmp(q, "All") != 0) {
+	if (!req_param_dry_run(e->req, &query_dry, val, sizeof(val))) {
 		struct dc_errs errs = { 0 };
-		char qb[256], val[300];
 
-		(void)snprintf(val, sizeof(val), "[]string{%s}", kc_sbuf_quoted(qb, sizeof(qb), q));
 		errs_add(&errs, "NotSupported", "dryRun",
 		    "Unsupported value: %s: supported values: \"All\"", val);
 		errors_invalid(e->resp, "CreateOptions.meta.k8s.io", "meta.k8s.io", "", &errs);
@@ -1021,10 +1021,9 @@ eviction_options(struct evict *e, const struct json_object *ev)
 		s = json_object_get_string(json_object_array_get_idx(dr, i));
 		if (s == NULL || strcmp(s, "All") != 0) {
 			struct dc_errs errs = { 0 };
-			char qb[256], val[300];
 
-			(void)snprintf(val, sizeof(val), "[]string{%s}",
-			    kc_sbuf_quoted(qb, sizeof(qb), s != NULL ? s : ""));
+			/* Upstream prints every value of the []string. */
+			schema_crd_strings_repr(val, sizeof(val), dr);
 			errs_add(&errs, "NotSupported", "dryRun",
 			    "Unsupported value: %s: supported values: \"All\"", val);
 			errors_invalid(e->resp, "DeleteOptions.meta.k8s.io", "meta.k8s.io", "",
@@ -1033,7 +1032,7 @@ eviction_options(struct evict *e, const struct json_object *ev)
 		}
 		body_dry = true;
 	}
-	e->dry_run = body_dry || (q != NULL && q[0] != '\0');
+	e->dry_run = body_dry || query_dry;
 	if (json_object_object_get_ex(opts, "gracePeriodSeconds", &v) &&
 	    json_object_is_type(v, json_type_int))
 		e->grace = json_object_get_int64(v);

@@ -42,11 +42,11 @@
  * per writable callback; the Status goes last, then a normal close.
  * Reading stops (libwebsockets rx flow control) while more than
  * EXEC_QUEUE_MAX bytes wait, so a client that floods stdin and reads
- * nothing cannot grow the queue; garbage (text frames, unknown channels,
- * bad resize JSON) is ignored; a client that vanishes frees its session
- * in the close callback; sessions never attached, or idle for
- * EXEC_IDLE_MS, are swept by one loop timer that runs only while sessions
- * exist.
+ * nothing cannot grow the queue; text frames count as binary ones;
+ * garbage (unknown channels, bad resize JSON) is ignored; a client that
+ * vanishes frees its session in the close callback; sessions never
+ * attached, or idle for EXEC_IDLE_MS, are swept by one loop timer that
+ * runs only while sessions exist.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -1455,8 +1455,11 @@ on_receive(struct exec_session *s, struct lws *wsi, const unsigned char *in, siz
 	int r;
 
 	s->deadline_ms = kc_clock_now_ms() + EXEC_IDLE_MS;
-	if (lws_frame_is_binary(wsi) == 0)
-		return 0;		/* text frames: not this protocol */
+	/*
+	 * Text frames carry channel data as binary ones do: upstream's
+	 * wsstream reads either into bytes, and the official Python client
+	 * sends a str written to stdin (and its resize messages) as text.
+	 */
 	if ((r = exec_rx_feed(&s->rx, in, len, lws_is_first_fragment(wsi) != 0,
 	    lws_is_final_fragment(wsi) != 0, &ev)) < 0)
 		return r;

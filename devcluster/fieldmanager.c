@@ -2623,7 +2623,17 @@ int
 fieldmanager_validate_options(const char *kind, bool apply, const char *field_manager,
     bool force_set, struct json_object **ret_details, struct kc_status *st)
 {
-	struct ferr errs[8];
+	return fieldmanager_validate_write_options(kind, apply, field_manager, force_set,
+	    NULL, NULL, ret_details, st);
+}
+
+int
+fieldmanager_validate_write_options(const char *kind, bool apply, const char *field_manager,
+    bool force_set, const char *bad_dry_run, const char *field_validation,
+    struct json_object **ret_details, struct kc_status *st)
+{
+	static const char *const validations[] = { "", "Ignore", "Strict", "Warn" };
+	struct ferr errs[10];
 	struct json_object *details = NULL, *causes, *c;
 	char msg[sizeof(st->message)];
 	const char *fm = field_manager != NULL ? field_manager : "";
@@ -2649,7 +2659,8 @@ fieldmanager_validate_options(const char *kind, bool apply, const char *field_ma
 		snprintf(errs[n++].body, sizeof(errs[0].body),
 		    "Too long: may not be more than %d bytes", FM_MANAGER_MAX);
 	}
-	for (size_t i = 0; i < len && n < KC_ARRAY_SIZE(errs); ) {
+	/* Room for dryRun and fieldValidation after the characters. */
+	for (size_t i = 0; i < len && n < KC_ARRAY_SIZE(errs) - 2; ) {
 		uint32_t cp;
 		size_t k = kc_utf8_decode(fm + i, len - i, &cp);
 
@@ -2668,6 +2679,28 @@ fieldmanager_validate_options(const char *kind, bool apply, const char *field_ma
 			n++;
 		}
 		i += k;
+	}
+	if (bad_dry_run != NULL) {
+		errs[n].reason = "FieldValueNotSupported";
+		errs[n].field = "dryRun";
+		snprintf(errs[n++].body, sizeof(errs[0].body),
+		    "Unsupported value: %s: supported values: \"All\"", bad_dry_run);
+	}
+	if (field_validation != NULL) {
+		bool known = false;
+
+		for (size_t i = 0; i < KC_ARRAY_SIZE(validations); i++)
+			known |= strcmp(field_validation, validations[i]) == 0;
+		if (!known) {
+			errs[n].reason = "FieldValueNotSupported";
+			errs[n].field = "fieldValidation";
+			kc_sbuf_init(&b, errs[n].body, sizeof(errs[n].body));
+			kc_sbuf_puts(&b, "Unsupported value: ");
+			kc_sbuf_quote(&b, field_validation, strlen(field_validation));
+			kc_sbuf_puts(&b, ": supported values: \"\", \"Ignore\", \"Strict\", "
+			    "\"Warn\"");
+			n++;
+		}
 	}
 	if (n == 0)
 		return 0;

@@ -200,6 +200,17 @@ int	fieldmanager_manager_name(const char *field_manager, const char *user_agent,
 int	fieldmanager_validate_options(const char *kind, bool apply, const char *field_manager,
 	    bool force_set, struct json_object **ret_details, struct kc_status *st)
 	    _must_check_;
+/*
+ * The same, and the rest of Create-, Update- and PatchOptions' validation
+ * in upstream's order and one 422: 'bad_dry_run', when not NULL, is the
+ * dryRun values as Go prints a []string (some value is not "All");
+ * 'field_validation', when not NULL, must be "", "Ignore", "Strict" or
+ * "Warn".
+ */
+int	fieldmanager_validate_write_options(const char *kind, bool apply,
+	    const char *field_manager, bool force_set, const char *bad_dry_run,
+	    const char *field_validation, struct json_object **ret_details,
+	    struct kc_status *st) _must_check_;
 
 /*
  * Decoded FieldsV1 sets, by their text, and the raw text of encoded sets,

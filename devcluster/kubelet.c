@@ -2417,12 +2417,15 @@ static int
 log_options(struct kubelet *k, const struct dc_req *req, const char *pname,
     struct logopts *o, struct dc_resp *resp)
 {
+	/* PodLogOptions' field order: the first bad value names the error. */
+	static const char *const ints[] = { "sinceSeconds", "tailLines", "limitBytes" };
+	enum { SINCE, TAIL, LIMIT };
 	struct dc_errs errs = { 0 };
-	const char *v, *since_s = req_param(req, "sinceSeconds");
 	const char *since_t = req_param(req, "sinceTime");
-	static const char *const ints[] = { "tailLines", "limitBytes", "sinceSeconds" };
-	int64_t n;
-	time_t t;
+	int64_t v[KC_ARRAY_SIZE(ints)];
+	int got[KC_ARRAY_SIZE(ints)];
+	char err[256];
+	time_t t = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->tail = o->limit = -1;
@@ -2431,40 +2434,46 @@ log_options(struct kubelet *k, const struct dc_req *req, const char *pname,
 	o->previous = req_param_bool(req, "previous");
 	o->timestamps = req_param_bool(req, "timestamps");
 	for (size_t i = 0; i < KC_ARRAY_SIZE(ints); i++) {
-		if ((v = req_param(req, ints[i])) == NULL || v[0] == '\0')
-			continue;
-		if (kc_parse_i64(v, &n) < 0) {
-			errors_reply(resp, KC_EBADREQUEST, "strconv.ParseInt: parsing \"%s\": "
-			    "invalid syntax", v);
+		if ((got[i] = req_param_i64(req, ints[i], &v[i], err, sizeof(err))) < 0) {
+			errors_reply(resp, KC_EBADREQUEST, "%s", err);
 			return KC_EBADREQUEST;
 		}
-		if (i == 0) {
-			o->tail = n;
-			if (n < 0)
-				errs_add(&errs, "Invalid", "tailLines", "Invalid value: %" PRId64
-				    ": must be greater than or equal to 0", n);
-		} else if (i == 1) {
-			o->limit = n;
-			if (n < 1)
-				errs_add(&errs, "Invalid", "limitBytes", "Invalid value: %" PRId64
-				    ": must be greater than 0", n);
-		} else if (since_t == NULL && n < 1)
-			errs_add(&errs, "Invalid", "sinceSeconds", "Invalid value: %" PRId64
-			    ": must be greater than 0", n);
-		else
-			o->since_ms = wall_ms(k, now_ms()) - (uint64_t)n * 1000;
-	}
-	if (since_t != NULL && since_t[0] != '\0') {
-		if (kc_time_parse(since_t, &t) < 0) {
+		/* sinceTime sits between sinceSeconds and tailLines. */
+		if (i == SINCE && since_t != NULL && since_t[0] != '\0' &&
+		    kc_time_parse(since_t, &t) < 0) {
 			errors_reply(resp, KC_EBADREQUEST, "parsing time \"%s\" as "
 			    "\"2006-01-02T15:04:05Z07:00\": cannot parse \"%s\" as \"2006\"",
 			    since_t, since_t);
 			return KC_EBADREQUEST;
 		}
+	}
+	/* ValidatePodLogOptions(), in its order. */
+	if (got[TAIL] > 0) {
+		o->tail = v[TAIL];
+		if (v[TAIL] < 0)
+			errs_add(&errs, "Invalid", "tailLines", "Invalid value: %" PRId64
+			    ": must be greater than or equal to 0", v[TAIL]);
+	}
+	if (got[LIMIT] > 0) {
+		o->limit = v[LIMIT];
+		if (v[LIMIT] < 1)
+			errs_add(&errs, "Invalid", "limitBytes", "Invalid value: %" PRId64
+			    ": must be greater than 0", v[LIMIT]);
+	}
+	if (since_t != NULL && since_t[0] != '\0') {
 		o->since_ms = (uint64_t)KC_MAX((int64_t)t, 0) * 1000;
-		if (since_s != NULL && since_s[0] != '\0')
+		if (got[SINCE] > 0)
 			errs_add(&errs, "Forbidden", "", "Forbidden: at most one of `sinceTime` "
 			    "or `sinceSeconds` may be specified");
+	} else if (got[SINCE] > 0 && v[SINCE] < 1)
+		errs_add(&errs, "Invalid", "sinceSeconds", "Invalid value: %" PRId64
+		    ": must be greater than 0", v[SINCE]);
+	else if (got[SINCE] > 0) {
+		uint64_t wall = wall_ms(k, now_ms());
+
+		/* Further back than the epoch: every line (ms 1). */
+		o->since_ms = (uint64_t)v[SINCE] >= wall / 1000 ? 1 :
+		    wall - (uint64_t)v[SINCE] * 1000;
 	}
 	if (errs.n > 0) {
 		errors_invalid(resp, "PodLogOptions", "", pname, &errs);

@@ -33,6 +33,13 @@ enum patch_kind { PATCH_JSON, PATCH_MERGE, PATCH_SMP, PATCH_APPLY, PATCH_NONE };
 /* The media type of a Content-Type, lower-cased, without parameters. */
 void	 dispatch_media_type(const char *ct, char *buf, size_t size);
 /*
+ * The int64 fields of ListOptions (timeoutSeconds, then limit, upstream's
+ * field order), decoded for list, watch and deletecollection alike as
+ * upstream decodes the whole of it: 0, or -1 with the 400 answered.
+ */
+int	 dispatch_list_ints(const struct dc_req *, int64_t *timeout, int64_t *limit,
+	    struct dc_resp *);
+/*
  * pods/<name>/exec by GET (WebSocket) or POST (SPDY): answers it through
  * hooks.pod_exec (400 "Upgrade request required" without one) and
  * returns true; false for any other request.

@@ -33,6 +33,7 @@
 #include <strings.h>
 
 #include <kc/alloc.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 
 #include "devcluster.h"
@@ -341,6 +342,75 @@ bool
 req_has_param(const struct dc_req *req, const char *key)
 {
 	return req_param(req, key) != NULL;
+}
+
+bool
+req_param_dry_run(const struct dc_req *req, bool *dry_run, char *val, size_t size)
+{
+	struct kc_sbuf b;
+	size_t n = 0;
+	bool bad = false;
+
+	kc_sbuf_init(&b, val, size);
+	kc_sbuf_puts(&b, "[]string{");
+	for (size_t i = 0; i < req->nparams; i++) {
+		const char *d = req->params[i].value;
+
+		if (strcmp(req->params[i].key, "dryRun") != 0)
+			continue;
+		kc_sbuf_puts(&b, n++ > 0 ? ", " : "");
+		kc_sbuf_quote(&b, d, strlen(d));
+		bad |= strcmp(d, "All") != 0;
+	}
+	kc_sbuf_puts(&b, "}");
+	*dry_run = !bad && n > 0;
+	return !bad;
+}
+
+/*
+ * upstream's query-parameter conversion for an int64 (apimachinery,
+ * runtime/conversion.go, Convert_Slice_string_To_int64 and
+ * Convert_Slice_string_To_Pointer_int64): strconv.ParseInt(first value,
+ * 10, 64). ParseInt takes one optional sign and decimal digits, nothing
+ * else ("" and " 1" included); it reads left to right and stops at the
+ * first fault, a syntax error or an overflow, which names the error.
+ */
+int
+req_param_i64(const struct dc_req *req, const char *key, int64_t *ret, char *err,
+    size_t errsz)
+{
+	const char *v = req_param(req, key), *p;
+	uint64_t n = 0, cutoff;
+	struct kc_sbuf b;
+	bool neg;
+	int r = 0;
+
+	if (v == NULL)
+		return 0;
+	p = v;
+	neg = *p == '-';
+	if (*p == '-' || *p == '+')
+		p++;
+	cutoff = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	if (*p == '\0')
+		r = -EINVAL;
+	for (; *p != '\0' && r == 0; p++) {
+		if (*p < '0' || *p > '9')
+			r = -EINVAL;
+		else if (n > (cutoff - (uint64_t)(*p - '0')) / 10)
+			r = -ERANGE;
+		else
+			n = n * 10 + (uint64_t)(*p - '0');
+	}
+	if (r < 0) {
+		kc_sbuf_init(&b, err, errsz);
+		kc_sbuf_puts(&b, "strconv.ParseInt: parsing ");
+		kc_sbuf_quote(&b, v, strlen(v));
+		kc_sbuf_puts(&b, r == -ERANGE ? ": value out of range" : ": invalid syntax");
+		return r;
+	}
+	*ret = neg ? (n == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)n) : (int64_t)n;
+	return 1;
 }
 
 int

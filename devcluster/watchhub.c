@@ -35,7 +35,7 @@
  * compacted, the reply is a single ERROR event (410 Expired) and the
  * stream ends. Watches end cleanly at timeoutSeconds (default 30-60
  * minutes) and at shutdown; those that asked get a BOOKMARK every
- * bookmark period.
+ * bookmark period and one 2 s before their timeout.
  *
  * The consumer (http.c) pulls chunks through struct dc_stream and calls
  * release() exactly once; the watcher is freed there.
@@ -52,6 +52,9 @@
 #include <kc/str.h>
 
 #include "devcluster.h"
+
+/* A watch that asked for bookmarks gets one this long before its timeout. */
+#define WATCH_PRETIMEOUT_MS	2000
 
 enum { EV_ADDED, EV_MODIFIED, EV_DELETED };
 
@@ -100,6 +103,7 @@ struct dc_watcher {
 	size_t			 rbytes;
 	bool			 replaying;
 	struct dc_timer		 timeout;
+	struct dc_timer		 pretimeout;	/* the bookmark before the end */
 	/*
 	 * Events waiting for a conversion webhook, in order: once one
 	 * waits, every later event waits behind it (not counted in the
@@ -670,6 +674,7 @@ watcher_free(struct dc_watcher *w)
 
 	unlink_coll(w);
 	timer_cancel(&w->timeout);
+	timer_cancel(&w->pretimeout);
 	drop_queue(w);
 	TAILQ_REMOVE(&hub->all, w, all);
 	hub->count--;
@@ -698,6 +703,31 @@ timeout_fired(void *arg)
 	return DC_TIMER_STOP;
 }
 
+/* A BOOKMARK at the current resourceVersion, when the watcher asked for them. */
+static void
+send_bookmark(struct dc_watcher *w, uint64_t rv)
+{
+	struct dc_chunk *c;
+
+	if (!w->bookmarks || w->ended || w->rt == NULL || w->init != NULL)
+		return;
+	if ((c = bookmark_chunk(w, rv)) == NULL) {
+		drop_queue(w);
+		end_watch(w);
+		return;
+	}
+	enqueue(w, c);
+}
+
+static int64_t
+pretimeout_fired(void *arg)
+{
+	struct dc_watcher *w = arg;
+
+	send_bookmark(w, storage_rv(w->hub->dc->store));
+	return DC_TIMER_STOP;
+}
+
 int
 watchhub_start(struct dc *dc, const struct dc_watch_opts *o, struct dc_stream **ret,
     struct kc_status *st)
@@ -718,6 +748,7 @@ watchhub_start(struct dc *dc, const struct dc_watch_opts *o, struct dc_stream **
 	w->include = o->include;
 	w->bookmarks = o->bookmarks;
 	timer_init(&w->timeout, dc, timeout_fired, w);
+	timer_init(&w->pretimeout, dc, pretimeout_fired, w);
 	if ((r = api_selectors(o->rt, o->label_selector, o->field_selector, &w->ls,
 	    &w->fs, st)) < 0 || (o->ns != NULL && (w->ns = kc_strdup(o->ns)) == NULL)) {
 		kc_label_selector_free(w->ls);
@@ -774,6 +805,13 @@ watchhub_start(struct dc *dc, const struct dc_watch_opts *o, struct dc_stream **
 	timeout_ms = o->timeout_s > 0 ? (uint64_t)o->timeout_s * 1000 :
 	    (1800 + kc_random_u64() % 1800) * 1000;
 	timer_arm(&w->timeout, timeout_ms);
+	/*
+	 * As the watch cache does (cacheWatcher.nextBookmarkTime), a watch
+	 * that asked for bookmarks gets one 2 s before its timeout, so a
+	 * client that watches again resumes from a recent resourceVersion.
+	 */
+	if (w->bookmarks && timeout_ms > WATCH_PRETIMEOUT_MS)
+		timer_arm(&w->pretimeout, timeout_ms - WATCH_PRETIMEOUT_MS);
 	*ret = &w->stream;
 	return 0;
 }
@@ -813,18 +851,8 @@ watchhub_bookmarks(struct dc_hub *hub)
 	uint64_t rv = storage_rv(hub->dc->store);
 	struct dc_watcher *w;
 
-	for (w = TAILQ_FIRST(&hub->all); w != NULL; w = TAILQ_NEXT(w, all)) {
-		struct dc_chunk *c;
-
-		if (!w->bookmarks || w->ended || w->rt == NULL || w->init != NULL)
-			continue;
-		if ((c = bookmark_chunk(w, rv)) == NULL) {
-			drop_queue(w);
-			end_watch(w);
-			continue;
-		}
-		enqueue(w, c);
-	}
+	for (w = TAILQ_FIRST(&hub->all); w != NULL; w = TAILQ_NEXT(w, all))
+		send_bookmark(w, rv);
 }
 
 static int64_t

@@ -43,6 +43,7 @@
 
 #include "devcluster.h"
 #include "request.h"
+#include "schema.h"
 
 /* A graceful deletion waiting for its grace period (no kubelet hook). */
 struct pending {
@@ -1138,7 +1139,8 @@ write_verb_patch(struct rctx *c)
 
 struct delopts {
 	int64_t	 grace;		/* -1: unset */
-	char	 policy[32];	/* "": unset */
+	char	 policy[32];	/* "": unset, unless policy_set */
+	bool	 policy_set;	/* given, "" included (Unsupported) */
 	char	 pre_uid[64];
 	char	 pre_rv[32];
 	bool	 orphan;
@@ -1170,8 +1172,10 @@ parse_delete_opts(struct rctx *c, struct delopts *o)
 		if (json_object_object_get_ex(body, "gracePeriodSeconds", &v) &&
 		    json_object_is_type(v, json_type_int))
 			o->grace = json_object_get_int64(v);
-		if ((q = kc_json_str(body, "propagationPolicy")) != NULL)
+		if ((q = kc_json_str(body, "propagationPolicy")) != NULL) {
 			(void)kc_strlcpy(o->policy, q, sizeof(o->policy));
+			o->policy_set = true;
+		}
 		if ((q = kc_json_str(body, "preconditions", "uid")) != NULL)
 			(void)kc_strlcpy(o->pre_uid, q, sizeof(o->pre_uid));
 		if ((q = kc_json_str(body, "preconditions", "resourceVersion")) != NULL)
@@ -1183,20 +1187,38 @@ parse_delete_opts(struct rctx *c, struct delopts *o)
 
 			if (d != NULL && strcmp(d, "All") == 0)
 				c->dry_run = true;
+			else {
+				char val[512];
+
+				schema_crd_strings_repr(val, sizeof(val), v);
+				errs_add(&errs, "NotSupported", "dryRun",
+				    "Unsupported value: %s: supported values: \"All\"", val);
+				break;
+			}
 		}
 		json_object_put(body);
 	}
-	if ((q = req_param(c->req, "gracePeriodSeconds")) != NULL && q[0] != '\0' &&
-	    kc_parse_i64(q, &o->grace) < 0) {
-		errors_reply(c->resp, KC_EBADREQUEST,
-		    "strconv.ParseInt: parsing \"%s\": invalid syntax", q);
-		return KC_EBADREQUEST;
+	/*
+	 * The query's DeleteOptions only without a body, as upstream's
+	 * handler decodes one or the other (the official Python client
+	 * sends both: its body wins).
+	 */
+	if (c->req->body_len == 0) {
+		char err[256];
+
+		if (req_param_i64(c->req, "gracePeriodSeconds", &o->grace, err,
+		    sizeof(err)) < 0) {
+			errors_reply(c->resp, KC_EBADREQUEST, "%s", err);
+			return KC_EBADREQUEST;
+		}
+		if ((q = req_param(c->req, "propagationPolicy")) != NULL) {
+			(void)kc_strlcpy(o->policy, q, sizeof(o->policy));
+			o->policy_set = true;
+		}
+		if (req_has_param(c->req, "orphanDependents"))
+			o->orphan = req_param_bool(c->req, "orphanDependents");
 	}
-	if ((q = req_param(c->req, "propagationPolicy")) != NULL && q[0] != '\0')
-		(void)kc_strlcpy(o->policy, q, sizeof(o->policy));
-	if (req_has_param(c->req, "orphanDependents"))
-		o->orphan = req_param_bool(c->req, "orphanDependents");
-	if (o->policy[0] != '\0' && strcmp(o->policy, "Foreground") != 0 &&
+	if (o->policy_set && strcmp(o->policy, "Foreground") != 0 &&
 	    strcmp(o->policy, "Background") != 0 && strcmp(o->policy, "Orphan") != 0)
 		errs_unsupported(&errs, "propagationPolicy", o->policy,
 		    (const char *const []){ "Foreground", "Background", "Orphan", "nil",
@@ -1576,17 +1598,21 @@ write_verb_deletecollection(struct rctx *c)
 	struct kc_status st = { 0 };
 	struct json_object **objs = NULL, *list = NULL, *items, *pre = NULL;
 	struct delopts o;
+	int64_t timeout = 0, limit = 0;
 	size_t n = 0;
 	char rv[24];
 	int r;
 
-	if (parse_delete_opts(c, &o) < 0)
+	/* ListOptions first, then DeleteOptions, as upstream's handler. */
+	if (dispatch_list_ints(c->req, &timeout, &limit, c->resp) < 0)
 		return;
 	if ((r = api_selectors(c->rt, req_param(c->req, "labelSelector"),
 	    req_param(c->req, "fieldSelector"), &ls, &fs, &st)) < 0) {
 		errors_kc(c->resp, r, &st);
 		return;
 	}
+	if (parse_delete_opts(c, &o) < 0)
+		return;
 	if ((r = coll_list(c->rt->coll, c->rt->namespaced && c->ns[0] != '\0' ? c->ns : NULL,
 	    NULL, &objs, &n)) < 0) {
 		errors_internal(c->resp, r);

@@ -969,6 +969,116 @@ START_TEST(dry_run)
 }
 END_TEST
 
+/*
+ * Query parameters as apimachinery decodes options: int64 fields through
+ * strconv.ParseInt ("" included), the whole ListOptions for list and watch
+ * alike, every dryRun value, and DeleteOptions from the query only when
+ * the request has no body.
+ */
+START_TEST(query_options)
+{
+	static const struct { const char *target; const char *msg; } bad[] = {
+		{ "/api/v1/configmaps?limit=abc",
+		    "strconv.ParseInt: parsing \"abc\": invalid syntax" },
+		{ "/api/v1/configmaps?limit=",
+		    "strconv.ParseInt: parsing \"\": invalid syntax" },
+		{ "/api/v1/configmaps?limit=99999999999999999999",
+		    "strconv.ParseInt: parsing \"99999999999999999999\": value out of range" },
+		{ "/api/v1/configmaps?timeoutSeconds=1s",
+		    "strconv.ParseInt: parsing \"1s\": invalid syntax" },
+		{ "/api/v1/configmaps?watch=1&limit=x",
+		    "strconv.ParseInt: parsing \"x\": invalid syntax" },
+		{ "/api/v1/configmaps?watch=1&timeoutSeconds=",
+		    "strconv.ParseInt: parsing \"\": invalid syntax" },
+		/* timeoutSeconds comes first in ListOptions. */
+		{ "/api/v1/configmaps?limit=a&timeoutSeconds=b",
+		    "strconv.ParseInt: parsing \"b\": invalid syntax" },
+	};
+	static const struct { const char *target; const char *msg; } bad_delcol[] = {
+		/* deletecollection decodes ListOptions, then DeleteOptions. */
+		{ "/api/v1/namespaces/default/configmaps?limit=z&gracePeriodSeconds=y",
+		    "strconv.ParseInt: parsing \"z\": invalid syntax" },
+		{ "/api/v1/namespaces/default/configmaps?gracePeriodSeconds=y",
+		    "strconv.ParseInt: parsing \"y\": invalid syntax" },
+	};
+	struct json_object *o;
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(bad); i++) {
+		o = do_call(DC_GET, bad[i].target, NULL, 400);
+		ck_assert_str_eq(kc_json_str(o, "reason"), "BadRequest");
+		dct_expect_message(o, bad[i].msg);
+	}
+	for (size_t i = 0; i < KC_ARRAY_SIZE(bad_delcol); i++) {
+		o = do_call(DC_DELETE, bad_delcol[i].target, NULL, 400);
+		dct_expect_message(o, bad_delcol[i].msg);
+	}
+	for (int i = 0; i < 3; i++) {
+		char body[64];
+
+		(void)snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"q%d\"}}", i);
+		expect(DC_POST, "/api/v1/namespaces/default/configmaps", body, 201);
+	}
+	/* A sign, the first of repeated values, unknown parameters ignored. */
+	o = do_call(DC_GET, "/api/v1/namespaces/default/configmaps?limit=%2B2&limit=x&bogus=1",
+	    NULL, 200);
+	ck_assert_uint_eq(json_object_array_length(kc_json_arr_of(o, "items")), 2);
+	json_object_put(o);
+
+	o = do_call(DC_POST, "/api/v1/namespaces/default/configmaps?dryRun=All&dryRun=x",
+	    "{\"metadata\":{\"name\":\"dry\"}}", 422);
+	dct_expect_message(o, "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported "
+	    "value: []string{\"All\", \"x\"}: supported values: \"All\"");
+	o = do_call(DC_POST, "/api/v1/namespaces/default/configmaps?dryRun=",
+	    "{\"metadata\":{\"name\":\"dry\"}}", 422);
+	dct_expect_message(o, "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported "
+	    "value: []string{\"\"}: supported values: \"All\"");
+	/* Every fault of the options in one 422, in upstream's order. */
+	o = do_call(DC_POST, "/api/v1/namespaces/default/configmaps?dryRun=x&"
+	    "fieldValidation=Loose&fieldManager=a%01", "{\"metadata\":{\"name\":\"dry\"}}", 422);
+	dct_expect_message(o, "CreateOptions.meta.k8s.io \"\" is invalid: [fieldManager: "
+	    "Invalid value: \"a\\x01\": invalid character U+0001 (at position 1), dryRun: "
+	    "Unsupported value: []string{\"x\"}: supported values: \"All\", fieldValidation: "
+	    "Unsupported value: \"Loose\": supported values: \"\", \"Ignore\", \"Strict\", "
+	    "\"Warn\"]");
+	dct_put(run(&(struct dct_call){ .method = DC_PATCH,
+	    .target = "/api/v1/namespaces/default/configmaps/q0?fieldValidation=",
+	    .ctype = "application/merge-patch+json", .body = "{\"data\":{\"k\":\"v\"}}" },
+	    200, NULL));
+	expect(DC_POST, "/api/v1/namespaces/default/configmaps?dryRun=All&dryRun=All",
+	    "{\"metadata\":{\"name\":\"dry\"}}", 201);
+	expect(DC_GET, "/api/v1/namespaces/default/configmaps/dry", NULL, 404);
+
+	/* Without a body, the query's DeleteOptions. */
+	o = do_call(DC_DELETE, "/api/v1/namespaces/default/configmaps/q0?gracePeriodSeconds=x",
+	    NULL, 400);
+	dct_expect_message(o, "strconv.ParseInt: parsing \"x\": invalid syntax");
+	o = do_call(DC_DELETE, "/api/v1/namespaces/default/configmaps/q0?propagationPolicy=",
+	    NULL, 422);
+	ck_assert_ptr_nonnull(strstr(kc_json_str(o, "message"),
+	    "propagationPolicy: Unsupported value: \"\""));
+	json_object_put(o);
+	expect(DC_DELETE, "/api/v1/namespaces/default/configmaps/q0?dryRun=All", NULL, 200);
+	expect(DC_GET, "/api/v1/namespaces/default/configmaps/q0", NULL, 200);
+	/* With one, the body alone (the Python client sends both). */
+	expect(DC_DELETE, "/api/v1/namespaces/default/configmaps/q0?gracePeriodSeconds=x&"
+	    "dryRun=All&propagationPolicy=Sideways", "{\"propagationPolicy\":\"Background\"}",
+	    200);
+	expect(DC_GET, "/api/v1/namespaces/default/configmaps/q0", NULL, 404);
+	expect(DC_DELETE, "/api/v1/namespaces/default/configmaps/q1",
+	    "{\"dryRun\":[\"All\"]}", 200);
+	expect(DC_GET, "/api/v1/namespaces/default/configmaps/q1", NULL, 200);
+	o = do_call(DC_DELETE, "/api/v1/namespaces/default/configmaps/q1",
+	    "{\"dryRun\":[\"All\",\"Some\"]}", 422);
+	ck_assert_ptr_nonnull(strstr(kc_json_str(o, "message"),
+	    "dryRun: Unsupported value: []string{\"All\", \"Some\"}: supported values: \"All\""));
+	json_object_put(o);
+	o = do_call(DC_DELETE, "/api/v1/namespaces/default/configmaps/q1",
+	    "{\"propagationPolicy\":\"\"}", 422);
+	json_object_put(o);
+	expect(DC_GET, "/api/v1/namespaces/default/configmaps/q1", NULL, 200);
+}
+END_TEST
+
 START_TEST(tables)
 {
 	struct json_object *o, *cols, *row;
@@ -1152,6 +1262,7 @@ dc_api_suite(void)
 	tcase_add_test(tc, list_options);
 	tcase_add_test(tc, watch_request);
 	tcase_add_test(tc, dry_run);
+	tcase_add_test(tc, query_options);
 	tcase_add_test(tc, tables);
 	tcase_add_test(tc, ages);
 	tcase_add_test(tc, impersonate_and_authorize);

@@ -741,7 +741,15 @@ START_TEST(test_evict_options)
 	    "\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"d1\"}}" }, 201,
 	    NULL));
 	ck_assert_ptr_null(kc_json_get(pod("d1"), "metadata", "deletionTimestamp"));
-	dct_put(evict("d1", "{\"dryRun\":[\"Some\"]}", 422, NULL));
+	dct_expect_message(evict("d1", "{\"dryRun\":[\"All\",\"Some\"]}", 422, NULL),
+	    "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: "
+	    "[]string{\"All\", \"Some\"}: supported values: \"All\"");
+	/* Every dryRun of the URL counts. */
+	dct_expect_message(dct_run(dc, &(struct dct_call){ .method = DC_POST,
+	    .target = NS "/pods/d1/eviction?dryRun=All&dryRun=", .body = "{\"apiVersion\":"
+	    "\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"d1\"}}" }, 422,
+	    NULL), "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: "
+	    "[]string{\"All\", \"\"}: supported values: \"All\"");
 	dct_put(evict("d1", "{\"propagationPolicy\":\"Sideways\"}", 422, NULL));
 	/* Preconditions (here without a budget in the way). */
 	make_pod("e1", "e", "n1", true);

@@ -663,6 +663,13 @@ END_TEST
 
 START_TEST(test_logs)
 {
+	static const struct { const char *query, *msg; } bad_ints[] = {
+		{ "tailLines=x", "strconv.ParseInt: parsing \"x\": invalid syntax" },
+		{ "tailLines=", "strconv.ParseInt: parsing \"\": invalid syntax" },
+		{ "tailLines=y&sinceSeconds=x", "strconv.ParseInt: parsing \"x\": invalid syntax" },
+		{ "limitBytes=99999999999999999999",
+		    "strconv.ParseInt: parsing \"99999999999999999999\": value out of range" },
+	};
 	struct dc_resp resp;
 	struct json_object *o;
 	const char *t;
@@ -698,9 +705,18 @@ START_TEST(test_logs)
 	    .target = PODS_PATH "/l/log?limitBytes=0&sinceSeconds=0" }, 422, NULL);
 	dct_expect_message(o, "PodLogOptions \"l\" is invalid: [limitBytes: Invalid value: 0: "
 	    "must be greater than 0, sinceSeconds: Invalid value: 0: must be greater than 0]");
-	o = dct_run(dc, &(struct dct_call){ .method = DC_GET,
-	    .target = PODS_PATH "/l/log?tailLines=x" }, 400, NULL);
-	dct_put(o);
+	/* Each int64 as strconv.ParseInt, "" included; sinceSeconds first. */
+	for (size_t i = 0; i < KC_ARRAY_SIZE(bad_ints); i++) {
+		char target[256];
+
+		(void)snprintf(target, sizeof(target), PODS_PATH "/l/log?%s", bad_ints[i].query);
+		o = dct_run(dc, &(struct dct_call){ .method = DC_GET, .target = target }, 400,
+		    NULL);
+		dct_expect_message(o, bad_ints[i].msg);
+	}
+	/* Further back than the epoch: every line. */
+	ck_assert_str_eq(get_log("l", "sinceSeconds=9223372036854775807", 200),
+	    "alpha\nbeta\ngamma\n");
 	o = dct_run(dc, &(struct dct_call){ .method = DC_GET,
 	    .target = PODS_PATH "/two/log" }, 400, NULL);
 	dct_expect_message(o, "a container name must be specified for pod two, choose one of: "

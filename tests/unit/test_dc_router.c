@@ -3,6 +3,7 @@
  * parameters and percent-decoding.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -280,6 +281,110 @@ START_TEST(bool_params)
 }
 END_TEST
 
+/*
+ * int64 parameters as apimachinery's Convert_Slice_string_To_int64 (and
+ * _Pointer_int64) read them: strconv.ParseInt(first value, 10, 64), the
+ * error strconv's, its input quoted as Go's %q does.
+ */
+START_TEST(int_params)
+{
+	static const struct {
+		const char	*target;
+		int		 r;
+		int64_t		 want;
+		const char	*err;
+	} ints[] = {
+		{ "/x", 0, 7, NULL },
+		{ "/x?limit=5", 1, 5, NULL },
+		{ "/x?limit=0", 1, 0, NULL },
+		{ "/x?limit=-3", 1, -3, NULL },
+		{ "/x?limit=%2B4", 1, 4, NULL },		/* "+4" */
+		{ "/x?limit=007", 1, 7, NULL },
+		{ "/x?limit=9223372036854775807", 1, INT64_MAX, NULL },
+		{ "/x?limit=-9223372036854775808", 1, INT64_MIN, NULL },
+		{ "/x?limit=2&limit=abc", 1, 2, NULL },		/* the first value */
+		{ "/x?limitx=1&limit=3", 1, 3, NULL },
+		{ "/x?limit=abc", -EINVAL, 0, "strconv.ParseInt: parsing \"abc\": invalid syntax" },
+		{ "/x?limit=", -EINVAL, 0, "strconv.ParseInt: parsing \"\": invalid syntax" },
+		{ "/x?limit", -EINVAL, 0, "strconv.ParseInt: parsing \"\": invalid syntax" },
+		{ "/x?limit=abc&limit=2", -EINVAL, 0,
+		    "strconv.ParseInt: parsing \"abc\": invalid syntax" },
+		{ "/x?limit=-", -EINVAL, 0, "strconv.ParseInt: parsing \"-\": invalid syntax" },
+		{ "/x?limit=%2B-1", -EINVAL, 0,
+		    "strconv.ParseInt: parsing \"+-1\": invalid syntax" },
+		{ "/x?limit=+1", -EINVAL, 0, "strconv.ParseInt: parsing \" 1\": invalid syntax" },
+		{ "/x?limit=1%20", -EINVAL, 0, "strconv.ParseInt: parsing \"1 \": invalid syntax" },
+		{ "/x?limit=1_000", -EINVAL, 0,
+		    "strconv.ParseInt: parsing \"1_000\": invalid syntax" },
+		{ "/x?limit=0x10", -EINVAL, 0,
+		    "strconv.ParseInt: parsing \"0x10\": invalid syntax" },
+		{ "/x?limit=1.5", -EINVAL, 0, "strconv.ParseInt: parsing \"1.5\": invalid syntax" },
+		{ "/x?limit=1s", -EINVAL, 0, "strconv.ParseInt: parsing \"1s\": invalid syntax" },
+		{ "/x?limit=a%22b%0A", -EINVAL, 0,
+		    "strconv.ParseInt: parsing \"a\\\"b\\n\": invalid syntax" },
+		{ "/x?limit=9223372036854775808", -ERANGE, 0,
+		    "strconv.ParseInt: parsing \"9223372036854775808\": value out of range" },
+		{ "/x?limit=-9223372036854775809", -ERANGE, 0,
+		    "strconv.ParseInt: parsing \"-9223372036854775809\": value out of range" },
+		{ "/x?limit=99999999999999999999", -ERANGE, 0,
+		    "strconv.ParseInt: parsing \"99999999999999999999\": value out of range" },
+		/* Left to right: the first fault names the error. */
+		{ "/x?limit=99999999999999999999x", -ERANGE, 0,
+		    "strconv.ParseInt: parsing \"99999999999999999999x\": value out of range" },
+		{ "/x?limit=9x9999999999999999999", -EINVAL, 0,
+		    "strconv.ParseInt: parsing \"9x9999999999999999999\": invalid syntax" },
+	};
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(ints); i++) {
+		struct dc_req req = { 0 };
+		int64_t v = 7;
+		char err[128] = "";
+
+		ck_assert_int_eq(req_set_target(&req, ints[i].target), 0);
+		ck_assert_msg(req_param_i64(&req, "limit", &v, err, sizeof(err)) == ints[i].r,
+		    "%s", ints[i].target);
+		if (ints[i].r >= 0)
+			ck_assert_msg(v == ints[i].want, "%s: %" PRId64, ints[i].target, v);
+		else
+			ck_assert_str_eq(err, ints[i].err);
+		req_clear(&req);
+	}
+}
+END_TEST
+
+/* dryRun as a []string: every value counts, each must be "All". */
+START_TEST(dry_run_params)
+{
+	static const struct {
+		const char	*target;
+		bool		 ok, dry;
+		const char	*repr;
+	} runs[] = {
+		{ "/x", true, false, "[]string{}" },
+		{ "/x?dryRun=All", true, true, "[]string{\"All\"}" },
+		{ "/x?dryRun=All&dryRun=All", true, true, "[]string{\"All\", \"All\"}" },
+		{ "/x?dryRun=", false, false, "[]string{\"\"}" },
+		{ "/x?dryRun", false, false, "[]string{\"\"}" },
+		{ "/x?dryRun=all", false, false, "[]string{\"all\"}" },
+		{ "/x?dryRun=All&dryRun=x", false, false, "[]string{\"All\", \"x\"}" },
+		{ "/x?dryRun=a%22b", false, false, "[]string{\"a\\\"b\"}" },
+	};
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(runs); i++) {
+		struct dc_req req = { 0 };
+		char val[64];
+		bool dry = !runs[i].dry;
+
+		ck_assert_int_eq(req_set_target(&req, runs[i].target), 0);
+		ck_assert_msg(req_param_dry_run(&req, &dry, val, sizeof(val)) == runs[i].ok, "%s",
+		    runs[i].target);
+		ck_assert_msg(dry == runs[i].dry, "%s", runs[i].target);
+		ck_assert_str_eq(val, runs[i].repr);
+		req_clear(&req);
+	}
+}
+END_TEST
+
 START_TEST(bad_escapes)
 {
 	static const char *const bad_targets[] = {
@@ -356,6 +461,8 @@ dc_router_suite(void)
 	tcase_add_test(tc, methods);
 	tcase_add_test(tc, targets);
 	tcase_add_test(tc, bool_params);
+	tcase_add_test(tc, int_params);
+	tcase_add_test(tc, dry_run_params);
 	tcase_add_test(tc, bad_escapes);
 	tcase_add_test(tc, too_many_params);
 	tcase_add_test(tc, decode);

@@ -440,6 +440,59 @@ START_TEST(timeout_and_bookmarks)
 }
 END_TEST
 
+/*
+ * A watch that asked for bookmarks gets one 2 s before its timeout, as
+ * the watch cache sends it, however long the bookmark period; one that
+ * did not ask gets none.
+ */
+START_TEST(bookmark_before_timeout)
+{
+	struct dc *dc;
+	struct events e = { 0 };
+	struct dc_stream *s, *plain, *brief;
+
+	fake_clock_install(1000000);
+	dc = new_dc(NULL);
+	put(dc, cm("a", "x", NULL, "1"));
+	s = start(dc, &(struct dc_watch_opts){ .rt = cms(dc), .since = 1, .timeout_s = 3,
+	    .bookmarks = true });
+	plain = start(dc, &(struct dc_watch_opts){ .rt = cms(dc), .since = 1,
+	    .timeout_s = 3 });
+	/* Too short for a bookmark before its end. */
+	brief = start(dc, &(struct dc_watch_opts){ .rt = cms(dc), .since = 1,
+	    .timeout_s = 2, .bookmarks = true });
+	fake_clock_advance(999);
+	(void)timers_run(dc);
+	drain(s, &e);
+	ck_assert_uint_eq(e.n, 0);
+	fake_clock_advance(1);
+	ck_assert_uint_ge(timers_run(dc), 1);
+	drain(s, &e);
+	ck_assert_uint_eq(e.n, 1);
+	ck_assert_str_eq(e.type[0], "BOOKMARK");
+	ck_assert_uint_eq(obj_rv(e.obj[0]), 1);
+	ck_assert(!e.end);
+	events_clear(&e);
+	fake_clock_advance(2000);
+	(void)timers_run(dc);
+	drain(s, &e);
+	ck_assert_uint_eq(e.n, 0);
+	ck_assert(e.end);
+	drain(plain, &e);
+	ck_assert_uint_eq(e.n, 0);
+	ck_assert(e.end);
+	drain(brief, &e);
+	ck_assert_uint_eq(e.n, 0);
+	ck_assert(e.end);
+	events_clear(&e);
+	s->ops->release(s);
+	plain->ops->release(plain);
+	brief->ops->release(brief);
+	api_free(dc);
+	fake_clock_uninstall();
+}
+END_TEST
+
 START_TEST(tables)
 {
 	struct dc *dc = new_dc(NULL);
@@ -542,6 +595,7 @@ dc_watch_suite(void)
 	tcase_add_test(tc, replay_beyond_backlog);
 	tcase_add_test(tc, history_keeps_fresh_events);
 	tcase_add_test(tc, timeout_and_bookmarks);
+	tcase_add_test(tc, bookmark_before_timeout);
 	tcase_add_test(tc, tables);
 	tcase_add_test(tc, shared_chunks);
 	tcase_add_test(tc, events_view);
