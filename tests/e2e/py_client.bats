@@ -32,7 +32,7 @@ setup_file() {
 	    --pod-start-delay 50ms
 	PY_OUT="$BATS_FILE_TMPDIR/checks"
 	export PY_OUT
-	CRDS_DIR="$DC_REPO/crds" timeout 120 "$PY" \
+	PYTHONDONTWRITEBYTECODE=1 CRDS_DIR="$DC_REPO/crds" timeout 120 "$PY" \
 	    "$DC_REPO/tests/e2e/python/test_client.py" >"$PY_OUT" 2>&1 || true
 }
 
