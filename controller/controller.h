@@ -367,12 +367,16 @@ bool	 expect_conflict(struct expect *, const char *key, int64_t session,
  * A PodGroup, Service or NetworkPolicy of run 'key' was created for
  * 'session'. expect_child(): whether one created for 'session' is not
  * yet in the cache ('seen' false) and so counts as present; 'seen' true
- * (the cache shows it) forgets the entry.
+ * (the cache shows it) forgets the entry. expect_child_deleted(): one the
+ * cache did not show was deleted by name (a session that ended at once):
+ * forgets the entry too, as the cache may never show it (its create and
+ * delete can both reach the cache between two reconciles).
  */
 void	 expect_child_created(struct expect *, const char *key, enum ty_kind kind,
 	    int64_t session);
 bool	 expect_child(struct expect *, const char *key, enum ty_kind kind,
 	    int64_t session, bool seen);
+void	 expect_child_deleted(struct expect *, const char *key, enum ty_kind kind);
 /* Forgets everything about run 'key' (the Run is gone). */
 void	 expect_forget(struct expect *, const char *key);
 

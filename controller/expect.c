@@ -708,3 +708,19 @@ expect_child(struct expect *x, const char *key, enum ty_kind kind, int64_t sessi
 	pthread_mutex_unlock(&x->lock);
 	return found;
 }
+
+void
+expect_child_deleted(struct expect *x, const char *key, enum ty_kind kind)
+{
+	struct run_exp *e;
+
+	if (kind >= TY_KIND_POD)
+		return;
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, false)) != NULL && e->o != NULL &&
+	    e->o->child_session[kind] != 0) {
+		e->o->child_session[kind] = 0;
+		(void)tidy(x, e, kc_clock_now_ms());
+	}
+	pthread_mutex_unlock(&x->lock);
+}

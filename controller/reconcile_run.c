@@ -297,6 +297,9 @@ do_delete(struct rctx *rc, const struct ty_delete *d)
 		atomic_fetch_add(&rc->c->n.objects_deleted, 1);
 	if (d->uid[0] != '\0')
 		(void)expect_delete(rc->c->expect, rc->key, d->uid);
+	else
+		/* Created, never cached, now gone: the cache alone says from here. */
+		expect_child_deleted(rc->c->expect, rc->key, d->kind);
 	return 0;
 }
 

@@ -135,3 +135,26 @@ EOF
 	[ "$(kubectl get service web -n "$NS" -o jsonpath='{.metadata.ownerReferences[0].uid}')" = \
 	    "$(rn web '{.metadata.uid}')" ]
 }
+
+@test "a session a conflict ends before the cache shows its Service is still cleaned up" {
+	kubectl apply -n "$NS" -f - >/dev/null <<'EOF2'
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: web}
+spec:
+  podSelector: {}
+EOF2
+	# The controller's Service watch starts again a minute late: the Service
+	# it creates is deleted before its cache could show it.
+	kubectl create --raw /devcluster/faults -f - >/dev/null \
+	    <<<'{"verb":"watch","resource":"services","latencyMs":60000,"count":1}'
+	kubectl create --raw /devcluster/faults/drop-watches -f - <<<'{}' >/dev/null
+	run_web
+	conflicted web "networkpolicy $NS/web exists and is not owned by this Run"
+	run kubectl get service web -n "$NS"
+	[ "$status" -ne 0 ]
+	kubectl delete --raw /devcluster/faults >/dev/null
+	# A controller that watches Services from the start, for any test after this.
+	ctl_stop
+	ctl_restart
+}

@@ -116,6 +116,35 @@ START_TEST(deletes_and_children)
 }
 END_TEST
 
+/*
+ * A session that ends at once (a name conflict 100 ms after its start)
+ * deletes by name the children the cache does not show yet. Their create
+ * and delete may both reach the cache between two reconciles, which then
+ * never see them: the delete forgets them, or they would count as
+ * present until the TTL and the session would never be cleaned up.
+ */
+START_TEST(children_deleted_unseen)
+{
+	struct expect *x = new_expect();
+
+	expect_child_created(x, KEY, TY_KIND_PODGROUP, 1);
+	expect_child_created(x, KEY, TY_KIND_SERVICE, 1);
+	ck_assert(expect_child(x, KEY, TY_KIND_SERVICE, 1, false));
+	expect_child_deleted(x, KEY, TY_KIND_SERVICE);
+	ck_assert(!expect_child(x, KEY, TY_KIND_SERVICE, 1, false));
+	ck_assert(expect_child(x, KEY, TY_KIND_PODGROUP, 1, false));
+	expect_child_deleted(x, KEY, TY_KIND_PODGROUP);
+	ck_assert(!expect_child(x, KEY, TY_KIND_PODGROUP, 1, false));
+	/* Nothing else, or another Run's, is touched. */
+	expect_child_deleted(x, KEY, TY_KIND_NETPOL);
+	expect_child_deleted(x, "team-a/r2", TY_KIND_SERVICE);
+	expect_child_created(x, "team-a/r2", TY_KIND_NETPOL, 2);
+	expect_child_deleted(x, KEY, TY_KIND_NETPOL);
+	ck_assert(expect_child(x, "team-a/r2", TY_KIND_NETPOL, 2, false));
+	free_expect(x);
+}
+END_TEST
+
 START_TEST(status_writes)
 {
 	struct expect *x = new_expect();
@@ -281,6 +310,7 @@ ctl_expect_suite(void)
 
 	tcase_add_test(tc, created_until_cached);
 	tcase_add_test(tc, deletes_and_children);
+	tcase_add_test(tc, children_deleted_unseen);
 	tcase_add_test(tc, status_writes);
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, conflicts);
