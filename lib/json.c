@@ -126,8 +126,13 @@ kc_json_intv(const struct json_object *o, int64_t def, ...)
 	return json_object_get_int64(v);
 }
 
+/*
+ * 'def' is an int: va_start() after a parameter that default argument
+ * promotion changes (bool becomes int) is undefined behaviour (C11
+ * 7.16.1.4).
+ */
 bool
-kc_json_boolv(const struct json_object *o, bool def, ...)
+kc_json_boolv(const struct json_object *o, int def, ...)
 {
 	struct json_object *v;
 	va_list ap;
@@ -136,7 +141,7 @@ kc_json_boolv(const struct json_object *o, bool def, ...)
 	v = json_walk(o, ap);
 	va_end(ap);
 	if (v == NULL || !json_object_is_type(v, json_type_boolean))
-		return def;
+		return def != 0;
 	return json_object_get_boolean(v);
 }
 

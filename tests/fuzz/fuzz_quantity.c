@@ -1,0 +1,41 @@
+/*
+ * fuzz_quantity.c: resource.Quantity (lib/quantity.c). What parses must
+ * print in canonical form, and that form must parse to an equal quantity
+ * that prints the same.
+ */
+#include <string.h>
+
+#include <kc/err.h>
+#include <kc/quantity.h>
+
+#include "fuzz.h"
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct kc_quantity q, q2, sum;
+	char *s, buf[128], buf2[128];
+	int64_t v;
+
+	if (size > 4096 || (s = fuzz_str(data, size)) == NULL)
+		return 0;
+	if (kc_quantity_parse(s, &q, NULL) == 0) {
+		(void)kc_quantity_value(&q, &v);
+		(void)kc_quantity_milli_value(&q, &v);
+		(void)kc_quantity_value_sat(&q);
+		(void)kc_quantity_milli_sat(&q);
+		sum = q;
+		(void)kc_quantity_add(&sum, &q);
+		(void)kc_quantity_mul(&sum, 3);
+		if (kc_quantity_format(&q, buf, sizeof(buf)) >= 0) {
+			FUZZ_CHECK(kc_quantity_parse(buf, &q2, NULL) == 0);
+			FUZZ_CHECK(kc_quantity_cmp(&q, &q2) == 0);
+			FUZZ_CHECK(kc_quantity_format(&q2, buf2, sizeof(buf2)) >= 0);
+			FUZZ_CHECK(strcmp(buf, buf2) == 0);
+		}
+	}
+	if (kc_quantity_parse_sat(s, &q, NULL) == 0)
+		(void)kc_quantity_milli_sat(&q);
+	free(s);
+	return 0;
+}
