@@ -16,6 +16,8 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -23,6 +25,36 @@
 
 #include <kc/alloc.h>
 #include <kc/json.h>
+
+/*
+ * Whether every number in 'o' is finite. json-c takes NaN, Infinity and
+ * -Infinity even in strict mode, and an exponent past the range as an
+ * infinity; none is JSON (RFC 8259, section 6), encoding/json refuses
+ * them and neither yajl (kc/jsonstream.h) nor any writer takes them.
+ */
+static bool
+json_finite(struct json_object *o)
+{
+	switch (json_object_get_type(o)) {
+	case json_type_double:
+		return isfinite(json_object_get_double(o));
+	case json_type_object: {
+		json_object_object_foreach(o, key, v) {
+			(void)key;
+			if (!json_finite(v))
+				return false;
+		}
+		return true;
+	}
+	case json_type_array:
+		for (size_t i = 0; i < json_object_array_length(o); i++)
+			if (!json_finite(json_object_array_get_idx(o, i)))
+				return false;
+		return true;
+	default:
+		return true;
+	}
+}
 
 int
 kc_json_parse(const char *text, size_t len, struct json_object **ret,
@@ -66,6 +98,11 @@ kc_json_parse(const char *text, size_t len, struct json_object **ret,
 			return kc_status_set(st, KC_EPARSE,
 			    "JSON: unexpected data after the value at offset %zu", off);
 		}
+	}
+	if (!json_finite(o)) {
+		json_object_put(o);
+		return kc_status_set(st, KC_EPARSE,
+		    "JSON: a number is NaN, an infinity or out of range");
 	}
 	*ret = o;
 	return 0;

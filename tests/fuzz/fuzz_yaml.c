@@ -1,7 +1,7 @@
 /*
  * fuzz_yaml.c: YAML to json-c (lib/yaml.c), every document of a stream
- * and the first alone; what parses must dump as YAML that parses again
- * to an equal tree.
+ * and the stream as one document; each document that parses must dump as
+ * YAML that parses again, as one document, to an equal tree.
  */
 #include <stdlib.h>
 
@@ -22,10 +22,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > FUZZ_INPUT_MAX)
 		return 0;
 	if (kc_yaml_parse((const char *)data, size, &opts, &o, &st) == 0) {
-		if ((text = kc_yaml_dump(o, &len)) != NULL) {
-			FUZZ_CHECK(kc_yaml_parse(text, len, NULL, &again, &st) == 0);
-			FUZZ_CHECK(json_object_equal(o, again));
-			json_object_put(again);
+		for (size_t i = 0; i < json_object_array_length(o); i++) {
+			struct json_object *doc = json_object_array_get_idx(o, i);
+
+			if ((text = kc_yaml_dump(doc, &len)) == NULL)
+				continue;
+			again = NULL;
+			FUZZ_CHECK(kc_yaml_parse_one(text, len, NULL, &again, &st) == 0);
+			FUZZ_CHECK(json_object_equal(doc, again));
+			if (again != NULL)
+				json_object_put(again);
 			free(text);
 		}
 		json_object_put(o);
