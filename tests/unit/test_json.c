@@ -83,6 +83,12 @@ START_TEST(strict_parse)
 		"[1,2,]",
 		"nul",
 		"\"unterminated",
+		/* json-c takes these even in strict mode; JSON has no such numbers. */
+		"NaN",
+		"[1, Infinity]",
+		"{\"a\": -Infinity}",
+		"{\"a\": {\"b\": [1e999]}}",
+		"-1e400",
 	};
 	struct json_object *o = NULL;
 	struct kc_status st;
