@@ -46,13 +46,11 @@ char	*fuzz_str(const uint8_t *data, size_t size);
 int	fuzz_split(const uint8_t *data, size_t size, char **ret, size_t n);
 void	fuzz_parts_free(char **parts, size_t n);
 
-/* The input's first byte as a small integer (0 when empty), for choices. */
-unsigned fuzz_byte(const uint8_t *data, size_t size, size_t i);
-
 /* Parses JSON leniently for a target's fixed inputs; NULL if not JSON. */
 struct json_object *fuzz_json(const char *text);
 
-/* Silences libkc's logger and sets fixed hooks once (idempotent). */
-void	fuzz_init(void);
+/* The bytes of 'o' printed plainly (0 for NULL): a digest to compare runs by. */
+size_t	fuzz_json_size(struct json_object *o);
+
 
 #endif

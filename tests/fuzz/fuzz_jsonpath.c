@@ -35,10 +35,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		doc = fuzz_json(pod_json);
 	if (doc != NULL && jsonpath_parse(parts[0], &jp, &st) == 0) {
 		kc_buf_init(&out, 1 << 20);
-		(void)jsonpath_execute(jp, doc, 0, &out, &st);
+		if (jsonpath_execute(jp, doc, 0, &out, &st) == 0)
+			FUZZ_CHECK(out.len <= JSONPATH_PRINT_MAX);
 		kc_buf_free(&out);
 		kc_buf_init(&out, 1 << 20);
-		(void)jsonpath_execute(jp, doc, JSONPATH_ALLOW_MISSING, &out, &st);
+		if (jsonpath_execute(jp, doc, JSONPATH_ALLOW_MISSING, &out, &st) == 0)
+			FUZZ_CHECK(out.len <= JSONPATH_PRINT_MAX);
 		kc_buf_free(&out);
 		jsonpath_free(jp);
 	}

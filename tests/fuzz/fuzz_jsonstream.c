@@ -20,13 +20,9 @@ static int
 on_value(void *arg, struct json_object *obj, struct kc_status *st)
 {
 	struct count *c = arg;
-	size_t len = 0;
-
 	(void)st;
 	c->n++;
-	if (obj != NULL)
-		(void)json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &len);
-	c->bytes += len;
+	c->bytes += fuzz_json_size(obj);
 	return 0;
 }
 

@@ -22,13 +22,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > 4096 || (s = fuzz_str(data, size)) == NULL)
 		return 0;
 	if (kc_quantity_parse(s, &q, NULL) == 0) {
-		(void)kc_quantity_value(&q, &v);
-		(void)kc_quantity_milli_value(&q, &v);
-		(void)kc_quantity_value_sat(&q);
-		(void)kc_quantity_milli_sat(&q);
+		/* What fits gives the same figure whether it may saturate or not. */
+		if (kc_quantity_value(&q, &v) == 0)
+			FUZZ_CHECK(v == kc_quantity_value_sat(&q));
+		if (kc_quantity_milli_value(&q, &v) == 0)
+			FUZZ_CHECK(v == kc_quantity_milli_sat(&q));
 		sum = q;
-		(void)kc_quantity_add(&sum, &q);
-		(void)kc_quantity_mul(&sum, 3);
+		if (kc_quantity_add(&sum, &q) == 0 && kc_quantity_mul(&sum, 3) == 0)
+			FUZZ_CHECK(kc_quantity_sign(&sum) == kc_quantity_sign(&q));
 		if (kc_quantity_format(&q, buf, sizeof(buf)) >= 0) {
 			FUZZ_CHECK(kc_quantity_parse(buf, &q2, NULL) == 0);
 			FUZZ_CHECK(kc_quantity_cmp(&q, &q2) == 0);

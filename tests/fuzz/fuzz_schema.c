@@ -23,12 +23,14 @@ custom_resource(const struct json_object *schema, const char *text)
 
 	if (kc_json_parse(text, strlen(text), &obj, NULL) < 0)
 		return;
-	(void)schema_validate(schema, obj, &errs);
+	if (schema_validate(schema, obj, &errs) == KC_EINVALID)
+		FUZZ_CHECK(errs.n > 0 || errs.dropped > 0);
 	if (schema_prune(schema, obj, &unknown) == 0)
 		json_object_put(unknown);
 	if (schema_default(schema, obj) == 0) {
 		memset(&errs, 0, sizeof(errs));
-		(void)schema_validate(schema, obj, &errs);
+		if (schema_validate(schema, obj, &errs) == KC_EINVALID)
+			FUZZ_CHECK(errs.n > 0 || errs.dropped > 0);
 	}
 	json_object_put(obj);
 }

@@ -27,15 +27,11 @@ static int
 on_event(void *arg, int type, struct json_object *obj, struct kc_status *st)
 {
 	struct seen *s = arg;
-	size_t len = 0;
-
 	(void)st;
 	if (s->n < EVENTS_MAX)
 		s->types[s->n] = type;
 	s->n++;
-	if (obj != NULL)
-		(void)json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &len);
-	s->bytes += len;
+	s->bytes += fuzz_json_size(obj);
 	return 0;
 }
 

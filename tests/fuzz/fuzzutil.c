@@ -72,12 +72,6 @@ fuzz_parts_free(char **parts, size_t n)
 	}
 }
 
-unsigned
-fuzz_byte(const uint8_t *data, size_t size, size_t i)
-{
-	return i < size ? data[i] : 0;
-}
-
 struct json_object *
 fuzz_json(const char *text)
 {
@@ -88,7 +82,12 @@ fuzz_json(const char *text)
 	return o;
 }
 
-void
-fuzz_init(void)
+size_t
+fuzz_json_size(struct json_object *o)
 {
+	size_t len = 0;
+
+	if (o != NULL)
+		(void)json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+	return len;
 }

@@ -3,10 +3,10 @@
  * without libFuzzer, so "make test" replays the seed corpora and every
  * regression input with gcc and the unit tests' sanitizers.
  *
- *	replay_<target> [-n N] PATH...
+ *	replay_<target> [-n N] PATH... [-n N PATH...]
  *
  * A PATH that is a directory gives its files (sorted, not recursive); -n
- * takes at most N files from each directory. Prints "replay: <n> inputs"
+ * takes at most N files from each directory named after it. Prints "replay: <n> inputs"
  * and exits 0, or stops at the first crash, which the sanitizer reports
  * with the file named on stderr just before.
  */
@@ -27,7 +27,7 @@ run_file(const char *path, size_t *count)
 	size_t len = 0, cap = 0, n;
 
 	if ((f = fopen(path, "rb")) == NULL) {
-		fprintf(stderr, "replay: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "replay: %s: %m\n", path);
 		return -1;
 	}
 	do {
@@ -96,13 +96,12 @@ main(int argc, char **argv)
 {
 	size_t count = 0;
 	long limit = -1;
-	int i = 1;
 
-	if (argc > 2 && strcmp(argv[1], "-n") == 0) {
-		limit = strtol(argv[2], NULL, 10);
-		i = 3;
-	}
-	for (; i < argc; i++) {
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-n") == 0 && i + 1 < argc) {
+			limit = strtol(argv[++i], NULL, 10);
+			continue;
+		}
 		if (run_path(argv[i], limit, &count) < 0) {
 			fprintf(stderr, "replay: %s: cannot read\n", argv[i]);
 			return 1;
