@@ -12,7 +12,8 @@
  *	body
  *
  * Without an Authorization header the request carries the admin's
- * token. Every reply has a status from 100 to 599 and a body that fits.
+ * token. Every reply has a status from 100 to 599, and a body that says
+ * it is application/json parses as JSON.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include <kc/alloc.h>
 #include <kc/buf.h>
 #include <kc/err.h>
+#include <kc/json.h>
 
 #include "../../devcluster/devcluster.h"
 
@@ -102,6 +104,15 @@ one(struct dc *dc, char *text)
 	resp_init(&resp);
 	api_handle(dc, &req, &resp);
 	FUZZ_CHECK(resp.status >= 100 && resp.status <= 599);
+	/* What says it is JSON is JSON. */
+	if (resp.stream == NULL && resp.content_type != NULL && resp.body.len > 0 &&
+	    strcmp(resp.content_type, "application/json") == 0) {
+		struct json_object *o = NULL;
+
+		FUZZ_CHECK(kc_json_parse(resp.body.data, resp.body.len, &o, NULL) == 0);
+		if (o != NULL)
+			json_object_put(o);
+	}
 	if (resp.stream != NULL) {
 		struct dc_chunk *c;
 

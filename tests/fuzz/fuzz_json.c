@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include <kc/alloc.h>
 #include <kc/err.h>
 #include <kc/json.h>
 
@@ -26,7 +27,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(kc_json_parse(text, len, &again, &st) == 0);
 		FUZZ_CHECK(json_object_equal(o, again));
 		json_object_put(again);
-		free(text);
+		kc_free(text);
 	}
 	json_object_put(o);
 	return 0;

@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include <kc/alloc.h>
 #include <kc/err.h>
 #include <kc/yaml.h>
 
@@ -32,7 +33,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(json_object_equal(doc, again));
 			if (again != NULL)
 				json_object_put(again);
-			free(text);
+			kc_free(text);
 		}
 		json_object_put(o);
 	}
