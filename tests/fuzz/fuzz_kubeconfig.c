@@ -20,6 +20,13 @@
 static char dir[64];
 static char file[96];
 
+static void
+cleanup(void)
+{
+	(void)unlink(file);
+	(void)rmdir(dir);
+}
+
 static int
 setup(void)
 {
@@ -29,7 +36,7 @@ setup(void)
 	if (mkdtemp(dir) == NULL)
 		return -errno;
 	(void)snprintf(file, sizeof(file), "%s/config", dir);
-	return 0;
+	return atexit(cleanup) == 0 ? 0 : -ENOMEM;
 }
 
 static void
