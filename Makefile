@@ -464,7 +464,7 @@ image:
 # the suites side by side, one that starts last then ends with the rest.
 E2E_LONG	 = ctl_project_quota ctl_ops ctl_upgrade cli_ops cli_logs ctl_projects \
 		   cli_admin dc_gang dc_api dc_robust ctl_objects \
-		   ctl_webhook dc_core ctl_runbook dc_lifecycle manifests
+		   ctl_webhook dc_core ctl_runbook dc_lifecycle manifests ctl_hostile
 E2E_SUITES	 = $(wildcard $(E2E_LONG:%=tests/e2e/%.bats)) \
 		   $(filter-out $(E2E_LONG:%=tests/e2e/%.bats),$(wildcard tests/e2e/*.bats))
 # Suites run side by side, one per CPU (GNU parallel, as bats --jobs needs);

@@ -187,9 +187,9 @@ validate_run(struct areq *a)
 		deny_problem(a, &probs);
 		return 0;
 	}
-	if (p->max_gpus_per_run < 0 || a->ops->cfg == NULL)
+	if (a->ops->cfg == NULL)
 		return 0;
-	/* The GPUs as the controller will count them: with the default profile. */
+	/* The Run as the controller will see it: with the default profile. */
 	if ((run = kc_json_copy(a->obj)) == NULL)
 		return -ENOMEM;
 	/* A mutating webhook sees a new Run before the server gives it a uid. */
@@ -204,10 +204,24 @@ validate_run(struct areq *a)
 		if (a->ops->profile != NULL)
 			profile = a->ops->profile(a->ops->arg, name);
 	}
-	if ((r = model_validate(run, profile, a->ops->cfg, &spec, &probs)) < 0)
-		return r == -ENOMEM ? r : 0;	/* invalid: the controller says why */
-	if (project_run_check(p, name, spec, &probs) > 0)
+	if ((r = model_validate(run, profile, a->ops->cfg, &spec, &probs)) < 0) {
+		if (r == -ENOMEM)
+			return r;
+		/* Outside the security envelope: refused; else the controller says why. */
+		if (probs.envelope > 0 && probs.envelope <= probs.n)
+			deny(a, "%s: %s", probs.p[probs.envelope - 1].field,
+			    probs.p[probs.envelope - 1].message);
+		return 0;
+	}
+	if (p->max_gpus_per_run >= 0 && project_run_check(p, name, spec, &probs) > 0) {
 		deny_problem(a, &probs);
+		return 0;
+	}
+	/* Its pods as the namespace's Pod Security level will judge them. */
+	if ((r = project_run_pod_security(p, a->ns, name, spec, a->ops->cfg, &probs)) < 0)
+		return r;
+	if (r > 0)
+		deny(a, "%s", probs.p[probs.n - 1].message);
 	return 0;
 }
 

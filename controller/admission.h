@@ -18,8 +18,11 @@
  *	/validate	refuses, with the field and the reason, a new Run
  *			whose Service or NetworkPolicy name the caches show
  *			taken by someone else's object (names.h), a Run whose
- *			profile the project does not allow or that asks for
- *			more GPUs than maxGPUsPerRun, and a ProjectMember that
+ *			profile the project does not allow, that asks for
+ *			more GPUs than maxGPUsPerRun, or whose pods would ask
+ *			for more than its profile's security envelope allows
+ *			(model.h: every violation, in Pod Security's words),
+ *			and a ProjectMember that
  *			breaks the member policy (project.c's rules, plus the
  *			ones only admission can tell: expiresAt within
  *			maxInvitationTTL from now, maxGPUs within

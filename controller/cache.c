@@ -705,6 +705,25 @@ cache_owned_hash(const struct json_object *obj)
 	return h;
 }
 
+uint64_t
+cache_psa_hash(const struct json_object *obj)
+{
+	static const char *const labels[] = {
+		"pod-security.kubernetes.io/enforce", "pod-security.kubernetes.io/enforce-version",
+		"pod-security.kubernetes.io/warn", "pod-security.kubernetes.io/warn-version",
+		"pod-security.kubernetes.io/audit", "pod-security.kubernetes.io/audit-version",
+	};
+	uint64_t h = KC_FNV1A64_INIT;
+
+	for (size_t i = 0; i < KC_ARRAY_SIZE(labels); i++) {
+		const char *s = kc_json_str(obj, "metadata", "labels", labels[i]);
+
+		h = kc_fnv1a64_str(kc_fnv1a64(h, s != NULL ? "v" : "-", 1), s != NULL ? s : "");
+		h = kc_fnv1a64(h, "", 1);
+	}
+	return h;
+}
+
 static void
 owned_pack(struct ty_owned_item *it, const struct json_object *obj, struct packer *pk)
 {
@@ -739,6 +758,22 @@ owned_transform(void *arg, const struct json_object *obj, void **ret,
 	(void)arg;
 	(void)st;
 	return cache_owned_from_json(obj, (struct ty_owned_item **)ret);
+}
+
+/* A namespace: its hash is of its Pod Security labels (the spec is the API server's). */
+static int
+ns_transform(void *arg, const struct json_object *obj, void **ret, struct kc_status *st)
+{
+	struct ty_owned_item *it = NULL;
+	int r;
+
+	(void)arg;
+	(void)st;
+	if ((r = cache_owned_from_json(obj, &it)) < 0)
+		return r;
+	it->hash = cache_psa_hash(obj);
+	*ret = it;
+	return 0;
 }
 
 /* What a Project owns is indexed by the project's name. */
@@ -827,7 +862,7 @@ const struct ty_cache_kind cache_kinds[TY_CACHE_N] = {
 		.name = "namespaces", .res = &kc_res_namespaces, .projects = true,
 		.selector = TY_LABEL_PROJECT,
 		.keep = owned_keep, .nkeep = KC_ARRAY_SIZE(owned_keep),
-		.transform = owned_transform, .index = owned_index,
+		.transform = ns_transform, .index = owned_index,
 	},
 	[TY_CACHE_QUOTAS] = {
 		.name = "resourcequotas", .res = &kc_res_resourcequotas, .projects = true,

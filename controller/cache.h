@@ -227,11 +227,12 @@ const char *cache_obj_dict(size_t *ret_len);
 /*
  * A Namespace, ResourceQuota, NetworkPolicy, RoleBinding, ClusterRole or
  * ClusterRoleBinding labelled with trainyard.dev/project: its labels and
- * a hash of the fields the Project reconcilers own (cache_owned_hash()),
- * so drift is seen without keeping the object.
+ * a hash of the fields the Project reconcilers own (cache_owned_hash();
+ * for a Namespace, whose spec is the API server's, of its Pod Security
+ * labels, cache_psa_hash()), so drift is seen without keeping the object.
  */
 struct ty_owned_item {
-	uint64_t	 hash;		/* cache_owned_hash() */
+	uint64_t	 hash;		/* cache_owned_hash(); a namespace's: cache_psa_hash() */
 	bool		 deleting;
 	uint16_t	 project;	/* trainyard.dev/project, or "" */
 	uint16_t	 member;	/* trainyard.dev/member, or "" */
@@ -259,6 +260,12 @@ ty_owned_member(const struct ty_owned_item *it)
  * for its cached copy when nobody changed it. Pure.
  */
 uint64_t cache_owned_hash(const struct json_object *obj);
+/*
+ * A hash of the Pod Security labels of an object (a namespace):
+ * pod-security.kubernetes.io/{enforce,warn,audit} and their -version,
+ * absent ones included. Pure.
+ */
+uint64_t cache_psa_hash(const struct json_object *obj);
 /* Makes the cached form of an object a Project owns; -ENOMEM. */
 int	cache_owned_from_json(const struct json_object *obj, struct ty_owned_item **ret)
 	    _must_check_;

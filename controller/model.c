@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/types.h>
 
 #include <json-c/json.h>
@@ -45,7 +46,9 @@
 #include <kc/buf.h>
 #include <kc/err.h>
 #include <kc/json.h>
+#include <kc/podsecurity.h>
 #include <kc/quantity.h>
+#include <kc/sbuf.h>
 #include <kc/selector.h>
 #include <kc/str.h>
 #include <kc/validation.h>
@@ -981,6 +984,7 @@ v_priority(struct vctx *c)
 static int
 v_template(struct vctx *c, struct json_object *ps)
 {
+	static const char *const host_keys[] = { "hostNetwork", "hostPID", "hostIPC" };
 	struct json_object *tspec = kc_json_get(c->rspec, "template", "spec");
 	struct json_object *tmeta = kc_json_get(c->rspec, "template", "metadata");
 	const char *sa = kc_json_str(tspec, "serviceAccountName");
@@ -1001,6 +1005,13 @@ v_template(struct vctx *c, struct json_object *ps)
 	    (r = copy_key(ps, "securityContext", tspec, "securityContext")) < 0 ||
 	    (r = copy_key(ps, "volumes", tspec, "volumes")) < 0)
 		return r;
+	for (size_t i = 0; i < KC_ARRAY_SIZE(host_keys); i++) {
+		snprintf(field, sizeof(field), "spec.template.spec.%s", host_keys[i]);
+		if (want(c, kc_json_get(tspec, host_keys[i]), json_type_boolean, field,
+		    "true or false") && kc_json_bool(tspec, false, host_keys[i]) &&
+		    (r = kc_json_set_bool(ps, host_keys[i], true)) < 0)
+			return r;
+	}
 	snprintf(field, sizeof(field), "%sspec.podAnnotations", c->pfx);
 	if ((r = merge_map(c, kc_json_get(c->pspec, "podAnnotations"), field, false, true,
 	    &c->spec->annotations)) < 0 ||
@@ -1009,6 +1020,397 @@ v_template(struct vctx *c, struct json_object *ps)
 		return r;
 	return merge_map(c, kc_json_get(tmeta, "labels"), "spec.template.metadata.labels",
 	    true, true, &c->spec->labels);
+}
+
+/* ------------------------------------------------------------------ */
+/* The security envelope */
+
+/*
+ * What a Run's pods may ask for, from its profile's spec.security; without
+ * a profile, or without the field, the tightest envelope: nothing
+ * privileged, no host namespaces or ports, no added capabilities, no
+ * hostPath, and the volume types of default_volumes. The rest of Pod
+ * Security's baseline level (seccomp, AppArmor, SELinux, /proc, sysctls,
+ * Windows host processes), which no profile relaxes, is its engine's
+ * (kc/podsecurity.h). Each violation is worded as Pod Security words it,
+ * "reason (detail)", and all of them make one problem.
+ */
+struct envelope {
+	bool				 privileged, host_network, host_pid, host_ipc;
+	const struct json_object	*caps;		/* allowedCapabilities */
+	const struct json_object	*volumes;	/* allowedVolumeTypes; NULL: default */
+	const struct json_object	*host_paths;	/* allowedHostPaths */
+};
+
+/* The volume types of the tightest envelope (Pod Security's restricted list). */
+static const char *const default_volumes[] = {
+	"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
+	"projected", "secret",
+};
+
+static bool
+in_list(const char *s, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(s, list[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A capability's name without CAP_, upper case, as the runtimes read it. */
+static void
+cap_name(const char *s, char *buf, size_t size)
+{
+	size_t i = 0;
+
+	if (strncasecmp(s, "CAP_", 4) == 0)
+		s += 4;
+	for (; s[i] != '\0' && i + 1 < size; i++)
+		buf[i] = (char)(s[i] >= 'a' && s[i] <= 'z' ? s[i] - 'a' + 'A' : s[i]);
+	buf[i] = '\0';
+}
+
+/* Whether the JSON list 'l' holds 's' or "*" ('caps': compared as capabilities). */
+static bool
+listed(const struct json_object *l, const char *s, bool caps)
+{
+	char a[64], b[64];
+
+	/* No capability has a longer name: never let a cut one match. */
+	if (caps && strlen(s) >= sizeof(a))
+		return false;
+	if (caps)
+		cap_name(s, a, sizeof(a));
+	for (size_t i = 0; l != NULL && json_object_is_type(l, json_type_array) &&
+	    i < json_object_array_length(l); i++) {
+		const char *e = json_object_get_string(json_object_array_get_idx(l, i));
+
+		if (e == NULL || !json_object_is_type(json_object_array_get_idx(l, i),
+		    json_type_string))
+			continue;
+		if (strcmp(e, "*") == 0)
+			return true;
+		if (caps) {
+			cap_name(e, b, sizeof(b));
+			if (strlen(e) < sizeof(b) && strcmp(a, b) == 0)
+				return true;
+		} else if (strcmp(e, s) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* One violation "reason (detail)" appended to 'b', comma-separated. */
+static void
+violation(struct kc_sbuf *b, unsigned *n, const char *reason, const char *fmt, ...)
+    _printf_(4, 5);
+
+static void
+violation(struct kc_sbuf *b, unsigned *n, const char *reason, const char *fmt, ...)
+{
+	char detail[320];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	kc_sbuf_printf(b, "%s%s (%s)", *n > 0 ? ", " : "", reason, detail);
+	(*n)++;
+}
+
+static void
+env_read(struct vctx *c, struct envelope *e)
+{
+	const struct json_object *sec = kc_json_get(c->pspec, "security");
+	static const char *const lists[] = {
+		"allowedCapabilities", "allowedVolumeTypes", "allowedHostPaths",
+	};
+	char field[400];
+
+	*e = (struct envelope){ 0 };
+	if (c->profile == NULL || sec == NULL)
+		return;
+	snprintf(field, sizeof(field), "%sspec.security", c->pfx);
+	if (!want(c, sec, json_type_object, field, "an object"))
+		return;
+	for (size_t i = 0; i < KC_ARRAY_SIZE(lists); i++) {
+		snprintf(field, sizeof(field), "%sspec.security.%s", c->pfx, lists[i]);
+		want(c, kc_json_get(sec, lists[i]), json_type_array, field, "a list");
+	}
+	e->privileged = kc_json_bool(sec, false, "allowPrivileged");
+	e->host_network = kc_json_bool(sec, false, "allowHostNetwork");
+	e->host_pid = kc_json_bool(sec, false, "allowHostPID");
+	e->host_ipc = kc_json_bool(sec, false, "allowHostIPC");
+	e->caps = kc_json_arr_of(sec, "allowedCapabilities");
+	e->volumes = kc_json_arr_of(sec, "allowedVolumeTypes");
+	e->host_paths = kc_json_arr_of(sec, "allowedHostPaths");
+}
+
+/* Whether 'path' is 'prefix' or below it, by whole components. */
+static bool
+path_under(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	while (n > 1 && prefix[n - 1] == '/')
+		n--;
+	if (n == 1 && prefix[0] == '/')
+		return path[0] == '/';
+	return strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* An absolute path without "." or ".." components nor "//". */
+static bool
+path_clean(const char *p)
+{
+	if (p[0] != '/')
+		return false;
+	for (const char *s = p; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		if (s[1] == '/' || (s[1] == '.' && (s[2] == '/' || s[2] == '\0')) ||
+		    (s[1] == '.' && s[2] == '.' && (s[3] == '/' || s[3] == '\0')))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The allowedHostPaths entry 'path' falls under (NULL: none), preferring
+ * a writable one.
+ */
+static const struct json_object *
+host_path_rule(const struct envelope *e, const char *path)
+{
+	const struct json_object *found = NULL;
+
+	for (size_t i = 0; e->host_paths != NULL &&
+	    i < json_object_array_length(e->host_paths); i++) {
+		const struct json_object *r = json_object_array_get_idx(e->host_paths, i);
+		const char *pfx = kc_json_str(r, "pathPrefix");
+
+		if (pfx == NULL || pfx[0] != '/' || !path_under(path, pfx))
+			continue;
+		if (!kc_json_bool(r, false, "readOnly"))
+			return r;
+		found = r;
+	}
+	return found;
+}
+
+/* Whether every mount of volume 'name' in the main container is read-only. */
+static bool
+mounted_read_only(const struct vctx *c, const char *name)
+{
+	const struct json_object *m = kc_json_arr_of(c->rspec, "volumeMounts");
+
+	for (size_t i = 0; m != NULL && i < json_object_array_length(m); i++) {
+		const struct json_object *v = json_object_array_get_idx(m, i);
+		const char *n = kc_json_str(v, "name");
+
+		if (n != NULL && strcmp(n, name) == 0 && !kc_json_bool(v, false, "readOnly"))
+			return false;
+	}
+	return true;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Appends "\"s\"" to the list 'l' of 'n' entries, ", "-separated, once. */
+static void
+quote_into(struct kc_sbuf *l, unsigned *n, const char *s)
+{
+	char q[96];
+
+	kc_sbuf_quoted(q, sizeof(q), s);
+	if (strstr(l->buf, q) != NULL)
+		return;
+	kc_sbuf_printf(l, "%s%s", *n > 0 ? ", " : "", q);
+	(*n)++;
+}
+
+static void
+env_volumes(const struct vctx *c, const struct envelope *e, struct kc_sbuf *b, unsigned *n)
+{
+	const struct json_object *vols = kc_json_arr_of(kc_json_get(c->rspec, "template",
+	    "spec"), "volumes");
+	char hp[256] = "", rv[256] = "", rt[256] = "";
+	struct kc_sbuf lhp, lrv, lrt;
+	unsigned nhp = 0, nrv = 0, nrt = 0, ntypes = 0;
+	const char *types[32] = { NULL };
+
+	kc_sbuf_init(&lhp, hp, sizeof(hp));
+	kc_sbuf_init(&lrv, rv, sizeof(rv));
+	kc_sbuf_init(&lrt, rt, sizeof(rt));
+	for (size_t i = 0; vols != NULL && i < json_object_array_length(vols); i++) {
+		struct json_object *v = json_object_array_get_idx(vols, i);
+		const char *name = kc_json_str(v, "name");
+		char q[96];
+
+		if (!is_type(v, json_type_object))
+			continue;
+		name = name != NULL ? name : "";
+		json_object_object_foreach(v, type, src) {
+			const char *path = kc_json_str(src, "path");
+			const struct json_object *rule;
+
+			if (strcmp(type, "name") == 0)
+				continue;
+			if (strcmp(type, "hostPath") != 0) {
+				if (e->volumes != NULL ? !listed(e->volumes, type, false) :
+				    !in_list(type, default_volumes, KC_ARRAY_SIZE(default_volumes))) {
+					quote_into(&lrv, &nrv, name);
+					if (ntypes < KC_ARRAY_SIZE(types))
+						types[ntypes++] = type;
+				}
+				continue;
+			}
+			if (path == NULL || !path_clean(path) ||
+			    (rule = host_path_rule(e, path)) == NULL)
+				quote_into(&lhp, &nhp, name);
+			else if (kc_json_bool(rule, false, "readOnly") &&
+			    !mounted_read_only(c, name))
+				violation(b, n, "hostPath volumes", "volume %s must be mounted "
+				    "readOnly: %.100s is allowed read-only",
+				    kc_sbuf_quoted(q, sizeof(q), name), kc_json_str(rule, "pathPrefix"));
+		}
+	}
+	if (nhp > 0)
+		violation(b, n, "hostPath volumes", "%s %s", nhp > 1 ? "volumes" : "volume", hp);
+	/* The types sorted, as Pod Security lists a set. */
+	qsort(types, ntypes, sizeof(types[0]), cmp_str);
+	for (unsigned i = 0; i < ntypes; i++)
+		quote_into(&lrt, &nrt, types[i]);
+	if (nrv > 0)
+		violation(b, n, "restricted volume types", "%s %s %s %s %s", nrv > 1 ? "volumes" :
+		    "volume", rv, nrv > 1 ? "use" : "uses", nrt > 1 ? "restricted volume types" :
+		    "restricted volume type", rt);
+}
+
+static void
+env_host(const struct vctx *c, const struct envelope *e, struct kc_sbuf *b, unsigned *n)
+{
+	const struct json_object *ts = kc_json_get(c->rspec, "template", "spec");
+	const struct json_object *ports = kc_json_arr_of(c->rspec, "ports");
+	char list[64] = "";
+	struct kc_sbuf l;
+
+	/* Sorted, as Pod Security lists them. */
+	kc_sbuf_init(&l, list, sizeof(list));
+	if (kc_json_bool(ts, false, "hostIPC") && !e->host_ipc)
+		kc_sbuf_puts(&l, "hostIPC");
+	if (kc_json_bool(ts, false, "hostNetwork") && !e->host_network)
+		kc_sbuf_printf(&l, "%shostNetwork", list[0] != '\0' ? ", " : "");
+	if (kc_json_bool(ts, false, "hostPID") && !e->host_pid)
+		kc_sbuf_printf(&l, "%shostPID", list[0] != '\0' ? ", " : "");
+	if (list[0] != '\0')
+		violation(b, n, "host namespaces", "%s", list);
+	for (size_t i = 0; ports != NULL && i < json_object_array_length(ports); i++) {
+		int64_t hp = kc_json_int(json_object_array_get_idx(ports, i), 0, "hostPort");
+
+		if (hp != 0)
+			violation(b, n, "hostPort", "container \"main\" uses hostPort %" PRId64, hp);
+	}
+}
+
+static void
+env_caps(const struct vctx *c, const struct envelope *e, struct kc_sbuf *b, unsigned *n)
+{
+	const struct json_object *add = kc_json_arr_of(kc_json_get(c->rspec,
+	    "securityContext", "capabilities"), "add");
+	char list[256] = "", q[72];
+	struct kc_sbuf l;
+
+	kc_sbuf_init(&l, list, sizeof(list));
+	for (size_t i = 0; add != NULL && i < json_object_array_length(add); i++) {
+		const char *cap = json_object_get_string(json_object_array_get_idx(add, i));
+
+		if (cap == NULL || listed(e->caps, cap, true))
+			continue;
+		kc_sbuf_printf(&l, "%s%s", list[0] != '\0' ? ", " : "",
+		    kc_sbuf_quoted(q, sizeof(q), cap));
+	}
+	if (list[0] != '\0')
+		violation(b, n, "non-default capabilities", "container \"main\" must not "
+		    "include %s in securityContext.capabilities.add", list);
+}
+
+/*
+ * The rest of Pod Security's baseline level, which no profile relaxes, by
+ * its engine: the pod's securityContext, the main container's without
+ * what the envelope governs (privileged, added capabilities), the
+ * template's annotations (AppArmor). Appends its reasons to 'b'.
+ */
+static int
+env_baseline(const struct vctx *c, struct kc_sbuf *b, unsigned *n)
+{
+	_cleanup_(kc_json_putp) struct json_object *meta = json_object_new_object();
+	_cleanup_(kc_json_putp) struct json_object *spec = json_object_new_object();
+	const struct kc_psa_policy baseline = { .level = KC_PSA_BASELINE };
+	struct json_object *ctrs, *ctr, *sc;
+	char list[768] = "";
+	struct kc_sbuf l;
+	int r;
+
+	if (meta == NULL || spec == NULL)
+		return -ENOMEM;
+	if ((r = copy_key(meta, "annotations", kc_json_get(c->rspec, "template", "metadata"),
+	    "annotations")) < 0 ||
+	    (r = copy_key(spec, "securityContext", kc_json_get(c->rspec, "template", "spec"),
+	    "securityContext")) < 0 ||
+	    (r = kc_json_put(spec, "containers", ctrs = json_object_new_array())) < 0 ||
+	    (r = kc_json_append(ctrs, ctr = json_object_new_object())) < 0 ||
+	    (r = kc_json_set_str(ctr, "name", "main")) < 0 ||
+	    (r = copy_key(ctr, "securityContext", c->rspec, "securityContext")) < 0)
+		return r;
+	if ((sc = kc_json_obj_of(ctr, "securityContext")) != NULL) {
+		json_object_object_del(sc, "privileged");
+		if (kc_json_obj_of(sc, "capabilities") != NULL)
+			json_object_object_del(kc_json_obj_of(sc, "capabilities"), "add");
+	}
+	kc_sbuf_init(&l, list, sizeof(list));
+	if ((r = kc_psa_check(meta, spec, &baseline, &l)) <= 0)
+		return r;
+	kc_sbuf_printf(b, "%s%s", *n > 0 ? ", " : "", list);
+	*n += (unsigned)r;
+	return 0;
+}
+
+static int
+v_envelope(struct vctx *c)
+{
+	const struct json_object *csc = kc_json_get(c->rspec, "securityContext");
+	struct envelope e;
+	char text[sizeof(((struct ty_problem *)0)->message)], list[1024] = "";
+	struct kc_sbuf b;
+	unsigned n = 0;
+	int r;
+
+	env_read(c, &e);
+	kc_sbuf_init(&b, list, sizeof(list));
+	if (kc_json_bool(csc, false, "privileged") && !e.privileged)
+		violation(&b, &n, "privileged", "container \"main\" must not set "
+		    "securityContext.privileged=true");
+	env_caps(c, &e, &b, &n);
+	env_host(c, &e, &b, &n);
+	env_volumes(c, &e, &b, &n);
+	if ((r = env_baseline(c, &b, &n)) < 0)
+		return r;
+	if (n == 0)
+		return 0;
+	if (c->spec->profile[0] != '\0')
+		snprintf(text, sizeof(text), "outside the security envelope of ResourceProfile "
+		    "\"%s\": %s", c->spec->profile, list);
+	else
+		snprintf(text, sizeof(text), "outside the default security envelope (no "
+		    "ResourceProfile): %s", list);
+	c->probs->envelope = c->probs->n < TY_PROBLEMS_MAX ? c->probs->n + 1 : 0;
+	model_problem(c->probs, "spec", "%s", text);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1043,9 +1445,10 @@ validate_all(struct vctx *c)
 	if ((c->spec->pod_spec = json_object_new_object()) == NULL)
 		return -ENOMEM;
 	v_priority(c);
-	if ((r = v_scheduling(c, c->spec->pod_spec)) < 0)
+	if ((r = v_scheduling(c, c->spec->pod_spec)) < 0 ||
+	    (r = v_template(c, c->spec->pod_spec)) < 0)
 		return r;
-	return v_template(c, c->spec->pod_spec);
+	return v_envelope(c);
 }
 
 /* spec.network.ingressFrom of the v1beta1 view, if any: NetworkPolicy peers. */
@@ -1551,7 +1954,7 @@ pod_spec(const struct ty_spec *s, const struct ty_config *cfg, int64_t session,
 {
 	static const char *const base_keys[] = {
 		"nodeSelector", "tolerations", "serviceAccountName", "imagePullSecrets",
-		"securityContext", "volumes",
+		"securityContext", "volumes", "hostNetwork", "hostPID", "hostIPC",
 	};
 	struct json_object *dns, *ctrs, *ctr, *env = NULL;
 	char host[80], search[400];

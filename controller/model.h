@@ -102,12 +102,17 @@ struct ty_spec {
 #define TY_PROBLEMS_MAX	16
 struct ty_problem {
 	char	field[128];	/* "spec.resources.limits[nvidia.com/gpu]" */
-	char	message[384];
+	char	message[768];
 };
 
 struct ty_problems {
 	unsigned		n;	/* entries in p[] */
 	unsigned		total;	/* found, including those not kept */
+	/*
+	 * 1 + the index in p[] of the problem listing what the Run's pods
+	 * ask outside their profile's security envelope; 0: none.
+	 */
+	unsigned		envelope;
 	struct ty_problem	p[TY_PROBLEMS_MAX];
 };
 

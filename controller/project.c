@@ -19,6 +19,7 @@
 #include <kc/hash.h>
 #include <kc/json.h>
 #include <kc/quantity.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 #include <kc/validation.h>
 
@@ -430,6 +431,90 @@ p_lifecycle(struct pctx *c)
 	    "spec.deletionPolicy.namespaces", nss, 2) == 1;
 }
 
+static const char *const psa_modes[] = { "enforce", "warn", "audit" };
+
+static void
+p_pod_security(struct pctx *c)
+{
+	static const enum kc_psa_level defaults[] = {
+		KC_PSA_BASELINE, KC_PSA_RESTRICTED, KC_PSA_RESTRICTED,
+	};
+	struct json_object *ps = opt_obj(c, c->spec, "podSecurity", "spec.podSecurity");
+	char f[64];
+
+	for (size_t i = 0; i < TY_PSA_MODES; i++) {
+		const char *v;
+
+		snprintf(f, sizeof(f), "spec.podSecurity.%s", psa_modes[i]);
+		c->p->psa[i] = defaults[i];
+		if ((v = opt_str(c, ps, psa_modes[i], f)) != NULL &&
+		    kc_psa_parse_level(v, &c->p->psa[i]) < 0)
+			model_problem(c->probs, f, "must be privileged, baseline or restricted, "
+			    "not \"%.40s\"", v);
+	}
+	/* Only the platform team writes Projects; this makes the choice explicit. */
+	if (c->p->psa[TY_PSA_ENFORCE] == KC_PSA_PRIVILEGED && c->p->nprofiles == 0)
+		model_problem(c->probs, "spec.podSecurity.enforce", "privileged needs "
+		    "spec.resourceProfiles.allowed: list the ResourceProfiles whose security "
+		    "envelopes bound what the project's Runs may ask");
+}
+
+int
+project_psa_labels(const struct ty_project *p, struct json_object *labels)
+{
+	char key[64];
+	int r;
+
+	for (size_t i = 0; i < TY_PSA_MODES; i++) {
+		snprintf(key, sizeof(key), KC_PSA_LABEL_PREFIX "%s", psa_modes[i]);
+		if ((r = kc_json_set_str(labels, key, kc_psa_level_name(p->psa[i]))) < 0)
+			return r;
+		snprintf(key, sizeof(key), KC_PSA_LABEL_PREFIX "%s-version", psa_modes[i]);
+		if ((r = kc_json_set_str(labels, key, "latest")) < 0)
+			return r;
+	}
+	return 0;
+}
+
+int
+project_run_pod_security(const struct ty_project *p, const char *ns, const char *profile,
+    const struct ty_spec *s, const struct ty_config *cfg, struct ty_problems *probs)
+{
+	_cleanup_(kc_json_putp) struct json_object *pod = NULL;
+	const struct kc_psa_policy pol = { .level = p->psa[TY_PSA_ENFORCE] };
+	char list[sizeof(probs->p[0].message)], name[KC_PSA_POLICY_NAME_MAX];
+	const char *level = kc_psa_level_name(pol.level);
+	struct kc_sbuf b;
+	int r;
+
+	if (pol.level == KC_PSA_PRIVILEGED)
+		return 0;
+	if ((r = model_pod(s, cfg, 1, TY_PODGROUP_NONE, 0, &pod)) < 0)
+		return r;
+	kc_sbuf_init(&b, list, sizeof(list));
+	if ((r = kc_psa_check(kc_json_get(pod, "metadata"), kc_json_get(pod, "spec"), &pol,
+	    &b)) <= 0)
+		return r;
+	kc_psa_policy_name(&pol, name, sizeof(name));
+	if (pol.level == KC_PSA_BASELINE)
+		model_problem(probs, "spec", "violates PodSecurity \"%s\": %s; namespace %s "
+		    "enforces Pod Security level %s (Project %s, spec.podSecurity.enforce): "
+		    "take these out of the Run, or run it in a namespace of a project the "
+		    "platform team sets to enforce privileged, listing %s%s%s in "
+		    "spec.resourceProfiles.allowed, whose security envelope then bounds "
+		    "what Runs ask", name, list, ns, level, p->name,
+		    profile[0] != '\0' ? "ResourceProfile \"" : "the ResourceProfile",
+		    profile, profile[0] != '\0' ? "\"" : "");
+	else
+		model_problem(probs, "spec", "violates PodSecurity \"%s\": %s; namespace %s "
+		    "enforces Pod Security level %s (Project %s, spec.podSecurity.enforce): set "
+		    "what it requires in the container's and the pod's securityContext "
+		    "(runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities.drop: "
+		    "[ALL], seccompProfile.type: RuntimeDefault), or ask the platform team "
+		    "for a namespace that enforces baseline", name, list, ns, level, p->name);
+	return 1;
+}
+
 int
 project_parse(const struct json_object *proj, struct ty_project **ret,
     struct ty_problems *probs)
@@ -468,6 +553,7 @@ project_parse(const struct json_object *proj, struct ty_project **ret,
 	p_member_policy(&c);
 	p_isolation(&c);
 	p_lifecycle(&c);
+	p_pod_security(&c);
 	if (probs->total > before)
 		return KC_EINVALID;
 	*ret = p;
@@ -733,9 +819,19 @@ fail:
 int
 project_namespace(const struct ty_project *p, size_t i, struct json_object **ret)
 {
+	struct json_object *o = NULL;
+	int r;
+
 	if (i >= p->nns)
 		return -EINVAL;
-	return object_new(p, "v1", "Namespace", NULL, p->ns[i], ret);
+	if ((r = object_new(p, "v1", "Namespace", NULL, p->ns[i], &o)) < 0)
+		return r;
+	if ((r = project_psa_labels(p, kc_json_get(o, "metadata", "labels"))) < 0) {
+		json_object_put(o);
+		return r;
+	}
+	*ret = o;
+	return 0;
 }
 
 int

@@ -26,6 +26,7 @@
 #include <json-c/json.h>
 
 #include <kc/macro.h>
+#include <kc/podsecurity.h>
 
 #include "model.h"
 
@@ -59,6 +60,14 @@ enum ty_member_role {
 	TY_ROLE_RESEARCHER,
 	TY_ROLE_ADMIN,
 	TY_ROLE_N,
+};
+
+/* The modes of Pod Security Admission a Project sets on its namespaces. */
+enum ty_psa_mode {
+	TY_PSA_ENFORCE,
+	TY_PSA_WARN,
+	TY_PSA_AUDIT,
+	TY_PSA_MODES,
 };
 
 enum ty_project_suspend {
@@ -98,6 +107,8 @@ struct ty_project {
 	enum ty_project_suspend	 suspend;
 	bool			 wait_for_runs;		/* deletionPolicy.runs */
 	bool			 delete_namespaces;	/* deletionPolicy.namespaces */
+	/* spec.podSecurity: enforce (default baseline), warn and audit (restricted). */
+	enum kc_psa_level	 psa[TY_PSA_MODES];
 };
 
 /* "trainyard-project-admin", ...; the ClusterRoles of manifests/project-roles.yaml. */
@@ -119,6 +130,14 @@ int	project_parse(const struct json_object *proj, struct ty_project **ret,
 struct ty_project *project_free(struct ty_project *);
 KC_DEFINE_CLEANUP(struct ty_project, project_free)
 
+/*
+ * Puts the pod-security.kubernetes.io/{enforce,warn,audit} labels of the
+ * project's spec.podSecurity, each with its -version "latest", into
+ * 'labels' (a JSON object). 0 or -ENOMEM.
+ */
+int	project_psa_labels(const struct ty_project *, struct json_object *labels)
+	    _must_check_;
+
 /* Whether 'ns' is one of the project's namespaces. */
 bool	project_has_namespace(const struct ty_project *, const char *ns);
 /* Whether 'name' is an allowed profile (every name when none are listed). */
@@ -137,6 +156,17 @@ const char *project_run_profile(const struct ty_project *, const char *run_profi
  */
 unsigned project_run_check(const struct ty_project *, const char *profile,
 	    const struct ty_spec *s, struct ty_problems *probs);
+
+/*
+ * Whether the pods of 's' (a valid Run of namespace 'ns' of the project,
+ * using ResourceProfile 'profile', "" for none) pass the Pod Security
+ * level the project enforces there: 0, or 1 with one problem in 'probs'
+ * saying so as kube-apiserver would ('violates PodSecurity
+ * "baseline:latest": ...', every violation) and what to change. -ENOMEM.
+ */
+int	project_run_pod_security(const struct ty_project *, const char *ns, const char *profile,
+	    const struct ty_spec *s, const struct ty_config *cfg, struct ty_problems *probs)
+	    _must_check_;
 
 /*
  * The verdict on one ProjectMember. 'reason' is the Ready condition's:
@@ -179,7 +209,8 @@ void	project_subject_key(const struct ty_subject *, char *buf, size_t size);
  * The desired objects, new json-c trees in *ret (0) or -ENOMEM (-EINVAL for
  * an index out of range):
  *
- *	project_namespace	Namespace ns[i], labelled
+ *	project_namespace	Namespace ns[i], labelled (the project's
+ *				and Pod Security's, project_psa_labels())
  *	project_quota		ResourceQuota "trainyard-project" in ns[i], the
  *				project's whole quota as a backstop (-ENOENT
  *				when the project has no quota)

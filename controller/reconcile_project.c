@@ -519,16 +519,51 @@ ns_label(struct prc *rc, const char *ns, const char *rv, bool set, struct kc_sta
 	if (patch == NULL || (meta = kc_json_ensure_obj(patch, "metadata")) == NULL ||
 	    (labels = kc_json_ensure_obj(meta, "labels")) == NULL)
 		return -ENOMEM;
+	/* Released, a namespace keeps its Pod Security labels: nothing loosens. */
 	if ((r = set ? kc_json_set_str(labels, TY_LABEL_MANAGED_BY, TY_MANAGER) :
 	    kc_json_put_null(labels, TY_LABEL_MANAGED_BY)) < 0 ||
 	    (r = set ? kc_json_set_str(labels, TY_LABEL_PROJECT, rc->name) :
 	    kc_json_put_null(labels, TY_LABEL_PROJECT)) < 0 ||
+	    (set && (r = project_psa_labels(rc->p, labels)) < 0) ||
 	    (rv != NULL && (r = kc_json_set_str(meta, "resourceVersion", rv)) < 0))
 		return r;
 	return kc_client_patch(rc->cl, &(struct kc_patch_opts){
 		.res = &kc_res_namespaces, .name = ns, .type = KC_PATCH_MERGE,
 		.field_manager = TY_FIELD_MANAGER,
 	}, patch, NULL, st);
+}
+
+/*
+ * The Pod Security labels of our namespace i, whose cached labels hash to
+ * 'cached' at resourceVersion 'rv': put back as spec.podSecurity says when
+ * they differ (edited by someone, or the spec changed).
+ */
+static int
+ensure_psa_labels(struct prc *rc, size_t i, uint64_t cached, const char *rv)
+{
+	_cleanup_(kc_json_putp) struct json_object *want = NULL;
+	struct kc_status st = { 0 };
+	int r;
+
+	if ((r = project_namespace(rc->p, i, &want)) < 0)
+		return r;
+	if (cache_psa_hash(want) == cached)
+		return 0;
+	r = ns_label(rc, rc->p->ns[i], rv, true, &st);
+	kc_log_debug(&rc->log, "label namespace %s: %s", rc->p->ns[i],
+	    r < 0 ? kc_err_name(r) : "ok");
+	if (refusal(r)) {
+		note_refused(rc, i, "label namespace", &st, r);
+		return 0;
+	}
+	if (r == KC_ECONFLICT)
+		return r;		/* the newer namespace is on its way */
+	if (r < 0)
+		return kc_log_error_r(&rc->log, r, "label namespace %s: %s", rc->p->ns[i],
+		    msg_of(&st, r));
+	kc_log_info(&rc->log, "namespace %s: Pod Security labels set (enforce %s)",
+	    rc->p->ns[i], kc_psa_level_name(rc->p->psa[TY_PSA_ENFORCE]));
+	return 0;
 }
 
 /*
@@ -543,6 +578,8 @@ ensure_namespace(struct prc *rc, size_t i)
 	struct kc_status st = { 0 };
 	struct json_object *want = NULL;
 	struct kc_item *it;
+	uint64_t psa;
+	char rv[KC_RV_MAX];
 	int r;
 
 	rc->ns_ready[i] = false;
@@ -560,8 +597,10 @@ ensure_namespace(struct prc *rc, size_t i)
 			    "namespace %s is being deleted", ns);
 		else
 			rc->ns_ready[i] = true;
+		psa = rc->ns_ready[i] ? o->hash : 0;
+		kc_strlcpy(rv, kc_item_rv(it), sizeof(rv));
 		kc_item_unref(it);
-		return 0;
+		return psa != 0 ? ensure_psa_labels(rc, i, psa, rv) : 0;
 	}
 	if ((r = project_namespace(rc->p, i, &want)) < 0)
 		return r;

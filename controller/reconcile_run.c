@@ -823,6 +823,13 @@ gather_quota(struct rctx *rc, struct gathered *g)
 	if (rc->spec != NULL) {
 		unsigned n = project_run_check(p, g->profile_name, rc->spec, &g->probs);
 
+		/* Pods the namespace would refuse are never created (no retry loop). */
+		if (n == 0 && (r = project_run_pod_security(p, rc->ns, g->profile_name != NULL ?
+		    g->profile_name : "", rc->spec, &rc->c->cfg, &g->probs)) != 0) {
+			if (r < 0)
+				return r;
+			n++;
+		}
 		if (n == 0) {
 			if ((r = quota_demand(rc->spec, p->hard, p, &g->demand)) < 0)
 				return r;

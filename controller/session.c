@@ -109,6 +109,8 @@ const struct ty_reason_row ty_reasons[TY_REASON_N] = {
 	    TY_RESTARTS_NEVER, false },
 	[TY_REASON_NAME_CONFLICT] = { "NameConflict", "Failed", true, "NameConflict",
 	    TY_RESTARTS_NEVER, false },
+	[TY_REASON_POD_SECURITY] = { "PodSecurity", "Failed", true, "PodSecurity",
+	    TY_RESTARTS_NEVER, false },
 };
 
 const struct ty_reason_row *
@@ -776,6 +778,23 @@ unschedulable_msg(const struct dctx *c, char *msg, size_t size)
 		    ty_pod_str(why, TY_POD_SCHED_MESSAGE));
 }
 
+/*
+ * Whether the API server refused a pod of the session for Pod Security
+ * (struct ty_refusal): its message into 'msg'.
+ */
+static bool
+pod_security_refused(const struct dctx *c, char *msg, size_t size)
+{
+	const struct ty_refusal *f = c->in->refused;
+
+	if (f == NULL || f->failures == 0 || f->session != c->old.session ||
+	    strncmp(f->message, "Error creating Pod ", 19) != 0 ||
+	    strstr(f->message, " is forbidden: violates PodSecurity \"") == NULL)
+		return false;
+	snprintf(msg, size, "%s", f->message);
+	return true;
+}
+
 /* Why the active session ends now (and the message), or TY_REASON_NONE. */
 static enum ty_reason
 session_ends(struct dctx *c, char *msg, size_t size)
@@ -799,6 +818,8 @@ session_ends(struct dctx *c, char *msg, size_t size)
 		snprintf(msg, size, "%s", c->in->conflict->message);
 		return TY_REASON_NAME_CONFLICT;
 	}
+	if (pod_security_refused(c, msg, size))
+		return TY_REASON_POD_SECURITY;
 	find_failure(c, &f);
 	if (f.cls != TY_REASON_NONE) {
 		if (f.count > 1)

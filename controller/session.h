@@ -93,6 +93,7 @@ enum ty_reason {
 	TY_REASON_NEW_SESSION,
 	TY_REASON_INVALID_SPEC,
 	TY_REASON_NAME_CONFLICT,
+	TY_REASON_POD_SECURITY,		/* the API server refused a pod for Pod Security */
 	TY_REASON_N
 };
 
@@ -158,7 +159,10 @@ struct ty_write_state {
  * PriorityClass), as the caller remembers it: the session's pods and
  * children are not created again until session_create_backoff_ms() of
  * 'failures' after the last, and the Scheduled condition says why
- * (reason FailedCreate, the server's message).
+ * (reason FailedCreate, the server's message). A pod refused for Pod
+ * Security ("Error creating Pod x: pods \"x\" is forbidden: violates
+ * PodSecurity ...") would be refused again: the session fails at once
+ * with reason PodSecurity and the server's message.
  */
 struct ty_refusal {
 	int64_t		 session;	/* the session the create was for */

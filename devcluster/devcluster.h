@@ -851,6 +851,9 @@ int	 http_start(struct dc *, const struct dc_http_opts *, struct dc_http **ret,
 	    struct kc_status *st) _must_check_;
 /* The port actually listened on (the kernel's pick for port 0). */
 int	 http_port(const struct dc_http *);
+struct kc_guard_stats;
+/* The connection guard's counters (all zero without a server). */
+void	 http_conn_stats(const struct dc_http *, struct kc_guard_stats *);
 /* Services the loop until http_stop(); 0, or -EIO when the loop fails. */
 int	 http_run(struct dc_http *);
 /* Asks the loop to stop; http_run() returns. Safe from any callback. */

@@ -40,6 +40,7 @@
 
 #include <kc/alloc.h>
 #include <kc/clock.h>
+#include <kc/connguard.h>
 #include <kc/json.h>
 #include <kc/str.h>
 
@@ -608,6 +609,29 @@ bump(struct json_object *o, const char *key, uint64_t n)
 	return kc_json_set_int(o, key, (int64_t)n);
 }
 
+/*
+ * "connections": the HTTP front's connection guard (http.c): open now,
+ * accepted, and dropped by reason (timeout_headers, ..., malformed).
+ */
+static int
+conn_stats_json(struct dc *dc, struct json_object *o)
+{
+	struct kc_guard_stats gs;
+	struct json_object *c, *d;
+
+	http_conn_stats(dc->http, &gs);
+	if (kc_json_put(o, "connections", c = json_object_new_object()) < 0 ||
+	    kc_json_put(c, "dropped", d = json_object_new_object()) < 0 ||
+	    kc_json_set_int(c, "open", (int64_t)gs.open) < 0 ||
+	    kc_json_set_int(c, "accepted", (int64_t)gs.accepted) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < KC_GUARD_DROP_COUNT; i++)
+		if (kc_json_set_int(d, kc_guard_drop_name((enum kc_guard_drop)i),
+		    (int64_t)gs.dropped[i]) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
 int
 faults_stats_json(struct dc *dc, struct json_object **ret)
 {
@@ -630,6 +654,8 @@ faults_stats_json(struct dc *dc, struct json_object **ret)
 	    kc_json_set_int(inj, "paused", (int64_t)f->stats.paused) < 0 ||
 	    kc_json_set_int(inj, "droppedWatches", (int64_t)f->stats.dropped_watches) < 0 ||
 	    kc_json_set_int(inj, "compactions", (int64_t)f->stats.compactions) < 0)
+		goto fail;
+	if (conn_stats_json(dc, o) < 0)
 		goto fail;
 	for (size_t i = 0; i < KC_ARRAY_SIZE(f->stats.by_code); i++) {
 		if (f->stats.by_code[i] == 0)

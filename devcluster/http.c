@@ -19,6 +19,16 @@
  * header table is released once a request is parsed, so a watch may
  * stay open for its whole timeout.
  *
+ * Every accepted connection is under a connection guard (kc/connguard.h):
+ * DC_REQUEST_S for a request's line and headers (the TLS handshake
+ * included), DC_BODY_S for its body, the keep-alive timeout between
+ * requests, no deadline for an answer (watches, held requests), at most
+ * DC_CONNS_MAX connections, a newcomer making room by closing the longest
+ * idle or slowest one. It tracks a connection on its opaque pointer from
+ * LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED to LWS_CALLBACK_WSI_DESTROY
+ * (http_cb's), and lets go of it when a WebSocket upgrade hands the
+ * pointer to a plug-in's session. /devcluster/stats shows its counters.
+ *
  * Timers live in a list sorted by due time on struct dc; a single
  * lws_sul tracks the earliest, so the loop sleeps exactly until the next
  * one. Without a server (unit tests) timers_run() runs them by hand
@@ -35,6 +45,7 @@
 
 #include <kc/alloc.h>
 #include <kc/clock.h>
+#include <kc/connguard.h>
 #include <kc/log.h>
 #include <kc/str.h>
 
@@ -47,6 +58,10 @@
 #define FDS_MAX		4
 #define PROTOS_MAX	16		/* ours and the plug-ins' */
 #define PROBE_MS	500	/* how often a stream checks that its peer is there */
+#define DC_CONNS_MAX	4096	/* connections at once */
+#define DC_REQUEST_S	10	/* a request's line and headers */
+#define DC_BODY_S	60	/* a request's body */
+#define DC_KEEPALIVE_S	300	/* idle between requests */
 
 struct conn;
 
@@ -68,6 +83,9 @@ struct dc_http {
 	struct fdwatch		 fds[FDS_MAX];
 	size_t			 nfds;
 	struct lws_protocols	 protos[PROTOS_MAX + 1];	/* ours, the plug-ins' */
+	struct kc_guard		*guard;		/* the connections' deadlines and cap */
+	lws_sorted_usec_list_t	 guard_sul;	/* its sweep */
+	uint64_t		 guard_due_ms;
 	unsigned char		 scratch[LWS_PRE + WRITE_MAX + 64];
 };
 
@@ -97,6 +115,70 @@ struct conn {
 	bool			 rx_off;	/* POLLIN is off until the reply ends */
 	bool			 peer_gone;	/* the peer hung up: close, no reply */
 };
+
+/*
+ * The connection guard's side in libwebsockets: an asynchronous close
+ * (again after 200 ms if a later timeout undid it), and its sweep timer.
+ */
+static void
+guard_kill(void *arg, void *handle)
+{
+	(void)arg;
+	lws_set_timeout(handle, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+static void	guard_tick(lws_sorted_usec_list_t *);
+
+static void
+guard_arm(struct dc_http *h)
+{
+	uint64_t next = kc_guard_next_ms(h->guard), now;
+
+	if (next == 0 || (h->guard_due_ms != 0 && h->guard_due_ms <= next))
+		return;
+	now = kc_clock_now_ms();
+	h->guard_due_ms = next;
+	lws_sul_schedule(h->ctx, 0, &h->guard_sul, guard_tick,
+	    (lws_usec_t)(next > now ? next - now : 0) * LWS_US_PER_MS);
+}
+
+static void
+guard_tick(lws_sorted_usec_list_t *sul)
+{
+	struct dc_http *h = lws_container_of(sul, struct dc_http, guard_sul);
+
+	h->guard_due_ms = 0;
+	kc_guard_sweep(h->guard);
+	guard_arm(h);
+}
+
+static void
+guard_phase(struct dc_http *h, struct lws *wsi, enum kc_guard_phase p)
+{
+	struct kc_guard_conn *g = lws_get_opaque_user_data(wsi);
+
+	if (g == NULL)
+		return;
+	kc_guard_phase(h->guard, g, p);
+	guard_arm(h);
+}
+
+/* The guard lets go of an upgraded connection: its opaque pointer is the plug-in's now. */
+static void
+guard_release(struct dc_http *h, struct lws *wsi)
+{
+	kc_guard_close(h->guard, lws_get_opaque_user_data(wsi));
+	lws_set_opaque_user_data(wsi, NULL);
+}
+
+void
+http_conn_stats(const struct dc_http *h, struct kc_guard_stats *ret)
+{
+	if (h == NULL || h->guard == NULL)
+		memset(ret, 0, sizeof(*ret));
+	else
+		kc_guard_stats(h->guard, ret);
+}
 
 /*
  * Timers
@@ -468,6 +550,7 @@ dispatch(struct conn *c)
 	}
 out:
 	if (c->resp.stream != NULL) {
+		guard_phase(c->http, c->wsi, KC_GUARD_STREAM);
 		c->resp.stream->wake = conn_wake;
 		c->resp.stream->wake_arg = c;
 		lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
@@ -538,11 +621,14 @@ begin_request(struct conn *c, struct lws *wsi)
 		    WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0 && strcasestr(te, "chunked") != NULL) {
 			c->chunked = true;
 			c->close_after = true;
+			guard_phase(h, wsi, KC_GUARD_BODY);
 			return 0;
 		}
 	}
 	if (length == 0)
 		dispatch(c);
+	else
+		guard_phase(h, wsi, KC_GUARD_BODY);
 	return 0;
 }
 
@@ -662,6 +748,7 @@ upgrade_request(struct dc_http *h, struct lws *wsi)
 	if (r >= 0)
 		(void)plugins_after(h->dc, &c->req, &c->resp);
 	if (r == 0) {
+		guard_release(h, wsi);
 		lws_set_opaque_user_data(wsi, s);
 		conn_reset(c);
 		return 0;
@@ -754,6 +841,7 @@ complete(struct conn *c, struct lws *wsi)
 	if (close_after)
 		return -1;
 	rx_pause(c, false);
+	guard_phase(lws_context_user(lws_get_context(wsi)), wsi, KC_GUARD_REQUEST);
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
@@ -900,11 +988,32 @@ http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 {
 	struct conn *c = user;
 	struct dc_http *h = lws_context_user(lws_get_context(wsi));
+	struct kc_guard_conn *g;
 
+	switch (reason) {
+	case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+		if ((g = kc_guard_open(h->guard, wsi)) != NULL)
+			lws_set_opaque_user_data(wsi, g);
+		guard_arm(h);
+		return 0;
+	case LWS_CALLBACK_WSI_DESTROY:
+		guard_release(h, wsi);
+		return 0;
+	case LWS_CALLBACK_HTTP:
+	case LWS_CALLBACK_HTTP_BODY:
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		if (kc_guard_killed(lws_get_opaque_user_data(wsi)))
+			return -1;	/* the guard closed it: nothing more */
+		break;
+	default:
+		break;
+	}
 	switch (reason) {
 	case LWS_CALLBACK_HTTP:
 		if (c == NULL)
 			return -1;
+		guard_phase(h, wsi, KC_GUARD_ANSWER);
 		c->http = h;
 		c->wsi = wsi;
 		if (begin_request(c, wsi) < 0) {
@@ -930,6 +1039,7 @@ http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 		}
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		guard_phase(h, wsi, KC_GUARD_ANSWER);
 		if (c != NULL && c->active && !c->dispatched)
 			dispatch(c);
 		return 0;
@@ -1022,8 +1132,20 @@ http_start(struct dc *dc, const struct dc_http_opts *o, struct dc_http **ret,
 	if ((h = kc_calloc(1, sizeof(*h))) == NULL)
 		return -ENOMEM;
 	h->dc = dc;
+	if (kc_guard_new(&(struct kc_guard_opts){
+		.max_conns = DC_CONNS_MAX,
+		.request_ms = DC_REQUEST_S * 1000,
+		.idle_ms = DC_KEEPALIVE_S * 1000,
+		.body_ms = DC_BODY_S * 1000,
+		.body_budget = SIZE_MAX,	/* each body is bounded by body_max */
+		.kill = guard_kill,
+	}, &h->guard) < 0) {
+		kc_free(h);
+		return -ENOMEM;
+	}
 	h->body_max = o->body_max > 0 ? o->body_max : DC_BODY_MAX;
 	if (protocols_fill(h) < 0) {
+		kc_guard_free(h->guard);
 		kc_free(h);
 		return kc_status_set(st, KC_ECONFIG, "more than %d WebSocket protocols",
 		    PROTOS_MAX);
@@ -1055,14 +1177,16 @@ http_start(struct dc *dc, const struct dc_http_opts *o, struct dc_http **ret,
 	 * hold them all: many tables (allocated as used), and at most
 	 * timeout_secs_ah_idle for a request's headers.
 	 */
-	info.max_http_header_pool = 2048;
+	info.max_http_header_pool = DC_CONNS_MAX;
 	info.pt_serv_buf_size = 64 * 1024;
-	info.keepalive_timeout = 300;
+	/* libwebsockets' own timeouts after the guard's, which come first. */
+	info.keepalive_timeout = DC_KEEPALIVE_S + 5;
 	info.timeout_secs = 60;
-	info.timeout_secs_ah_idle = 10;
+	info.timeout_secs_ah_idle = DC_REQUEST_S + 5;
 	info.server_string = "trainyard-devcluster";
 	info.vhost_name = "devcluster";
 	if ((h->ctx = lws_create_context(&info)) == NULL) {
+		kc_guard_free(h->guard);
 		kc_free(h);
 		return kc_status_set(st, KC_ECONFIG, "cannot listen on %s:%d (address in use, "
 		    "or the certificate was refused)", o->host != NULL ? o->host : "*", o->port);
@@ -1070,6 +1194,7 @@ http_start(struct dc *dc, const struct dc_http_opts *o, struct dc_http **ret,
 	h->vh = lws_get_vhost_by_name(h->ctx, "devcluster");
 	if (h->vh == NULL || (h->port = lws_get_vhost_listen_port(h->vh)) <= 0) {
 		lws_context_destroy(h->ctx);
+		kc_guard_free(h->guard);
 		kc_free(h);
 		return kc_status_set(st, KC_ECONFIG, "the listening port is unknown");
 	}
@@ -1150,8 +1275,11 @@ http_free(struct dc_http *h)
 	for (size_t i = 0; i < h->nfds; i++)
 		if (h->fds[i].wsi != NULL)
 			lws_set_opaque_user_data(h->fds[i].wsi, NULL);
-	if (h->ctx != NULL)
+	if (h->ctx != NULL) {
+		lws_sul_cancel(&h->guard_sul);
 		lws_context_destroy(h->ctx);
+	}
+	h->guard = kc_guard_free(h->guard);
 	if (h->dc->http == h)
 		h->dc->http = NULL;
 	kc_free(h);

@@ -443,8 +443,13 @@ close_wait() {
 	    --probe "https://$hp/readyz" --probe-max-ms 5000
 	echo "$output" >&3
 	[ "$status" -eq 0 ]
-	# The slow headers were cut at the devcluster's 10 s deadline.
+	# The slow headers were cut at the devcluster's 10 s deadline, and
+	# /devcluster/stats says so.
 	[[ "$output" =~ closed_by_server=([0-9]+) ]]
 	[ "${BASH_REMATCH[1]}" -ge 60 ]
+	kubectl get --raw /devcluster/stats >"$BATS_TEST_TMPDIR/stats"
+	jq -e '.connections.dropped.timeout_headers >= 60 and .connections.accepted >= 300
+	    and .connections.dropped.evicted == 0 and .connections.open >= 1' \
+	    "$BATS_TEST_TMPDIR/stats"
 	kubectl get ns default
 }

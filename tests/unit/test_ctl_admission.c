@@ -62,10 +62,19 @@ t_project(void *arg, const char *ns)
 	return NULL;
 }
 
+/* gpu-2's envelope allows what RDMA and host networking need. */
+static const char PROFILE_RDMA[] =
+    "apiVersion: trainyard.dev/v1beta1\nkind: ResourceProfile\n"
+    "metadata: {name: gpu-2}\n"
+    "spec: {resources: {cpu: '2', nvidia.com/gpu: 2}, security: {allowedCapabilities: "
+    "[IPC_LOCK], allowHostNetwork: true}}\n";
+
 static struct json_object *
 t_profile(void *arg, const char *name)
 {
 	(void)arg;
+	if (strcmp(name, "gpu-2") == 0)
+		return ctu_yaml(PROFILE_RDMA);
 	return strcmp(name, "gpu-8") == 0 ? ctu_yaml(PROFILE) : NULL;
 }
 
@@ -326,6 +335,42 @@ START_TEST(validate_run_names)
 }
 END_TEST
 
+/* What the pods would ask outside the profile's envelope: every violation. */
+START_TEST(validate_run_envelope)
+{
+	struct admission_info info;
+
+	want_denied(review(ADMISSION_VALIDATE, "Run", "CREATE", "llm", "a",
+	    RUN("", "{nodes: 1, container: {image: x, securityContext: {privileged: true}}, "
+	    "template: {spec: {volumes: [{name: root, hostPath: {path: /}}]}}}"), NULL, &info),
+	    "spec: outside the security envelope of ResourceProfile \"gpu-8\": privileged "
+	    "(container \"main\" must not set securityContext.privileged=true), hostPath "
+	    "volumes (volume \"root\")");
+	ck_assert_str_eq(info.result, "denied");
+	want_denied(review(ADMISSION_VALIDATE, "Run", "UPDATE", "llm", "a",
+	    RUN("", "{nodes: 1, container: {image: x, securityContext: {capabilities: {add: "
+	    "[IPC_LOCK]}}}, template: {spec: {hostNetwork: true}}}"), NULL, NULL),
+	    "non-default capabilities (container \"main\" must not include \"IPC_LOCK\" in "
+	    "securityContext.capabilities.add), host namespaces (hostNetwork)");
+	/* Inside the envelope, outside the namespace's Pod Security level: what to change. */
+	want_denied(review(ADMISSION_VALIDATE, "Run", "CREATE", "llm", "a",
+	    RUN("", "{nodes: 1, profile: gpu-2, container: {image: x, securityContext: "
+	    "{capabilities: {add: [IPC_LOCK]}}}, template: {spec: {hostNetwork: true}}}"), NULL,
+	    &info), "violates PodSecurity \"baseline:latest\": non-default capabilities "
+	    "(container \"main\" must not include \"IPC_LOCK\" in "
+	    "securityContext.capabilities.add), host namespaces (hostNetwork); namespace llm "
+	    "enforces Pod "
+	    "Security level baseline (Project llm, spec.podSecurity.enforce): take these out "
+	    "of the Run, or run it in a namespace of a project the platform team sets to "
+	    "enforce privileged, listing ResourceProfile \"gpu-2\" in "
+	    "spec.resourceProfiles.allowed");
+	/* Inside the envelope. */
+	want_allowed(review(ADMISSION_VALIDATE, "Run", "CREATE", "llm", "a",
+	    RUN("", "{nodes: 1, container: {image: x, securityContext: {runAsNonRoot: "
+	    "true}}, template: {spec: {volumes: [{name: d, emptyDir: {}}]}}}"), NULL, NULL));
+}
+END_TEST
+
 #define MEMBER(name, created, spec)						\
 	"kind: ProjectMember\nmetadata: {name: " name ", namespace: llm, "	\
 	"creationTimestamp: '" created "'}\nspec: " spec "\n"
@@ -466,6 +511,7 @@ ctl_admission_suite(void)
 	tcase_add_test(tc, mutate_member_attribution);
 	tcase_add_test(tc, validate_runs);
 	tcase_add_test(tc, validate_run_names);
+	tcase_add_test(tc, validate_run_envelope);
 	tcase_add_test(tc, validate_members);
 	tcase_add_test(tc, validate_member_updates);
 	tcase_add_test(tc, malformed);

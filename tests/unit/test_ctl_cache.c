@@ -331,6 +331,29 @@ START_TEST(test_owned_item)
 	/* A hash, a flag and two labels: nothing of the object is kept. */
 	ck_assert_uint_le(sizeof(*it), 16);
 	kc_free(it);
+	/* A namespace: only its Pod Security labels count. */
+	{
+		struct json_object *ns = yaml("metadata: {name: llm, labels: {a: b, "
+		    "pod-security.kubernetes.io/enforce: baseline, "
+		    "pod-security.kubernetes.io/enforce-version: latest}}\n"
+		    "spec: {finalizers: [kubernetes]}\n");
+		struct json_object *ns2 = yaml("metadata: {name: llm, labels: {"
+		    "pod-security.kubernetes.io/enforce-version: latest, "
+		    "pod-security.kubernetes.io/enforce: baseline}}\n");
+		struct json_object *ns3 = yaml("metadata: {name: llm, labels: {"
+		    "pod-security.kubernetes.io/enforce: privileged, "
+		    "pod-security.kubernetes.io/enforce-version: latest}}\n");
+		struct json_object *ns4 = yaml("metadata: {name: llm, labels: {"
+		    "pod-security.kubernetes.io/enforce: baseline}}\n");
+
+		ck_assert_uint_eq(cache_psa_hash(ns), cache_psa_hash(ns2));
+		ck_assert_uint_ne(cache_psa_hash(ns), cache_psa_hash(ns3));
+		ck_assert_uint_ne(cache_psa_hash(ns), cache_psa_hash(ns4));
+		json_object_put(ns);
+		json_object_put(ns2);
+		json_object_put(ns3);
+		json_object_put(ns4);
+	}
 	ck_assert_int_eq(cache_owned_from_json(unlabelled, &it), 0);
 	ck_assert(it->deleting);
 	ck_assert_str_eq(ty_owned_project(it), "");

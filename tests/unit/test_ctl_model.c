@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <check.h>
 #include <json-c/json.h>
@@ -20,7 +21,9 @@
 #include <kc/err.h>
 #include <kc/buf.h>
 #include <kc/json.h>
+#include <kc/podsecurity.h>
 #include <kc/quantity.h>
+#include <kc/sbuf.h>
 #include <kc/str.h>
 #include <kc/yaml.h>
 
@@ -409,6 +412,350 @@ START_TEST(test_problems_bounded)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* The security envelope */
+
+#define ENV_RUN	RUN_HDR "spec:\n  nodes: 2\n  image: x\n  profile: p\n"
+#define ENV_PFX	"outside the security envelope of ResourceProfile \"p\": "
+
+struct envelope_case {
+	const char	*run;		/* after ENV_RUN */
+	const char	*security;	/* the profile's spec.security, or NULL */
+	const char	*message;	/* the envelope problem; NULL: valid */
+};
+
+static const struct envelope_case envelope_cases[] = {
+	/* The tightest envelope: nothing asked, nothing refused. */
+	{ "  template: {spec: {volumes: [{name: c, configMap: {name: c}}, {name: s, "
+	    "secret: {secretName: s}}, {name: e, emptyDir: {}}, {name: p, projected: "
+	    "{sources: []}}, {name: d, downwardAPI: {items: []}}, {name: v, "
+	    "persistentVolumeClaim: {claimName: v}}, {name: t, ephemeral: {}}, {name: i, "
+	    "csi: {driver: x}}]}}\n", NULL, NULL },
+	{ "  securityContext: {privileged: true}\n", NULL,
+	    ENV_PFX "privileged (container \"main\" must not set "
+	    "securityContext.privileged=true)" },
+	{ "  securityContext: {privileged: true}\n", "{allowPrivileged: true}", NULL },
+	{ "  securityContext: {capabilities: {add: [IPC_LOCK, NET_ADMIN]}}\n", NULL,
+	    ENV_PFX "non-default capabilities (container \"main\" must not include "
+	    "\"IPC_LOCK\", \"NET_ADMIN\" in securityContext.capabilities.add)" },
+	{ "  securityContext: {capabilities: {add: [IPC_LOCK, cap_ipc_lock]}}\n",
+	    "{allowedCapabilities: [IPC_LOCK]}", NULL },
+	{ "  securityContext: {capabilities: {add: [IPC_LOCK, CAP_SYS_ADMIN]}}\n",
+	    "{allowedCapabilities: [IPC_LOCK]}",
+	    ENV_PFX "non-default capabilities (container \"main\" must not include "
+	    "\"CAP_SYS_ADMIN\" in securityContext.capabilities.add)" },
+	{ "  securityContext: {capabilities: {add: [ALL]}}\n",
+	    "{allowedCapabilities: [IPC_LOCK]}",
+	    ENV_PFX "non-default capabilities (container \"main\" must not include "
+	    "\"ALL\" in securityContext.capabilities.add)" },
+	{ "  template: {spec: {hostNetwork: true, hostPID: true, hostIPC: true}}\n", NULL,
+	    ENV_PFX "host namespaces (hostIPC, hostNetwork, hostPID)" },
+	{ "  template: {spec: {hostNetwork: true, hostPID: true, hostIPC: true}}\n",
+	    "{allowHostNetwork: true, allowHostIPC: true}",
+	    ENV_PFX "host namespaces (hostPID)" },
+	{ "  template: {spec: {hostNetwork: true, hostPID: true, hostIPC: true}}\n",
+	    "{allowHostNetwork: true, allowHostPID: true, allowHostIPC: true}", NULL },
+	{ "  ports: [{containerPort: 80, hostPort: 80}]\n", "{allowHostNetwork: true}",
+	    ENV_PFX "hostPort (container \"main\" uses hostPort 80)" },
+	{ "  template: {spec: {volumes: [{name: root, hostPath: {path: /}}]}}\n", NULL,
+	    ENV_PFX "hostPath volumes (volume \"root\")" },
+	{ "  template: {spec: {volumes: [{name: root, hostPath: {path: /}}]}}\n",
+	    "{allowedHostPaths: [{pathPrefix: /dev/infiniband}]}",
+	    ENV_PFX "hostPath volumes (volume \"root\")" },
+	{ "  template: {spec: {volumes: [{name: ib, hostPath: {path: /dev/infiniband2}}]}}\n",
+	    "{allowedHostPaths: [{pathPrefix: /dev/infiniband/}]}",
+	    ENV_PFX "hostPath volumes (volume \"ib\")" },
+	{ "  template: {spec: {volumes: [{name: ib, hostPath: {path: "
+	    "/dev/infiniband/../../etc}}]}}\n",
+	    "{allowedHostPaths: [{pathPrefix: /dev/infiniband}]}",
+	    ENV_PFX "hostPath volumes (volume \"ib\")" },
+	{ "  template: {spec: {volumes: [{name: a, hostPath: {path: /}}, {name: b, nfs: "
+	    "{server: s, path: /}}, {name: c, iscsi: {}}, {name: d, hostPath: {path: /etc}}, "
+	    "{name: e, nfs: {server: t, path: /}}]}}\n", NULL,
+	    ENV_PFX "hostPath volumes (volumes \"a\", \"d\"), restricted volume types "
+	    "(volumes \"b\", \"c\", \"e\" use restricted volume types \"iscsi\", \"nfs\")" },
+	{ "  volumeMounts: [{name: ib, mountPath: /dev/infiniband, readOnly: true}]\n"
+	    "  template: {spec: {volumes: [{name: ib, hostPath: {path: "
+	    "/dev/infiniband/uverbs0}}]}}\n",
+	    "{allowedHostPaths: [{pathPrefix: /dev/infiniband, readOnly: true}]}", NULL },
+	{ "  volumeMounts: [{name: ib, mountPath: /dev/infiniband}]\n"
+	    "  template: {spec: {volumes: [{name: ib, hostPath: {path: /dev/infiniband}}]}}\n",
+	    "{allowedHostPaths: [{pathPrefix: /dev/infiniband, readOnly: true}]}",
+	    ENV_PFX "hostPath volumes (volume \"ib\" must be mounted readOnly: "
+	    "/dev/infiniband is allowed read-only)" },
+	{ "  volumeMounts: [{name: ib, mountPath: /dev/infiniband}]\n"
+	    "  template: {spec: {volumes: [{name: ib, hostPath: {path: /dev/infiniband}}]}}\n",
+	    "{allowedHostPaths: [{pathPrefix: /dev, readOnly: true}, {pathPrefix: "
+	    "/dev/infiniband}]}", NULL },
+	{ "  template: {spec: {volumes: [{name: n, nfs: {server: s, path: /}}]}}\n", NULL,
+	    ENV_PFX "restricted volume types (volume \"n\" uses restricted volume type "
+	    "\"nfs\")" },
+	{ "  template: {spec: {volumes: [{name: n, nfs: {server: s, path: /}}]}}\n",
+	    "{allowedVolumeTypes: [nfs]}", NULL },
+	{ "  template: {spec: {volumes: [{name: c, configMap: {name: c}}]}}\n",
+	    "{allowedVolumeTypes: [nfs]}",
+	    ENV_PFX "restricted volume types (volume \"c\" uses restricted volume type "
+	    "\"configMap\")" },
+	{ "  template: {spec: {volumes: [{name: root, hostPath: {path: /}}]}}\n",
+	    "{allowedVolumeTypes: [\"*\"]}", ENV_PFX "hostPath volumes (volume \"root\")" },
+	{ "  securityContext: {seccompProfile: {type: Unconfined}, procMount: Unmasked, "
+	    "appArmorProfile: {type: Unconfined}, windowsOptions: {hostProcess: true}}\n"
+	    "  template: {spec: {securityContext: {seLinuxOptions: {type: spc_t}, "
+	    "sysctls: [{name: kernel.msgmax, value: \"1\"}, {name: net.ipv4.tcp_syncookies, "
+	    "value: \"1\"}]}}}\n",
+	    "{allowPrivileged: true, allowedCapabilities: [\"*\"], allowedVolumeTypes: [\"*\"]}",
+	    ENV_PFX "forbidden AppArmor profile (container \"main\" must not set AppArmor "
+	    "profile type to \"Unconfined\"), procMount (container \"main\" must not set "
+	    "securityContext.procMount to \"Unmasked\"), seLinuxOptions (pod set forbidden "
+	    "securityContext.seLinuxOptions: type \"spc_t\"), seccompProfile (container "
+	    "\"main\" must not set securityContext.seccompProfile.type to \"Unconfined\"), "
+	    "forbidden sysctls (kernel.msgmax), hostProcess (container \"main\" must not set "
+	    "securityContext.windowsOptions.hostProcess=true)" },
+	/* AppArmor through the template's annotations. */
+	{ "  template: {metadata: {annotations: "
+	    "{container.apparmor.security.beta.kubernetes.io/main: unconfined}}}\n",
+	    "{allowPrivileged: true}",
+	    ENV_PFX "forbidden AppArmor profile (annotation must not set AppArmor profile type "
+	    "to \"container.apparmor.security.beta.kubernetes.io/main=\"unconfined\"\")" },
+	/* Every violation in one problem. */
+	{ "  securityContext: {privileged: true, capabilities: {add: [SYS_ADMIN]}}\n"
+	    "  template: {spec: {hostNetwork: true, volumes: [{name: root, hostPath: "
+	    "{path: /}}]}}\n", NULL,
+	    ENV_PFX "privileged (container \"main\" must not set "
+	    "securityContext.privileged=true), non-default capabilities (container \"main\" "
+	    "must not include \"SYS_ADMIN\" in securityContext.capabilities.add), host "
+	    "namespaces (hostNetwork), hostPath volumes (volume \"root\")" },
+};
+
+START_TEST(test_envelope)
+{
+	const struct envelope_case *ec = &envelope_cases[_i];
+	struct json_object *run, *profile;
+	struct ty_config cfg;
+	struct ty_spec *s = NULL;
+	struct ty_problems probs;
+	char text[4096];
+	int r;
+
+	snprintf(text, sizeof(text), ENV_RUN "%s", ec->run);
+	run = yaml(text);
+	snprintf(text, sizeof(text), PROFILE "%s%s\n", ec->security != NULL ?
+	    "  security: " : "", ec->security != NULL ? ec->security : "");
+	profile = yaml(text);
+	config_defaults(&cfg);
+	r = model_validate(run, profile, &cfg, &s, &probs);
+	model_problems_text(&probs, text, sizeof(text));
+	if (ec->message == NULL) {
+		ck_assert_msg(r == 0, "refused: %s", text);
+		ck_assert_uint_eq(probs.envelope, 0);
+	} else {
+		ck_assert_int_eq(r, KC_EINVALID);
+		ck_assert_uint_eq(probs.total, 1);
+		ck_assert_uint_eq(probs.envelope, 1);
+		ck_assert_str_eq(probs.p[0].field, "spec");
+		ck_assert_str_eq(probs.p[0].message, ec->message);
+	}
+	model_spec_free(s);
+	json_object_put(run);
+	json_object_put(profile);
+}
+END_TEST
+
+/* Without a profile, the tightest envelope; the host namespaces reach the pods. */
+START_TEST(test_envelope_pods)
+{
+	struct json_object *run, *profile, *pod = NULL;
+	struct ty_config cfg;
+	struct ty_spec *s = NULL;
+	struct ty_problems probs;
+
+	config_defaults(&cfg);
+	run = yaml(RUN_HDR "spec: {nodes: 1, image: x, resources: {limits: {cpu: 1}}, "
+	    "securityContext: {privileged: true}}\n");
+	ck_assert_int_eq(model_validate(run, NULL, &cfg, &s, &probs), KC_EINVALID);
+	ck_assert_uint_eq(probs.envelope, 1);
+	ck_assert_str_eq(probs.p[0].message, "outside the default security envelope (no "
+	    "ResourceProfile): privileged (container \"main\" must not set "
+	    "securityContext.privileged=true)");
+	json_object_put(run);
+
+	run = yaml(ENV_RUN "  template: {spec: {hostNetwork: true, hostIPC: false}}\n");
+	profile = yaml(PROFILE "  security: {allowHostNetwork: true}\n");
+	s = valid_spec(run, profile, &cfg);
+	ck_assert_int_eq(model_pod(s, &cfg, 1, TY_PODGROUP_NONE, 0, &pod), 0);
+	ck_assert(kc_json_bool(pod, false, "spec", "hostNetwork"));
+	ck_assert_ptr_null(kc_json_get(pod, "spec", "hostIPC"));
+	json_object_put(pod);
+	model_spec_free(s);
+	json_object_put(run);
+	json_object_put(profile);
+
+	/* A v1beta1 Run: its container fields are checked too. */
+	run = yaml("apiVersion: trainyard.dev/v1beta1\nkind: Run\nmetadata: {name: r1, "
+	    "namespace: ns, uid: u1}\nspec: {nodes: 1, profile: p, container: {image: x, "
+	    "securityContext: {capabilities: {add: [NET_RAW]}}}}\n");
+	profile = yaml(PROFILE);
+	ck_assert_int_eq(model_validate(run, profile, &cfg, &s, &probs), KC_EINVALID);
+	ck_assert_uint_eq(probs.envelope, 1);
+	ck_assert_str_eq(probs.p[0].message, ENV_PFX "non-default capabilities (container "
+	    "\"main\" must not include \"NET_RAW\" in securityContext.capabilities.add)");
+	json_object_put(run);
+	json_object_put(profile);
+}
+END_TEST
+
+/*
+ * Fuzzed Runs never produce a pod outside the envelope: a Run valid with
+ * no profile gives pods Pod Security's baseline admits (the tightest
+ * envelope is inside baseline), and one valid with an RDMA profile adds
+ * nothing but IPC_LOCK and /dev/infiniband read-only to that.
+ */
+static const char *
+pick(const char *const *list, size_t n)
+{
+	return list[tu_rand((unsigned)n)];
+}
+
+static void
+fuzz_run(struct kc_sbuf *b)
+{
+	static const char *const caps[] = {
+		"IPC_LOCK", "ipc_lock", "CAP_IPC_LOCK", "SYS_ADMIN", "NET_ADMIN", "ALL", "CHOWN",
+		"NET_BIND_SERVICE", "cap_sys_ptrace", "",
+	};
+	static const char *const seccomp[] = { "RuntimeDefault", "Unconfined", "Localhost" };
+	static const char *const proc[] = { "Default", "Unmasked" };
+	static const char *const setype[] = { "container_t", "spc_t", "", "container_kvm_t" };
+	static const char *const vols[] = {
+		"{name: v%u, emptyDir: {}}", "{name: v%u, hostPath: {path: /}}",
+		"{name: v%u, hostPath: {path: /dev/infiniband}}",
+		"{name: v%u, hostPath: {path: /dev/infiniband/../../etc}}",
+		"{name: v%u, hostPath: {path: /dev/infiniband2}}",
+		"{name: v%u, hostPath: {path: /dev/infiniband/uverbs0}}",
+		"{name: v%u, nfs: {server: s, path: /}}", "{name: v%u, secret: {secretName: s}}",
+		"{name: v%u, iscsi: {}}", "{name: v%u, configMap: {name: c}}",
+	};
+	static const char *const sysctls[] = { "kernel.msgmax", "net.ipv4.tcp_syncookies" };
+	unsigned nv = tu_rand(3), nc = tu_rand(3);
+
+	kc_sbuf_printf(b, ENV_RUN "  securityContext: {privileged: %s, capabilities: {add: [",
+	    tu_rand(4) == 0 ? "true" : "false");
+	for (unsigned i = 0; i < nc; i++)
+		kc_sbuf_printf(b, "%s\"%s\"", i > 0 ? ", " : "", pick(caps, KC_ARRAY_SIZE(caps)));
+	kc_sbuf_printf(b, "]}");
+	if (tu_rand(4) == 0)
+		kc_sbuf_printf(b, ", seccompProfile: {type: %s}", pick(seccomp,
+		    KC_ARRAY_SIZE(seccomp)));
+	if (tu_rand(4) == 0)
+		kc_sbuf_printf(b, ", procMount: %s", pick(proc, KC_ARRAY_SIZE(proc)));
+	if (tu_rand(6) == 0)
+		kc_sbuf_printf(b, ", windowsOptions: {hostProcess: true}");
+	if (tu_rand(6) == 0)
+		kc_sbuf_printf(b, ", appArmorProfile: {type: Unconfined}");
+	kc_sbuf_printf(b, "}\n  ports: [{containerPort: 80%s}]\n", tu_rand(5) == 0 ?
+	    ", hostPort: 80" : "");
+	kc_sbuf_printf(b, "  volumeMounts: [");
+	for (unsigned i = 0; i < nv; i++)
+		kc_sbuf_printf(b, "%s{name: v%u, mountPath: /m%u, readOnly: %s}", i > 0 ? ", " : "",
+		    i, i, tu_rand(2) ? "true" : "false");
+	kc_sbuf_printf(b, "]\n  template: {spec: {hostNetwork: %s, hostPID: %s, hostIPC: %s, "
+	    "securityContext: {seLinuxOptions: {type: \"%s\"}, sysctls: [{name: %s, value: "
+	    "\"1\"}]}, volumes: [", tu_rand(5) == 0 ? "true" : "false",
+	    tu_rand(5) == 0 ? "true" : "false", tu_rand(5) == 0 ? "true" : "false",
+	    pick(setype, KC_ARRAY_SIZE(setype)), pick(sysctls, KC_ARRAY_SIZE(sysctls)));
+	for (unsigned i = 0; i < nv; i++) {
+		kc_sbuf_printf(b, "%s", i > 0 ? ", " : "");
+		kc_sbuf_printf(b, pick(vols, KC_ARRAY_SIZE(vols)), i);
+	}
+	kc_sbuf_printf(b, "]}}\n");
+}
+
+/* The pod of a valid spec, checked against the RDMA envelope by hand. */
+static void
+assert_rdma_pod(const struct json_object *pod)
+{
+	const struct json_object *ctr = json_object_array_get_idx(kc_json_get(pod, "spec",
+	    "containers"), 0);
+	const struct json_object *add = kc_json_get(ctr, "securityContext", "capabilities",
+	    "add");
+	const struct json_object *vols = kc_json_get(pod, "spec", "volumes");
+	const struct json_object *mounts = kc_json_get(ctr, "volumeMounts");
+
+	ck_assert(!kc_json_bool(ctr, false, "securityContext", "privileged"));
+	ck_assert(!kc_json_bool(pod, false, "spec", "hostNetwork"));
+	ck_assert(!kc_json_bool(pod, false, "spec", "hostPID"));
+	ck_assert(!kc_json_bool(pod, false, "spec", "hostIPC"));
+	for (size_t i = 0; add != NULL && i < json_object_array_length(add); i++) {
+		const char *c = json_object_get_string(json_object_array_get_idx(add, i));
+
+		ck_assert_msg(strcasecmp(c, "IPC_LOCK") == 0 || strcasecmp(c, "CAP_IPC_LOCK") == 0,
+		    "capability %s", c);
+	}
+	for (size_t i = 0; vols != NULL && i < json_object_array_length(vols); i++) {
+		const struct json_object *v = json_object_array_get_idx(vols, i);
+		const char *path = kc_json_str(v, "hostPath", "path");
+
+		if (path == NULL)
+			continue;
+		ck_assert_msg(strcmp(path, "/dev/infiniband") == 0 ||
+		    (strncmp(path, "/dev/infiniband/", 16) == 0 && strstr(path, "..") == NULL),
+		    "hostPath %s", path);
+		for (size_t j = 0; mounts != NULL && j < json_object_array_length(mounts); j++) {
+			const struct json_object *m = json_object_array_get_idx(mounts, j);
+
+			if (strcmp(kc_json_str(m, "name"), kc_json_str(v, "name")) == 0)
+				ck_assert(kc_json_bool(m, false, "readOnly"));
+		}
+	}
+}
+
+START_TEST(test_envelope_fuzz)
+{
+	struct json_object *plain = yaml(PROFILE);
+	struct json_object *rdma = yaml(PROFILE "  security: {allowedCapabilities: [IPC_LOCK], "
+	    "allowedHostPaths: [{pathPrefix: /dev/infiniband, readOnly: true}]}\n");
+	const struct kc_psa_policy baseline = { .level = KC_PSA_BASELINE };
+	unsigned valid[2] = { 0, 0 };
+	struct ty_config cfg;
+
+	config_defaults(&cfg);
+	for (int i = 0; i < 3000; i++) {
+		char text[4096], why[2048];
+		struct kc_sbuf b, w;
+		struct json_object *run, *pod = NULL;
+		struct ty_spec *s = NULL;
+		struct ty_problems probs;
+
+		kc_sbuf_init(&b, text, sizeof(text));
+		fuzz_run(&b);
+		ck_assert(!kc_sbuf_truncated(&b));
+		run = yaml(text);
+		for (int k = 0; k < 2; k++) {
+			if (model_validate(run, k == 0 ? plain : rdma, &cfg, &s, &probs) != 0)
+				continue;
+			valid[k]++;
+			ck_assert_int_eq(model_pod(s, &cfg, 1, TY_PODGROUP_NONE, 0, &pod), 0);
+			if (k == 0) {
+				kc_sbuf_init(&w, why, sizeof(why));
+				ck_assert_msg(kc_psa_check(kc_json_get(pod, "metadata"),
+				    kc_json_get(pod, "spec"), &baseline, &w) == 0,
+				    "%s\nbaseline refuses: %s", text, why);
+			}
+			assert_rdma_pod(pod);
+			json_object_put(pod);
+			s = model_spec_free(s);
+		}
+		json_object_put(run);
+	}
+	/* The fuzzer reaches both sides. */
+	ck_assert_uint_gt(valid[0], 10);
+	ck_assert_uint_gt(valid[1], valid[0]);
+	config_release(&cfg);
+	json_object_put(plain);
+	json_object_put(rdma);
+}
+END_TEST
+
 START_TEST(test_control)
 {
 	struct json_object *run = yaml(RUN_HDR "spec: {nodes: 1, session: 4, suspend: true, "
@@ -556,6 +903,9 @@ ctl_model_suite(void)
 	tcase_add_test(tc, test_every_problem);
 	tcase_add_test(tc, test_problems_bounded);
 	tcase_add_test(tc, test_control);
+	tcase_add_loop_test(tc, test_envelope, 0, KC_ARRAY_SIZE(envelope_cases));
+	tcase_add_test(tc, test_envelope_pods);
+	tcase_add_test(tc, test_envelope_fuzz);
 	tcase_add_test(tc, test_hosts_bound);
 	tcase_add_test(tc, test_oom);
 	suite_add_tcase(s, tc);

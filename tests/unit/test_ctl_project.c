@@ -146,7 +146,112 @@ START_TEST(parse_defaults)
 	ck_assert_int_eq(p->suspend, TY_SUSPEND_NONE);
 	ck_assert(!p->wait_for_runs);
 	ck_assert(!p->delete_namespaces);
+	ck_assert_int_eq(p->psa[TY_PSA_ENFORCE], KC_PSA_BASELINE);
+	ck_assert_int_eq(p->psa[TY_PSA_WARN], KC_PSA_RESTRICTED);
+	ck_assert_int_eq(p->psa[TY_PSA_AUDIT], KC_PSA_RESTRICTED);
 	project_free(p);
+}
+END_TEST
+
+/* project_run_pod_security() of the Run with spec 'spec' in namespace llm. */
+static void
+run_psa(const struct ty_project *p, const char *spec, int want, const char *msg)
+{
+	char text[1024];
+	struct json_object *run, *profile;
+	struct ty_config cfg;
+	struct ty_spec *s = NULL;
+	struct ty_problems probs = { 0 };
+
+	config_defaults(&cfg);
+	snprintf(text, sizeof(text), "apiVersion: trainyard.dev/v1alpha1\nkind: Run\n"
+	    "metadata: {name: r, namespace: llm, uid: u}\nspec: %s\n", spec);
+	run = ctu_yaml(text);
+	profile = ctu_yaml("kind: ResourceProfile\nmetadata: {name: gpu-8}\nspec: "
+	    "{security: {allowedCapabilities: [IPC_LOCK]}}\n");
+	ck_assert_int_eq(model_validate(run, profile, &cfg, &s, &probs), 0);
+	ck_assert_int_eq(project_run_pod_security(p, "llm", "gpu-8", s, &cfg, &probs), want);
+	ck_assert_uint_eq(probs.n, (unsigned)want);
+	if (msg != NULL)
+		ck_assert_msg(strncmp(probs.p[0].message, msg, strlen(msg)) == 0, "%s",
+		    probs.p[0].message);
+	model_spec_free(s);
+	config_release(&cfg);
+	json_object_put(run);
+	json_object_put(profile);
+}
+
+/* spec.podSecurity: levels, privileged only with listed profiles, the labels. */
+START_TEST(pod_security)
+{
+	struct ty_project *p;
+	struct json_object *o = NULL;
+	char *text;
+
+	text = variant("  suspend:", "  podSecurity: {enforce: privileged, warn: baseline}");
+	p = parse_ok(text);
+	free(text);
+	ck_assert_int_eq(p->psa[TY_PSA_ENFORCE], KC_PSA_PRIVILEGED);
+	ck_assert_int_eq(p->psa[TY_PSA_WARN], KC_PSA_BASELINE);
+	ck_assert_int_eq(p->psa[TY_PSA_AUDIT], KC_PSA_RESTRICTED);
+	ck_assert_int_eq(project_namespace(p, 0, &o), 0);
+	ck_assert_str_eq(kc_json_str(o, "metadata", "labels",
+	    "pod-security.kubernetes.io/enforce"), "privileged");
+	ck_assert_str_eq(kc_json_str(o, "metadata", "labels",
+	    "pod-security.kubernetes.io/enforce-version"), "latest");
+	ck_assert_str_eq(kc_json_str(o, "metadata", "labels",
+	    "pod-security.kubernetes.io/warn"), "baseline");
+	ck_assert_str_eq(kc_json_str(o, "metadata", "labels",
+	    "pod-security.kubernetes.io/warn-version"), "latest");
+	ck_assert_str_eq(kc_json_str(o, "metadata", "labels",
+	    "pod-security.kubernetes.io/audit"), "restricted");
+	ck_assert_str_eq(kc_json_str(o, "metadata", "labels",
+	    "pod-security.kubernetes.io/audit-version"), "latest");
+	ck_assert_str_eq(kc_psa_level_name(p->psa[TY_PSA_ENFORCE]), "privileged");
+	json_object_put(o);
+	project_free(p);
+
+	bad_variant("  suspend:", "  podSecurity: {enforce: root}",
+	    "spec.podSecurity.enforce: must be privileged, baseline or restricted, not "
+	    "\"root\"");
+	bad_variant("  suspend:", "  podSecurity: {audit: 3}",
+	    "spec.podSecurity.audit: must be a string");
+	/* A Run's pods against the enforced level, with what to change. */
+	text = variant("  suspend:", "  podSecurity: {enforce: baseline}");
+	p = parse_ok(text);
+	free(text);
+	run_psa(p, "{nodes: 1, image: x, profile: gpu-8, resources: {limits: {cpu: 1}}}", 0, NULL);
+	run_psa(p, "{nodes: 1, image: x, profile: gpu-8, resources: {limits: {cpu: 1}}, "
+	    "securityContext: {capabilities: {add: [IPC_LOCK]}}}", 1,
+	    "violates PodSecurity \"baseline:latest\": non-default capabilities (container "
+	    "\"main\" must not include \"IPC_LOCK\" in securityContext.capabilities.add); "
+	    "namespace llm enforces Pod Security level baseline (Project llm, "
+	    "spec.podSecurity.enforce): take these out of the Run, or run it in a namespace "
+	    "of a project the platform team sets to enforce privileged, listing "
+	    "ResourceProfile \"gpu-8\" in spec.resourceProfiles.allowed, whose security "
+	    "envelope then bounds what Runs ask");
+	project_free(p);
+	text = variant("  suspend:", "  podSecurity: {enforce: restricted}");
+	p = parse_ok(text);
+	free(text);
+	run_psa(p, "{nodes: 1, image: x, profile: gpu-8, resources: {limits: {cpu: 1}}}", 1,
+	    "violates PodSecurity \"restricted:latest\": allowPrivilegeEscalation != false "
+	    "(container \"main\" must set securityContext.allowPrivilegeEscalation=false)");
+	run_psa(p, "{nodes: 1, image: x, profile: gpu-8, resources: {limits: {cpu: 1}}, "
+	    "securityContext: {runAsNonRoot: true, allowPrivilegeEscalation: false, "
+	    "capabilities: {drop: [ALL]}, seccompProfile: {type: RuntimeDefault}}}", 0, NULL);
+	project_free(p);
+	text = variant("  suspend:", "  podSecurity: {enforce: privileged}");
+	p = parse_ok(text);
+	free(text);
+	run_psa(p, "{nodes: 1, image: x, profile: gpu-8, resources: {limits: {cpu: 1}}, "
+	    "securityContext: {capabilities: {add: [IPC_LOCK]}}}", 0, NULL);
+	project_free(p);
+
+	bad_variant("  resourceProfiles:", "  podSecurity: {enforce: privileged}",
+	    "spec.podSecurity.enforce: privileged needs spec.resourceProfiles.allowed: list "
+	    "the ResourceProfiles whose security envelopes bound what the project's Runs "
+	    "may ask");
 }
 END_TEST
 
@@ -505,6 +610,7 @@ ctl_project_suite(void)
 
 	tcase_add_test(tc, parse_full);
 	tcase_add_test(tc, parse_defaults);
+	tcase_add_test(tc, pod_security);
 	tcase_add_test(tc, parse_problems);
 	tcase_add_test(tc, parse_all_problems);
 	tcase_add_test(tc, member_rules);

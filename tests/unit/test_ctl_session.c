@@ -1387,6 +1387,48 @@ START_TEST(test_name_wait)
 }
 END_TEST
 
+/* A pod refused for Pod Security ends the session at once: no retry loop. */
+START_TEST(test_pod_security_refused)
+{
+	struct world w;
+
+	fake_clock_install(1000000);
+	world_init(&w, "nodes: 2");
+	pol(&w);
+	children(&w, 1);
+	tick(&w, 100);
+	pol(&w);
+	ck_assert_uint_eq(w.d.ncreate_pods, 2);
+	w.refusal = (struct ty_refusal){ .session = 1, .failures = 1, .at_ms = w.in.now_ms };
+	kc_strlcpy(w.refusal.message, "Error creating Pod r1-0: pods \"r1-0\" is forbidden: "
+	    "violates PodSecurity \"baseline:latest\": non-default capabilities (container "
+	    "\"main\" must not include \"IPC_LOCK\" in securityContext.capabilities.add)",
+	    sizeof(w.refusal.message));
+	w.in.refused = &w.refusal;
+	tick(&w, 100);
+	pol(&w);
+	ck_assert(w.d.write_status);
+	ck_assert_str_eq(kc_json_str(w.d.status, "phase"), "Failed");
+	ck_assert_str_eq(kc_json_str(w.d.status, "reason"), "PodSecurity");
+	ck_assert_str_eq(kc_json_str(w.d.status, "message"), w.refusal.message);
+	assert_cond(&w, "Finished", "True", "PodSecurity");
+	ck_assert_uint_eq(w.d.ncreate_pods, 0);
+	ck_assert_uint_ge(w.d.ndeletes, 1);		/* the usual cleanup */
+	ck_assert(has_event(&w, "PodSecurity"));
+	ck_assert_ptr_nonnull(strstr(w.d.events[0].message, "violates PodSecurity"));
+	ck_assert_ptr_nonnull(session_reason("PodSecurity"));
+	ck_assert(!session_reason("PodSecurity")->restarts);
+	/* Even with OnFailure, no session follows. */
+	set_spec(&w, "restartPolicy", json_object_new_string("OnFailure"));
+	tick(&w, 3600 * 1000);
+	pol(&w);
+	ck_assert_uint_eq(w.d.ncreate_pods, 0);
+	ck_assert(!w.d.started);
+	world_free(&w);
+	fake_clock_uninstall();
+}
+END_TEST
+
 START_TEST(test_pod_view)
 {
 	struct kc_buf b;
@@ -1718,6 +1760,7 @@ ctl_session_suite(void)
 	tcase_add_test(tc, test_name_conflict);
 	tcase_add_test(tc, test_name_conflict_other_session);
 	tcase_add_test(tc, test_name_wait);
+	tcase_add_test(tc, test_pod_security_refused);
 	tcase_add_test(tc, test_pod_view);
 	tcase_add_test(tc, test_pod_view_small);
 	tcase_add_test(tc, test_oom);

@@ -838,17 +838,6 @@ START_TEST(tampered)
 }
 END_TEST
 
-/* Random bytes from a fixed seed. */
-static uint64_t rng = 0x9e3779b97f4a7c15u;
-
-static unsigned
-rnd(unsigned n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (unsigned)(rng % n);
-}
 
 START_TEST(fuzz_parser)
 {
@@ -878,10 +867,10 @@ START_TEST(fuzz_parser)
 	}
 	/* Random tokens over the base64url alphabet and its neighbours. */
 	for (int i = 0; i < 2000; i++) {
-		size_t n = 1 + rnd(300);
+		size_t n = 1 + tu_rand(300);
 
 		for (size_t j = 0; j < n; j++)
-			buf[j] = alphabet[rnd(sizeof(alphabet) - 1)];
+			buf[j] = alphabet[tu_rand(sizeof(alphabet) - 1)];
 		buf[n] = '\0';
 		ck_assert_int_ne(verify(buf, &u), 0);
 	}

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,4 +78,15 @@ tu_write(const char *dir, const char *name, const char *text)
 	ck_assert_ptr_nonnull(path);
 	ck_assert_int_eq(kc_write_file_atomic(path, text, strlen(text), 0600), 0);
 	return path;
+}
+
+unsigned
+tu_rand(unsigned n)
+{
+	static uint64_t x = 0x9e3779b97f4a7c15u;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return (unsigned)(x % n);
 }

@@ -33,6 +33,12 @@ void	 tu_tmpdir_remove(char *dir);
 /* Writes 'text' to dir/name and returns the path (free with kc_free()). */
 char	*tu_write(const char *dir, const char *name, const char *text);
 
+/*
+ * A number in [0, n) from a xorshift64 sequence with a fixed seed, the
+ * same in every run: fuzz loops that fail fail again. Not thread-safe.
+ */
+unsigned tu_rand(unsigned n);
+
 /* tests/fakes/fail_alloc.c: kc_malloc() fails after 'n' more successes. */
 void	 fail_alloc_after(size_t n);	/* SIZE_MAX: never fail (uninstall) */
 size_t	 fail_alloc_count(void);	/* allocations since the last call */
