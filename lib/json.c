@@ -27,28 +27,34 @@
 #include <kc/json.h>
 
 /*
- * Whether every number in 'o' is finite. json-c takes NaN, Infinity and
- * -Infinity even in strict mode, and an exponent past the range as an
- * infinity; none is JSON (RFC 8259, section 6), encoding/json refuses
- * them and neither yajl (kc/jsonstream.h) nor any writer takes them.
+ * Whether 'o' holds no NaN, Infinity or -Infinity literal. json-c takes
+ * those even in strict mode, and prints them back as such; none is JSON
+ * (RFC 8259, section 6), and neither encoding/json nor yajl (the stream
+ * of kc/jsonstream.h) takes them. A number past the range of a double
+ * ("1e400") is JSON: json-c keeps its text, so it prints as it came.
  */
 static bool
-json_finite(struct json_object *o)
+json_no_literals(struct json_object *o)
 {
+	const char *text;
+
 	switch (json_object_get_type(o)) {
 	case json_type_double:
-		return isfinite(json_object_get_double(o));
+		if (isfinite(json_object_get_double(o)))
+			return true;
+		text = json_object_get_string(o);
+		return text != NULL && strpbrk(text, "0123456789") != NULL;
 	case json_type_object: {
 		json_object_object_foreach(o, key, v) {
 			(void)key;
-			if (!json_finite(v))
+			if (!json_no_literals(v))
 				return false;
 		}
 		return true;
 	}
 	case json_type_array:
 		for (size_t i = 0; i < json_object_array_length(o); i++)
-			if (!json_finite(json_object_array_get_idx(o, i)))
+			if (!json_no_literals(json_object_array_get_idx(o, i)))
 				return false;
 		return true;
 	default:
@@ -99,10 +105,10 @@ kc_json_parse(const char *text, size_t len, struct json_object **ret,
 			    "JSON: unexpected data after the value at offset %zu", off);
 		}
 	}
-	if (!json_finite(o)) {
+	if (!json_no_literals(o)) {
 		json_object_put(o);
 		return kc_status_set(st, KC_EPARSE,
-		    "JSON: a number is NaN, an infinity or out of range");
+		    "JSON: NaN and Infinity are not JSON numbers");
 	}
 	*ret = o;
 	return 0;
