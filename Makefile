@@ -1,12 +1,14 @@
 # Trainyard: the one build file.
 #
 #   make              libkc and the programs, optimized, in build/
-#   make test         check-style, then every unit suite (Check) and every
-#                     end-to-end suite (bats), built with ASan and UBSan
+#   make test         check-style, then every unit suite (Check), the fuzz
+#                     targets' seeds and regressions, and every end-to-end
+#                     suite (bats), built with ASan and UBSan
 #   make unit         the unit suites only (ASan/UBSan); SUITE=yaml picks one
 #   make e2e          the end-to-end suites only
 #   make check-style  banned functions, include rules, cppcheck
 #   make bench        benchmarks that print figures
+#   make fuzz         libFuzzer targets (clang), FUZZ_SECONDS each
 #   make clean
 #
 # Missing packages are installed by scripts/install-deps on first use.
@@ -440,7 +442,7 @@ TEST_BUILD	 = $(SAN)/tests/unit/check_main $(SAN)/bin/trainyard-devcluster \
 		   $(SAN)/bin/trainyard-controller $(SAN)/bin/kubectl-trainyard \
 		   $(SAN)/bin/examples/run-wait \
 		   $(SAN)/bin/examples/gpu-usage $(BUILD)/bin/trainyard-controller \
-		   $(BUILD)/bin/ty-hostile
+		   $(BUILD)/bin/ty-hostile $(FUZZ_REPLAYS)
 
 test-build:
 	$(MAKE) --no-print-directory -j$(NPROC) $(TEST_BUILD)
@@ -448,6 +450,7 @@ test-build:
 test:
 	$(MAKE) --no-print-directory -j$(NPROC) check-style $(TEST_BUILD)
 	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory fuzz-replay
 	$(MAKE) --no-print-directory e2e
 
 demo: all
@@ -475,6 +478,73 @@ ifeq ($(strip $(E2E_SUITES)),)
 else
 	bats --timing --jobs $(E2E_JOBS) --no-parallelize-within-files $(E2E_SUITES)
 endif
+
+# ---------------------------------------------------------------------------
+# Fuzzing (docs/reliability.md): libFuzzer targets, tests/fuzz/fuzz_<name>.c,
+# one per parser of untrusted input, built with clang, ASan and UBSan.
+#
+#   make fuzz                      every target for FUZZ_SECONDS (default 60) each
+#   make fuzz FUZZ_TARGET=yaml     one target
+#   make fuzz-replay               seeds and regressions through a plain driver
+#                                  (gcc, the unit tests' sanitizers; make test runs it)
+#
+# The code under test goes into one archive per compiler; each target links
+# what it uses from it.
+
+FUZZ_CC		?= clang
+FUZZ_SECONDS	?= 60
+FUZZ_TARGET	?=
+FUZZ_JOBS	?= 1
+FUZZ_DIR	 = $(BUILD)/fuzz
+FUZZ_ALL	 = $(sort $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_TARGETS	 = $(if $(FUZZ_TARGET),$(FUZZ_TARGET),$(FUZZ_ALL))
+FUZZ_DEP_SRCS	 = $(sort $(LIB_SRCS) $(DC_SRCS) $(DC_CLIENT_SRCS) $(CTL_PURE_SRCS) \
+		   controller/review.c controller/migrate.c $(CLI_PURE_SRCS) \
+		   tests/fuzz/fuzzutil.c)
+FUZZ_SAN	 = -fsanitize=address,undefined -fno-sanitize-recover=all \
+		   -fno-omit-frame-pointer
+
+$(FUZZ_DIR)/obj/%.o: OPT = -O1 -g
+$(FUZZ_DIR)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(TEST_CFLAGS) $(FUZZ_SAN) \
+	    -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_DIR)/libdeps.a: $(FUZZ_DEP_SRCS:%.c=$(FUZZ_DIR)/obj/%.o)
+	rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_DIR)/bin/fuzz_%: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_%.o $(FUZZ_DIR)/libdeps.a
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
+
+# The replay driver: no clang needed.
+$(SAN)/fuzz/libdeps.a: $(FUZZ_DEP_SRCS:%.c=$(SAN)/%.o)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+$(SAN)/fuzz/replay_%: $(SAN)/tests/fuzz/fuzz_%.o $(SAN)/tests/fuzz/replay.o \
+    $(SAN)/fuzz/libdeps.a
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
+
+FUZZ_REPLAYS	 = $(FUZZ_ALL:%=$(SAN)/fuzz/replay_%)
+
+ifneq ($(filter fuzz fuzz-build,$(MAKECMDGOALS)),)
+ifeq ($(shell command -v $(FUZZ_CC) 2>/dev/null),)
+$(error make fuzz: $(FUZZ_CC) not found; scripts/install-deps installs clang and \
+    libclang-rt-14-dev (make fuzz-replay needs neither))
+endif
+endif
+
+.PHONY: fuzz fuzz-build fuzz-replay
+fuzz-build: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/bin/fuzz_%)
+
+fuzz: fuzz-build
+	nice -n $(or $(FUZZ_NICE),0) scripts/fuzz $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_TARGETS)
+
+fuzz-replay: $(FUZZ_REPLAYS)
+	@scripts/fuzz-replay $(SAN)/fuzz $(FUZZ_ALL)
 
 # ---------------------------------------------------------------------------
 # Style: banned functions, include rules, cppcheck.
@@ -544,6 +614,7 @@ $(BUILD)/bin/ty-hostile: $(BUILD)/tests/bench/hostile.o $(BUILD)/tests/bench/ben
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
 STYLE_SRCS	+= $(wildcard tests/bench/*.c)
+STYLE_SRCS	+= $(wildcard tests/fuzz/*.c tests/fuzz/*.h)
 
 # BENCH_SECTIONS="ctl" runs only the controller's section; "proj" only its
 # Project scenarios (ctl-projects, ctl-quota); "hostile" only ctl-hostile.

@@ -650,11 +650,12 @@ owned_hash_of(uint64_t h, const struct json_object *o)
 	uint64_t sum = 0;
 
 	switch (json_object_get_type(o)) {
-	case json_type_object:
+	case json_type_object: {
 		json_object_object_foreach((struct json_object *)(uintptr_t)o, key, val)
 			sum += owned_hash_of(kc_fnv1a64(KC_FNV1A64_INIT, key, strlen(key) + 1),
 			    val);
 		return kc_fnv1a64(kc_fnv1a64(h, "{", 1), &sum, sizeof(sum));
+	}
 	case json_type_array:
 		h = kc_fnv1a64(h, "[", 1);
 		for (size_t i = 0; i < json_object_array_length(o); i++)

@@ -1322,7 +1322,7 @@ progress_hash(uint64_t h, const struct json_object *o)
 
 	h = kc_fnv1a64(h, &(uint8_t){ (uint8_t)json_object_get_type(v) }, 1);
 	switch (json_object_get_type(v)) {
-	case json_type_object:
+	case json_type_object: {
 		json_object_object_foreach(v, key, val) {
 			if (strcmp(key, "lastTransitionTime") == 0 ||
 			    strcmp(key, "allPodsCreated") == 0)
@@ -1330,6 +1330,7 @@ progress_hash(uint64_t h, const struct json_object *o)
 			h = progress_hash(kc_fnv1a64(h, key, strlen(key) + 1), val);
 		}
 		break;
+	}
 	case json_type_array:
 		for (size_t k = 0; k < json_object_array_length(v); k++)
 			h = progress_hash(h, json_object_array_get_idx(v, k));

@@ -703,8 +703,17 @@ fieldset_pe_parse(const char *text, struct pe *ret, char *err, size_t errsize)
 		ret->i = idx;
 		return 0;
 	case 'v':
-	case 'k':
-		if ((r = kc_json_parse(text + 2, len - 2, &v, &st)) < 0) {
+	case 'k': {
+		/*
+		 * encoding/json decodes each byte of a string that is not
+		 * UTF-8 as U+FFFD; so must the value, or it would print as
+		 * "\ufffd" now and as the raw U+FFFD once read back.
+		 */
+		_cleanup_(kc_freep) char *valid = kc_utf8_dup_valid(text + 2, len - 2, &len);
+
+		if (valid == NULL)
+			return -ENOMEM;
+		if ((r = kc_json_parse(valid, len, &v, &st)) < 0) {
 			if (r == -ENOMEM)
 				return r;
 			errf(err, errsize, "parsing %s: %s", text, st.message);
@@ -723,6 +732,7 @@ fieldset_pe_parse(const char *text, struct pe *ret, char *err, size_t errsize)
 		if (r < 0)
 			return r;
 		return fieldset_pe_take_value(ret, FM_PE_KEY, sorted);
+	}
 	default:
 		return 1;
 	}

@@ -124,10 +124,11 @@ jlen(const struct json_object *a)
 	    0;
 }
 
+/* Item 'i' of an array; NULL past its end or when 'a' is no array (json-c asserts). */
 static inline const struct json_object *
 jidx(const struct json_object *a, size_t i)
 {
-	return json_object_array_get_idx(mut(a), i);
+	return i < jlen(a) ? json_object_array_get_idx(mut(a), i) : NULL;
 }
 
 static inline bool

@@ -16,6 +16,8 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -23,6 +25,42 @@
 
 #include <kc/alloc.h>
 #include <kc/json.h>
+
+/*
+ * Whether 'o' holds no NaN, Infinity or -Infinity literal. json-c takes
+ * those even in strict mode, and prints them back as such; none is JSON
+ * (RFC 8259, section 6), and neither encoding/json nor yajl (the stream
+ * of kc/jsonstream.h) takes them. A number past the range of a double
+ * ("1e400") is JSON: json-c keeps its text, so it prints as it came.
+ */
+static bool
+json_no_literals(struct json_object *o)
+{
+	const char *text;
+
+	switch (json_object_get_type(o)) {
+	case json_type_double:
+		if (isfinite(json_object_get_double(o)))
+			return true;
+		text = json_object_get_string(o);
+		return text != NULL && strpbrk(text, "0123456789") != NULL;
+	case json_type_object: {
+		json_object_object_foreach(o, key, v) {
+			(void)key;
+			if (!json_no_literals(v))
+				return false;
+		}
+		return true;
+	}
+	case json_type_array:
+		for (size_t i = 0; i < json_object_array_length(o); i++)
+			if (!json_no_literals(json_object_array_get_idx(o, i)))
+				return false;
+		return true;
+	default:
+		return true;
+	}
+}
 
 int
 kc_json_parse(const char *text, size_t len, struct json_object **ret,
@@ -66,6 +104,11 @@ kc_json_parse(const char *text, size_t len, struct json_object **ret,
 			return kc_status_set(st, KC_EPARSE,
 			    "JSON: unexpected data after the value at offset %zu", off);
 		}
+	}
+	if (!json_no_literals(o)) {
+		json_object_put(o);
+		return kc_status_set(st, KC_EPARSE,
+		    "JSON: NaN and Infinity are not JSON numbers");
 	}
 	*ret = o;
 	return 0;
@@ -126,8 +169,13 @@ kc_json_intv(const struct json_object *o, int64_t def, ...)
 	return json_object_get_int64(v);
 }
 
+/*
+ * 'def' is an int: va_start() after a parameter that default argument
+ * promotion changes (bool becomes int) is undefined behaviour (C11
+ * 7.16.1.4).
+ */
 bool
-kc_json_boolv(const struct json_object *o, bool def, ...)
+kc_json_boolv(const struct json_object *o, int def, ...)
 {
 	struct json_object *v;
 	va_list ap;
@@ -136,7 +184,7 @@ kc_json_boolv(const struct json_object *o, bool def, ...)
 	v = json_walk(o, ap);
 	va_end(ap);
 	if (v == NULL || !json_object_is_type(v, json_type_boolean))
-		return def;
+		return def != 0;
 	return json_object_get_boolean(v);
 }
 

@@ -533,13 +533,29 @@ syntax_error(struct kc_json_stream *s, size_t at, struct kc_status *st)
 	return r;
 }
 
-/* Parses one piece; 'at' is its offset for messages. */
+/*
+ * Parses one piece; 'at' is its offset for messages. yajl skips a form
+ * feed or vertical tab as white space, which JSON's grammar has not (RFC
+ * 8259, section 2) and encoding/json refuses; no JSON text holds either
+ * byte raw (in a string it must be escaped), so any is an error, wherever
+ * the pieces were split.
+ */
 static int
 parse(struct kc_json_stream *s, const char *data, size_t len, size_t at,
     struct kc_status *st)
 {
-	yajl_status ys = yajl_parse(s->h, (const unsigned char *)data, len);
+	const char *bad = memchr(data, '\f', len);
+	const char *vt = memchr(data, '\v', bad != NULL ? (size_t)(bad - data) : len);
+	yajl_status ys;
 
+	if (vt != NULL)
+		bad = vt;
+	if (bad != NULL) {
+		s->spent = true;
+		return kc_status_set(st, KC_EPARSE, "%s: invalid byte 0x%02x at byte %zu",
+		    s->o.what, (unsigned char)*bad, at + (size_t)(bad - data));
+	}
+	ys = yajl_parse(s->h, (const unsigned char *)data, len);
 	if (ys == yajl_status_ok)
 		return 0;
 	s->spent = true;

@@ -1298,13 +1298,15 @@ kc_field_selector_parse(const char *text, struct kc_field_selector **ret,
 	if (nparts > 1)
 		qsort(parts, nparts, sizeof(*parts), cmp_str);
 	for (size_t i = 0; i < nparts; i++) {
-		struct field_term *t = &sel->terms[sel->nterms];
+		struct field_term *t;
 		struct kc_str lhs, rhs;
 		enum kc_field_op op;
 		char *value = NULL;
 
 		if (parts[i].len == 0)
 			continue;
+		/* Not before: with only empty terms, 'terms' is NULL. */
+		t = &sel->terms[sel->nterms];
 		if (!split_term(parts[i], &lhs, &op, &rhs))
 			return kc_status_set(st, KC_EINVALID, "invalid selector: "
 			    "'%s'; can't understand '%.*s'", text,

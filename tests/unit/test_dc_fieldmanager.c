@@ -686,6 +686,29 @@ START_TEST(test_fieldset_ops)
 	a = parse("{\"x:only\":{}}");
 	ck_assert_int_eq(fieldmanager_fieldset_empty(a, &st), 1);
 	json_object_put(a);
+
+	/*
+	 * A key that is not UTF-8 reads as encoding/json reads it, U+FFFD
+	 * for the bad byte, so the set is the same once written and read
+	 * back (it became "\\ufffd", then the raw U+FFFD).
+	 */
+	a = parse("{\"k:{\\\"\x92" "me\\\":\\\"A\\\"}\":{}}");
+	ck_assert_int_eq(fieldmanager_fieldset_union(a, b, &out, &st), 0);
+	{
+		struct json_object *again = NULL;
+		char *t1 = kc_json_dump(out, NULL), *t2;
+
+		ck_assert_int_eq(fieldmanager_fieldset_union(out, b, &again, &st), 0);
+		t2 = kc_json_dump(again, NULL);
+		ck_assert_ptr_nonnull(t1);
+		ck_assert_str_eq(t1, t2);
+		ck_assert_ptr_nonnull(strstr(t1, "\xef\xbf\xbd" "me"));
+		kc_free(t1);
+		kc_free(t2);
+		json_object_put(again);
+	}
+	json_object_put(out);
+	json_object_put(a);
 	json_object_put(b);
 }
 END_TEST

@@ -356,6 +356,14 @@ START_TEST(test_crd_misc)
 	memset(&errs, 0, sizeof(errs));
 	ck_assert_int_eq(schema_crd_validate(crd, NULL, &errs, &st), 0);
 	ck_assert_int_eq(schema_crd_default(NULL), 0);
+
+	/* No versions at all (json-c asserted on the missing array): 422. */
+	json_object_put(crd);
+	crd = load("schema/widget-crd.yaml");
+	jp_remove(crd, "/spec/versions");
+	memset(&errs, 0, sizeof(errs));
+	ck_assert_int_eq(schema_crd_validate(crd, NULL, &errs, &st), KC_EINVALID);
+	ck_assert_uint_gt(errs.n, 0);
 	json_object_put(crd);
 }
 END_TEST

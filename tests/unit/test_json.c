@@ -83,6 +83,10 @@ START_TEST(strict_parse)
 		"[1,2,]",
 		"nul",
 		"\"unterminated",
+		/* json-c takes these even in strict mode; JSON has no such numbers. */
+		"NaN",
+		"[1, Infinity]",
+		"{\"a\": {\"b\": [-Infinity]}}",
 	};
 	struct json_object *o = NULL;
 	struct kc_status st;
@@ -94,6 +98,16 @@ START_TEST(strict_parse)
 		ck_assert_ptr_null(o);
 		ck_assert_msg(strncmp(st.message, "JSON: ", 6) == 0, "%s", st.message);
 	}
+	/* Past a double's range is JSON still, and prints as it came. */
+	ck_assert_int_eq(kc_json_parse("[-1e400]", 8, &o, NULL), 0);
+	{
+		char *text = kc_json_dump(o, NULL);
+
+		ck_assert_str_eq(text, "[-1e400]");
+		kc_free(text);
+	}
+	json_object_put(o);
+	o = NULL;
 	/* Trailing white space is fine; a bare number at the end completes. */
 	ck_assert_int_eq(kc_json_parse("{\"a\":1}\n  ", 10, &o, NULL), 0);
 	json_object_put(o);

@@ -171,7 +171,7 @@ START_TEST(document_errors)
 {
 	static const char *const bad[] = {
 		"", "  ", "{", "{\"a\":1,}", "{'a':1}", "[1 2]", "{} {}", "{\"a\":\"\xff\"}",
-		"nul", "{\"a\":tru}", "{\"a\":1}x", "/* c */ {}",
+		"nul", "{\"a\":tru}", "{\"a\":1}x", "/* c */ {}", "{\f}", "{\"a\":\v1}",
 	};
 	struct kc_json_filter *f = filter(pod_keep, KC_ARRAY_SIZE(pod_keep));
 	struct json_object *o = NULL;
@@ -343,6 +343,9 @@ START_TEST(stream_errors)
 		{ "{\"a\":[1,]}", 0, "test stream: " },
 		{ "{\"a\":\"\xc3\x28\"}", 0, "test stream: " },
 		{ "{\"a\":1", 0, "ended inside an event" },
+		/* yajl's white space, not JSON's: refused at any split. */
+		{ "{\"a\":\f1}", 0, "test stream: invalid byte 0x0c" },
+		{ "{\"a\":1\v}", 0, "test stream: invalid byte 0x0b" },
 	};
 	struct kc_status st;
 

@@ -57,7 +57,7 @@ int64_t		 kc_json_intv(const struct json_object *o, int64_t def, ...);
 #define kc_json_int(o, def, ...) kc_json_intv((o), (def), __VA_ARGS__, (const char *)NULL)
 
 /* A boolean at the path, or 'def' when absent or not a boolean. */
-bool		 kc_json_boolv(const struct json_object *o, bool def, ...);
+bool		 kc_json_boolv(const struct json_object *o, int def, ...);
 #define kc_json_bool(o, def, ...) kc_json_boolv((o), (def), __VA_ARGS__, (const char *)NULL)
 
 /* Typed single-step lookups: NULL when absent or of another type. */
