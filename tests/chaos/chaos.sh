@@ -15,8 +15,8 @@
 # and the exit status is 0 only when every scenario passed. --quick runs
 # the short fixed-seed subset "make test" runs. CHAOS_SEED picks the
 # random choices (kill points, failing node, storm shares) and is printed
-# first; the same seed replays the same choices. CHAOS_KEEP=1 keeps the
-# files of a passing run. TRAINYARD_CONTROLLER and DEVCLUSTER name other
+# first; the same seed replays the same choices. CHAOS_DEBUG=1 runs the
+# controller at log level debug. TRAINYARD_CONTROLLER and DEVCLUSTER name other
 # binaries, as for the e2e suites.
 
 set -u
@@ -32,7 +32,7 @@ BATS_TEST_DIRNAME="$CHAOS_HERE/../e2e"
 . "$CHAOS_HERE/check.bash"
 
 CHAOS_BOUND="${CHAOS_BOUND:-60}"	# seconds a Run may take to settle
-CHAOS_QUICK=(kill-start-4 kill-suspend-3 dc-restart-start storm-503-writes)
+CHAOS_QUICK=(kill-start-4 kill-suspend-3 dc-restart-start storm-429-pods)
 
 # ---- the cluster ------------------------------------------------------------
 
@@ -53,6 +53,7 @@ chaos_setup() {
 	kubectl wait --for condition=established --timeout=20s \
 	    crd/projects.trainyard.dev crd/projectmembers.trainyard.dev >/dev/null || return 1
 	ctl_config
+	[ "${CHAOS_DEBUG:-0}" = 1 ] && echo "logLevel: debug" >>"$DC_DIR/controller.yaml"
 	ctl_start || return 1
 	chaos_watch_start "$DC_DIR/runs.watch"
 }
@@ -549,6 +550,7 @@ metadata: {name: job}
 spec:
   nodes: 2
   image: busybox
+  profile: cpu-small
   template:
     metadata:
       annotations: {devcluster.trainyard.dev/run-seconds: "1"}
@@ -561,7 +563,19 @@ EOF
 # A 512-node Run (full suite only): started, the controller killed once in
 # the middle of its pods, stopped.
 sc_large() {
-	run big 512 || return 1
+	kubectl apply -n "$NS" -f - >/dev/null <<EOF || return 1
+apiVersion: trainyard.dev/v1beta1
+kind: Run
+metadata: {name: big}
+spec:
+  nodes: 512
+  container:
+    image: busybox
+    resources: {requests: {cpu: 10m, memory: 16Mi}}
+  template:
+    spec:
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+EOF
 	until_pods big 200 || return 1
 	ctl_kill9
 	ctl_start || return 1
@@ -655,11 +669,60 @@ EOF
 	}
 }
 
+# The checker itself: planted duplicates, orphans, a session going back
+# and an over-committed quota must each be reported, then are removed.
+sc_checker() {
+	local out f="$DC_DIR/planted.watch" i
+	run job 1 || return 1
+	expect job Running || return 1
+	for i in a b; do
+		kubectl apply -n "$NS" -f - >/dev/null <<EOF || return 1
+apiVersion: v1
+kind: Pod
+metadata:
+  name: planted-$i
+  labels: {trainyard.dev/run: job, trainyard.dev/session: "1", trainyard.dev/node-index: "0"}
+spec:
+  schedulerName: chaos-nobody
+  containers: [{name: main, image: busybox}]
+EOF
+	done
+	kubectl apply -n "$NS" -f - >/dev/null <<EOF || return 1
+apiVersion: v1
+kind: Service
+metadata:
+  name: ghost
+  labels: {trainyard.dev/run: ghost, trainyard.dev/session: "1"}
+spec:
+  ports: [{port: 80}]
+EOF
+	out="$(check_objects "$NS")" && { echo "checker: planted objects not reported"; return 1; }
+	grep -q '^duplicates: pod job/1/0 x3$' <<<"$out" ||
+	    { echo "checker: no duplicate reported: $out"; return 1; }
+	grep -q '^orphans: Service ghost (session 1): Run ghost is gone$' <<<"$out" ||
+	    { echo "checker: no orphan reported: $out"; return 1; }
+	kubectl delete pod planted-a planted-b -n "$NS" --grace-period 0 --force \
+	    >/dev/null 2>&1
+	kubectl delete service ghost -n "$NS" >/dev/null || return 1
+	printf '%s\n' '{"k":"x/a","u":"1","s":2,"p":"p","q":8}' \
+	    '{"k":"x/b","u":"2","s":1,"p":"p","q":8}' \
+	    '{"k":"x/a","u":"1","s":1,"p":"p","q":8}' \
+	    '{"k":"x/c","u":"3","s":1,"p":"p","q":8}' >"$f"
+	out="$(check_sessions "$f")" && { echo "checker: a session going back passed"; return 1; }
+	[ "$out" = "backwards: Run x/a went from session 2 to 1" ] ||
+	    { echo "checker: $out"; return 1; }
+	out="$(check_quota "$f" p 16)" && { echo "checker: 24 of 16 GPUs passed"; return 1; }
+	[ "$out" = "overquota: project p held 24 of 16 GPUs after x/c" ] ||
+	    { echo "checker: $out"; return 1; }
+	check_quota "$f" p 24 || return 1
+}
+
 # ---- the table ------------------------------------------------------------------
 #
 # name  function [args]
 
 SCENARIOS=(
+	"checker sc_checker"
 	"kill-start-1 sc_kill_start 1"
 	"kill-start-2 sc_kill_start 2"
 	"kill-start-3 sc_kill_start 3"

@@ -79,7 +79,9 @@ check_reasons() {
 	    ($st.history[]? | select(.endTime != null and ((.reason // "") == "")) |
 	     "reasons: Run " + $n + ": session " + (.session | tostring) +
 	     " ended without a reason"),
-	    (select((["Succeeded", "Failed", "Stopped"] | index($st.phase // "")) != null) |
+	    # InvalidSpec is a refusal before any session, not a session end.
+	    (select((["Succeeded", "Failed", "Stopped"] | index($st.phase // "")) != null and
+	         ($st.reason // "") != "InvalidSpec") |
 	     ([$st.conditions[]? | select(.type == "Finished")] | first) as $f |
 	     if ($st.reason // "") == "" then
 	         "reasons: Run " + $n + ": phase " + $st.phase + " without a reason"
