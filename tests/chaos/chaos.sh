@@ -186,6 +186,10 @@ expect() {
 	done
 	echo "stuck: Run $NS/$name is \"$got\" after ${CHAOS_BOUND}s, expected" \
 	    "\"$phase $reason ${session:-1} stable\""
+	kubectl get "$CHAOS_KINDS" -n "$NS" -l "trainyard.dev/run=$name" -o json |
+	    jq -r '.items[] | "    left: \(.kind) \(.metadata.name) phase=\(.status.phase // "-")" +
+		" deleting=\(.metadata.deletionTimestamp // "no")"' >&2
+	kubectl get runs.trainyard.dev "$name" -n "$NS" -o jsonpath='{.status.conditions}' >&2
 	return 1
 }
 
