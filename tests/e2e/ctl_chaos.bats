@@ -12,3 +12,13 @@
 	[ "$status" -eq 0 ]
 	[ "${lines[-1]}" = "chaos: scenarios=4 passed=4 failed=0 duplicates=0 orphans=0 stuck=0" ]
 }
+
+@test "--exit-after-writes-for-testing wants a positive count" {
+	local bin="${TRAINYARD_CONTROLLER:-$BATS_TEST_DIRNAME/../../build/san/bin/trainyard-controller}"
+	make -C "$BATS_TEST_DIRNAME/../.." --no-print-directory build/san/bin/trainyard-controller >&2
+	for v in 0 abc -1 18446744073709551616; do
+		run "$bin" --exit-after-writes-for-testing "$v" --kubeconfig /nonexistent
+		[ "$status" -eq 2 ]
+		[ "$output" = "trainyard-controller: --exit-after-writes-for-testing: \"$v\" is not a positive count" ]
+	done
+}
