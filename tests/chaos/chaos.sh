@@ -149,7 +149,9 @@ run() {
 	{
 		printf 'apiVersion: trainyard.dev/v1beta1\nkind: Run\nmetadata: {name: %s}\n' "$name"
 		printf 'spec:\n  nodes: %s\n  container: {image: busybox}\n' "$nodes"
-		printf '%s\n' "${spec[@]}" | grep -q '^profile:' || printf '  profile: cpu-small\n'
+		# A here-string, not a pipe: grep -q would make printf fail (pipefail).
+		grep -q '^profile:' <<<"$(printf '%s\n' "${spec[@]}")" ||
+		    printf '  profile: cpu-small\n'
 		[ ${#spec[@]} -eq 0 ] || printf '  %s\n' "${spec[@]}"
 		if [ ${#ann[@]} -gt 0 ]; then
 			printf '  template:\n    metadata:\n      annotations:\n'
@@ -880,7 +882,7 @@ main() {
 	for s in "${SCENARIOS[@]}"; do
 		read -r name fn args <<<"$s"
 		if [ ${#only[@]} -gt 0 ]; then
-			printf '%s\n' "${only[@]}" | grep -qx "$name" || continue
+			grep -qx -- "$name" <<<"$(printf '%s\n' "${only[@]}")" || continue
 		fi
 		CHAOS_KILLS=$(grep -c 'killed after write' "$DC_DIR/controller.log")
 		# shellcheck disable=SC2086
