@@ -354,7 +354,19 @@ sc_storm_429_pods() {
 	fault '{"verb": "delete", "resource": "pods", "code": 429, "retryAfterSeconds": 1,
 	    "count": 6}' || return 1
 	run job 4 -- run-seconds=1 || return 1
-	expect job Succeeded Succeeded
+	expect job Succeeded Succeeded || return 1
+	# The end's Event survives the failed deletes that followed its status.
+	end_events job SessionSucceeded 1
+}
+
+# end_events RUN REASON N: the Run has N Events of REASON (their counts).
+end_events() {
+	local n
+	n="$(kubectl get events -n "$NS" --field-selector "involvedObject.name=$1,reason=$2" \
+	    -o json | jq '[.items[] | .count // 1] | add // 0')"
+	[ "$n" = "$3" ] && return 0
+	echo "reasons: Run $NS/$1 has $n $2 Events, not $3"
+	return 1
 }
 
 # 500s on the status writes and 409s on updates of Runs.
