@@ -238,8 +238,8 @@ rand() {
 # stdout) when the expected outcome does not come. The invariants run
 # afterwards for every scenario.
 
-# The controller killed at its k-th write of a session start (PodGroup,
-# Service, NetworkPolicy, pods, the status writes, the Events).
+# The controller killed at its k-th write of a session start (the status
+# and its Event, PodGroup, Service, NetworkPolicy, pods, the status again).
 sc_kill_start() {
 	ctl_crash_after "$1" || return 1
 	run job 4 || return 1
@@ -247,28 +247,31 @@ sc_kill_start() {
 	expect job Running
 }
 
-# The controller killed at its k-th write of a cleanup after a suspend
-# (the status write, then the deletes of pods, PodGroup, Service,
-# NetworkPolicy, then CleanedUp).
-sc_kill_suspend() {
+# kill_after_patch K SPEC EXPECT...: a running 4-node Run, the controller
+# restarted to die at its K-th write, then the Run's spec patched with SPEC
+# (merge): the writes that follow are the ones killed; then EXPECT.
+kill_after_patch() {
+	local k="$1" patch="$2"
+	shift 2
 	run job 4 || return 1
 	expect job Running || return 1
-	ctl_crash_after "$1" || return 1
+	ctl_crash_after "$k" || return 1
 	kubectl patch runs.trainyard.dev job -n "$NS" --type merge \
-	    -p '{"spec":{"suspend":true}}' >/dev/null || return 1
+	    -p "{\"spec\":$patch}" >/dev/null || return 1
 	ctl_wait_crash || return 1
-	expect job Stopped Suspended
+	expect job "$@"
+}
+
+# Killed at the k-th write of a cleanup after a suspend (the status and its
+# Event, the deletes of the PodGroup, Service, NetworkPolicy and pods,
+# CleanedUp).
+sc_kill_suspend() {
+	kill_after_patch "$1" '{"suspend":true}' Stopped Suspended
 }
 
 # Killed at the k-th write of a session bump: an end and a start at once.
 sc_kill_bump() {
-	run job 3 || return 1
-	expect job Running || return 1
-	ctl_crash_after "$1" || return 1
-	kubectl patch runs.trainyard.dev job -n "$NS" --type merge \
-	    -p '{"spec":{"session":2}}' >/dev/null || return 1
-	ctl_wait_crash || return 1
-	expect job Running "" 2
+	kill_after_patch "$1" '{"session":2}' Running "" 2
 }
 
 # Killed at the k-th write after a node failed: the failure's end.
