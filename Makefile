@@ -9,6 +9,8 @@
 #   make check-style  banned functions, include rules, cppcheck
 #   make bench        benchmarks that print figures
 #   make fuzz         libFuzzer targets (clang), FUZZ_SECONDS each
+#   make chaos        the chaos suite: faults, then invariants (CHAOS_SEED=
+#                     replays a run; CHAOS_SCENARIOS="a b" picks scenarios)
 #   make clean
 #
 # Missing packages are installed by scripts/install-deps on first use.
@@ -308,7 +310,7 @@ ALL_SRCS	 = $(LIB_SRCS) $(UNIT_SRCS) $(DEVCLUSTER_SRCS) $(CONTROLLER_SRCS) $(CLI
 
 # ---------------------------------------------------------------------------
 
-.PHONY: all test test-build unit e2e check-style bench clean demo image install
+.PHONY: all test test-build unit e2e check-style bench chaos clean demo image install
 .DEFAULT_GOAL := all
 
 BINS		 = $(BUILD)/bin/trainyard-devcluster $(BUILD)/bin/trainyard-controller \
@@ -462,7 +464,7 @@ image:
 
 # The longest suites first (bats --timing's figures), then the others: with
 # the suites side by side, one that starts last then ends with the rest.
-E2E_LONG	 = ctl_project_quota ctl_ops ctl_upgrade cli_ops cli_logs ctl_projects \
+E2E_LONG	 = ctl_project_quota ctl_ops ctl_upgrade cli_ops cli_logs ctl_projects ctl_chaos \
 		   cli_admin dc_gang dc_api dc_robust ctl_objects \
 		   ctl_webhook dc_core ctl_runbook dc_lifecycle manifests ctl_hostile
 E2E_SUITES	 = $(wildcard $(E2E_LONG:%=tests/e2e/%.bats)) \
@@ -478,6 +480,15 @@ ifeq ($(strip $(E2E_SUITES)),)
 else
 	bats --timing --jobs $(E2E_JOBS) --no-parallelize-within-files $(E2E_SUITES)
 endif
+
+# The chaos suite (tests/chaos/chaos.sh, docs/reliability.md): every
+# scenario against the sanitizer builds; "make test" runs its short subset
+# (tests/e2e/ctl_chaos.bats). CHAOS_SEED replays the random choices of a run.
+CHAOS_SEED	?=
+CHAOS_SCENARIOS	?=
+
+chaos: $(SAN)/bin/trainyard-devcluster $(SAN)/bin/trainyard-controller
+	CHAOS_SEED=$(CHAOS_SEED) tests/chaos/chaos.sh $(CHAOS_SCENARIOS)
 
 # ---------------------------------------------------------------------------
 # Fuzzing (docs/reliability.md): libFuzzer targets, tests/fuzz/fuzz_<name>.c,

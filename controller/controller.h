@@ -95,6 +95,13 @@ struct ctl {
 	atomic_bool		 stop_requested;	/* SIGTERM, maybe during start */
 	struct ty_counters	 n;
 	char			 instance[64];	/* host name, for Events */
+	/*
+	 * Tests only (--exit-after-writes-for-testing): the process kills
+	 * itself with SIGKILL right after this many successful API writes
+	 * of the manager's clients (0: never); 'writes' counts them.
+	 */
+	uint64_t		 exit_after_writes;
+	atomic_uint_fast64_t	 writes;
 };
 
 /* manager.c */

@@ -106,6 +106,7 @@ struct flags {
 		const char	*value;
 	}		 set[16];
 	size_t		 nset;
+	const char	*exit_after_writes;	/* hidden, tests only */
 };
 
 static void
@@ -139,6 +140,8 @@ parse_flags(int argc, char **argv, struct flags *f)
 		{ "webhook-cert-dir", required_argument, NULL, 'D' },
 		{ "webhook-cert-mode", required_argument, NULL, 'C' },
 		{ "webhook-cert-lifetime-for-testing", required_argument, NULL, 'T' },
+		/* Hidden, for the chaos suite (docs/reliability.md): not in usage. */
+		{ "exit-after-writes-for-testing", required_argument, NULL, 'X' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -201,6 +204,9 @@ parse_flags(int argc, char **argv, struct flags *f)
 		case 'T':
 			flag_set(f, "webhook.certLifetimeForTesting", optarg);
 			break;
+		case 'X':
+			f->exit_after_writes = optarg;
+			break;
 		case 'V':
 			(void)printf("trainyard-controller %s\n", KC_VERSION);
 			exit(0);
@@ -259,6 +265,14 @@ load_config(struct ctl *c, const struct flags *f)
 		fatal("%s", st.message[0] != '\0' ? st.message : kc_strerror(r));
 	kc_log_set_level(c->cfg.log_level);
 	kc_log_set_format(c->cfg.log_format);
+	if (f->exit_after_writes != NULL &&
+	    (kc_parse_u64(f->exit_after_writes, &c->exit_after_writes) < 0 ||
+	    c->exit_after_writes == 0))
+		fatal("--exit-after-writes-for-testing: \"%s\" is not a positive count",
+		    f->exit_after_writes);
+	if (c->exit_after_writes != 0)
+		kc_log_warn(&mainlog, "--exit-after-writes-for-testing: SIGKILL after API "
+		    "write %llu; for tests only", (unsigned long long)c->exit_after_writes);
 }
 
 static void

@@ -39,10 +39,12 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <kc/alloc.h>
 #include <kc/clock.h>
@@ -103,6 +105,35 @@ static const struct kc_log_ctx mlog = { .action = "manager" };
 
 static void	collect(void *arg, struct metrics *m);
 
+/*
+ * Every request of the manager's clients: into the metrics, and, with
+ * --exit-after-writes-for-testing, counted when it is a successful write;
+ * the k-th kills the process at once (SIGKILL: no cleanup, nothing
+ * flushed), a crash at a chosen step for the chaos suite.
+ */
+static void
+client_observe(void *arg, const struct kc_request_info *info)
+{
+	struct ctl *c = arg;
+	uint64_t n;
+
+	if (c->metrics != NULL)
+		metrics_client_observe(c->metrics, info);
+	if (c->exit_after_writes == 0 || info->verb == NULL ||
+	    info->http_code < 200 || info->http_code > 299)
+		return;
+	if (strcmp(info->verb, "create") != 0 && strcmp(info->verb, "update") != 0 &&
+	    strcmp(info->verb, "patch") != 0 && strcmp(info->verb, "delete") != 0 &&
+	    strcmp(info->verb, "deletecollection") != 0)
+		return;
+	n = atomic_fetch_add(&c->writes, 1) + 1;
+	if (n != c->exit_after_writes)
+		return;
+	kc_log_warn(&mlog, "--exit-after-writes-for-testing: killed after write %llu "
+	    "(%s %s)", (unsigned long long)n, info->method, info->path);
+	(void)kill(getpid(), SIGKILL);
+}
+
 int
 manager_client(struct ctl *c, struct kc_client **ret, struct kc_status *st)
 {
@@ -111,8 +142,8 @@ manager_client(struct ctl *c, struct kc_client **ret, struct kc_status *st)
 		.limiter = c->limiter,
 		.max_retries = 3,
 		.user_agent = TY_COMPONENT "/" KC_VERSION,
-		.observe = c->metrics != NULL ? metrics_client_observe : NULL,
-		.observe_arg = c->metrics,
+		.observe = client_observe,
+		.observe_arg = c,
 	}, ret, st);
 }
 

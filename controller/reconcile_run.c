@@ -624,16 +624,26 @@ observe_transition(struct rctx *rc, const struct json_object *old,
 	}
 }
 
-/* The decision's events: one log line and one Event each. */
+/*
+ * The decision's events: one log line and one Event each ('created': and
+ * the line for the pods it created). They tell of the status the decision
+ * wrote, so they go out once that write succeeded: a delete or create
+ * failing afterwards must not lose them, as the next reconcile finds the
+ * status written and decides them no more.
+ */
 static void
-emit(struct rctx *rc, const struct ty_decision *d)
+emit(struct rctx *rc, const struct ty_decision *d, bool created)
 {
 	char session[24];
 	const struct kc_log_field f[] = { { "session", session } };
 
 	(void)snprintf(session, sizeof(session), "%" PRId64, d->session);
-	if (d->ncreate_pods > 0 && rc->refusals == 0)
-		kc_log_kv(KC_LOG_INFO, &rc->log, f, 1, "created %zu pods", d->ncreate_pods);
+	if (created) {
+		if (d->ncreate_pods > 0 && rc->refusals == 0)
+			kc_log_kv(KC_LOG_INFO, &rc->log, f, 1, "created %zu pods",
+			    d->ncreate_pods);
+		return;
+	}
 	for (size_t i = 0; i < d->nevents; i++) {
 		kc_log_kv(d->events[i].warning ? KC_LOG_WARN : KC_LOG_INFO, &rc->log, f, 1,
 		    "%s: %s", d->events[i].reason, d->events[i].message);
@@ -664,6 +674,7 @@ execute(struct rctx *rc, const struct ty_decision *d)
 		if (r < 0)
 			return r;
 		written = true;
+		emit(rc, d, false);
 	}
 	for (size_t i = 0; i < d->ndeletes; i++)
 		if ((r = do_delete(rc, &d->deletes[i])) < 0)
@@ -692,7 +703,9 @@ execute(struct rctx *rc, const struct ty_decision *d)
 		if (rc->refusals == 0 && (children || d->ncreate_pods > 0))
 			expect_refusal_clear(rc->c->expect, rc->key);
 	}
-	emit(rc, d);
+	if (!written)
+		emit(rc, d, false);
+	emit(rc, d, true);
 	return 0;
 }
 
