@@ -285,7 +285,7 @@ struct listener {
 	struct lws_context *ctx;
 	struct lws_vhost *vh;
 	struct lws_protocols protocols[2];
-	struct metrics_guard *guard;
+	struct kc_guard_lws *guard;
 	pthread_t	 thread;
 	bool		 started;
 	atomic_bool	 stop;
@@ -293,7 +293,7 @@ struct listener {
 
 struct guard_ref {
 	char		 name[16];
-	const struct metrics_guard *g;
+	const struct kc_guard_lws *g;
 };
 
 struct auth_entry {
@@ -1439,7 +1439,7 @@ writable(struct listener *l, struct lws *wsi, struct conn *c)
 	conn_end(c);
 	if (c->out.close_after || c->out.head)
 		return -1;
-	metrics_guard_phase(l->guard, wsi, KC_GUARD_REQUEST);
+	kc_guard_lws_phase(l->guard, wsi, KC_GUARD_REQUEST);
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
@@ -1453,7 +1453,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 	char *uri = NULL, path[256];
 	int method, ulen = 0;
 
-	if (metrics_guard_event(l->guard, wsi, (int)reason) < 0)
+	if (kc_guard_lws_event(l->guard, wsi, (int)reason) < 0)
 		return -1;
 	switch (reason) {
 	case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_SERVER_VERIFY_CERTS:
@@ -1534,142 +1534,8 @@ metrics_lws_iface(const char *host)
 	return host;
 }
 
-/* ---- the connection guard of a libwebsockets server ------------------------ */
-
-struct metrics_guard {
-	struct kc_guard		*g;
-	struct lws_context	*ctx;
-	lws_sorted_usec_list_t	 sul;
-	uint64_t		 due_ms;	/* the sweep's, 0: none set */
-};
-
-static void
-guard_kill(void *arg, void *handle)
-{
-	(void)arg;
-	lws_set_timeout(handle, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
-}
-
-static void	guard_tick(lws_sorted_usec_list_t *sul);
-
-/* Sets the sweep for the next deadline, unless one as early is set. */
-static void
-guard_arm(struct metrics_guard *mg)
-{
-	uint64_t next = kc_guard_next_ms(mg->g), now;
-
-	if (next == 0 || (mg->due_ms != 0 && mg->due_ms <= next))
-		return;
-	now = kc_clock_now_ms();
-	mg->due_ms = next;
-	lws_sul_schedule(mg->ctx, 0, &mg->sul, guard_tick,
-	    (lws_usec_t)(next > now ? next - now : 0) * LWS_US_PER_MS);
-}
-
-static void
-guard_tick(lws_sorted_usec_list_t *sul)
-{
-	struct metrics_guard *mg = lws_container_of(sul, struct metrics_guard, sul);
-
-	mg->due_ms = 0;
-	kc_guard_sweep(mg->g);
-	guard_arm(mg);
-}
-
-int
-metrics_guard_new(struct lws_context *ctx, const struct kc_guard_opts *opts,
-    struct metrics_guard **ret)
-{
-	struct metrics_guard *mg;
-	struct kc_guard_opts o = *opts;
-	int r;
-
-	*ret = NULL;
-	if ((mg = kc_calloc(1, sizeof(*mg))) == NULL)
-		return -ENOMEM;
-	o.kill = guard_kill;
-	o.arg = mg;
-	if ((r = kc_guard_new(&o, &mg->g)) < 0) {
-		kc_free(mg);
-		return r;
-	}
-	mg->ctx = ctx;
-	*ret = mg;
-	return 0;
-}
-
-struct metrics_guard *
-metrics_guard_free(struct metrics_guard *mg)
-{
-	if (mg == NULL)
-		return NULL;
-	kc_guard_free(mg->g);
-	return kc_free(mg);
-}
-
-int
-metrics_guard_event(struct metrics_guard *mg, struct lws *wsi, int reason)
-{
-	struct kc_guard_conn *c;
-
-	if (mg == NULL)
-		return 0;
-	switch (reason) {
-	case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
-		if ((c = kc_guard_open(mg->g, wsi)) != NULL)
-			lws_set_opaque_user_data(wsi, c);
-		guard_arm(mg);
-		break;
-	case LWS_CALLBACK_WSI_DESTROY:
-		if ((c = lws_get_opaque_user_data(wsi)) != NULL) {
-			lws_set_opaque_user_data(wsi, NULL);
-			kc_guard_close(mg->g, c);
-		}
-		break;
-	case LWS_CALLBACK_HTTP:
-	case LWS_CALLBACK_HTTP_BODY:
-	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-	case LWS_CALLBACK_HTTP_WRITEABLE:
-		if (kc_guard_killed(lws_get_opaque_user_data(wsi)))
-			return -1;	/* killed: close now, answer nothing */
-		if (reason == LWS_CALLBACK_HTTP || reason == LWS_CALLBACK_HTTP_BODY_COMPLETION)
-			metrics_guard_phase(mg, wsi, KC_GUARD_ANSWER);
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
-
 void
-metrics_guard_phase(struct metrics_guard *mg, struct lws *wsi, enum kc_guard_phase p)
-{
-	struct kc_guard_conn *c;
-
-	if (mg == NULL || (c = lws_get_opaque_user_data(wsi)) == NULL)
-		return;
-	kc_guard_phase(mg->g, c, p);
-	guard_arm(mg);
-}
-
-bool
-metrics_guard_body(struct metrics_guard *mg, struct lws *wsi, size_t n)
-{
-	struct kc_guard_conn *c;
-
-	if (mg == NULL || (c = lws_get_opaque_user_data(wsi)) == NULL)
-		return true;
-	return kc_guard_body(mg->g, c, n);
-}
-
-void
-metrics_guard_stats(const struct metrics_guard *mg, struct kc_guard_stats *s)
-{
-	kc_guard_stats(mg->g, s);
-}
-
-void
-metrics_add_guard(struct metrics *m, const char *listener, const struct metrics_guard *g)
+metrics_add_guard(struct metrics *m, const char *listener, const struct kc_guard_lws *g)
 {
 	pthread_mutex_lock(&m->mu);
 	for (size_t i = 0; i < METRICS_GUARDS_MAX; i++)
@@ -1682,7 +1548,7 @@ metrics_add_guard(struct metrics *m, const char *listener, const struct metrics_
 }
 
 void
-metrics_remove_guard(struct metrics *m, const struct metrics_guard *g)
+metrics_remove_guard(struct metrics *m, const struct kc_guard_lws *g)
 {
 	pthread_mutex_lock(&m->mu);
 	for (size_t i = 0; i < METRICS_GUARDS_MAX; i++)
@@ -1703,7 +1569,7 @@ collect_guards(struct metrics *m)
 
 		if (m->guards[i].g == NULL)
 			continue;
-		metrics_guard_stats(m->guards[i].g, &st);
+		kc_guard_lws_stats(m->guards[i].g, &st);
 		record(m, F_HTTP_CONNS, L(name), OP_SET, (double)st.open);
 		record(m, F_HTTP_ACCEPTED, L(name), OP_SET, (double)st.accepted);
 		for (size_t d = 0; d < KC_GUARD_DROP_COUNT; d++)
@@ -1802,7 +1668,7 @@ open_listener(struct metrics *m, struct listener *l, struct kc_status *st)
 	 */
 	if ((l->ctx = lws_create_context(&info)) == NULL)
 		return kc_status_set(st, -ENOMEM, "metrics: cannot create the server");
-	if ((r = metrics_guard_new(l->ctx, &(struct kc_guard_opts){
+	if ((r = kc_guard_lws_new(l->ctx, &(struct kc_guard_opts){
 		.max_conns = METRICS_CONNS_MAX,
 		.request_ms = METRICS_REQUEST_S * 1000,
 		.idle_ms = idle_s * 1000,
@@ -1872,7 +1738,7 @@ stop_all(struct metrics *m)
 			lws_context_destroy(l->ctx);
 			l->ctx = NULL;
 		}
-		l->guard = metrics_guard_free(l->guard);
+		l->guard = kc_guard_lws_free(l->guard);
 	}
 	while ((q = TAILQ_FIRST(&m->todo)) != NULL) {
 		TAILQ_REMOVE(&m->todo, q, link);

@@ -265,32 +265,6 @@ struct metrics_http_out {
 int	metrics_http_write(struct lws *wsi, struct metrics_http_out *o);
 
 /*
- * The connection guard (kc/connguard.h) of a libwebsockets server, for
- * metrics.c's listeners and webhook.c's: made once the context exists,
- * freed after lws_context_destroy(). Its kill is an asynchronous close;
- * its sweep an lws timer on the server thread, set for the next deadline.
- * metrics_guard_event() goes first in the protocol's callback: it tracks
- * each accepted connection (its opaque user data) from LWS_CALLBACK_-
- * SERVER_NEW_CLIENT_INSTANTIATED to LWS_CALLBACK_WSI_DESTROY and moves it
- * to ANSWER at LWS_CALLBACK_HTTP and LWS_CALLBACK_HTTP_BODY_COMPLETION;
- * the server reports the rest (BODY when it reads one, REQUEST when the
- * answer is out and the connection stays open). Its counters appear on
- * /metrics under 'listener' once metrics_add_guard() named it. Server
- * thread only, except metrics_guard_stats().
- */
-struct metrics_guard;
-
-int	metrics_guard_new(struct lws_context *ctx, const struct kc_guard_opts *opts,
-	    struct metrics_guard **ret) _must_check_;
-struct metrics_guard *metrics_guard_free(struct metrics_guard *);
-/* -1 when the guard killed the connection: the callback returns -1 at once. */
-int	metrics_guard_event(struct metrics_guard *, struct lws *wsi, int reason);
-void	metrics_guard_phase(struct metrics_guard *, struct lws *wsi, enum kc_guard_phase);
-/* kc_guard_body() for the connection of 'wsi'. */
-bool	metrics_guard_body(struct metrics_guard *, struct lws *wsi, size_t n);
-void	metrics_guard_stats(const struct metrics_guard *, struct kc_guard_stats *);
-
-/*
  * trainyard_http_connections{listener}, _connections_accepted_total and
  * _connections_dropped_total{listener,reason} from 'g' at each scrape,
  * until metrics_remove_guard() (before 'g' is freed). At most
@@ -298,8 +272,8 @@ void	metrics_guard_stats(const struct metrics_guard *, struct kc_guard_stats *);
  */
 #define METRICS_GUARDS_MAX	4
 void	metrics_add_guard(struct metrics *, const char *listener,
-	    const struct metrics_guard *g);
-void	metrics_remove_guard(struct metrics *, const struct metrics_guard *g);
+	    const struct kc_guard_lws *g);
+void	metrics_remove_guard(struct metrics *, const struct kc_guard_lws *g);
 
 /*
  * A kc_workqueue_observe_fn: 'arg' is the struct metrics. Feeds

@@ -29,7 +29,7 @@
  * most body_max (413 otherwise; 411 for chunked bodies); it is read into
  * the connection's kc_buf, answered once complete, the answer written by
  * metrics_http_write() (metrics.c). Headers are bounded (HEADER_MAX).
- * The connection guard (metrics_guard_*(), kc/connguard.h) gives the TLS
+ * The connection guard (kc_guard_lws_*(), kc/connguard.h) gives the TLS
  * handshake with the request's line and headers request_s, the
  * body and the answer timeout_s each, an idle keep-alive connection
  * keepalive_s, and holds at most max_conns connections, making room for
@@ -65,6 +65,7 @@
 #include <kc/buf.h>
 #include <kc/cert.h>
 #include <kc/clock.h>
+#include <kc/connguard.h>
 #include <kc/log.h>
 #include <kc/str.h>
 
@@ -104,7 +105,7 @@ struct webhook {
 	SSL_CTX			*client_ctx;	/* lws wants one; we never dial */
 	struct lws_protocols	 protocols[2];
 	lws_sorted_usec_list_t	 sul;
-	struct metrics_guard	*guard;
+	struct kc_guard_lws	*guard;
 	pthread_t		 thread;
 	bool			 started;
 	atomic_bool		 stop;
@@ -535,7 +536,7 @@ begin(struct webhook *w, struct conn *c, struct lws *wsi)
 		return;
 	}
 	c->reading = true;
-	metrics_guard_phase(w->guard, wsi, KC_GUARD_BODY);
+	kc_guard_lws_phase(w->guard, wsi, KC_GUARD_BODY);
 	lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, (int)w->o.timeout_s);
 }
 
@@ -553,7 +554,7 @@ writable(struct webhook *w, struct lws *wsi, struct conn *c)
 	conn_end(c);
 	if (c->out.close_after || c->out.head)
 		return -1;
-	metrics_guard_phase(w->guard, wsi, KC_GUARD_REQUEST);
+	kc_guard_lws_phase(w->guard, wsi, KC_GUARD_REQUEST);
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
@@ -564,7 +565,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 	struct webhook *w = lws_context_user(lws_get_context(wsi));
 	struct conn *c = user;
 
-	if (metrics_guard_event(w->guard, wsi, (int)reason) < 0)
+	if (kc_guard_lws_event(w->guard, wsi, (int)reason) < 0)
 		return -1;
 	switch (reason) {
 	case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_SERVER_VERIFY_CERTS:
@@ -580,7 +581,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 	case LWS_CALLBACK_HTTP_BODY:
 		if (c == NULL || !c->active || !c->reading)
 			return 0;
-		if (!metrics_guard_body(w->guard, wsi, len)) {
+		if (!kc_guard_lws_body(w->guard, wsi, len)) {
 			/* The bodies of every connection together are bounded. */
 			c->reading = false;
 			reply(c, 503, "too many request bodies at once\n");
@@ -653,7 +654,7 @@ open_server(struct webhook *w, struct kc_status *st)
 	info.timeout_secs = w->o.timeout_s + 5;	/* the guard's deadlines come first */
 	if ((w->ctx = lws_create_context(&info)) == NULL)
 		return kc_status_set(st, -ENOMEM, "webhook: cannot create the server");
-	if ((r = metrics_guard_new(w->ctx, &(struct kc_guard_opts){
+	if ((r = kc_guard_lws_new(w->ctx, &(struct kc_guard_opts){
 		.max_conns = w->o.max_conns,
 		.request_ms = w->o.request_s * 1000,
 		.idle_ms = w->o.keepalive_s * 1000,
@@ -777,7 +778,7 @@ webhook_free(struct webhook *w)
 		lws_sul_cancel(&w->sul);
 		lws_context_destroy(w->ctx);
 	}
-	w->guard = metrics_guard_free(w->guard);
+	w->guard = kc_guard_lws_free(w->guard);
 	SSL_CTX_free(w->client_ctx);
 	pair_clear(&w->cur);
 	kc_free(w->cert_dir);

@@ -83,9 +83,7 @@ struct dc_http {
 	struct fdwatch		 fds[FDS_MAX];
 	size_t			 nfds;
 	struct lws_protocols	 protos[PROTOS_MAX + 1];	/* ours, the plug-ins' */
-	struct kc_guard		*guard;		/* the connections' deadlines and cap */
-	lws_sorted_usec_list_t	 guard_sul;	/* its sweep */
-	uint64_t		 guard_due_ms;
+	struct kc_guard_lws	*guard;		/* the connections' deadlines and cap */
 	unsigned char		 scratch[LWS_PRE + WRITE_MAX + 64];
 };
 
@@ -116,68 +114,10 @@ struct conn {
 	bool			 peer_gone;	/* the peer hung up: close, no reply */
 };
 
-/*
- * The connection guard's side in libwebsockets: an asynchronous close
- * (again after 200 ms if a later timeout undid it), and its sweep timer.
- */
-static void
-guard_kill(void *arg, void *handle)
-{
-	(void)arg;
-	lws_set_timeout(handle, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
-}
-
-static void	guard_tick(lws_sorted_usec_list_t *);
-
-static void
-guard_arm(struct dc_http *h)
-{
-	uint64_t next = kc_guard_next_ms(h->guard), now;
-
-	if (next == 0 || (h->guard_due_ms != 0 && h->guard_due_ms <= next))
-		return;
-	now = kc_clock_now_ms();
-	h->guard_due_ms = next;
-	lws_sul_schedule(h->ctx, 0, &h->guard_sul, guard_tick,
-	    (lws_usec_t)(next > now ? next - now : 0) * LWS_US_PER_MS);
-}
-
-static void
-guard_tick(lws_sorted_usec_list_t *sul)
-{
-	struct dc_http *h = lws_container_of(sul, struct dc_http, guard_sul);
-
-	h->guard_due_ms = 0;
-	kc_guard_sweep(h->guard);
-	guard_arm(h);
-}
-
-static void
-guard_phase(struct dc_http *h, struct lws *wsi, enum kc_guard_phase p)
-{
-	struct kc_guard_conn *g = lws_get_opaque_user_data(wsi);
-
-	if (g == NULL)
-		return;
-	kc_guard_phase(h->guard, g, p);
-	guard_arm(h);
-}
-
-/* The guard lets go of an upgraded connection: its opaque pointer is the plug-in's now. */
-static void
-guard_release(struct dc_http *h, struct lws *wsi)
-{
-	kc_guard_close(h->guard, lws_get_opaque_user_data(wsi));
-	lws_set_opaque_user_data(wsi, NULL);
-}
-
 void
 http_conn_stats(const struct dc_http *h, struct kc_guard_stats *ret)
 {
-	if (h == NULL || h->guard == NULL)
-		memset(ret, 0, sizeof(*ret));
-	else
-		kc_guard_stats(h->guard, ret);
+	kc_guard_lws_stats(h != NULL ? h->guard : NULL, ret);
 }
 
 /*
@@ -550,7 +490,7 @@ dispatch(struct conn *c)
 	}
 out:
 	if (c->resp.stream != NULL) {
-		guard_phase(c->http, c->wsi, KC_GUARD_STREAM);
+		kc_guard_lws_phase(c->http->guard, c->wsi, KC_GUARD_STREAM);
 		c->resp.stream->wake = conn_wake;
 		c->resp.stream->wake_arg = c;
 		lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
@@ -621,14 +561,14 @@ begin_request(struct conn *c, struct lws *wsi)
 		    WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0 && strcasestr(te, "chunked") != NULL) {
 			c->chunked = true;
 			c->close_after = true;
-			guard_phase(h, wsi, KC_GUARD_BODY);
+			kc_guard_lws_phase(h->guard, wsi, KC_GUARD_BODY);
 			return 0;
 		}
 	}
 	if (length == 0)
 		dispatch(c);
 	else
-		guard_phase(h, wsi, KC_GUARD_BODY);
+		kc_guard_lws_phase(h->guard, wsi, KC_GUARD_BODY);
 	return 0;
 }
 
@@ -748,7 +688,7 @@ upgrade_request(struct dc_http *h, struct lws *wsi)
 	if (r >= 0)
 		(void)plugins_after(h->dc, &c->req, &c->resp);
 	if (r == 0) {
-		guard_release(h, wsi);
+		kc_guard_lws_release(h->guard, wsi);
 		lws_set_opaque_user_data(wsi, s);
 		conn_reset(c);
 		return 0;
@@ -841,7 +781,8 @@ complete(struct conn *c, struct lws *wsi)
 	if (close_after)
 		return -1;
 	rx_pause(c, false);
-	guard_phase(lws_context_user(lws_get_context(wsi)), wsi, KC_GUARD_REQUEST);
+	kc_guard_lws_phase(((struct dc_http *)lws_context_user(lws_get_context(wsi)))->guard,
+	    wsi, KC_GUARD_REQUEST);
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
@@ -988,32 +929,16 @@ http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 {
 	struct conn *c = user;
 	struct dc_http *h = lws_context_user(lws_get_context(wsi));
-	struct kc_guard_conn *g;
 
+	if (kc_guard_lws_event(h->guard, wsi, (int)reason) < 0)
+		return -1;	/* the guard closed it: nothing more */
 	switch (reason) {
 	case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
-		if ((g = kc_guard_open(h->guard, wsi)) != NULL)
-			lws_set_opaque_user_data(wsi, g);
-		guard_arm(h);
-		return 0;
 	case LWS_CALLBACK_WSI_DESTROY:
-		guard_release(h, wsi);
 		return 0;
-	case LWS_CALLBACK_HTTP:
-	case LWS_CALLBACK_HTTP_BODY:
-	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-	case LWS_CALLBACK_HTTP_WRITEABLE:
-		if (kc_guard_killed(lws_get_opaque_user_data(wsi)))
-			return -1;	/* the guard closed it: nothing more */
-		break;
-	default:
-		break;
-	}
-	switch (reason) {
 	case LWS_CALLBACK_HTTP:
 		if (c == NULL)
 			return -1;
-		guard_phase(h, wsi, KC_GUARD_ANSWER);
 		c->http = h;
 		c->wsi = wsi;
 		if (begin_request(c, wsi) < 0) {
@@ -1039,7 +964,6 @@ http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 		}
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-		guard_phase(h, wsi, KC_GUARD_ANSWER);
 		if (c != NULL && c->active && !c->dispatched)
 			dispatch(c);
 		return 0;
@@ -1132,20 +1056,9 @@ http_start(struct dc *dc, const struct dc_http_opts *o, struct dc_http **ret,
 	if ((h = kc_calloc(1, sizeof(*h))) == NULL)
 		return -ENOMEM;
 	h->dc = dc;
-	if (kc_guard_new(&(struct kc_guard_opts){
-		.max_conns = DC_CONNS_MAX,
-		.request_ms = DC_REQUEST_S * 1000,
-		.idle_ms = DC_KEEPALIVE_S * 1000,
-		.body_ms = DC_BODY_S * 1000,
-		.body_budget = SIZE_MAX,	/* each body is bounded by body_max */
-		.kill = guard_kill,
-	}, &h->guard) < 0) {
-		kc_free(h);
-		return -ENOMEM;
-	}
+
 	h->body_max = o->body_max > 0 ? o->body_max : DC_BODY_MAX;
 	if (protocols_fill(h) < 0) {
-		kc_guard_free(h->guard);
 		kc_free(h);
 		return kc_status_set(st, KC_ECONFIG, "more than %d WebSocket protocols",
 		    PROTOS_MAX);
@@ -1186,15 +1099,20 @@ http_start(struct dc *dc, const struct dc_http_opts *o, struct dc_http **ret,
 	info.server_string = "trainyard-devcluster";
 	info.vhost_name = "devcluster";
 	if ((h->ctx = lws_create_context(&info)) == NULL) {
-		kc_guard_free(h->guard);
 		kc_free(h);
 		return kc_status_set(st, KC_ECONFIG, "cannot listen on %s:%d (address in use, "
 		    "or the certificate was refused)", o->host != NULL ? o->host : "*", o->port);
 	}
 	h->vh = lws_get_vhost_by_name(h->ctx, "devcluster");
-	if (h->vh == NULL || (h->port = lws_get_vhost_listen_port(h->vh)) <= 0) {
+	if (h->vh == NULL || (h->port = lws_get_vhost_listen_port(h->vh)) <= 0 ||
+	    kc_guard_lws_new(h->ctx, &(struct kc_guard_opts){
+		.max_conns = DC_CONNS_MAX,
+		.request_ms = DC_REQUEST_S * 1000,
+		.idle_ms = DC_KEEPALIVE_S * 1000,
+		.body_ms = DC_BODY_S * 1000,
+		.body_budget = SIZE_MAX,	/* each body is bounded by body_max */
+	    }, &h->guard) < 0) {
 		lws_context_destroy(h->ctx);
-		kc_guard_free(h->guard);
 		kc_free(h);
 		return kc_status_set(st, KC_ECONFIG, "the listening port is unknown");
 	}
@@ -1275,11 +1193,9 @@ http_free(struct dc_http *h)
 	for (size_t i = 0; i < h->nfds; i++)
 		if (h->fds[i].wsi != NULL)
 			lws_set_opaque_user_data(h->fds[i].wsi, NULL);
-	if (h->ctx != NULL) {
-		lws_sul_cancel(&h->guard_sul);
+	if (h->ctx != NULL)
 		lws_context_destroy(h->ctx);
-	}
-	h->guard = kc_guard_free(h->guard);
+	h->guard = kc_guard_lws_free(h->guard);
 	if (h->dc->http == h)
 		h->dc->http = NULL;
 	kc_free(h);

@@ -7,6 +7,11 @@
  * once the guard killed it and waits for its close. Each list is in the
  * order its connections entered it and they share a timeout, so the
  * expired ones and the eviction candidates are at the heads.
+ *
+ * The libwebsockets side (kc_guard_lws_*) is here too, so the programs'
+ * servers share one copy of it: a connection's guard entry rides on its
+ * opaque pointer, a kill is an asynchronous close, the sweep an lws
+ * timer on the server thread set for the next deadline.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -14,6 +19,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/queue.h>
+
+#include <libwebsockets.h>
 
 #include <kc/alloc.h>
 #include <kc/clock.h>
@@ -337,4 +344,150 @@ kc_guard_stats(const struct kc_guard *g, struct kc_guard_stats *s)
 	s->body_bytes = atomic_load(&g->s_body);
 	for (size_t i = 0; i < KC_GUARD_DROP_COUNT; i++)
 		s->dropped[i] = atomic_load(&g->s_dropped[i]);
+}
+
+/* ---- the libwebsockets side ---------------------------------------------- */
+
+struct kc_guard_lws {
+	struct kc_guard		*g;
+	struct lws_context	*ctx;
+	lws_sorted_usec_list_t	 sul;
+	uint64_t		 due_ms;	/* the sweep's, 0: none set */
+};
+
+static void
+guard_kill(void *arg, void *handle)
+{
+	(void)arg;
+	lws_set_timeout(handle, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+static void	guard_tick(lws_sorted_usec_list_t *sul);
+
+/* Sets the sweep for the next deadline, unless one as early is set. */
+static void
+guard_arm(struct kc_guard_lws *mg)
+{
+	uint64_t next = kc_guard_next_ms(mg->g), now;
+
+	if (next == 0 || (mg->due_ms != 0 && mg->due_ms <= next))
+		return;
+	now = kc_clock_now_ms();
+	mg->due_ms = next;
+	lws_sul_schedule(mg->ctx, 0, &mg->sul, guard_tick,
+	    (lws_usec_t)(next > now ? next - now : 0) * LWS_US_PER_MS);
+}
+
+static void
+guard_tick(lws_sorted_usec_list_t *sul)
+{
+	struct kc_guard_lws *mg = lws_container_of(sul, struct kc_guard_lws, sul);
+
+	mg->due_ms = 0;
+	kc_guard_sweep(mg->g);
+	guard_arm(mg);
+}
+
+int
+kc_guard_lws_new(struct lws_context *ctx, const struct kc_guard_opts *opts,
+    struct kc_guard_lws **ret)
+{
+	struct kc_guard_lws *mg;
+	struct kc_guard_opts o = *opts;
+	int r;
+
+	*ret = NULL;
+	if ((mg = kc_calloc(1, sizeof(*mg))) == NULL)
+		return -ENOMEM;
+	o.kill = guard_kill;
+	o.arg = mg;
+	if ((r = kc_guard_new(&o, &mg->g)) < 0) {
+		kc_free(mg);
+		return r;
+	}
+	mg->ctx = ctx;
+	*ret = mg;
+	return 0;
+}
+
+struct kc_guard_lws *
+kc_guard_lws_free(struct kc_guard_lws *mg)
+{
+	if (mg == NULL)
+		return NULL;
+	kc_guard_free(mg->g);
+	return kc_free(mg);
+}
+
+int
+kc_guard_lws_event(struct kc_guard_lws *mg, struct lws *wsi, int reason)
+{
+	struct kc_guard_conn *c;
+
+	if (mg == NULL)
+		return 0;
+	switch (reason) {
+	case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+		if ((c = kc_guard_open(mg->g, wsi)) != NULL)
+			lws_set_opaque_user_data(wsi, c);
+		guard_arm(mg);
+		break;
+	case LWS_CALLBACK_WSI_DESTROY:
+		if ((c = lws_get_opaque_user_data(wsi)) != NULL) {
+			lws_set_opaque_user_data(wsi, NULL);
+			kc_guard_close(mg->g, c);
+		}
+		break;
+	case LWS_CALLBACK_HTTP:
+	case LWS_CALLBACK_HTTP_BODY:
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		if (kc_guard_killed(lws_get_opaque_user_data(wsi)))
+			return -1;	/* killed: close now, answer nothing */
+		if (reason == LWS_CALLBACK_HTTP || reason == LWS_CALLBACK_HTTP_BODY_COMPLETION)
+			kc_guard_lws_phase(mg, wsi, KC_GUARD_ANSWER);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+void
+kc_guard_lws_phase(struct kc_guard_lws *mg, struct lws *wsi, enum kc_guard_phase p)
+{
+	struct kc_guard_conn *c;
+
+	if (mg == NULL || (c = lws_get_opaque_user_data(wsi)) == NULL)
+		return;
+	kc_guard_phase(mg->g, c, p);
+	guard_arm(mg);
+}
+
+bool
+kc_guard_lws_body(struct kc_guard_lws *mg, struct lws *wsi, size_t n)
+{
+	struct kc_guard_conn *c;
+
+	if (mg == NULL || (c = lws_get_opaque_user_data(wsi)) == NULL)
+		return true;
+	return kc_guard_body(mg->g, c, n);
+}
+
+void
+kc_guard_lws_release(struct kc_guard_lws *mg, struct lws *wsi)
+{
+	if (mg == NULL)
+		return;
+	kc_guard_close(mg->g, lws_get_opaque_user_data(wsi));
+	lws_set_opaque_user_data(wsi, NULL);
+}
+
+void
+kc_guard_lws_stats(const struct kc_guard_lws *mg, struct kc_guard_stats *s)
+{
+	if (mg == NULL)
+		memset(s, 0, sizeof(*s));
+	else
+		kc_guard_stats(mg->g, s);
 }

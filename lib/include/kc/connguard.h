@@ -6,9 +6,9 @@
  * server, for our libwebsockets servers (the controller's probes,
  * metrics and webhook listeners, the devcluster's API).
  *
- * The guard knows nothing of libwebsockets: a connection is an opaque
- * handle, and closing one is the server's kill function (for
- * libwebsockets, an asynchronous close). The server reports each
+ * The guard's core knows nothing of libwebsockets: a connection is an
+ * opaque handle, and closing one is the server's kill function;
+ * kc_guard_lws_*() (below) is that for a libwebsockets server. The server reports each
  * connection's phase as it changes:
  *
  *	REQUEST	 waiting for a request line and its headers: a new
@@ -90,7 +90,7 @@ struct kc_guard_opts {
 	uint32_t		 body_ms;	/* 0: 10000 */
 	uint32_t		 answer_ms;	/* 0: none */
 	size_t			 body_budget;	/* 0: 64 MiB, for all bodies together */
-	kc_guard_kill_fn	*kill;		/* required */
+	kc_guard_kill_fn	*kill;		/* required; kc_guard_lws_new() sets its own */
 	void			*arg;
 };
 
@@ -152,5 +152,37 @@ void	kc_guard_stats(const struct kc_guard *, struct kc_guard_stats *);
 
 /* "timeout_headers", ..., "malformed": the metrics' reason label. */
 const char *kc_guard_drop_name(enum kc_guard_drop);
+
+/*
+ * The guard of a libwebsockets server (the controller's listeners, the
+ * devcluster's front), made once its context exists and freed after
+ * lws_context_destroy(). Its kill is an asynchronous close; its sweep an
+ * lws timer on the server thread, set for the next deadline.
+ * kc_guard_lws_event() goes first in the protocol's callback: it tracks
+ * each accepted connection (on its opaque user data) from LWS_CALLBACK_-
+ * SERVER_NEW_CLIENT_INSTANTIATED to LWS_CALLBACK_WSI_DESTROY and moves it
+ * to ANSWER at LWS_CALLBACK_HTTP and _HTTP_BODY_COMPLETION; it returns -1
+ * when the guard killed the connection (the callback then returns -1 at
+ * once). The server reports the rest (BODY when it reads one, REQUEST
+ * once the answer is out and the connection stays open, STREAM), and
+ * kc_guard_lws_release() lets go of a connection whose opaque pointer
+ * another owner takes (a WebSocket upgrade). Server thread only, except
+ * kc_guard_lws_stats(). The callbacks' reasons are passed as int: no
+ * libwebsockets header here.
+ */
+struct lws;
+struct lws_context;
+struct kc_guard_lws;
+
+int	kc_guard_lws_new(struct lws_context *ctx, const struct kc_guard_opts *opts,
+	    struct kc_guard_lws **ret) _must_check_;
+struct kc_guard_lws *kc_guard_lws_free(struct kc_guard_lws *);
+int	kc_guard_lws_event(struct kc_guard_lws *, struct lws *wsi, int reason);
+void	kc_guard_lws_phase(struct kc_guard_lws *, struct lws *wsi, enum kc_guard_phase);
+/* kc_guard_body() for the connection of 'wsi'; true without a guard. */
+bool	kc_guard_lws_body(struct kc_guard_lws *, struct lws *wsi, size_t n);
+void	kc_guard_lws_release(struct kc_guard_lws *, struct lws *wsi);
+/* All zero for NULL. */
+void	kc_guard_lws_stats(const struct kc_guard_lws *, struct kc_guard_stats *);
 
 #endif
