@@ -369,26 +369,31 @@ $(SAN)/%.o: %.c
 # the time, and a third of what "make test" compiles is tests/.
 $(SAN)/tests/%.o: OPT = -O1 -g
 
+# Every sanitizer program links the sanitizers' defaults of the test builds
+# (a smaller quarantine: tests/sanitizer_options.c says why).
+SAN_RT		 = $(SAN)/tests/sanitizer_options.o
+
 $(SAN)/bin/trainyard-devcluster: $(DEVCLUSTER_SRCS:%.c=$(SAN)/%.o) \
-    $(LIB_DATA_SRCS:%.c=$(SAN)/%.o) $(DC_CLIENT_SRCS:%.c=$(SAN)/%.o)
+    $(LIB_DATA_SRCS:%.c=$(SAN)/%.o) $(DC_CLIENT_SRCS:%.c=$(SAN)/%.o) $(SAN_RT)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 
 $(SAN)/bin/trainyard-controller: $(CONTROLLER_SRCS:%.c=$(SAN)/%.o) \
-    $(LIB_SRCS:%.c=$(SAN)/%.o)
+    $(LIB_SRCS:%.c=$(SAN)/%.o) $(SAN_RT)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 
-$(SAN)/bin/kubectl-trainyard: $(CLI_SRCS:%.c=$(SAN)/%.o) $(LIB_SRCS:%.c=$(SAN)/%.o)
+$(SAN)/bin/kubectl-trainyard: $(CLI_SRCS:%.c=$(SAN)/%.o) $(LIB_SRCS:%.c=$(SAN)/%.o) \
+    $(SAN_RT)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 
-$(SAN)/bin/examples/%: $(SAN)/examples/libkc/%.o $(LIB_SRCS:%.c=$(SAN)/%.o)
+$(SAN)/bin/examples/%: $(SAN)/examples/libkc/%.o $(LIB_SRCS:%.c=$(SAN)/%.o) $(SAN_RT)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 
 $(SAN)/tests/unit/check_main: $(UNIT_SRCS:%.c=$(SAN)/%.o) $(LIB_SRCS:%.c=$(SAN)/%.o) \
-    $(DC_SRCS:%.c=$(SAN)/%.o) $(CTL_PURE_SRCS:%.c=$(SAN)/%.o)
+    $(DC_SRCS:%.c=$(SAN)/%.o) $(CTL_PURE_SRCS:%.c=$(SAN)/%.o) $(SAN_RT)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(TEST_LDLIBS) $(LDLIBS_ALL)
 
 $(SAN)/tests/unit/check_main: $(SAN)/controller/metrics.o $(SAN)/controller/expect.o \
@@ -405,7 +410,7 @@ $(SAN)/one/check_$(SUITE).o: tests/unit/check_main.c
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(SAN_FLAGS) $(TEST_CFLAGS) \
 	    -DKC_ONE_SUITE=$(SUITE)_suite -c $< -o $@
 
-$(SAN)/one/check_$(SUITE): $(SAN)/one/check_$(SUITE).o $(ONE_SRCS:%.c=$(SAN)/%.o)
+$(SAN)/one/check_$(SUITE): $(SAN)/one/check_$(SUITE).o $(ONE_SRCS:%.c=$(SAN)/%.o) $(SAN_RT)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(TEST_LDLIBS) $(LDLIBS_ALL)
 
 unit: $(SAN)/one/check_$(SUITE)
@@ -536,7 +541,7 @@ $(SAN)/fuzz/libdeps.a: $(FUZZ_DEP_SRCS:%.c=$(SAN)/%.o)
 	ar rcs $@ $^
 
 $(SAN)/fuzz/replay_%: $(SAN)/tests/fuzz/fuzz_%.o $(SAN)/tests/fuzz/replay.o \
-    $(SAN)/fuzz/libdeps.a
+    $(SAN_RT) $(SAN)/fuzz/libdeps.a
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 
 FUZZ_REPLAYS	 = $(FUZZ_ALL:%=$(SAN)/fuzz/replay_%)
