@@ -4,7 +4,9 @@
  * reason and its root cause, cleanup, suspend and resume, a session bump,
  * deadlines and the schedule timeout, automatic restarts with backoff,
  * stale objects, invalid and suspended new runs, no PodGroup API,
- * idempotence, bounded status, and allocation failures.
+ * idempotence, bounded status, and allocation failures; and the same
+ * rules on the Run's session clock (expect_clock_ms()) while the wall
+ * clock steps an hour ahead or back.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +27,7 @@
 
 #include "testutil.h"
 #include "../../controller/config.h"
+#include "../../controller/controller.h"
 #include "../../controller/model.h"
 #include "../../controller/session.h"
 
@@ -819,6 +822,189 @@ START_TEST(test_restart_policy)
 	decide(&w);
 	ck_assert_int_eq(st_int(&w, "session"), rc->restarts ? 2 : 1);
 	world_free(&w);
+}
+END_TEST
+
+/* ---- steps of the wall clock --------------------------------------------- */
+
+/*
+ * reconcile_run.c's now_ms: the Run's session clock. The fake wall clock
+ * steps by step_ms (an hour ahead or back) 'at_s' seconds into the test;
+ * the monotonic clock moves one second per look.
+ */
+static const int64_t clock_steps[] = { 3600 * 1000, -3600 * 1000 };
+
+struct stepped {
+	struct expect	*x;
+	int64_t		 step_ms;
+	int64_t		 at_s;
+	int64_t		 t;		/* seconds of monotonic time so far */
+};
+
+static void
+stepped_init(struct stepped *sc, int64_t step_ms, int64_t at_s)
+{
+	*sc = (struct stepped){ .step_ms = step_ms, .at_s = at_s };
+	fake_clock_install(1000000);
+	ck_assert_int_eq(expect_new(&sc->x), 0);
+}
+
+static void
+stepped_free(struct stepped *sc)
+{
+	sc->x = expect_free(sc->x);
+	fake_clock_uninstall();
+}
+
+/* One second on, maybe the step, then now_ms as reconcile_run.c reads it. */
+static void
+stepped_tick(struct stepped *sc, struct world *w)
+{
+	fake_clock_advance(1000);
+	if (++sc->t == sc->at_s)
+		fake_clock_step_wall(sc->step_ms);
+	w->in.now_ms = expect_clock_ms(sc->x, "ns/r1");
+}
+
+/* Decides with the raw wall clock instead: what the step does to it. */
+static const char *
+reason_on_wall_clock(struct world *w)
+{
+	static char reason[64];
+	struct ty_session_in in = w->in;
+	struct ty_decision d = { 0 };
+
+	in.now_ms = (uint64_t)kc_clock_wall_us() / 1000;
+	ck_assert_int_eq(session_decide(&in, &d), 0);
+	kc_strlcpy(reason, kc_json_str(d.status, "reason") != NULL ?
+	    kc_json_str(d.status, "reason") : "", sizeof(reason));
+	session_decision_release(&d);
+	return reason;
+}
+
+/*
+ * An 8 s deadline ends the session after 8 s of real time, whether the
+ * wall clock stepped an hour ahead (on the wall clock alone it would end
+ * at once) or back (it would overrun by the hour).
+ */
+START_TEST(test_deadline_across_wall_steps)
+{
+	struct stepped sc;
+	struct world w;
+
+	stepped_init(&sc, clock_steps[_i], 3);
+	world_init(&w, "nodes: 2, activeDeadlineSeconds: 8");
+	w.in.now_ms = expect_clock_ms(sc.x, "ns/r1");
+	decide(&w);
+	apply(&w);
+	children(&w, 1);
+	all_pods(&w, 1, 2, RUNNING);
+	for (;;) {
+		stepped_tick(&sc, &w);
+		decide(&w);
+		if (strcmp(st_str(&w, "phase"), "Running") != 0)
+			break;
+		ck_assert_uint_eq(w.d.next_check_ms - w.in.now_ms, (uint64_t)(8 - sc.t) * 1000);
+		if (sc.t == sc.at_s)
+			ck_assert_str_eq(reason_on_wall_clock(&w), sc.step_ms > 0 ?
+			    "DeadlineExceeded" : "");
+		apply(&w);
+		ck_assert_int_lt(sc.t, 8);
+	}
+	ck_assert_int_eq(sc.t, 8);
+	ck_assert_str_eq(st_str(&w, "reason"), "DeadlineExceeded");
+	world_free(&w);
+	stepped_free(&sc);
+}
+END_TEST
+
+/* A 5 s schedule timeout of a pending session, likewise. */
+START_TEST(test_schedule_timeout_across_wall_steps)
+{
+	struct stepped sc;
+	struct world w;
+
+	stepped_init(&sc, clock_steps[_i], 2);
+	world_init(&w, "nodes: 2, scheduleTimeoutSeconds: 5");
+	w.in.now_ms = expect_clock_ms(sc.x, "ns/r1");
+	decide(&w);
+	apply(&w);
+	children(&w, 1);
+	add_pod(&w, 1, 0, RUNNING, false);
+	add_pod(&w, 1, 1, PENDING, false);
+	for (;;) {
+		stepped_tick(&sc, &w);
+		decide(&w);
+		if (strcmp(st_str(&w, "phase"), "Pending") != 0)
+			break;
+		apply(&w);
+		ck_assert_int_lt(sc.t, 5);
+	}
+	ck_assert_int_eq(sc.t, 5);
+	ck_assert_str_eq(st_str(&w, "reason"), "Unschedulable");
+	world_free(&w);
+	stepped_free(&sc);
+}
+END_TEST
+
+/*
+ * The restart backoff (1 s base, here 4 s) after a failure waits its time,
+ * not an hour more and not none; the next session's start is written on
+ * the same clock, so its deadline is measured from it.
+ */
+START_TEST(test_restart_backoff_across_wall_steps)
+{
+	struct stepped sc;
+	struct world w;
+
+	stepped_init(&sc, clock_steps[_i], 1);
+	world_init(&w, "nodes: 2, restartPolicy: OnFailure, activeDeadlineSeconds: 60");
+	w.cfg.restart_backoff_base_ms = 4000;
+	w.in.now_ms = expect_clock_ms(sc.x, "ns/r1");
+	decide(&w);
+	apply(&w);
+	children(&w, 1);
+	all_pods(&w, 1, 2, EXIT1);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "reason"), "PodFailed");
+	apply(&w);
+	clear_pods(&w);
+	no_children(&w);
+	for (;;) {
+		stepped_tick(&sc, &w);
+		decide(&w);
+		if (st_int(&w, "session") == 2)
+			break;
+		apply(&w);
+		ck_assert_int_lt(sc.t, 4);
+	}
+	ck_assert_int_eq(sc.t, 4);
+	ck_assert_uint_eq(w.d.next_check_ms - w.in.now_ms, 60 * 1000);
+	world_free(&w);
+	stepped_free(&sc);
+}
+END_TEST
+
+/* Nothing timed: the anchor goes, and the next look reads the wall clock. */
+START_TEST(test_session_clock_released)
+{
+	struct expect *x = NULL;
+	uint64_t wall0, c;
+
+	fake_clock_install(1000000);
+	ck_assert_int_eq(expect_new(&x), 0);
+	wall0 = (uint64_t)kc_clock_wall_us() / 1000;
+	ck_assert_uint_eq(expect_clock_ms(x, "ns/r1"), wall0);
+	fake_clock_step_wall(-3600 * 1000);
+	fake_clock_advance(1500);
+	ck_assert_uint_eq(expect_clock_ms(x, "ns/r1"), wall0 + 1500);
+	/* Another Run looks for the first time: the wall clock, stepped. */
+	ck_assert_uint_eq(expect_clock_ms(x, "ns/r2"), wall0 + 1500 - 3600 * 1000);
+	expect_clock_release(x, "ns/r1");
+	c = expect_clock_ms(x, "ns/r1");
+	ck_assert_uint_eq(c, wall0 + 1500 - 3600 * 1000);
+	x = expect_free(x);
+	fake_clock_uninstall();
 }
 END_TEST
 
@@ -1743,6 +1929,13 @@ ctl_session_suite(void)
 	tcase_add_test(tc, test_restart_on_preemption);
 	tcase_add_loop_test(tc, test_restart_policy, 0, KC_ARRAY_SIZE(restart_cases));
 	tcase_add_test(tc, test_stale_objects);
+	tcase_add_loop_test(tc, test_deadline_across_wall_steps, 0,
+	    KC_ARRAY_SIZE(clock_steps));
+	tcase_add_loop_test(tc, test_schedule_timeout_across_wall_steps, 0,
+	    KC_ARRAY_SIZE(clock_steps));
+	tcase_add_loop_test(tc, test_restart_backoff_across_wall_steps, 0,
+	    KC_ARRAY_SIZE(clock_steps));
+	tcase_add_test(tc, test_session_clock_released);
 	tcase_add_test(tc, test_invalid_new_run);
 	tcase_add_test(tc, test_invalid_during_session);
 	tcase_add_test(tc, test_suspended_new_run);
