@@ -312,6 +312,8 @@ int	 expect_pod_created(struct expect *, const char *key, const char *run_uid,
 int	 expect_pods(struct expect *, const char *key, const char *run_uid,
 	    int64_t session, const int32_t *seen, size_t nseen, int32_t **ret,
 	    size_t *ret_n) _must_check_;
+/* A pod created as 'index' of run 'key' is gone unseen (a delete by name found none). */
+void	 expect_pod_forget(struct expect *, const char *key, int32_t index);
 /*
  * Objects this process deleted (by uid) that the cache may still show
  * without a deletionTimestamp: expect_deleted() answers whether 'uid' was

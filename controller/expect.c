@@ -401,6 +401,24 @@ out:
 	return r;
 }
 
+void
+expect_pod_forget(struct expect *x, const char *key, int32_t index)
+{
+	struct run_exp *e;
+	struct run_objs *o;
+	size_t i, j;
+
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, false)) != NULL && (o = e->o) != NULL) {
+		for (i = j = 0; i < o->nc; i++)
+			if (o->c[i].index != index)
+				o->c[j++] = o->c[i];
+		o->nc = (uint32_t)j;
+		(void)tidy(x, e, kc_clock_now_ms());
+	}
+	pthread_mutex_unlock(&x->lock);
+}
+
 int
 expect_delete(struct expect *x, const char *key, const char *uid)
 {

@@ -68,6 +68,7 @@ struct rctx {
 #define NAME_WAIT_RECHECK_MS	1000
 
 #define QUOTA_RECHECK_MS	30000
+#define UNSEEN_RECHECK_MS	1000	/* pods deleted by name, never cached */
 
 static const struct kc_resource *
 podgroup_res(enum ty_podgroup_api api)
@@ -282,6 +283,8 @@ do_delete(struct rctx *rc, const struct ty_delete *d)
 	}, NULL, &st);
 	kc_log_debug(&rc->log, "delete %s %s uid %s: %s", kind_res(rc, d->kind)->kind,
 	    d->name, d->uid, r < 0 ? kc_err_name(r) : "ok");
+	if (r == KC_ENOTFOUND && d->unseen_index >= 0)
+		expect_pod_forget(rc->c->expect, rc->key, d->unseen_index);
 	if (r == KC_ENOTFOUND || r == KC_ECONFLICT)
 		r = 0;			/* gone, or a newer object: not ours */
 	else if (r < 0)
@@ -1117,6 +1120,15 @@ requeue(const struct rctx *rc, const struct ty_decision *d)
 	 */
 	if (rc->refusals > 0 || kc_sbuf_end(&rc->conflict) > 0)
 		after = 100;
+	/*
+	 * Pods deleted by name that the cache never showed: no event may
+	 * come for them; a look again finds them gone.
+	 */
+	for (size_t i = 0; i < d->ndeletes; i++)
+		if (d->deletes[i].unseen_index >= 0) {
+			after = KC_MIN(after != 0 ? after : UINT64_MAX, UNSEEN_RECHECK_MS);
+			break;
+		}
 	/* An earlier Run's object of the name: its delete comes, or a look. */
 	if (rc->name_waits)
 		after = KC_MIN(after != 0 ? after : UINT64_MAX, NAME_WAIT_RECHECK_MS);

@@ -42,7 +42,9 @@
  *	   next decision, which ends the session (NameConflict), and an
  *	   earlier Run's of the name is looked at again later. Remember
  *	   created pod indices (never another's of the name) until the
- *	   cache shows them. A refused create (Forbidden, Invalid) stops the
+ *	   cache shows them or, once the session ended, a delete by name
+ *	   finds them gone (the decision deletes them by name and counts
+ *	   them as remaining meanwhile). A refused create (Forbidden, Invalid) stops the
  *	   creates and is remembered for the next decision, which says why in
  *	   the Scheduled condition and backs the creates off; a create that
  *	   goes through forgets it.
@@ -275,6 +277,13 @@ struct ty_delete {
 	enum ty_kind	 kind;
 	char		 name[80];
 	char		 uid[64];	/* precondition; "" for none */
+	/*
+	 * A pod created for the ended session that the cache never showed
+	 * (in 'expected'): its index, deleted by name; -1 otherwise. When the
+	 * delete finds it gone, the caller forgets its expectation
+	 * (expect_pod_forget()).
+	 */
+	int32_t		 unseen_index;
 };
 
 struct ty_event {

@@ -728,6 +728,29 @@ clock_lease_fight() {
 	return "$st"
 }
 
+# Pods created while the controller's pod watch is held back (8 s), then
+# the session ends: CleanedUp may turn True only once they are gone.
+sc_unseen_pods_cleanup() {
+	local end=$((SECONDS + CHAOS_BOUND)) n
+	fault '{"verb": "watch", "resource": "pods", "latencyMs": 8000, "count": 1}' ||
+	    return 1
+	kubectl create --raw /devcluster/faults/drop-watches -f /dev/null >/dev/null || return 1
+	run job 3 || return 1
+	until_pods job 3 || return 1
+	kubectl patch runs.trainyard.dev job -n "$NS" --type merge \
+	    -p '{"spec":{"suspend":true}}' >/dev/null || return 1
+	until [ "$(rnf job '{.status.conditions[?(@.type=="CleanedUp")].status}')" = True ]; do
+		[ "$SECONDS" -le "$end" ] || break
+		sleep 0.1
+	done
+	n="$(npods job)"
+	[ "$n" = 0 ] || {
+		echo "orphans: Run $NS/job says CleanedUp with $n pods of its session left"
+		return 1
+	}
+	expect job Stopped Suspended
+}
+
 # The standby's clock an hour ahead during a lease fight.
 sc_clock_standby_ahead() {
 	clock_lease_fight b 3600
@@ -975,6 +998,7 @@ SCENARIOS=(
 	"clock-mid-cleanup sc_clock_mid_cleanup"
 	"clock-standby-ahead sc_clock_standby_ahead"
 	"clock-leader-back sc_clock_leader_back"
+	"unseen-pods-cleanup sc_unseen_pods_cleanup"
 	"webhook-down sc_webhook_down"
 	"project-quota sc_project_quota"
 	"members sc_members"

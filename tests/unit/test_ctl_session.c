@@ -617,6 +617,59 @@ START_TEST(test_suspend_resume)
 }
 END_TEST
 
+/*
+ * A pod created for the session that the cache never showed when the
+ * session ends: it exists all the same, so it is deleted by name and
+ * CleanedUp waits for it, and no next session starts meanwhile. Before,
+ * the cleanup counted only what the cache showed and reported CleanedUp
+ * True with the pod still there.
+ */
+START_TEST(test_cleanup_waits_for_unseen_pods)
+{
+	struct world w;
+	const struct ty_delete *del = NULL;
+
+	world_init(&w, "nodes: 3");
+	decide(&w);
+	apply(&w);
+	children(&w, 1);
+	add_pod(&w, 1, 0, RUNNING, false);
+	add_pod(&w, 1, 1, RUNNING, false);
+	w.expected[0] = 2;			/* created, not cached yet */
+	w.in.nexpected = 1;
+	set_spec(&w, "suspend", json_object_new_boolean(1));
+	at(&w, 10);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "reason"), "Suspended");
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_POD), 3);
+	for (size_t i = 0; i < w.d.ndeletes; i++)
+		if (strcmp(w.d.deletes[i].name, "r1-2") == 0)
+			del = &w.d.deletes[i];
+	ck_assert_ptr_nonnull(del);
+	ck_assert_str_eq(del->uid, "");
+	ck_assert_int_eq(del->unseen_index, 2);
+	ck_assert_int_eq(w.d.deletes[0].unseen_index, -1);
+	apply(&w);
+	/* The cached pods and children are gone; the unseen one is not known gone. */
+	clear_pods(&w);
+	no_children(&w);
+	decide(&w);
+	assert_cond(&w, "CleanedUp", "False", "Deleting");
+	ck_assert_str_eq(kc_json_str(cond(&w, "CleanedUp"), "message"), "waiting for 1 "
+	    "objects of session 1 to be deleted");
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_POD), 1);
+	apply(&w);
+	set_spec(&w, "suspend", json_object_new_boolean(0));
+	decide(&w);
+	ck_assert_int_eq(st_int(&w, "session"), 1);	/* no start before the cleanup */
+	/* A delete found it gone (the expectation is forgotten): cleaned up. */
+	w.in.nexpected = 0;
+	decide(&w);
+	ck_assert_int_eq(st_int(&w, "session"), 2);
+	world_free(&w);
+}
+END_TEST
+
 START_TEST(test_session_bump)
 {
 	struct world w;
@@ -1921,6 +1974,7 @@ ctl_session_suite(void)
 	tcase_add_test(tc, test_deleted_pod_killed);
 	tcase_add_test(tc, test_gone_pod_last_view);
 	tcase_add_test(tc, test_suspend_resume);
+	tcase_add_test(tc, test_cleanup_waits_for_unseen_pods);
 	tcase_add_test(tc, test_session_bump);
 	tcase_add_test(tc, test_deadline);
 	tcase_add_test(tc, test_deadline_v1beta1);
