@@ -936,6 +936,32 @@ reason_on_wall_clock(struct world *w)
 }
 
 /*
+ * Looks once a second while the phase stays 'phase' (at most 'limit' s);
+ * the seconds it took. At the step, the same look on the raw wall clock
+ * would end the session with 'reason' when the step is ahead (at once)
+ * and not when it is back; 'deadline_s' > 0: each look's timed check is
+ * that deadline.
+ */
+static int64_t
+stepped_run(struct stepped *sc, struct world *w, const char *phase, const char *reason,
+    int64_t limit, int64_t deadline_s)
+{
+	for (;;) {
+		stepped_tick(sc, w);
+		decide(w);
+		if (strcmp(st_str(w, "phase"), phase) != 0)
+			return sc->t;
+		if (deadline_s > 0)
+			ck_assert_uint_eq(w->d.next_check_ms - w->in.now_ms,
+			    (uint64_t)(deadline_s - sc->t) * 1000);
+		if (sc->t == sc->at_s)
+			ck_assert_str_eq(reason_on_wall_clock(w), sc->step_ms > 0 ? reason : "");
+		apply(w);
+		ck_assert_int_lt(sc->t, limit);
+	}
+}
+
+/*
  * An 8 s deadline ends the session after 8 s of real time, whether the
  * wall clock stepped an hour ahead (on the wall clock alone it would end
  * at once) or back (it would overrun by the hour).
@@ -952,19 +978,7 @@ START_TEST(test_deadline_across_wall_steps)
 	apply(&w);
 	children(&w, 1);
 	all_pods(&w, 1, 2, RUNNING);
-	for (;;) {
-		stepped_tick(&sc, &w);
-		decide(&w);
-		if (strcmp(st_str(&w, "phase"), "Running") != 0)
-			break;
-		ck_assert_uint_eq(w.d.next_check_ms - w.in.now_ms, (uint64_t)(8 - sc.t) * 1000);
-		if (sc.t == sc.at_s)
-			ck_assert_str_eq(reason_on_wall_clock(&w), sc.step_ms > 0 ?
-			    "DeadlineExceeded" : "");
-		apply(&w);
-		ck_assert_int_lt(sc.t, 8);
-	}
-	ck_assert_int_eq(sc.t, 8);
+	ck_assert_int_eq(stepped_run(&sc, &w, "Running", "DeadlineExceeded", 8, 8), 8);
 	ck_assert_str_eq(st_str(&w, "reason"), "DeadlineExceeded");
 	world_free(&w);
 	stepped_free(&sc);
@@ -985,15 +999,7 @@ START_TEST(test_schedule_timeout_across_wall_steps)
 	children(&w, 1);
 	add_pod(&w, 1, 0, RUNNING, false);
 	add_pod(&w, 1, 1, PENDING, false);
-	for (;;) {
-		stepped_tick(&sc, &w);
-		decide(&w);
-		if (strcmp(st_str(&w, "phase"), "Pending") != 0)
-			break;
-		apply(&w);
-		ck_assert_int_lt(sc.t, 5);
-	}
-	ck_assert_int_eq(sc.t, 5);
+	ck_assert_int_eq(stepped_run(&sc, &w, "Pending", "Unschedulable", 5, 0), 5);
 	ck_assert_str_eq(st_str(&w, "reason"), "Unschedulable");
 	world_free(&w);
 	stepped_free(&sc);
