@@ -103,8 +103,8 @@ struct run_exp {
 	uint64_t	 progress_since_ms;	/* since when it looks the same */
 	struct ty_refusal *refused;		/* the last refused create; NULL */
 	struct ty_conflict *conflict;		/* a name conflict met; NULL */
-	uint64_t	 anchor_wall_ms;	/* the session clock's anchor; 0: none */
-	uint64_t	 anchor_mono_ms;
+	/* The session clock: wall minus monotonic ms at its anchor; 0: none. */
+	int64_t		 anchor_ms;
 	char		 key[];
 };
 
@@ -252,7 +252,7 @@ tidy(struct expect *x, struct run_exp *e, uint64_t now)
 			e->o = run_objs_free(o);
 	}
 	if (e->o == NULL && e->status_rv == NULL && e->progress_hash == 0 &&
-	    e->refused == NULL && e->conflict == NULL && e->anchor_wall_ms == 0 &&
+	    e->refused == NULL && e->conflict == NULL && e->anchor_ms == 0 &&
 	    (e->status_at_ms == 0 || now - e->status_at_ms >= EXPECT_TTL_MS)) {
 		unlink_entry(x, e);
 		return false;
@@ -264,15 +264,12 @@ tidy(struct expect *x, struct run_exp *e, uint64_t now)
 static uint64_t
 session_clock(struct run_exp *e)
 {
-	uint64_t mono = kc_clock_now_ms();
-	int64_t wall;
+	int64_t mono = (int64_t)kc_clock_now_ms(), now;
 
-	if (e->anchor_wall_ms == 0) {
-		wall = kc_clock_wall_us() / 1000;
-		e->anchor_wall_ms = wall > 0 ? (uint64_t)wall : 1;
-		e->anchor_mono_ms = mono;
-	}
-	return e->anchor_wall_ms + (mono >= e->anchor_mono_ms ? mono - e->anchor_mono_ms : 0);
+	if (e->anchor_ms == 0 && (e->anchor_ms = kc_clock_wall_us() / 1000 - mono) == 0)
+		e->anchor_ms = 1;	/* 0 means none; a millisecond off is nothing */
+	now = mono + e->anchor_ms;
+	return now > 0 ? (uint64_t)now : 0;
 }
 
 /* Makes 'o' about Run uid 'uid' and 'session', dropping what it knew else. */
@@ -795,8 +792,8 @@ expect_clock_release(struct expect *x, const char *key)
 	struct run_exp *e;
 
 	pthread_mutex_lock(&x->lock);
-	if ((e = find(x, key, false)) != NULL && e->anchor_wall_ms != 0) {
-		e->anchor_wall_ms = e->anchor_mono_ms = 0;
+	if ((e = find(x, key, false)) != NULL && e->anchor_ms != 0) {
+		e->anchor_ms = 0;
 		(void)tidy(x, e, kc_clock_now_ms());
 	}
 	pthread_mutex_unlock(&x->lock);

@@ -312,7 +312,7 @@ START_TEST(settled_run_is_small)
 	expect_status_written(x, KEY, "102");	/* all running */
 	ck_assert(!expect_status_stale(x, KEY, "102"));
 	settled = count_alloc_held() - base;
-	ck_assert_uint_le(settled, 64 + sizeof(KEY));
+	ck_assert_uint_le(settled, 72 + sizeof(KEY));
 	/* The status write time matters for the TTL, then nothing is left. */
 	ck_assert_uint_eq(expect_status_age_ms(x, KEY), 0);
 	fake_clock_advance(TTL_MS);
