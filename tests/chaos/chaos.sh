@@ -153,20 +153,37 @@ ctl_clock_stop() {
 	ctl_start
 }
 
-# clock_step SECONDS [FILE [LOG]]: the wall clock that follows FILE
-# (default $DC_DIR/clock-offset) steps by SECONDS (negative: back), and
-# waits until the controller logging to LOG (default controller.log) says so.
-clock_step() {
-	local file="${2:-$DC_DIR/clock-offset}" log="${3:-$DC_DIR/controller.log}" cur=0 n i re
+# clock_write SECONDS [FILE]: the wall clock that follows FILE (default
+# $DC_DIR/clock-offset) steps by SECONDS (negative: back); it takes the
+# step at its next reading of the wall clock. Prints the new offset.
+clock_write() {
+	local file="${2:-$DC_DIR/clock-offset}" cur=0
 	[ -s "$file" ] && cur="$(cat "$file")"
-	re="the wall clock is now [+]\\{0,1\\}$((cur + $1)) s off"
-	n="$(grep -c "$re" "$log")" || true
 	printf '%s\n' "$((cur + $1))" >"$file.new" && mv "$file.new" "$file" || return 1
+	echo "$((cur + $1))"
+}
+
+# clock_taken OFFSET N [LOG]: the controller logging to LOG (default
+# controller.log) said more than N times that its clock is OFFSET s off.
+clock_taken() {
+	local re="the wall clock is now [+]\\{0,1\\}$1 s off"
+	[ "$(grep -c "$re" "${3:-$DC_DIR/controller.log}")" -gt "$2" ]
+}
+
+# clock_step SECONDS [FILE [LOG]]: clock_write, then waits (5 s) until the
+# controller logging to LOG says it took the step (it reads its wall clock
+# at every reconcile of a Run with something timed).
+clock_step() {
+	local file="${2:-$DC_DIR/clock-offset}" log="${3:-$DC_DIR/controller.log}" cur=0 n i to
+	[ -s "$file" ] && cur="$(cat "$file")"
+	to=$((cur + $1))
+	n="$(grep -c "the wall clock is now [+]\\{0,1\\}$to s off" "$log")" || true
+	clock_write "$1" "$file" >/dev/null || return 1
 	for i in $(seq 100); do
-		[ "$(grep -c "$re" "$log")" -gt "$n" ] && return 0
+		clock_taken "$to" "$n" "$log" && return 0
 		sleep 0.05
 	done
-	echo "clock: the controller did not take the step to $((cur + $1)) s"
+	echo "clock: the controller did not take the step to $to s"
 	return 1
 }
 
@@ -671,29 +688,38 @@ sc_clock_back() {
 }
 
 # The clock steps ahead and back while a session's pods are created and
-# while they are deleted: no duplicate, nothing left, the ends as asked.
+# while they are deleted (each step taken at the controller's next reading
+# of its clock): no duplicate, nothing left, the ends as asked.
 sc_clock_mid_start() {
+	local n
 	ctl_clock_start || return 1
+	n="$(grep -c 'the wall clock is now -3600 s off' "$DC_DIR/controller.log")" || true
 	run job 8 'deadlines: {activeSeconds: 300}' -- run-seconds=3 || return 1
 	until_pods job 1 || return 1
-	clock_step 3600 || return 1
-	clock_step -7200 || return 1
+	clock_write 3600 >/dev/null || return 1
+	sleep 0.3
+	clock_write -7200 >/dev/null || return 1
 	expect job Succeeded Succeeded || return 1
+	clock_taken -3600 "$n" || { echo "clock: the controller never took the steps"; return 1; }
 	ctl_clock_stop
 }
 
 sc_clock_mid_cleanup() {
+	local n
 	ctl_clock_start || return 1
+	n="$(grep -c 'the wall clock is now [+]3600 s off' "$DC_DIR/controller.log")" || true
 	run job 8 'deadlines: {activeSeconds: 300}' || return 1
 	expect job Running || return 1
 	kubectl patch runs.trainyard.dev job -n "$NS" --type merge \
 	    -p '{"spec":{"suspend":true}}' >/dev/null || return 1
-	clock_step -3600 || return 1
-	clock_step 7200 || return 1
+	clock_write -3600 >/dev/null || return 1
+	sleep 0.3
+	clock_write 7200 >/dev/null || return 1
 	expect job Stopped Suspended || return 1
 	kubectl patch runs.trainyard.dev job -n "$NS" --type merge \
 	    -p '{"spec":{"suspend":false}}' >/dev/null || return 1
 	expect job Running "" 2 || return 1
+	clock_taken 3600 "$n" || { echo "clock: the controller never took the steps"; return 1; }
 	ctl_clock_stop
 }
 
