@@ -640,26 +640,38 @@ sc_lease_fight() {
 	return "$b"
 }
 
+# clock_short_start: the controller on the test clock, and Run "short"
+# with an 8 s deadline; CLOCK_T0 is when it was made.
+clock_short_start() {
+	ctl_clock_start || return 1
+	CLOCK_T0="$(date +%s.%N)"
+	run short 2 'deadlines: {activeSeconds: 8}'
+}
+
+# clock_short_step SECONDS: once "short" runs, 2 s later, the clock steps
+# by SECONDS; "short" must still end after its 8 s of real time.
+clock_short_step() {
+	expect short Running || return 1
+	sleep 2
+	clock_step "$1" || return 1
+	ends_in short Failed DeadlineExceeded "$CLOCK_T0" 6.5 12
+}
+
 # The controller's wall clock an hour ahead two seconds into three
 # sessions: one with an 8 s deadline ends DeadlineExceeded after 8 s of
 # real time (not at once), one that cannot be scheduled ends Unschedulable
 # after its 10 s (not at once), one with a 120 s deadline keeps running
 # until it is suspended.
 sc_clock_ahead() {
-	local t0 st=0
-	ctl_clock_start || return 1
-	t0="$(date +%s.%N)"
-	run short 2 'deadlines: {activeSeconds: 8}' || return 1
+	local st=0
+	clock_short_start || return 1
 	run pend 9 'profile: gpu-8' 'deadlines: {schedulingSeconds: 10}' || return 1
 	run long 2 'deadlines: {activeSeconds: 120}' || return 1
-	expect short Running || return 1
-	sleep 2
-	clock_step 3600 || return 1
-	ends_in short Failed DeadlineExceeded "$t0" 6.5 12 || st=1
-	ends_in pend Failed Unschedulable "$t0" 8.5 14 || st=1
+	clock_short_step 3600 || st=1
+	ends_in pend Failed Unschedulable "$CLOCK_T0" 8.5 14 || st=1
 	[ "$(rnf long '{.status.phase}')" = Running ] || {
 		echo "clock: Run $NS/long is $(rnf long '{.status.phase}/{.status.reason}')" \
-		    "$(echo "$(date +%s.%N) - $t0" | bc)s into its 120 s"
+		    "$(echo "$(date +%s.%N) - $CLOCK_T0" | bc)s into its 120 s"
 		st=1
 	}
 	kubectl patch runs.trainyard.dev long -n "$NS" --type merge \
@@ -672,16 +684,11 @@ sc_clock_ahead() {
 # The wall clock an hour back: an 8 s deadline still ends after 8 s, not
 # an hour late; a restart's backoff (1 s) is not an hour either.
 sc_clock_back() {
-	local t0 st=0
-	ctl_clock_start || return 1
-	t0="$(date +%s.%N)"
-	run short 2 'deadlines: {activeSeconds: 8}' || return 1
+	local st=0
+	clock_short_start || return 1
 	run again 2 'restart: {policy: OnFailure, limit: 1}' -- run-seconds=4 exit-code=1 ||
 	    return 1
-	expect short Running || return 1
-	sleep 2
-	clock_step -3600 || return 1
-	ends_in short Failed DeadlineExceeded "$t0" 6.5 12 || st=1
+	clock_short_step -3600 || st=1
 	expect again Failed PodFailed 2 || st=1
 	ctl_clock_stop || return 1
 	return "$st"

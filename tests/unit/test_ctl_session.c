@@ -902,6 +902,17 @@ stepped_init(struct stepped *sc, int64_t step_ms, int64_t at_s)
 	ck_assert_int_eq(expect_new(&sc->x), 0);
 }
 
+/* A Run of 'spec' whose first session starts on the session clock, children made. */
+static void
+stepped_world(struct stepped *sc, struct world *w, const char *spec)
+{
+	world_init(w, spec);
+	w->in.now_ms = expect_clock_ms(sc->x, "ns/r1");
+	decide(w);
+	apply(w);
+	children(w, 1);
+}
+
 static void
 stepped_free(struct stepped *sc)
 {
@@ -962,45 +973,37 @@ stepped_run(struct stepped *sc, struct world *w, const char *phase, const char *
 }
 
 /*
- * An 8 s deadline ends the session after 8 s of real time, whether the
- * wall clock stepped an hour ahead (on the wall clock alone it would end
- * at once) or back (it would overrun by the hour).
+ * An 8 s deadline ends the session after 8 s of real time, and a 5 s
+ * schedule timeout a pending one after 5 s, whether the wall clock stepped
+ * an hour ahead (on the wall clock alone they would end at once) or back
+ * (they would overrun by the hour).
  */
-START_TEST(test_deadline_across_wall_steps)
+static const struct timed_case {
+	const char	*spec;
+	const char	*pod1;		/* the second pod's status */
+	const char	*phase;		/* while it lasts */
+	const char	*reason;	/* its end */
+	int64_t		 step_at_s, end_s, deadline_s;
+} timed_cases[] = {
+	{ "nodes: 2, activeDeadlineSeconds: 8", RUNNING, "Running", "DeadlineExceeded", 3, 8,
+	    8 },
+	{ "nodes: 2, scheduleTimeoutSeconds: 5", PENDING, "Pending", "Unschedulable", 2, 5,
+	    0 },
+};
+
+START_TEST(test_timeouts_across_wall_steps)
 {
+	const struct timed_case *tc = &timed_cases[_i / KC_ARRAY_SIZE(clock_steps)];
 	struct stepped sc;
 	struct world w;
 
-	stepped_init(&sc, clock_steps[_i], 3);
-	world_init(&w, "nodes: 2, activeDeadlineSeconds: 8");
-	w.in.now_ms = expect_clock_ms(sc.x, "ns/r1");
-	decide(&w);
-	apply(&w);
-	children(&w, 1);
-	all_pods(&w, 1, 2, RUNNING);
-	ck_assert_int_eq(stepped_run(&sc, &w, "Running", "DeadlineExceeded", 8, 8), 8);
-	ck_assert_str_eq(st_str(&w, "reason"), "DeadlineExceeded");
-	world_free(&w);
-	stepped_free(&sc);
-}
-END_TEST
-
-/* A 5 s schedule timeout of a pending session, likewise. */
-START_TEST(test_schedule_timeout_across_wall_steps)
-{
-	struct stepped sc;
-	struct world w;
-
-	stepped_init(&sc, clock_steps[_i], 2);
-	world_init(&w, "nodes: 2, scheduleTimeoutSeconds: 5");
-	w.in.now_ms = expect_clock_ms(sc.x, "ns/r1");
-	decide(&w);
-	apply(&w);
-	children(&w, 1);
+	stepped_init(&sc, clock_steps[_i % KC_ARRAY_SIZE(clock_steps)], tc->step_at_s);
+	stepped_world(&sc, &w, tc->spec);
 	add_pod(&w, 1, 0, RUNNING, false);
-	add_pod(&w, 1, 1, PENDING, false);
-	ck_assert_int_eq(stepped_run(&sc, &w, "Pending", "Unschedulable", 5, 0), 5);
-	ck_assert_str_eq(st_str(&w, "reason"), "Unschedulable");
+	add_pod(&w, 1, 1, tc->pod1, false);
+	ck_assert_int_eq(stepped_run(&sc, &w, tc->phase, tc->reason, tc->end_s,
+	    tc->deadline_s), tc->end_s);
+	ck_assert_str_eq(st_str(&w, "reason"), tc->reason);
 	world_free(&w);
 	stepped_free(&sc);
 }
@@ -1017,12 +1020,8 @@ START_TEST(test_restart_backoff_across_wall_steps)
 	struct world w;
 
 	stepped_init(&sc, clock_steps[_i], 1);
-	world_init(&w, "nodes: 2, restartPolicy: OnFailure, activeDeadlineSeconds: 60");
-	w.cfg.restart_backoff_base_ms = 4000;
-	w.in.now_ms = expect_clock_ms(sc.x, "ns/r1");
-	decide(&w);
-	apply(&w);
-	children(&w, 1);
+	stepped_world(&sc, &w, "nodes: 2, restartPolicy: OnFailure, activeDeadlineSeconds: 60");
+	w.cfg.restart_backoff_base_ms = 4000;	/* read when the session ends */
 	all_pods(&w, 1, 2, EXIT1);
 	decide(&w);
 	ck_assert_str_eq(st_str(&w, "reason"), "PodFailed");
@@ -1989,10 +1988,8 @@ ctl_session_suite(void)
 	tcase_add_test(tc, test_restart_on_preemption);
 	tcase_add_loop_test(tc, test_restart_policy, 0, KC_ARRAY_SIZE(restart_cases));
 	tcase_add_test(tc, test_stale_objects);
-	tcase_add_loop_test(tc, test_deadline_across_wall_steps, 0,
-	    KC_ARRAY_SIZE(clock_steps));
-	tcase_add_loop_test(tc, test_schedule_timeout_across_wall_steps, 0,
-	    KC_ARRAY_SIZE(clock_steps));
+	tcase_add_loop_test(tc, test_timeouts_across_wall_steps, 0,
+	    KC_ARRAY_SIZE(timed_cases) * KC_ARRAY_SIZE(clock_steps));
 	tcase_add_loop_test(tc, test_restart_backoff_across_wall_steps, 0,
 	    KC_ARRAY_SIZE(clock_steps));
 	tcase_add_test(tc, test_session_clock_released);
