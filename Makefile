@@ -117,6 +117,7 @@ UNIT_SUITES	+= cli_logs
 UNIT_SUITES	+= cli_ops
 UNIT_SUITES	+= cli_admin
 UNIT_SUITES	+= connguard
+UNIT_SUITES	+= clock
 TEST_SUPPORT_SRCS = tests/fakes/fail_alloc.c tests/fakes/fake_clock.c \
 		   tests/fakes/fake_transport.c tests/server/testserver.c \
 		   tests/unit/testutil.c tests/unit/dc_testutil.c tests/unit/ctl_testutil.c
@@ -204,7 +205,7 @@ CTL_PURE_DEPS	 = lib/yaml.c lib/selector.c lib/quantity.c lib/deflate.c \
 		   $(SUITE_DEPS_informer) $(CTL_PURE_SRCS)
 SUITE_DEPS_ctl_config	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_model	= $(CTL_PURE_DEPS)
-SUITE_DEPS_ctl_session	= $(CTL_PURE_DEPS)
+SUITE_DEPS_ctl_session	= $(CTL_PURE_DEPS) controller/expect.c
 SUITE_DEPS_ctl_names	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_cache	= $(CTL_PURE_DEPS)
 SUITE_DEPS_ctl_convert	= $(CTL_PURE_DEPS) controller/migrate.c
@@ -227,6 +228,7 @@ SUITE_DEPS_alloc	=
 SUITE_DEPS_hash		=
 SUITE_DEPS_heap		=
 SUITE_DEPS_connguard	=
+SUITE_DEPS_clock	=
 SUITE_DEPS_sbuf		=
 SUITE_DEPS_base64	=
 SUITE_DEPS_validation	=

@@ -312,6 +312,8 @@ int	 expect_pod_created(struct expect *, const char *key, const char *run_uid,
 int	 expect_pods(struct expect *, const char *key, const char *run_uid,
 	    int64_t session, const int32_t *seen, size_t nseen, int32_t **ret,
 	    size_t *ret_n) _must_check_;
+/* A pod created as 'index' of run 'key' is gone unseen (a delete by name found none). */
+void	 expect_pod_forget(struct expect *, const char *key, int32_t index);
 /*
  * Objects this process deleted (by uid) that the cache may still show
  * without a deletionTimestamp: expect_deleted() answers whether 'uid' was
@@ -384,6 +386,16 @@ void	 expect_child_created(struct expect *, const char *key, enum ty_kind kind,
 bool	 expect_child(struct expect *, const char *key, enum ty_kind kind,
 	    int64_t session, bool seen);
 void	 expect_child_deleted(struct expect *, const char *key, enum ty_kind kind);
+/*
+ * The session clock of run 'key' (expect.c's header): wall-clock
+ * milliseconds since the epoch, measured on the monotonic clock from the
+ * first look since the last expect_clock_release(), which takes the wall
+ * clock; without memory, the wall clock. session_decide()'s now_ms, a
+ * refusal's time and the timed requeue read it. expect_clock_release():
+ * the Run has nothing timed; its next look reads the wall clock again.
+ */
+uint64_t expect_clock_ms(struct expect *, const char *key);
+void	 expect_clock_release(struct expect *, const char *key);
 /* Forgets everything about run 'key' (the Run is gone). */
 void	 expect_forget(struct expect *, const char *key);
 

@@ -36,7 +36,8 @@ struct slot {
 	char		 ns[KC_NAMESPACE_MAX + 1];
 	char		 name[KC_NAME_MAX + 1];	/* the Event's */
 	uint32_t	 count;
-	time_t		 first, last;
+	time_t		 first;		/* wall clock: a date */
+	uint64_t	 last_ms;	/* monotonic: the window is a duration */
 };
 
 struct recorder {
@@ -133,6 +134,7 @@ recorder_emit(struct recorder *rec, struct kc_client *cl, const struct json_obje
 	uint64_t h;
 	uint32_t count = 1;
 	time_t now = kc_clock_wall();
+	uint64_t mono = kc_clock_now_ms();
 	int r;
 
 	if (run_name == NULL || ns == NULL || kc_time_format(now, ts, sizeof(ts)) < 0)
@@ -146,16 +148,16 @@ recorder_emit(struct recorder *rec, struct kc_client *cl, const struct json_obje
 	for (size_t i = 0; i < RECORDER_SLOTS; i++) {
 		struct slot *c = &rec->slots[i];
 
-		if (c->hash == h && now - c->last < RECORDER_WINDOW_S) {
+		if (c->hash == h && mono - c->last_ms < RECORDER_WINDOW_S * 1000) {
 			s = c;
 			break;
 		}
-		if (oldest == NULL || c->last < oldest->last)
+		if (oldest == NULL || c->last_ms < oldest->last_ms)
 			oldest = c;
 	}
 	if (s != NULL) {
 		count = ++s->count;
-		s->last = now;
+		s->last_ms = mono;
 		kc_strlcpy(name, s->name, sizeof(name));
 		(void)kc_time_format(s->first, patch_ts, sizeof(patch_ts));
 	} else {
@@ -163,7 +165,7 @@ recorder_emit(struct recorder *rec, struct kc_client *cl, const struct json_obje
 		(void)snprintf(name, sizeof(name), "%.*s.%" PRIx64, 200, run_name,
 		    (uint64_t)now * 1000000000u + (rec->seq++ % 1000000000u));
 		s = oldest;
-		*s = (struct slot){ .hash = h, .count = 1, .first = now, .last = now };
+		*s = (struct slot){ .hash = h, .count = 1, .first = now, .last_ms = mono };
 		kc_strlcpy(s->ns, ns, sizeof(s->ns));
 		kc_strlcpy(s->name, name, sizeof(s->name));
 	}

@@ -19,6 +19,17 @@
  * can say why nothing starts and back the creates off; and a name
  * conflict a create met (names.h), so the decision ends the session.
  *
+ * And each Run's session clock (expect_clock_ms()): the session rules
+ * measure deadlines, timeouts and backoffs in wall-clock time, as the
+ * Run's status records them, but a step of this machine's wall clock (an
+ * NTP step, a VM resumed) must neither end a session early nor let a
+ * deadline overrun. So while a Run has something timed, "now" is the
+ * wall clock read when this process first looked at it, plus the
+ * monotonic time since (the anchor); what came before (another process
+ * ran the Run) is measured by the wall clock. Once a decision times
+ * nothing, the anchor goes, and the next look takes the wall clock again,
+ * so dates written later follow the wall clock.
+ *
  * One mutex guards a small hash table of Runs; the entries of one Run are
  * plain arrays (a Run has at most 10,000 pods, and only the unseen ones
  * are kept). Every Run of the cluster has an entry for a while after each
@@ -92,6 +103,8 @@ struct run_exp {
 	uint64_t	 progress_since_ms;	/* since when it looks the same */
 	struct ty_refusal *refused;		/* the last refused create; NULL */
 	struct ty_conflict *conflict;		/* a name conflict met; NULL */
+	/* The session clock: wall minus monotonic ms at its anchor; 0: none. */
+	int64_t		 anchor_ms;
 	char		 key[];
 };
 
@@ -239,12 +252,24 @@ tidy(struct expect *x, struct run_exp *e, uint64_t now)
 			e->o = run_objs_free(o);
 	}
 	if (e->o == NULL && e->status_rv == NULL && e->progress_hash == 0 &&
-	    e->refused == NULL && e->conflict == NULL &&
+	    e->refused == NULL && e->conflict == NULL && e->anchor_ms == 0 &&
 	    (e->status_at_ms == 0 || now - e->status_at_ms >= EXPECT_TTL_MS)) {
 		unlink_entry(x, e);
 		return false;
 	}
 	return true;
+}
+
+/* The session clock of 'e' (lock held), anchored now when it was not. */
+static uint64_t
+session_clock(struct run_exp *e)
+{
+	int64_t mono = (int64_t)kc_clock_now_ms(), now;
+
+	if (e->anchor_ms == 0 && (e->anchor_ms = kc_clock_wall_us() / 1000 - mono) == 0)
+		e->anchor_ms = 1;	/* 0 means none; a millisecond off is nothing */
+	now = mono + e->anchor_ms;
+	return now > 0 ? (uint64_t)now : 0;
 }
 
 /* Makes 'o' about Run uid 'uid' and 'session', dropping what it knew else. */
@@ -371,6 +396,24 @@ done:
 out:
 	pthread_mutex_unlock(&x->lock);
 	return r;
+}
+
+void
+expect_pod_forget(struct expect *x, const char *key, int32_t index)
+{
+	struct run_exp *e;
+	struct run_objs *o;
+	size_t i, j;
+
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, false)) != NULL && (o = e->o) != NULL) {
+		for (i = j = 0; i < o->nc; i++)
+			if (o->c[i].index != index)
+				o->c[j++] = o->c[i];
+		o->nc = (uint32_t)j;
+		(void)tidy(x, e, kc_clock_now_ms());
+	}
+	pthread_mutex_unlock(&x->lock);
 }
 
 int
@@ -586,7 +629,7 @@ expect_refused(struct expect *x, const char *key, int64_t session, const char *m
 			e->refused->failures = 0;
 		e->refused->session = session;
 		e->refused->failures++;
-		e->refused->at_ms = (uint64_t)kc_clock_wall() * 1000;
+		e->refused->at_ms = session_clock(e);
 		kc_strlcpy(e->refused->message, message, sizeof(e->refused->message));
 		r = (int)KC_MIN(e->refused->failures, INT32_MAX);
 	}
@@ -720,6 +763,37 @@ expect_child_deleted(struct expect *x, const char *key, enum ty_kind kind)
 	if ((e = find(x, key, false)) != NULL && e->o != NULL &&
 	    e->o->child_session[kind] != 0) {
 		e->o->child_session[kind] = 0;
+		(void)tidy(x, e, kc_clock_now_ms());
+	}
+	pthread_mutex_unlock(&x->lock);
+}
+
+uint64_t
+expect_clock_ms(struct expect *x, const char *key)
+{
+	struct run_exp *e;
+	uint64_t now;
+	int64_t wall;
+
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, true)) != NULL)
+		now = session_clock(e);
+	else {
+		wall = kc_clock_wall_us() / 1000;	/* no memory: the wall clock */
+		now = wall > 0 ? (uint64_t)wall : 0;
+	}
+	pthread_mutex_unlock(&x->lock);
+	return now;
+}
+
+void
+expect_clock_release(struct expect *x, const char *key)
+{
+	struct run_exp *e;
+
+	pthread_mutex_lock(&x->lock);
+	if ((e = find(x, key, false)) != NULL && e->anchor_ms != 0) {
+		e->anchor_ms = 0;
 		(void)tidy(x, e, kc_clock_now_ms());
 	}
 	pthread_mutex_unlock(&x->lock);

@@ -107,6 +107,7 @@ struct flags {
 	}		 set[16];
 	size_t		 nset;
 	const char	*exit_after_writes;	/* hidden, tests only */
+	const char	*wall_offset_file;	/* hidden, tests only */
 };
 
 static void
@@ -142,6 +143,7 @@ parse_flags(int argc, char **argv, struct flags *f)
 		{ "webhook-cert-lifetime-for-testing", required_argument, NULL, 'T' },
 		/* Hidden, for the chaos suite (docs/reliability.md): not in usage. */
 		{ "exit-after-writes-for-testing", required_argument, NULL, 'X' },
+		{ "wall-clock-offset-file-for-testing", required_argument, NULL, 'O' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -206,6 +208,9 @@ parse_flags(int argc, char **argv, struct flags *f)
 			break;
 		case 'X':
 			f->exit_after_writes = optarg;
+			break;
+		case 'O':
+			f->wall_offset_file = optarg;
 			break;
 		case 'V':
 			(void)printf("trainyard-controller %s\n", KC_VERSION);
@@ -273,6 +278,43 @@ load_config(struct ctl *c, const struct flags *f)
 	if (c->exit_after_writes != 0)
 		kc_log_warn(&mainlog, "--exit-after-writes-for-testing: SIGKILL after API "
 		    "write %llu; for tests only", (unsigned long long)c->exit_after_writes);
+}
+
+/* The offset clock's news: one line per change of its file. */
+static void
+wall_offset_report(void *arg, const char *path, int err, int64_t offset_s)
+{
+	(void)arg;
+	if (err < 0)
+		kc_log_warn(&mainlog, "--wall-clock-offset-file-for-testing: %s: %s; the "
+		    "wall clock stays %+lld s off", path, err == -EINVAL ?
+		    "not a number of seconds" : kc_strerror(err), (long long)offset_s);
+	else
+		kc_log_warn(&mainlog, "--wall-clock-offset-file-for-testing: the wall clock "
+		    "is now %+lld s off (the monotonic clock is not)", (long long)offset_s);
+}
+
+/*
+ * Tests only: the wall clock steps as the file says while the process
+ * runs (kc/clock.h, kc_clock_offset_new()). Installed before any thread.
+ */
+static struct kc_clock_offset *
+install_wall_offset(const struct flags *f)
+{
+	struct kc_clock_offset *o = NULL;
+	int r;
+
+	if (f->wall_offset_file == NULL)
+		return NULL;
+	kc_log_warn(&mainlog, "--wall-clock-offset-file-for-testing: the wall clock follows "
+	    "%s; for tests only", f->wall_offset_file);
+	if ((r = kc_clock_offset_new(&(struct kc_clock_offset_opts){
+		.path = f->wall_offset_file,
+		.report = wall_offset_report,
+	}, &o)) < 0)
+		fatal("--wall-clock-offset-file-for-testing: %s", kc_strerror(r));
+	kc_clock_set(kc_clock_offset_clock(o));
+	return o;
 }
 
 static void
@@ -512,6 +554,7 @@ main(int argc, char **argv)
 	struct webhook *wh = NULL;
 	struct certs_runner *certs = NULL;
 	struct metrics_auth *mauth = NULL;
+	struct kc_clock_offset *wall_offset;
 	pthread_t leader_tid, sig_tid;
 	int r;
 
@@ -520,6 +563,7 @@ main(int argc, char **argv)
 	tune_malloc();
 	parse_flags(argc, argv, &f);
 	load_config(&c, &f);
+	wall_offset = install_wall_offset(&f);
 	if (gethostname(c.instance, sizeof(c.instance)) < 0)
 		kc_strlcpy(c.instance, "trainyard-controller", sizeof(c.instance));
 	c.instance[sizeof(c.instance) - 1] = '\0';
@@ -619,6 +663,8 @@ main(int argc, char **argv)
 	kc_rest_config_free(c.rc);
 	config_release(&c.cfg);
 	kc_transport_global_cleanup();
+	kc_clock_set(NULL);
+	wall_offset = kc_clock_offset_free(wall_offset);
 	kc_log_info(&mainlog, "stopped");
 	return atomic_load(&c.lost) ? 1 : 0;
 }

@@ -42,6 +42,12 @@
 #include "controller.h"
 
 #define MEMBER_RETRY_MS		10000	/* a refused binding is tried again */
+/*
+ * An expiry is a date, on the wall clock: the timer set for it is looked
+ * at again at least this often, so a step of the wall clock (forward: it
+ * expired already) is followed within that much.
+ */
+#define MEMBER_EXPIRY_RECHECK_MS	(10 * 60 * 1000)
 
 struct mrc {
 	struct ctl		*c;
@@ -224,7 +230,8 @@ member_next(const struct mrc *rc)
 	/* Expiry is a timer: the queue brings the member back on time. */
 	if (rc->v.ready && rc->v.expires_at > 0)
 		return RECONCILE_AFTER(rc->v.expires_at > rc->now ?
-		    (uint64_t)(rc->v.expires_at - rc->now) * 1000 : 1000);
+		    KC_MIN((uint64_t)(rc->v.expires_at - rc->now) * 1000,
+		    (uint64_t)MEMBER_EXPIRY_RECHECK_MS) : 1000);
 	return RECONCILE_DONE;
 }
 

@@ -68,6 +68,7 @@ struct rctx {
 #define NAME_WAIT_RECHECK_MS	1000
 
 #define QUOTA_RECHECK_MS	30000
+#define UNSEEN_RECHECK_MS	1000	/* pods deleted by name, never cached */
 
 static const struct kc_resource *
 podgroup_res(enum ty_podgroup_api api)
@@ -282,6 +283,8 @@ do_delete(struct rctx *rc, const struct ty_delete *d)
 	}, NULL, &st);
 	kc_log_debug(&rc->log, "delete %s %s uid %s: %s", kind_res(rc, d->kind)->kind,
 	    d->name, d->uid, r < 0 ? kc_err_name(r) : "ok");
+	if (r == KC_ENOTFOUND && d->unseen_index >= 0)
+		expect_pod_forget(rc->c->expect, rc->key, d->unseen_index);
 	if (r == KC_ENOTFOUND || r == KC_ECONFLICT)
 		r = 0;			/* gone, or a newer object: not ours */
 	else if (r < 0)
@@ -619,7 +622,8 @@ observe_transition(struct rctx *rc, const struct json_object *old,
 		    kc_json_int(cur, 0, "session"));
 		kc_log_kv(KC_LOG_INFO, &rc->log, f, 1, "all %" PRId64 " nodes are running",
 		    kc_json_int(cur, 0, "nodes", "total"));
-		if (m != NULL && kc_time_format(kc_clock_wall(), now, sizeof(now)) == 0)
+		if (m != NULL && kc_time_format((time_t)(expect_clock_ms(rc->c->expect,
+		    rc->key) / 1000), now, sizeof(now)) == 0)
 			metrics_all_running(m, seconds_between(start, now));
 	}
 }
@@ -1020,7 +1024,7 @@ gather(struct rctx *rc, struct gathered *g, struct ty_session_in *in)
 		.podgroup = podgroup, .service = service, .netpol = netpol,
 		.pods = g->pods, .npods = rc->npods, .expected = g->expected,
 		.nexpected = g->nexpected, .gone = g->gone, .ngone = g->ngone,
-		.api = c->pg_api, .now_ms = (uint64_t)kc_clock_wall() * 1000,
+		.api = c->pg_api, .now_ms = expect_clock_ms(c->expect, rc->key),
 		.refused = expect_refusal(c->expect, rc->key, cur, &g->refusal) ?
 		    &g->refusal : NULL,
 		.write = &g->write,
@@ -1093,24 +1097,38 @@ decide(struct rctx *rc, struct gathered *g, struct ty_session_in *in, struct ty_
 	return session_decide(in, d);
 }
 
-/* When to look again: the decision's timed check, its policy's, a refusal's. */
+/*
+ * When to look again: the decision's timed check (on the Run's session
+ * clock), its policy's, a refusal's. A Run with nothing timed lets its
+ * session clock go: its next look reads the wall clock again.
+ */
 static int64_t
 requeue(const struct rctx *rc, const struct ty_decision *d)
 {
 	uint64_t after = d->after_ms, now;
 
 	if (d->next_check_ms != 0) {
-		now = (uint64_t)kc_clock_wall() * 1000;
-		/* Wall-clock seconds: add a second so the check is not early. */
+		now = expect_clock_ms(rc->c->expect, rc->key);
+		/* Whole seconds: add a second so the check is not early. */
 		after = KC_MIN(after != 0 ? after : UINT64_MAX,
 		    d->next_check_ms > now ? d->next_check_ms - now + 1000 : 1000);
-	}
+	} else if (rc->refusals == 0)
+		expect_clock_release(rc->c->expect, rc->key);
 	/*
 	 * Refused just now: the next reconcile writes why, the backoff waits.
 	 * A name conflict just met: the next one ends the session.
 	 */
 	if (rc->refusals > 0 || kc_sbuf_end(&rc->conflict) > 0)
 		after = 100;
+	/*
+	 * Pods deleted by name that the cache never showed: no event may
+	 * come for them; a look again finds them gone.
+	 */
+	for (size_t i = 0; i < d->ndeletes; i++)
+		if (d->deletes[i].unseen_index >= 0) {
+			after = KC_MIN(after != 0 ? after : UINT64_MAX, UNSEEN_RECHECK_MS);
+			break;
+		}
 	/* An earlier Run's object of the name: its delete comes, or a look. */
 	if (rc->name_waits)
 		after = KC_MIN(after != 0 ? after : UINT64_MAX, NAME_WAIT_RECHECK_MS);

@@ -312,6 +312,7 @@ add_delete(struct dctx *c, enum ty_kind kind, const char *name, const char *uid)
 	del->kind = kind;
 	kc_strlcpy(del->name, name, sizeof(del->name));
 	kc_strlcpy(del->uid, uid != NULL ? uid : "", sizeof(del->uid));
+	del->unseen_index = -1;
 	return 0;
 }
 
@@ -350,6 +351,23 @@ delete_except(struct dctx *c, int64_t keep, size_t *remaining)
 		if (!p->deleting && (r = add_delete(c, TY_KIND_POD, ty_pod_str(p, TY_POD_NAME),
 		    ty_pod_uid(p, TY_POD_UID, uid, sizeof(uid)))) < 0)
 			return r;
+	}
+	/*
+	 * Pods created for the session that the cache does not show yet
+	 * exist all the same: deleted by name (their names are the Run's,
+	 * and no other session's pod may exist before this cleanup ends), and
+	 * counted until a delete finds them gone or the cache shows them.
+	 */
+	for (size_t i = 0; keep < 0 && i < c->in->nexpected; i++) {
+		char name[sizeof(c->d->deletes[0].name)];
+
+		if ((size_t)snprintf(name, sizeof(name), "%s-%d", run_name(c),
+		    c->in->expected[i]) >= sizeof(name))
+			continue;
+		(*remaining)++;
+		if ((r = add_delete(c, TY_KIND_POD, name, NULL)) < 0)
+			return r;
+		c->d->deletes[c->d->ndeletes - 1].unseen_index = c->in->expected[i];
 	}
 	return 0;
 }
@@ -1453,7 +1471,7 @@ session_decide(const struct ty_session_in *in, struct ty_decision *ret)
 	memset(ret, 0, sizeof(*ret));
 	read_old(&c);
 	total = (int32_t)KC_MAX(c.old.total, in->spec != NULL ? in->spec->nodes : 0);
-	c.maxdel = in->npods + 3;
+	c.maxdel = in->npods + in->nexpected + 3;
 	if ((ret->status = status_base(in->run)) == NULL ||
 	    (c.byindex = kc_calloc((size_t)total + 1, sizeof(*c.byindex))) == NULL ||
 	    (ret->create_pods = kc_calloc((size_t)total + 1, sizeof(int32_t))) == NULL ||

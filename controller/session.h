@@ -20,7 +20,9 @@
  *	   pods it created for status.session that the cache does not show yet
  *	   ("expected"), pods of the session that left the cache ("gone"), the
  *	   last refused create of the session, the write policy's memory, the
- *	   PodGroup API in use and the clocks. A child it created that the
+ *	   PodGroup API in use and the clocks (the Run's session clock for
+ *	   its times, expect_clock_ms(); the monotonic one for the write
+ *	   policy). A child it created that the
  *	   cache does not show yet may be reported as present (its own
  *	   expectation), which saves a round. A Run with a deletionTimestamp,
  *	   or one the cache no longer holds, is not decided at all: deleting a
@@ -40,12 +42,15 @@
  *	   next decision, which ends the session (NameConflict), and an
  *	   earlier Run's of the name is looked at again later. Remember
  *	   created pod indices (never another's of the name) until the
- *	   cache shows them. A refused create (Forbidden, Invalid) stops the
+ *	   cache shows them or, once the session ended, a delete by name
+ *	   finds them gone (the decision deletes them by name and counts
+ *	   them as remaining meanwhile). A refused create (Forbidden, Invalid) stops the
  *	   creates and is remembered for the next decision, which says why in
  *	   the Scheduled condition and backs the creates off; a create that
  *	   goes through forgets it.
  *	5. Emit the events, and look again at the earlier of next_check_ms
- *	   (wall clock) and after_ms.
+ *	   (on the session clock) and after_ms; with no timed check, the
+ *	   session clock is let go (expect_clock_release()).
  * Calling session_decide() again with the same input gives the same
  * decision, so any step may be repeated after a crash.
  */
@@ -167,7 +172,7 @@ struct ty_write_state {
 struct ty_refusal {
 	int64_t		 session;	/* the session the create was for */
 	uint32_t	 failures;	/* refusals in a row */
-	uint64_t	 at_ms;		/* wall clock of the last, ms */
+	uint64_t	 at_ms;		/* of the last, on the session clock (now_ms) */
 	char		 message[640];	/* "Error creating Pod r-0: ..." */
 };
 
@@ -243,7 +248,11 @@ struct ty_session_in {
 	const struct ty_pod *const *gone;
 	size_t			 ngone;
 	enum ty_podgroup_api	 api;		/* in use: X_K8S, SIGS_K8S or NONE */
-	uint64_t		 now_ms;	/* wall clock, ms since the epoch */
+	/*
+	 * Wall-clock ms since the epoch, on the Run's session clock
+	 * (expect_clock_ms()): a step of the wall clock does not move it.
+	 */
+	uint64_t		 now_ms;
 	/* The last refused create of status.session; NULL: none. */
 	const struct ty_refusal	*refused;
 	/* The status-write policy's memory; NULL: write every change at once. */
@@ -268,6 +277,13 @@ struct ty_delete {
 	enum ty_kind	 kind;
 	char		 name[80];
 	char		 uid[64];	/* precondition; "" for none */
+	/*
+	 * A pod created for the ended session that the cache never showed
+	 * (in 'expected'): its index, deleted by name; -1 otherwise. When the
+	 * delete finds it gone, the caller forgets its expectation
+	 * (expect_pod_forget()).
+	 */
+	int32_t		 unseen_index;
 };
 
 struct ty_event {
@@ -288,7 +304,7 @@ struct ty_decision {
 	size_t			 ndeletes;
 	struct ty_event		 events[TY_EVENTS_MAX];
 	size_t			 nevents;
-	uint64_t		 next_check_ms;	/* wall clock; 0: no timed check */
+	uint64_t		 next_check_ms;	/* on now_ms's clock; 0: none timed */
 	/* The write policy's verdict (all of them false/0 without 'write'). */
 	bool			 write_status;	/* status_changed, and written now */
 	bool			 hold;		/* execute nothing, look again */

@@ -132,6 +132,91 @@ ctl_wait_crash() {
 	ctl_start
 }
 
+# ---- the controller's wall clock -----------------------------------------------
+#
+# --wall-clock-offset-file-for-testing FILE: the controller's wall clock is
+# the machine's plus the seconds FILE holds, read again every 100 ms; its
+# monotonic clock does not move, as on an NTP step or a VM resumed.
+
+# ctl_clock_start [ARGS...]: the controller restarted with its wall clock
+# following $DC_DIR/clock-offset (no offset to begin with).
+ctl_clock_start() {
+	rm -f "$DC_DIR/clock-offset"
+	ctl_stop || return 1
+	ctl_start --wall-clock-offset-file-for-testing "$DC_DIR/clock-offset" "$@"
+}
+
+# ctl_clock_stop: the controller restarted without it.
+ctl_clock_stop() {
+	ctl_stop || return 1
+	rm -f "$DC_DIR/clock-offset"
+	ctl_start
+}
+
+# clock_write SECONDS [FILE]: the wall clock that follows FILE (default
+# $DC_DIR/clock-offset) steps by SECONDS (negative: back); it takes the
+# step at its next reading of the wall clock. Prints the new offset.
+clock_write() {
+	local file="${2:-$DC_DIR/clock-offset}" cur=0
+	[ -s "$file" ] && cur="$(cat "$file")"
+	printf '%s\n' "$((cur + $1))" >"$file.new" && mv "$file.new" "$file" || return 1
+	echo "$((cur + $1))"
+}
+
+# clock_taken OFFSET N [LOG]: the controller logging to LOG (default
+# controller.log) said more than N times that its clock is OFFSET s off.
+clock_taken() {
+	local re="the wall clock is now [+]\\{0,1\\}$1 s off"
+	[ "$(grep -c "$re" "${3:-$DC_DIR/controller.log}")" -gt "$2" ]
+}
+
+# clock_step SECONDS [FILE [LOG]]: clock_write, then waits (5 s) until the
+# controller logging to LOG says it took the step (it reads its wall clock
+# at every reconcile of a Run with something timed).
+clock_step() {
+	local file="${2:-$DC_DIR/clock-offset}" log="${3:-$DC_DIR/controller.log}" cur=0 n i to
+	[ -s "$file" ] && cur="$(cat "$file")"
+	to=$((cur + $1))
+	n="$(grep -c "the wall clock is now [+]\\{0,1\\}$to s off" "$log")" || true
+	clock_write "$1" "$file" >/dev/null || return 1
+	for i in $(seq 100); do
+		clock_taken "$to" "$n" "$log" && return 0
+		sleep 0.05
+	done
+	echo "clock: the controller did not take the step to $to s"
+	return 1
+}
+
+# session_seconds NAME: sessionEndTime - sessionStartTime of the Run.
+session_seconds() {
+	kubectl get runs.trainyard.dev "$1" -n "$NS" -o json |
+	    jq '(.status.sessionEndTime | fromdate) - (.status.sessionStartTime | fromdate)'
+}
+
+# ends_in NAME PHASE REASON T0 LOW HIGH: Run NAME reaches PHASE/REASON
+# between LOW and HIGH seconds of real time after T0 (date +%s.%N), and
+# its status says it lasted as long (the Finished time on the same clock).
+ends_in() {
+	local name="$1" phase="$2" reason="$3" t0="$4" low="$5" high="$6" t dur end
+	end=$((SECONDS + CHAOS_BOUND))
+	until [ "$(rnf "$name" '{.status.phase}/{.status.reason}')" = "$phase/$reason" ]; do
+		[ "$SECONDS" -le "$end" ] || break
+		sleep 0.1
+	done
+	t="$(echo "$(date +%s.%N) - $t0" | bc)"
+	if [ "$(echo "$t < $low || $t > $high" | bc)" = 1 ]; then
+		echo "clock: Run $NS/$name is $(rnf "$name" '{.status.phase}/{.status.reason}')" \
+		    "after ${t}s; expected $phase/$reason after $low to $high s"
+		return 1
+	fi
+	dur="$(session_seconds "$name")"
+	if [ -z "$dur" ] || [ "$dur" -lt "${low%.*}" ] || [ "$dur" -gt "${high%.*}" ]; then
+		echo "clock: Run $NS/$name's status says its session lasted ${dur}s, not $low to $high"
+		return 1
+	fi
+	echo "$name ended $phase/$reason after ${t}s (status: ${dur}s)" >&2
+}
+
 # ---- workloads ----------------------------------------------------------------
 
 # run NAME NODES [SPEC LINES] [-- KEY=VALUE...]: a Run in $NS at v1beta1
@@ -555,6 +640,160 @@ sc_lease_fight() {
 	return "$b"
 }
 
+# clock_short_start: the controller on the test clock, and Run "short"
+# with an 8 s deadline; CLOCK_T0 is when it was made.
+clock_short_start() {
+	ctl_clock_start || return 1
+	CLOCK_T0="$(date +%s.%N)"
+	run short 2 'deadlines: {activeSeconds: 8}'
+}
+
+# clock_short_step SECONDS: once "short" runs, 2 s later, the clock steps
+# by SECONDS; "short" must still end after its 8 s of real time.
+clock_short_step() {
+	expect short Running || return 1
+	sleep 2
+	clock_step "$1" || return 1
+	ends_in short Failed DeadlineExceeded "$CLOCK_T0" 6.5 12
+}
+
+# The controller's wall clock an hour ahead two seconds into three
+# sessions: one with an 8 s deadline ends DeadlineExceeded after 8 s of
+# real time (not at once), one that cannot be scheduled ends Unschedulable
+# after its 10 s (not at once), one with a 120 s deadline keeps running
+# until it is suspended.
+sc_clock_ahead() {
+	local st=0
+	clock_short_start || return 1
+	run pend 9 'profile: gpu-8' 'deadlines: {schedulingSeconds: 10}' || return 1
+	run long 2 'deadlines: {activeSeconds: 120}' || return 1
+	clock_short_step 3600 || st=1
+	ends_in pend Failed Unschedulable "$CLOCK_T0" 8.5 14 || st=1
+	[ "$(rnf long '{.status.phase}')" = Running ] || {
+		echo "clock: Run $NS/long is $(rnf long '{.status.phase}/{.status.reason}')" \
+		    "$(echo "$(date +%s.%N) - $CLOCK_T0" | bc)s into its 120 s"
+		st=1
+	}
+	kubectl patch runs.trainyard.dev long -n "$NS" --type merge \
+	    -p '{"spec":{"suspend":true}}' >/dev/null || return 1
+	expect long Stopped Suspended || st=1
+	ctl_clock_stop || return 1
+	return "$st"
+}
+
+# The wall clock an hour back: an 8 s deadline still ends after 8 s, not
+# an hour late; a restart's backoff (1 s) is not an hour either.
+sc_clock_back() {
+	local st=0
+	clock_short_start || return 1
+	run again 2 'restart: {policy: OnFailure, limit: 1}' -- run-seconds=4 exit-code=1 ||
+	    return 1
+	clock_short_step -3600 || st=1
+	expect again Failed PodFailed 2 || st=1
+	ctl_clock_stop || return 1
+	return "$st"
+}
+
+# The clock steps ahead and back while a session's pods are created and
+# while they are deleted (each step taken at the controller's next reading
+# of its clock): no duplicate, nothing left, the ends as asked.
+sc_clock_mid_start() {
+	local n
+	ctl_clock_start || return 1
+	n="$(grep -c 'the wall clock is now -3600 s off' "$DC_DIR/controller.log")" || true
+	run job 8 'deadlines: {activeSeconds: 300}' -- run-seconds=3 || return 1
+	until_pods job 1 || return 1
+	clock_write 3600 >/dev/null || return 1
+	sleep 0.3
+	clock_write -7200 >/dev/null || return 1
+	expect job Succeeded Succeeded || return 1
+	clock_taken -3600 "$n" || { echo "clock: the controller never took the steps"; return 1; }
+	ctl_clock_stop
+}
+
+sc_clock_mid_cleanup() {
+	local n
+	ctl_clock_start || return 1
+	n="$(grep -c 'the wall clock is now [+]3600 s off' "$DC_DIR/controller.log")" || true
+	run job 8 'deadlines: {activeSeconds: 300}' || return 1
+	expect job Running || return 1
+	kubectl patch runs.trainyard.dev job -n "$NS" --type merge \
+	    -p '{"spec":{"suspend":true}}' >/dev/null || return 1
+	clock_write -3600 >/dev/null || return 1
+	sleep 0.3
+	clock_write 7200 >/dev/null || return 1
+	expect job Stopped Suspended || return 1
+	kubectl patch runs.trainyard.dev job -n "$NS" --type merge \
+	    -p '{"spec":{"suspend":false}}' >/dev/null || return 1
+	expect job Running "" 2 || return 1
+	clock_taken 3600 "$n" || { echo "clock: the controller never took the steps"; return 1; }
+	ctl_clock_stop
+}
+
+# clock_lease_fight WHO SECONDS: a leader (a) and a standby (b), each with
+# a wall clock of its own; WHO's steps by SECONDS while a Run goes from
+# start to success. The leader keeps the Lease, the standby never takes
+# it, nothing is made twice.
+clock_lease_fight() {
+	local who="$1" secs="$2" id="chaos-clock-$CHAOS_N" st=0 p
+	ctl_stop || return 1
+	rm -f "$DC_DIR"/clock-a "$DC_DIR"/clock-b "$DC_DIR"/ctl-ca.log "$DC_DIR"/ctl-cb.log
+	ctl_proc_start ca --leader-elect --leader-election-id "$id" --namespace "$NS" \
+	    --wall-clock-offset-file-for-testing "$DC_DIR/clock-a" || return 1
+	ctl_proc_wait ca 'leading: starting the workers' || return 1
+	ctl_proc_start cb --leader-elect --leader-election-id "$id" --namespace "$NS" \
+	    --wall-clock-offset-file-for-testing "$DC_DIR/clock-b" || return 1
+	run job 4 -- run-seconds=20 || return 1
+	until_pods job 2 || st=1
+	clock_step "$secs" "$DC_DIR/clock-$who" "$DC_DIR/ctl-c$who.log" || st=1
+	# Past a whole lease duration (15 s) and the renew deadline (10 s).
+	expect job Succeeded Succeeded || st=1
+	grep -q 'leading: starting the workers' "$DC_DIR/ctl-cb.log" && {
+		echo "clock: the standby took the Lease from a live leader"
+		st=1
+	}
+	ctl_proc_alive ca || { echo "clock: the leader lost its Lease"; st=1; }
+	for p in ca cb; do
+		ctl_proc_term "$p" || st=1
+		rm -f "$DC_DIR/ctl-$p.pid"
+	done
+	ctl_start || return 1
+	return "$st"
+}
+
+# Pods created while the controller's pod watch is held back (8 s), then
+# the session ends: CleanedUp may turn True only once they are gone.
+sc_unseen_pods_cleanup() {
+	local end=$((SECONDS + CHAOS_BOUND)) n
+	fault '{"verb": "watch", "resource": "pods", "latencyMs": 8000, "count": 1}' ||
+	    return 1
+	kubectl create --raw /devcluster/faults/drop-watches -f /dev/null >/dev/null || return 1
+	run job 3 || return 1
+	until_pods job 3 || return 1
+	kubectl patch runs.trainyard.dev job -n "$NS" --type merge \
+	    -p '{"spec":{"suspend":true}}' >/dev/null || return 1
+	until [ "$(rnf job '{.status.conditions[?(@.type=="CleanedUp")].status}')" = True ]; do
+		[ "$SECONDS" -le "$end" ] || break
+		sleep 0.1
+	done
+	n="$(npods job)"
+	[ "$n" = 0 ] || {
+		echo "orphans: Run $NS/job says CleanedUp with $n pods of its session left"
+		return 1
+	}
+	expect job Stopped Suspended
+}
+
+# The standby's clock an hour ahead during a lease fight.
+sc_clock_standby_ahead() {
+	clock_lease_fight b 3600
+}
+
+# The leader's clock an hour back: it keeps the Lease, the session goes on.
+sc_clock_leader_back() {
+	clock_lease_fight a -3600
+}
+
 # The conversion webhook unreachable and then slow while a v1alpha1
 # client writes: the Run still starts once it answers.
 sc_webhook_down() {
@@ -786,6 +1025,13 @@ SCENARIOS=(
 	"end-delete-running sc_end_delete_running"
 	"many-small sc_many_small"
 	"lease-fight sc_lease_fight"
+	"clock-ahead sc_clock_ahead"
+	"clock-back sc_clock_back"
+	"clock-mid-start sc_clock_mid_start"
+	"clock-mid-cleanup sc_clock_mid_cleanup"
+	"clock-standby-ahead sc_clock_standby_ahead"
+	"clock-leader-back sc_clock_leader_back"
+	"unseen-pods-cleanup sc_unseen_pods_cleanup"
 	"webhook-down sc_webhook_down"
 	"project-quota sc_project_quota"
 	"members sc_members"

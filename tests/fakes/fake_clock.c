@@ -10,7 +10,7 @@
 #include "../unit/testutil.h"
 
 static uint64_t	now;
-static uint64_t	wall_skew;	/* wall-clock ms ahead of the monotonic one */
+static int64_t	wall_skew;	/* wall-clock ms ahead of the monotonic one */
 static uint64_t	slept;
 static unsigned	sleeps;
 
@@ -25,14 +25,14 @@ static time_t
 fc_wall(void *arg)
 {
 	(void)arg;
-	return (time_t)(1700000000 + (now + wall_skew) / 1000);
+	return (time_t)((INT64_C(1700000000000) + (int64_t)now + wall_skew) / 1000);
 }
 
 static int64_t
 fc_wall_us(void *arg)
 {
 	(void)arg;
-	return INT64_C(1700000000000000) + (int64_t)(now + wall_skew) * 1000;
+	return (INT64_C(1700000000000) + (int64_t)now + wall_skew) * 1000;
 }
 
 static int
@@ -71,7 +71,13 @@ fake_clock_uninstall(void)
 void
 fake_clock_skew_wall(uint64_t ms)
 {
-	wall_skew = ms;
+	wall_skew = (int64_t)ms;
+}
+
+void
+fake_clock_step_wall(int64_t ms)
+{
+	wall_skew += ms;
 }
 
 void

@@ -92,6 +92,58 @@ START_TEST(created_until_cached)
 }
 END_TEST
 
+/* A pod created and never cached that a delete by name found gone is forgotten. */
+START_TEST(created_then_gone_unseen)
+{
+	struct expect *x = new_expect();
+
+	for (int32_t i = 0; i < 3; i++)
+		ck_assert_int_eq(expect_pod_created(x, KEY, UID, 1, i), 0);
+	expect_pod_forget(x, KEY, 1);
+	ck_assert_str_eq(pods(x, UID, 1, NULL, 0), "0,2");
+	expect_pod_forget(x, KEY, 0);
+	expect_pod_forget(x, KEY, 2);
+	expect_pod_forget(x, "team-a/none", 2);
+	ck_assert_str_eq(pods(x, UID, 1, NULL, 0), "");
+	free_expect(x);
+}
+END_TEST
+
+/*
+ * The session clock: anchored at the first look, then monotonic, so a
+ * step of the wall clock does not move it; a refusal is timed on it; an
+ * anchored Run keeps its entry until the anchor is let go.
+ */
+START_TEST(session_clock)
+{
+	struct expect *x;
+	struct ty_refusal f;
+	uint64_t wall0;
+	size_t base;
+
+	count_alloc_start();
+	x = new_expect();
+	base = count_alloc_held();
+	wall0 = (uint64_t)kc_clock_wall_us() / 1000;
+	ck_assert_uint_eq(expect_clock_ms(x, KEY), wall0);
+	fake_clock_step_wall(3600 * 1000);
+	fake_clock_advance(2000);
+	ck_assert_uint_eq(expect_clock_ms(x, KEY), wall0 + 2000);
+	ck_assert_int_eq(expect_refused(x, KEY, 1, "quota"), 1);
+	ck_assert(expect_refusal(x, KEY, 1, &f));
+	ck_assert_uint_eq(f.at_ms, wall0 + 2000);
+	expect_refusal_clear(x, KEY);
+	ck_assert_uint_gt(count_alloc_held(), base);	/* the anchor keeps the entry */
+	expect_clock_release(x, KEY);
+	ck_assert_uint_eq(count_alloc_held(), base);
+	ck_assert_uint_eq(expect_clock_ms(x, KEY), wall0 + 2000 + 3600 * 1000);
+	expect_clock_release(x, KEY);
+	free_expect(x);
+	ck_assert_uint_eq(count_alloc_held(), 0);
+	count_alloc_stop();
+}
+END_TEST
+
 START_TEST(deletes_and_children)
 {
 	struct expect *x = new_expect();
@@ -260,7 +312,7 @@ START_TEST(settled_run_is_small)
 	expect_status_written(x, KEY, "102");	/* all running */
 	ck_assert(!expect_status_stale(x, KEY, "102"));
 	settled = count_alloc_held() - base;
-	ck_assert_uint_le(settled, 64 + sizeof(KEY));
+	ck_assert_uint_le(settled, 72 + sizeof(KEY));
 	/* The status write time matters for the TTL, then nothing is left. */
 	ck_assert_uint_eq(expect_status_age_ms(x, KEY), 0);
 	fake_clock_advance(TTL_MS);
@@ -309,6 +361,8 @@ ctl_expect_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, created_until_cached);
+	tcase_add_test(tc, created_then_gone_unseen);
+	tcase_add_test(tc, session_clock);
 	tcase_add_test(tc, deletes_and_children);
 	tcase_add_test(tc, children_deleted_unseen);
 	tcase_add_test(tc, status_writes);

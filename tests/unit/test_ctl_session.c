@@ -4,7 +4,9 @@
  * reason and its root cause, cleanup, suspend and resume, a session bump,
  * deadlines and the schedule timeout, automatic restarts with backoff,
  * stale objects, invalid and suspended new runs, no PodGroup API,
- * idempotence, bounded status, and allocation failures.
+ * idempotence, bounded status, and allocation failures; and the same
+ * rules on the Run's session clock (expect_clock_ms()) while the wall
+ * clock steps an hour ahead or back.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +27,7 @@
 
 #include "testutil.h"
 #include "../../controller/config.h"
+#include "../../controller/controller.h"
 #include "../../controller/model.h"
 #include "../../controller/session.h"
 
@@ -614,6 +617,59 @@ START_TEST(test_suspend_resume)
 }
 END_TEST
 
+/*
+ * A pod created for the session that the cache never showed when the
+ * session ends: it exists all the same, so it is deleted by name and
+ * CleanedUp waits for it, and no next session starts meanwhile. Before,
+ * the cleanup counted only what the cache showed and reported CleanedUp
+ * True with the pod still there.
+ */
+START_TEST(test_cleanup_waits_for_unseen_pods)
+{
+	struct world w;
+	const struct ty_delete *del = NULL;
+
+	world_init(&w, "nodes: 3");
+	decide(&w);
+	apply(&w);
+	children(&w, 1);
+	add_pod(&w, 1, 0, RUNNING, false);
+	add_pod(&w, 1, 1, RUNNING, false);
+	w.expected[0] = 2;			/* created, not cached yet */
+	w.in.nexpected = 1;
+	set_spec(&w, "suspend", json_object_new_boolean(1));
+	at(&w, 10);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "reason"), "Suspended");
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_POD), 3);
+	for (size_t i = 0; i < w.d.ndeletes; i++)
+		if (strcmp(w.d.deletes[i].name, "r1-2") == 0)
+			del = &w.d.deletes[i];
+	ck_assert_ptr_nonnull(del);
+	ck_assert_str_eq(del->uid, "");
+	ck_assert_int_eq(del->unseen_index, 2);
+	ck_assert_int_eq(w.d.deletes[0].unseen_index, -1);
+	apply(&w);
+	/* The cached pods and children are gone; the unseen one is not known gone. */
+	clear_pods(&w);
+	no_children(&w);
+	decide(&w);
+	assert_cond(&w, "CleanedUp", "False", "Deleting");
+	ck_assert_str_eq(kc_json_str(cond(&w, "CleanedUp"), "message"), "waiting for 1 "
+	    "objects of session 1 to be deleted");
+	ck_assert_uint_eq(ndeletes(&w, TY_KIND_POD), 1);
+	apply(&w);
+	set_spec(&w, "suspend", json_object_new_boolean(0));
+	decide(&w);
+	ck_assert_int_eq(st_int(&w, "session"), 1);	/* no start before the cleanup */
+	/* A delete found it gone (the expectation is forgotten): cleaned up. */
+	w.in.nexpected = 0;
+	decide(&w);
+	ck_assert_int_eq(st_int(&w, "session"), 2);
+	world_free(&w);
+}
+END_TEST
+
 START_TEST(test_session_bump)
 {
 	struct world w;
@@ -819,6 +875,194 @@ START_TEST(test_restart_policy)
 	decide(&w);
 	ck_assert_int_eq(st_int(&w, "session"), rc->restarts ? 2 : 1);
 	world_free(&w);
+}
+END_TEST
+
+/* ---- steps of the wall clock --------------------------------------------- */
+
+/*
+ * reconcile_run.c's now_ms: the Run's session clock. The fake wall clock
+ * steps by step_ms (an hour ahead or back) 'at_s' seconds into the test;
+ * the monotonic clock moves one second per look.
+ */
+static const int64_t clock_steps[] = { 3600 * 1000, -3600 * 1000 };
+
+struct stepped {
+	struct expect	*x;
+	int64_t		 step_ms;
+	int64_t		 at_s;
+	int64_t		 t;		/* seconds of monotonic time so far */
+};
+
+static void
+stepped_init(struct stepped *sc, int64_t step_ms, int64_t at_s)
+{
+	*sc = (struct stepped){ .step_ms = step_ms, .at_s = at_s };
+	fake_clock_install(1000000);
+	ck_assert_int_eq(expect_new(&sc->x), 0);
+}
+
+/* A Run of 'spec' whose first session starts on the session clock, children made. */
+static void
+stepped_world(struct stepped *sc, struct world *w, const char *spec)
+{
+	world_init(w, spec);
+	w->in.now_ms = expect_clock_ms(sc->x, "ns/r1");
+	decide(w);
+	apply(w);
+	children(w, 1);
+}
+
+static void
+stepped_free(struct stepped *sc)
+{
+	sc->x = expect_free(sc->x);
+	fake_clock_uninstall();
+}
+
+/* One second on, maybe the step, then now_ms as reconcile_run.c reads it. */
+static void
+stepped_tick(struct stepped *sc, struct world *w)
+{
+	fake_clock_advance(1000);
+	if (++sc->t == sc->at_s)
+		fake_clock_step_wall(sc->step_ms);
+	w->in.now_ms = expect_clock_ms(sc->x, "ns/r1");
+}
+
+/* Decides with the raw wall clock instead: what the step does to it. */
+static const char *
+reason_on_wall_clock(struct world *w)
+{
+	static char reason[64];
+	struct ty_session_in in = w->in;
+	struct ty_decision d = { 0 };
+
+	in.now_ms = (uint64_t)kc_clock_wall_us() / 1000;
+	ck_assert_int_eq(session_decide(&in, &d), 0);
+	kc_strlcpy(reason, kc_json_str(d.status, "reason") != NULL ?
+	    kc_json_str(d.status, "reason") : "", sizeof(reason));
+	session_decision_release(&d);
+	return reason;
+}
+
+/*
+ * Looks once a second while the phase stays 'phase' (at most 'limit' s);
+ * the seconds it took. At the step, the same look on the raw wall clock
+ * would end the session with 'reason' when the step is ahead (at once)
+ * and not when it is back; 'deadline_s' > 0: each look's timed check is
+ * that deadline.
+ */
+static int64_t
+stepped_run(struct stepped *sc, struct world *w, const char *phase, const char *reason,
+    int64_t limit, int64_t deadline_s)
+{
+	for (;;) {
+		stepped_tick(sc, w);
+		decide(w);
+		if (strcmp(st_str(w, "phase"), phase) != 0)
+			return sc->t;
+		if (deadline_s > 0)
+			ck_assert_uint_eq(w->d.next_check_ms - w->in.now_ms,
+			    (uint64_t)(deadline_s - sc->t) * 1000);
+		if (sc->t == sc->at_s)
+			ck_assert_str_eq(reason_on_wall_clock(w), sc->step_ms > 0 ? reason : "");
+		apply(w);
+		ck_assert_int_lt(sc->t, limit);
+	}
+}
+
+/*
+ * An 8 s deadline ends the session after 8 s of real time, and a 5 s
+ * schedule timeout a pending one after 5 s, whether the wall clock stepped
+ * an hour ahead (on the wall clock alone they would end at once) or back
+ * (they would overrun by the hour).
+ */
+static const struct timed_case {
+	const char	*spec;
+	const char	*pod1;		/* the second pod's status */
+	const char	*phase;		/* while it lasts */
+	const char	*reason;	/* its end */
+	int64_t		 step_at_s, end_s, deadline_s;
+} timed_cases[] = {
+	{ "nodes: 2, activeDeadlineSeconds: 8", RUNNING, "Running", "DeadlineExceeded", 3, 8,
+	    8 },
+	{ "nodes: 2, scheduleTimeoutSeconds: 5", PENDING, "Pending", "Unschedulable", 2, 5,
+	    0 },
+};
+
+START_TEST(test_timeouts_across_wall_steps)
+{
+	const struct timed_case *tc = &timed_cases[_i / KC_ARRAY_SIZE(clock_steps)];
+	struct stepped sc;
+	struct world w;
+
+	stepped_init(&sc, clock_steps[_i % KC_ARRAY_SIZE(clock_steps)], tc->step_at_s);
+	stepped_world(&sc, &w, tc->spec);
+	add_pod(&w, 1, 0, RUNNING, false);
+	add_pod(&w, 1, 1, tc->pod1, false);
+	ck_assert_int_eq(stepped_run(&sc, &w, tc->phase, tc->reason, tc->end_s,
+	    tc->deadline_s), tc->end_s);
+	ck_assert_str_eq(st_str(&w, "reason"), tc->reason);
+	world_free(&w);
+	stepped_free(&sc);
+}
+END_TEST
+
+/*
+ * The restart backoff (1 s base, here 4 s) after a failure waits its time,
+ * not an hour more and not none; the next session's start is written on
+ * the same clock, so its deadline is measured from it.
+ */
+START_TEST(test_restart_backoff_across_wall_steps)
+{
+	struct stepped sc;
+	struct world w;
+
+	stepped_init(&sc, clock_steps[_i], 1);
+	stepped_world(&sc, &w, "nodes: 2, restartPolicy: OnFailure, activeDeadlineSeconds: 60");
+	w.cfg.restart_backoff_base_ms = 4000;	/* read when the session ends */
+	all_pods(&w, 1, 2, EXIT1);
+	decide(&w);
+	ck_assert_str_eq(st_str(&w, "reason"), "PodFailed");
+	apply(&w);
+	clear_pods(&w);
+	no_children(&w);
+	for (;;) {
+		stepped_tick(&sc, &w);
+		decide(&w);
+		if (st_int(&w, "session") == 2)
+			break;
+		apply(&w);
+		ck_assert_int_lt(sc.t, 4);
+	}
+	ck_assert_int_eq(sc.t, 4);
+	ck_assert_uint_eq(w.d.next_check_ms - w.in.now_ms, 60 * 1000);
+	world_free(&w);
+	stepped_free(&sc);
+}
+END_TEST
+
+/* Nothing timed: the anchor goes, and the next look reads the wall clock. */
+START_TEST(test_session_clock_released)
+{
+	struct expect *x = NULL;
+	uint64_t wall0, c;
+
+	fake_clock_install(1000000);
+	ck_assert_int_eq(expect_new(&x), 0);
+	wall0 = (uint64_t)kc_clock_wall_us() / 1000;
+	ck_assert_uint_eq(expect_clock_ms(x, "ns/r1"), wall0);
+	fake_clock_step_wall(-3600 * 1000);
+	fake_clock_advance(1500);
+	ck_assert_uint_eq(expect_clock_ms(x, "ns/r1"), wall0 + 1500);
+	/* Another Run looks for the first time: the wall clock, stepped. */
+	ck_assert_uint_eq(expect_clock_ms(x, "ns/r2"), wall0 + 1500 - 3600 * 1000);
+	expect_clock_release(x, "ns/r1");
+	c = expect_clock_ms(x, "ns/r1");
+	ck_assert_uint_eq(c, wall0 + 1500 - 3600 * 1000);
+	x = expect_free(x);
+	fake_clock_uninstall();
 }
 END_TEST
 
@@ -1735,6 +1979,7 @@ ctl_session_suite(void)
 	tcase_add_test(tc, test_deleted_pod_killed);
 	tcase_add_test(tc, test_gone_pod_last_view);
 	tcase_add_test(tc, test_suspend_resume);
+	tcase_add_test(tc, test_cleanup_waits_for_unseen_pods);
 	tcase_add_test(tc, test_session_bump);
 	tcase_add_test(tc, test_deadline);
 	tcase_add_test(tc, test_deadline_v1beta1);
@@ -1743,6 +1988,11 @@ ctl_session_suite(void)
 	tcase_add_test(tc, test_restart_on_preemption);
 	tcase_add_loop_test(tc, test_restart_policy, 0, KC_ARRAY_SIZE(restart_cases));
 	tcase_add_test(tc, test_stale_objects);
+	tcase_add_loop_test(tc, test_timeouts_across_wall_steps, 0,
+	    KC_ARRAY_SIZE(timed_cases) * KC_ARRAY_SIZE(clock_steps));
+	tcase_add_loop_test(tc, test_restart_backoff_across_wall_steps, 0,
+	    KC_ARRAY_SIZE(clock_steps));
+	tcase_add_test(tc, test_session_clock_released);
 	tcase_add_test(tc, test_invalid_new_run);
 	tcase_add_test(tc, test_invalid_during_session);
 	tcase_add_test(tc, test_suspended_new_run);

@@ -630,6 +630,43 @@ START_TEST(test_expiry_by_observation_not_timestamps)
 }
 END_TEST
 
+/*
+ * Steps of the wall clock (an NTP step, a VM resumed), forward and back,
+ * on the leader and the standby alike, change nothing: the standby judges
+ * the lease by its own monotonic observation, and the leader's renewals
+ * still change the record. No takeover while the leader renews; once it
+ * stops, a takeover a whole lease duration later, not earlier.
+ */
+START_TEST(test_wall_clock_steps)
+{
+	struct cand a, b;
+
+	cand_init(&a, "a", &srv_ops);
+	cand_init(&b, "b", &srv_ops);
+	ck_assert_int_eq(cand_try(&a), 1);
+	ck_assert_int_eq(cand_try(&b), 0);
+	for (int i = 0; i < 20; i++) {
+		fake_clock_step_wall(i % 2 == 0 ? 3600 * 1000 : -3600 * 1000);
+		fake_clock_advance(2000);
+		ck_assert_int_eq(cand_try(&a), 1);
+		ck_assert_int_eq(cand_try(&b), 0);
+	}
+	ck_assert(kc_leader_is_leader(a.le));
+	ck_assert(!kc_leader_is_leader(b.le));
+	ck_assert_int_eq(lease_int("leaseTransitions"), 0);
+	ck_assert_str_eq(lease_str("holderIdentity"), "a");
+	/* a stops renewing; b's clock jumps an hour ahead */
+	fake_clock_step_wall(3600 * 1000);
+	fake_clock_advance(14999);
+	ck_assert_int_eq(cand_try(&b), 0);
+	fake_clock_advance(1);
+	ck_assert_int_eq(cand_try(&b), 1);
+	ck_assert_int_eq(lease_int("leaseTransitions"), 1);
+	cand_free(&a);
+	cand_free(&b);
+}
+END_TEST
+
 /* Another candidate writes between b's read and b's write: b loses the race. */
 static void
 rival_wins(struct srv *s)
@@ -930,6 +967,7 @@ leader_suite(void)
 	tcase_add_test(tc, test_standby_waits_while_renewed);
 	tcase_add_test(tc, test_takeover_after_expiry);
 	tcase_add_test(tc, test_expiry_by_observation_not_timestamps);
+	tcase_add_test(tc, test_wall_clock_steps);
 	tcase_add_test(tc, test_conflict_loses_race);
 	tcase_add_test(tc, test_create_race);
 	tcase_add_test(tc, test_api_errors_are_returned);

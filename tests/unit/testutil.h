@@ -64,6 +64,11 @@ void	 fake_clock_advance(uint64_t ms);
  * machine. Reset by fake_clock_install().
  */
 void	 fake_clock_skew_wall(uint64_t ms);
+/*
+ * Steps the wall clock by 'ms' (negative: back), as an NTP step or a VM
+ * resume does; the monotonic clock does not move.
+ */
+void	 fake_clock_step_wall(int64_t ms);
 uint64_t fake_clock_slept_ms(void);	/* total slept since install */
 unsigned fake_clock_sleeps(void);	/* number of sleeps since install */
 
