@@ -47,11 +47,7 @@ chaos_setup() {
 	CHAOS_PORT="${server##*:}"
 	ctl_build || return 1
 	ctl_install || return 1
-	kubectl apply -f "$DC_REPO/crds/trainyard.dev_projects.yaml" \
-	    -f "$DC_REPO/crds/trainyard.dev_projectmembers.yaml" \
-	    -f "$DC_REPO/manifests/project-roles.yaml" >/dev/null || return 1
-	kubectl wait --for condition=established --timeout=20s \
-	    crd/projects.trainyard.dev crd/projectmembers.trainyard.dev >/dev/null || return 1
+	ctl_install_projects || return 1
 	ctl_config
 	[ "${CHAOS_DEBUG:-0}" = 1 ] && echo "logLevel: debug" >>"$DC_DIR/controller.yaml"
 	ctl_start || return 1
@@ -848,11 +844,22 @@ EOF
 	expect big Stopped Suspended
 }
 
+# project_apply NS: the Project on stdin applied, then a wait (up to 10 s)
+# until its namespace NS exists.
+project_apply() {
+	local i
+	kubectl apply -f - >/dev/null || return 1
+	for i in $(seq 100); do
+		kubectl get ns "$1" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+}
+
 # A project with room for two 8-GPU Runs: three wait their turn while the
 # controller is killed; the quota is never over-committed (watched).
 sc_project_quota() {
-	local p="cq$CHAOS_N"
-	kubectl apply -f - >/dev/null <<EOF || return 1
+	local p="cq$CHAOS_N" i
+	project_apply "$p" <<EOF || return 1
 apiVersion: trainyard.dev/v1beta1
 kind: Project
 metadata: {name: $p}
@@ -861,11 +868,6 @@ spec:
   namespaces: [{name: $p}]
   quota: {hard: {requests.nvidia.com/gpu: '16', pods: '64'}, maxGPUsPerRun: 8}
 EOF
-	local i
-	for i in $(seq 100); do
-		kubectl get ns "$p" >/dev/null 2>&1 && break
-		sleep 0.1
-	done
 	NS="$p"
 	for i in 1 2 3; do
 		run "r$i" 1 'profile: gpu-8' -- run-seconds=1.5 ||
@@ -884,7 +886,7 @@ EOF
 # RoleBinding is left for the ones who left.
 sc_members() {
 	local p="cm$CHAOS_N" i
-	kubectl apply -f - >/dev/null <<EOF || return 1
+	project_apply "$p-eval" <<EOF || return 1
 apiVersion: trainyard.dev/v1beta1
 kind: Project
 metadata: {name: $p}
@@ -893,10 +895,6 @@ spec:
   namespaces: [{name: $p}, {name: $p-eval}]
   memberPolicy: {subjectKinds: [User, Group]}
 EOF
-	for i in $(seq 100); do
-		kubectl get ns "$p-eval" >/dev/null 2>&1 && break
-		sleep 0.1
-	done
 	for i in 1 2 3; do
 		kubectl apply -n "$p" -f - >/dev/null <<EOF || return 1
 apiVersion: trainyard.dev/v1beta1

@@ -14,11 +14,7 @@ setup_file() {
 	    --node-monitor-period 500ms || return 1
 	ctl_build || return 1
 	ctl_install || return 1
-	kubectl apply -f "$DC_REPO/crds/trainyard.dev_projects.yaml" \
-	    -f "$DC_REPO/crds/trainyard.dev_projectmembers.yaml" \
-	    -f "$DC_REPO/manifests/project-roles.yaml" >/dev/null || return 1
-	kubectl wait --for condition=established --timeout=20s \
-	    crd/projects.trainyard.dev crd/projectmembers.trainyard.dev >/dev/null || return 1
+	ctl_install_projects || return 1
 	ctl_config
 	ctl_start || return 1
 	cli_build

@@ -82,6 +82,20 @@ ctl_profiles() {
 	    kubectl apply -f "$DC_REPO/examples/priorityclasses.yaml" -f - >/dev/null
 }
 
+# ctl_install_projects [MANIFEST...]: after ctl_install, the Project and
+# ProjectMember CRDs, the project roles and each MANIFEST, once the CRDs are
+# established (the controller serves Projects only if they are there when
+# it starts).
+ctl_install_projects() {
+	local extra=() m
+	for m in "$@"; do extra+=(-f "$m"); done
+	kubectl apply -f "$DC_REPO/crds/trainyard.dev_projects.yaml" \
+	    -f "$DC_REPO/crds/trainyard.dev_projectmembers.yaml" \
+	    -f "$DC_REPO/manifests/project-roles.yaml" "${extra[@]}" >/dev/null || return 1
+	kubectl wait --for condition=established --timeout=20s \
+	    crd/projects.trainyard.dev crd/projectmembers.trainyard.dev >/dev/null
+}
+
 # ctl_config: the controller's --config file.
 ctl_config() {
 	cat >"$DC_DIR/controller.yaml" <<EOF

@@ -13,12 +13,7 @@ projects_setup_file() {
 	    --pod-start-delay 100ms || return 1
 	ctl_build || return 1
 	ctl_install || return 1
-	kubectl apply -f "$DC_REPO/crds/trainyard.dev_projects.yaml" \
-	    -f "$DC_REPO/crds/trainyard.dev_projectmembers.yaml" \
-	    -f "$DC_REPO/manifests/project-roles.yaml" \
-	    -f "$DC_REPO/manifests/rbac.yaml" >/dev/null || return 1
-	kubectl wait --for condition=established --timeout=20s \
-	    crd/projects.trainyard.dev crd/projectmembers.trainyard.dev >/dev/null || return 1
+	ctl_install_projects "$DC_REPO/manifests/rbac.yaml" || return 1
 	ctl_config
 	ctl_sa_kubeconfig "$DC_DIR/sa.kubeconfig" || return 1
 	kubectl delete --raw /devcluster/stats >/dev/null
