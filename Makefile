@@ -447,11 +447,13 @@ endif
 # suites E2E_JOBS.
 NPROC		:= $(shell nproc 2>/dev/null || echo 2)
 UNIT_JOBS	?= $(NPROC)
-TEST_BUILD	 = $(SAN)/tests/unit/check_main $(SAN)/bin/trainyard-devcluster \
-		   $(SAN)/bin/trainyard-controller $(SAN)/bin/kubectl-trainyard \
-		   $(SAN)/bin/examples/run-wait \
+# What the end-to-end suites run (they also build it themselves when run
+# one by one with bats).
+E2E_BUILD	 = $(SAN)/bin/trainyard-devcluster $(SAN)/bin/trainyard-controller \
+		   $(SAN)/bin/kubectl-trainyard $(SAN)/bin/examples/run-wait \
 		   $(SAN)/bin/examples/gpu-usage $(BUILD)/bin/trainyard-controller \
-		   $(BUILD)/bin/ty-hostile $(FUZZ_REPLAYS)
+		   $(BUILD)/bin/ty-hostile
+TEST_BUILD	 = $(SAN)/tests/unit/check_main $(E2E_BUILD) $(FUZZ_REPLAYS)
 
 test-build:
 	$(MAKE) --no-print-directory -j$(NPROC) $(TEST_BUILD)
@@ -481,11 +483,15 @@ E2E_SUITES	 = $(wildcard $(E2E_LONG:%=tests/e2e/%.bats)) \
 # --timing prints how long each test took, for keeping "make test" short.
 E2E_JOBS	?= $(NPROC)
 
+# The programs are built once here, on every CPU, so no suite runs make
+# (TRAINYARD_E2E_BUILT, tests/e2e/devcluster.bash).
 e2e:
 ifeq ($(strip $(E2E_SUITES)),)
 	@echo "e2e: no end-to-end suites yet"
 else
-	bats --timing --jobs $(E2E_JOBS) --no-parallelize-within-files $(E2E_SUITES)
+	$(MAKE) --no-print-directory -j$(NPROC) $(E2E_BUILD)
+	TRAINYARD_E2E_BUILT=1 \
+	    bats --timing --jobs $(E2E_JOBS) --no-parallelize-within-files $(E2E_SUITES)
 endif
 
 # The chaos suite (tests/chaos/chaos.sh, docs/reliability.md): every

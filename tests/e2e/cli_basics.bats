@@ -15,7 +15,7 @@ teardown_file() {
 }
 
 @test "kubectl finds the plugin: version prints the plugin's and the server's" {
-	run kt version
+	run command kubectl trainyard version
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"Client Version: kubectl-trainyard "* ]]
 	[[ "$output" == *"Server Version: v1."* ]]

@@ -43,8 +43,7 @@ CTL_WAIT="${CTL_WAIT:-20s}"
 
 ctl_build() {
 	if [ -z "${TRAINYARD_CONTROLLER:-}" ]; then
-		make -C "$DC_REPO" --no-print-directory BUILD="$DC_BUILD" \
-		    "$DC_BUILD/san/bin/trainyard-controller" >&2 || return 1
+		dc_make "$DC_BUILD/san/bin/trainyard-controller" || return 1
 	fi
 	[ -x "$CTL_BIN" ]
 }

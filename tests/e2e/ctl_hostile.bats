@@ -26,8 +26,7 @@ load controller
 HOSTILE="${TY_HOSTILE:-$DC_REPO/$DC_BUILD/bin/ty-hostile}"
 
 setup_file() {
-	make -C "$DC_REPO" --no-print-directory BUILD="$DC_BUILD" \
-	    "$DC_BUILD/bin/ty-hostile" "$DC_BUILD/bin/trainyard-controller" >&2 || return 1
+	dc_make "$DC_BUILD/bin/ty-hostile" "$DC_BUILD/bin/trainyard-controller" || return 1
 	ctl_setup_file
 }
 

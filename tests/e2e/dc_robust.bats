@@ -433,8 +433,7 @@ close_wait() {
 
 @test "200 slow, idle and garbage clients: the API keeps answering" {
 	local hp hostile="$DC_REPO/$DC_BUILD/bin/ty-hostile"
-	make -C "$DC_REPO" --no-print-directory BUILD="$DC_BUILD" \
-	    "$DC_BUILD/bin/ty-hostile" >&2
+	dc_make "$DC_BUILD/bin/ty-hostile"
 	hp="$(srv)"
 	hp="${hp#https://}"
 	# /readyz needs no credentials; every answer within 5 s, none lost.

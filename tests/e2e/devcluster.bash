@@ -23,7 +23,7 @@
 #
 # DEVCLUSTER names the binary to use; without it, make brings
 # $DC_BUILD/san/bin/trainyard-devcluster (DC_BUILD defaults to build) up
-# to date first.
+# to date first (dc_make).
 
 # kubectl runs a few thousand times in "make test", each a short-lived Go
 # program: one thread and a lazier garbage collector cost less CPU.
@@ -33,10 +33,18 @@ DC_REPO="$(cd "${BATS_TEST_DIRNAME:-.}/../.." && pwd)"
 DC_BUILD="${DC_BUILD:-build}"
 DC_BIN="${DEVCLUSTER:-$DC_REPO/$DC_BUILD/san/bin/trainyard-devcluster}"
 
+# dc_make TARGET...: brings build outputs of the repository up to date,
+# unless the caller did it: "make e2e" builds every program the suites run
+# before it starts them and sets TRAINYARD_E2E_BUILT=1, which saves a make
+# run (a third of a CPU second) per suite and helper.
+dc_make() {
+	[ "${TRAINYARD_E2E_BUILT:-0}" = 1 ] && return 0
+	make -C "$DC_REPO" --no-print-directory BUILD="$DC_BUILD" "$@" >&2
+}
+
 dc_build() {
 	if [ -z "${DEVCLUSTER:-}" ]; then
-		make -C "$DC_REPO" --no-print-directory BUILD="$DC_BUILD" \
-		    "$DC_BUILD/san/bin/trainyard-devcluster" >&2 || return 1
+		dc_make "$DC_BUILD/san/bin/trainyard-devcluster" || return 1
 	fi
 	[ -x "$DC_BIN" ]
 }
@@ -66,8 +74,12 @@ _dc_launch() {
 		cat "$dir/log" >&2
 		return 1
 	fi
-	command kubectl --kubeconfig "$dir/kubeconfig" --cache-dir "$dir/cache" \
-	    --request-timeout=10s get --raw /readyz >/dev/null
+	# /readyz needs no credentials: curl, with the kubeconfig's server
+	# and CA, costs a hundredth of a kubectl start.
+	jq -r '.clusters[0].cluster["certificate-authority-data"]' "$dir/kubeconfig" |
+	    base64 -d >"$dir/ca.crt" &&
+	curl -sSf --max-time 10 --cacert "$dir/ca.crt" \
+	    "$(jq -r '.clusters[0].cluster.server' "$dir/kubeconfig")/readyz" >/dev/null
 }
 
 # _dc_halt DIR: SIGTERM, wait, check the exit and the log, clean up.

@@ -12,9 +12,8 @@ load controller
 EX_BIN="$DC_REPO/$DC_BUILD/san/bin/examples"
 
 setup_file() {
-	make -C "$DC_REPO" --no-print-directory BUILD="$DC_BUILD" \
-	    "$DC_BUILD/san/bin/examples/run-wait" \
-	    "$DC_BUILD/san/bin/examples/gpu-usage" >&2
+	dc_make "$DC_BUILD/san/bin/examples/run-wait" \
+	    "$DC_BUILD/san/bin/examples/gpu-usage"
 	ctl_setup_file
 }
 

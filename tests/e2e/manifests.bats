@@ -196,8 +196,7 @@ can_i() {
 controller_bin() {
 	CTL_BIN="${CONTROLLER:-$DC_REPO/$DC_BUILD/san/bin/trainyard-controller}"
 	if [ -z "${CONTROLLER:-}" ]; then
-		make -C "$DC_REPO" --no-print-directory BUILD="$DC_BUILD" \
-		    "$DC_BUILD/san/bin/trainyard-controller" >&2 || return 1
+		dc_make "$DC_BUILD/san/bin/trainyard-controller" || return 1
 	fi
 	[ -x "$CTL_BIN" ]
 }
@@ -700,8 +699,7 @@ EOF
 	# The release build, as the Containerfile makes it (the sanitizer build
 	# links more).
 	local bin="$DC_REPO/$DC_BUILD/bin/trainyard-controller"
-	make -C "$DC_REPO" --no-print-directory BUILD="$DC_BUILD" \
-	    "$DC_BUILD/bin/trainyard-controller" >&2
+	dc_make "$DC_BUILD/bin/trainyard-controller"
 	local pkgs have lib path pkg libs=() files=() owners i
 	pkgs="$(grep -v '^[[:space:]]*#' "$DC_REPO/scripts/runtime-deps.txt" | awk 'NF {print $1}')"
 	# What apt installs with them: the list and its packages' dependencies
