@@ -526,20 +526,18 @@ ctl_proc_stop_all() {
 # from "kubectl create token", with the suite's server and CA.
 ctl_sa_kubeconfig() {
 	local file="$1" ns="${2:-trainyard-system}" sa="${3:-trainyard-controller}"
-	local server token ca="$1.ca.crt"
-	server="$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')"
-	kubectl config view --raw --minify \
-	    -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' |
-	    base64 -d >"$ca" || return 1
+	local token
 	token="$(kubectl -n "$ns" create token "$sa")" || return 1
-	rm -f "$file"
-	kubectl --kubeconfig "$file" config set-cluster devcluster --server="$server" \
-	    --certificate-authority="$ca" --embed-certs >/dev/null &&
-	kubectl --kubeconfig "$file" config set-credentials "$sa" --token="$token" \
-	    >/dev/null &&
-	kubectl --kubeconfig "$file" config set-context "$sa" --cluster=devcluster \
-	    --user="$sa" --namespace="$ns" >/dev/null &&
-	kubectl --kubeconfig "$file" config use-context "$sa" >/dev/null
+	# The current cluster (server and CA) with the token as its only user.
+	kubectl config view --raw --minify -o json |
+	    jq --arg sa "$sa" --arg ns "$ns" --arg token "$token" '{
+		apiVersion: "v1", kind: "Config",
+		clusters: [{name: "devcluster", cluster: .clusters[0].cluster}],
+		users: [{name: $sa, user: {token: $token}}],
+		contexts: [{name: $sa,
+		    context: {cluster: "devcluster", user: $sa, namespace: $ns}}],
+		"current-context": $sa}' >"$file.new" &&
+	    mv "$file.new" "$file"
 }
 
 # lease_holder NAMESPACE NAME: the Lease's holderIdentity ("" if released).

@@ -117,11 +117,12 @@ quota() {
 	    -o jsonpath="{.status.conditions[?(@.type==\"QuotaReserved\")].$3}"
 }
 
-# quota_wait NS RUN STATUS REASON
+# quota_wait NS RUN STATUS REASON: both read by one kubectl a time.
 quota_wait() {
-	local i
+	local i c='.status.conditions[?(@.type=="QuotaReserved")]'
 	for i in $(seq 200); do
-		[ "$(quota "$1" "$2" status)/$(quota "$1" "$2" reason)" = "$3/$4" ] && return 0
+		[ "$(kubectl get run "$2" -n "$1" -o jsonpath="{$c.status}/{$c.reason}")" = "$3/$4" ] &&
+		    return 0
 		sleep 0.1
 	done
 	echo "run $1/$2: QuotaReserved $(quota "$1" "$2" status)/$(quota "$1" "$2" reason):" \
