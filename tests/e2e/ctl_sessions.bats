@@ -96,7 +96,9 @@ spec:
   container: {image: busybox, resources: {limits: {cpu: "1"}}}
   template:
     metadata:
-      annotations: {devcluster.trainyard.dev/run-seconds: "8"}
+      # Long enough that the first pods still run when the restarted
+      # controller counts them, on a loaded machine too.
+      annotations: {devcluster.trainyard.dev/run-seconds: "15"}
     spec:
       tolerations: [{key: nvidia.com/gpu, operator: Exists}]
 EOF
