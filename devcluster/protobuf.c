@@ -667,6 +667,91 @@ static const struct pb_field deployment_fields[] = {
 };
 static const struct pb_msgtype t_deployment = MSGTYPE("Deployment", deployment_fields);
 
+/*
+ * k8s.io/api/core/v1 Service, for kubectl 1.32+ "create service clusterip |
+ * nodeport | loadbalancer | externalname".
+ */
+
+static const struct pb_field service_port_fields[] = {
+	F(1, "name", PBF_STRING, OE),
+	F(2, "protocol", PBF_STRING, OE),
+	F(6, "appProtocol", PBF_STRING, PTR),
+	F(3, "port", PBF_INT32, 0),
+	M(4, "targetPort", PBF_MSG, OE, &t_intorstr),
+	F(5, "nodePort", PBF_INT32, OE),
+};
+static const struct pb_msgtype t_service_port = MSGTYPE("ServicePort", service_port_fields);
+
+static const struct pb_field client_ip_fields[] = {
+	F(1, "timeoutSeconds", PBF_INT32, PTR),
+};
+static const struct pb_msgtype t_client_ip = MSGTYPE("ClientIPConfig", client_ip_fields);
+
+static const struct pb_field session_affinity_fields[] = {
+	M(1, "clientIP", PBF_MSG, PTR, &t_client_ip),
+};
+static const struct pb_msgtype t_session_affinity = MSGTYPE("SessionAffinityConfig",
+    session_affinity_fields);
+
+static const struct pb_field service_spec_fields[] = {
+	M(1, "ports", PBF_MSGS, OE, &t_service_port),
+	F(2, "selector", PBF_MAP_STRING, OE),
+	F(3, "clusterIP", PBF_STRING, OE),
+	F(18, "clusterIPs", PBF_STRINGS, OE),
+	F(4, "type", PBF_STRING, OE),
+	F(5, "externalIPs", PBF_STRINGS, OE),
+	F(7, "sessionAffinity", PBF_STRING, OE),
+	F(8, "loadBalancerIP", PBF_STRING, OE),
+	F(9, "loadBalancerSourceRanges", PBF_STRINGS, OE),
+	F(10, "externalName", PBF_STRING, OE),
+	F(11, "externalTrafficPolicy", PBF_STRING, OE),
+	F(12, "healthCheckNodePort", PBF_INT32, OE),
+	F(13, "publishNotReadyAddresses", PBF_BOOL, OE),
+	M(14, "sessionAffinityConfig", PBF_MSG, PTR, &t_session_affinity),
+	F(19, "ipFamilies", PBF_STRINGS, OE),
+	F(17, "ipFamilyPolicy", PBF_STRING, PTR),
+	F(20, "allocateLoadBalancerNodePorts", PBF_BOOL, PTR),
+	F(21, "loadBalancerClass", PBF_STRING, PTR),
+	F(22, "internalTrafficPolicy", PBF_STRING, PTR),
+	F(23, "trafficDistribution", PBF_STRING, PTR),
+};
+static const struct pb_msgtype t_service_spec = MSGTYPE("ServiceSpec", service_spec_fields);
+
+static const struct pb_field port_status_fields[] = {
+	F(1, "port", PBF_INT32, 0),
+	F(2, "protocol", PBF_STRING, 0),
+	F(3, "error", PBF_STRING, PTR),
+};
+static const struct pb_msgtype t_port_status = MSGTYPE("PortStatus", port_status_fields);
+
+static const struct pb_field lb_ingress_fields[] = {
+	F(1, "ip", PBF_STRING, OE),
+	F(2, "hostname", PBF_STRING, OE),
+	F(3, "ipMode", PBF_STRING, PTR),
+	M(4, "ports", PBF_MSGS, OE, &t_port_status),
+};
+static const struct pb_msgtype t_lb_ingress = MSGTYPE("LoadBalancerIngress",
+    lb_ingress_fields);
+
+static const struct pb_field lb_status_fields[] = {
+	M(1, "ingress", PBF_MSGS, OE, &t_lb_ingress),
+};
+static const struct pb_msgtype t_lb_status = MSGTYPE("LoadBalancerStatus", lb_status_fields);
+
+static const struct pb_field service_status_fields[] = {
+	M(1, "loadBalancer", PBF_MSG, OE, &t_lb_status),
+	M(2, "conditions", PBF_MSGS, OE, &t_condition),
+};
+static const struct pb_msgtype t_service_status = MSGTYPE("ServiceStatus",
+    service_status_fields);
+
+static const struct pb_field service_fields[] = {
+	M(1, "metadata", PBF_MSG, 0, &t_objectmeta),
+	M(2, "spec", PBF_MSG, 0, &t_service_spec),
+	M(3, "status", PBF_MSG, 0, &t_service_status),
+};
+static const struct pb_msgtype t_service = MSGTYPE("Service", service_fields);
+
 /* k8s.io/apimachinery/pkg/runtime: the envelope. */
 
 static const struct pb_field typemeta_fields[] = {
@@ -716,6 +801,8 @@ static const struct pb_kind kinds[] = {
 	{ "policy", "v1", "PodDisruptionBudget", &t_pdb },
 	{ "authentication.k8s.io", "v1", "TokenRequest", &t_token_request },
 	{ "apps", "v1", "Deployment", &t_deployment },
+	/* kubectl 1.32+ create service */
+	{ "", "v1", "Service", &t_service },
 };
 
 #define SUPPORTED_KINDS	"v1 Namespace, ConfigMap, Secret and ServiceAccount, " \
@@ -723,7 +810,8 @@ static const struct pb_kind kinds[] = {
 			"ClusterRoleBinding, authorization.k8s.io/v1 " \
 			"SelfSubjectAccessReview and SelfSubjectRulesReview, v1 ResourceQuota, " \
 			"scheduling.k8s.io/v1 PriorityClass, policy/v1 PodDisruptionBudget, " \
-			"authentication.k8s.io/v1 TokenRequest and apps/v1 Deployment"
+			"authentication.k8s.io/v1 TokenRequest, apps/v1 Deployment and " \
+			"v1 Service"
 
 /*
  * Decoded state

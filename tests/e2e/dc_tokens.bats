@@ -171,6 +171,26 @@ YAML
 	fi
 }
 
+@test "kubectl 1.33 create service: every type (protobuf bodies)" {
+	kubectl -n tok create service clusterip web --tcp=80:8080
+	run kubectl -n tok get svc web -o jsonpath='{.spec.type} {.spec.ports[0].name} {.spec.ports[0].port} {.spec.ports[0].targetPort} {.spec.selector.app} {.metadata.managedFields[0].manager}'
+	[ "$output" = "ClusterIP 80-8080 80 8080 web kubectl-create" ]
+	kubectl -n tok create service clusterip headless --clusterip=None
+	[ "$(kubectl -n tok get svc headless -o jsonpath='{.spec.clusterIP}')" = None ]
+	kubectl -n tok create service nodeport np --tcp=5678:8080 --node-port=30080
+	[ "$(kubectl -n tok get svc np -o jsonpath='{.spec.type} {.spec.ports[0].nodePort}')" = \
+	    "NodePort 30080" ]
+	kubectl -n tok create service loadbalancer lb --tcp=80:8080,443:8443
+	run kubectl -n tok get svc lb -o jsonpath='{.spec.type} {.spec.ports[*].port} {.spec.ports[*].targetPort}'
+	[ "$output" = "LoadBalancer 80 443 8080 8443" ]
+	kubectl -n tok create service externalname ext --external-name=example.com
+	[ "$(kubectl -n tok get svc ext -o jsonpath='{.spec.type} {.spec.externalName}')" = \
+	    "ExternalName example.com" ]
+	run kubectl -n tok create service clusterip web --tcp=80:8080
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'services "web" already exists'* ]]
+}
+
 @test "--data-dir: tokens survive a restart (sa.key, mode 0600)" {
 	dc_start_extra P --kubernetes-version 1.33
 	[ "$(stat -c %a "$P/data/sa.key")" = 600 ]

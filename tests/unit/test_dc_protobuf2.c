@@ -1,10 +1,11 @@
 /*
  * test_dc_protobuf2.c: the protobuf kinds devcluster/protobuf.c learned
- * for kubectl 1.32+ "create quota | priorityclass | pdb | token":
+ * for kubectl 1.32+ "create quota | priorityclass | pdb | token | service":
  * v1 ResourceQuota (map<string, Quantity>), scheduling.k8s.io/v1
  * PriorityClass (int32), policy/v1 PodDisruptionBudget (IntOrString,
- * metav1.Condition) and authentication.k8s.io/v1 TokenRequest (pointers
- * without omitempty, which Go writes as null).
+ * metav1.Condition), authentication.k8s.io/v1 TokenRequest (pointers
+ * without omitempty, which Go writes as null) and v1 Service (an
+ * IntOrString that is not a pointer, a struct status always written).
  *
  * The main vectors are kubectl 1.33's request bodies, captured with -v=9,
  * and each must decode to exactly the JSON kubectl 1.31 sent for the same
@@ -96,6 +97,56 @@ static const struct vector vectors[] = {
 	  "\"metadata\":{\"creationTimestamp\":null},\"spec\":{\"audiences\":[\"foo\"],"
 	  "\"expirationSeconds\":1200,\"boundObjectRef\":{\"kind\":\"Pod\",\"apiVersion\":"
 	  "\"v1\",\"name\":\"p\"}},\"status\":{\"token\":\"\",\"expirationTimestamp\":null}}" },
+	{ "create service clusterip web --tcp=80:8080",
+	  "6b3873000a0d0a02763112075365727669636512690a1f0a0377656212001a0022002a00320038"
+	  "0042005a0a0a03617070120377656212420a1b0a0738302d383038301203544350185022070800"
+	  "10903f1a002800120a0a0361707012037765621a002209436c757374657249503a00420052005a"
+	  "00600068001a020a001a002200",
+	  "{\"kind\":\"Service\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"web\""
+	  ",\"creationTimestamp\":null,\"labels\":{\"app\":\"web\"}},\"spec\":{\"port"
+	  "s\":[{\"name\":\"80-8080\",\"protocol\":\"TCP\",\"port\":80,\"targetPort\""
+	  ":8080}],\"selector\":{\"app\":\"web\"},\"type\":\"ClusterIP\"},\"status\":"
+	  "{\"loadBalancer\":{}}}" },
+	{ "create service clusterip hl --clusterip=None",
+	  "6b3873000a0d0a027631120753657276696365124d0a1d0a02686c12001a0022002a0032003800"
+	  "42005a090a036170701202686c122812090a036170701202686c1a044e6f6e652209436c757374"
+	  "657249503a00420052005a00600068001a020a001a002200",
+	  "{\"kind\":\"Service\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"hl\","
+	  "\"creationTimestamp\":null,\"labels\":{\"app\":\"hl\"}},\"spec\":{\"select"
+	  "or\":{\"app\":\"hl\"},\"clusterIP\":\"None\",\"type\":\"ClusterIP\"},\"sta"
+	  "tus\":{\"loadBalancer\":{}}}" },
+	{ "create service nodeport np --tcp=5678:8080 --node-port=30080",
+	  "6b3873000a0d0a027631120753657276696365126a0a1d0a026e7012001a0022002a0032003800"
+	  "42005a090a0361707012026e7012450a200a09353637382d38303830120354435018ae2c220708"
+	  "0010903f1a002880eb0112090a0361707012026e701a0022084e6f6465506f72743a0042005200"
+	  "5a00600068001a020a001a002200",
+	  "{\"kind\":\"Service\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"np\","
+	  "\"creationTimestamp\":null,\"labels\":{\"app\":\"np\"}},\"spec\":{\"ports"
+	  "\":[{\"name\":\"5678-8080\",\"protocol\":\"TCP\",\"port\":5678,\"targetPor"
+	  "t\":8080,\"nodePort\":30080}],\"selector\":{\"app\":\"np\"},\"type\":\"Nod"
+	  "ePort\"},\"status\":{\"loadBalancer\":{}}}" },
+	{ "create service loadbalancer lb --tcp=80:8080,443:8443",
+	  "6b3873000a0d0a0276311207536572766963651288010a1d0a026c6212001a0022002a00320038"
+	  "0042005a090a0361707012026c6212630a1b0a0738302d38303830120354435018502207080010"
+	  "903f1a0028000a1d0a083434332d38343433120354435018bb032207080010fb411a0028001209"
+	  "0a0361707012026c621a00220c4c6f616442616c616e6365723a00420052005a00600068001a02"
+	  "0a001a002200",
+	  "{\"kind\":\"Service\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"lb\","
+	  "\"creationTimestamp\":null,\"labels\":{\"app\":\"lb\"}},\"spec\":{\"ports"
+	  "\":[{\"name\":\"80-8080\",\"protocol\":\"TCP\",\"port\":80,\"targetPort\":"
+	  "8080},{\"name\":\"443-8443\",\"protocol\":\"TCP\",\"port\":443,\"targetPor"
+	  "t\":8443}],\"selector\":{\"app\":\"lb\"},\"type\":\"LoadBalancer\"},\"stat"
+	  "us\":{\"loadBalancer\":{}}}" },
+	{ "create service externalname ex --external-name=example.com --tcp=80",
+	  "6b3873000a0d0a027631120753657276696365126e0a1d0a02657812001a0022002a0032003800"
+	  "42005a090a036170701202657812490a150a023830120354435018502206080010501a00280012"
+	  "090a03617070120265781a00220c45787465726e616c4e616d653a004200520b6578616d706c65"
+	  "2e636f6d5a00600068001a020a001a002200",
+	  "{\"kind\":\"Service\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"ex\","
+	  "\"creationTimestamp\":null,\"labels\":{\"app\":\"ex\"}},\"spec\":{\"ports"
+	  "\":[{\"name\":\"80\",\"protocol\":\"TCP\",\"port\":80,\"targetPort\":80}],"
+	  "\"selector\":{\"app\":\"ex\"},\"type\":\"ExternalName\",\"externalName\":"
+	  "\"example.com\"},\"status\":{\"loadBalancer\":{}}}" },
 };
 
 static char *
@@ -184,6 +235,8 @@ START_TEST(supports)
 	ck_assert(protobuf_supports("scheduling.k8s.io/v1", "PriorityClass"));
 	ck_assert(protobuf_supports("policy/v1", "PodDisruptionBudget"));
 	ck_assert(protobuf_supports("authentication.k8s.io/v1", "TokenRequest"));
+	ck_assert(protobuf_supports("v1", "Service"));
+	ck_assert(!protobuf_supports("apps/v1", "Service"));
 	ck_assert(!protobuf_supports("policy/v1beta1", "PodDisruptionBudget"));
 	ck_assert(!protobuf_supports("scheduling.k8s.io/v1beta1", "PriorityClass"));
 	ck_assert(!protobuf_supports("v1", "TokenRequest"));
@@ -493,6 +546,78 @@ START_TEST(pdb_shapes)
 }
 END_TEST
 
+/*
+ * A Service with what "create service" leaves out: a port without
+ * targetPort (0, as Go writes a struct), a named targetPort and an
+ * appProtocol, session affinity, the dual-stack and traffic pointers, and
+ * a load balancer status with its ports.
+ */
+START_TEST(service_shapes)
+{
+	struct pbw w;
+	char *body;
+	size_t len;
+
+	pbw_init(&w);
+	pbw_name(&w, "s");
+	pbw_begin(&w, 2);
+	pbw_begin(&w, 1);			/* ports[0]: no targetPort */
+	pbw_varint(&w, 3, 53);
+	pbw_str(&w, 2, "UDP");
+	pbw_end(&w);
+	pbw_begin(&w, 1);			/* ports[1]: a named targetPort */
+	pbw_str(&w, 1, "https");
+	pbw_varint(&w, 3, 443);
+	pbw_begin(&w, 4);
+	pbw_varint(&w, 1, 1);
+	pbw_str(&w, 3, "web");
+	pbw_end(&w);
+	pbw_str(&w, 6, "kubernetes.io/h2c");
+	pbw_varint(&w, 5, 30443);
+	pbw_end(&w);
+	pbw_str(&w, 18, "10.96.0.10");
+	pbw_str(&w, 3, "10.96.0.10");
+	pbw_str(&w, 7, "ClientIP");
+	pbw_begin(&w, 14);
+	pbw_begin(&w, 1);
+	pbw_varint(&w, 1, 600);
+	pbw_end(&w);
+	pbw_end(&w);
+	pbw_str(&w, 19, "IPv4");
+	pbw_str(&w, 17, "SingleStack");
+	pbw_varint(&w, 20, 0);
+	pbw_str(&w, 22, "Local");
+	pbw_varint(&w, 13, 1);
+	pbw_end(&w);
+	pbw_begin(&w, 3);
+	pbw_begin(&w, 1);
+	pbw_begin(&w, 1);
+	pbw_str(&w, 1, "192.0.2.1");
+	pbw_str(&w, 3, "VIP");
+	pbw_begin(&w, 4);
+	pbw_varint(&w, 1, 443);
+	pbw_str(&w, 2, "TCP");
+	pbw_end(&w);
+	pbw_end(&w);
+	pbw_end(&w);
+	pbw_end(&w);
+	body = wrap(&w, "v1", "Service", &len);
+	expect_json(body, len, "{\"kind\":\"Service\",\"apiVersion\":\"v1\","
+	    "\"metadata\":{\"name\":\"s\",\"creationTimestamp\":null},\"spec\":"
+	    "{\"ports\":[{\"protocol\":\"UDP\",\"port\":53,\"targetPort\":0},"
+	    "{\"name\":\"https\",\"appProtocol\":\"kubernetes.io/h2c\",\"port\":443,"
+	    "\"targetPort\":\"web\",\"nodePort\":30443}],\"clusterIP\":\"10.96.0.10\","
+	    "\"clusterIPs\":[\"10.96.0.10\"],\"sessionAffinity\":\"ClientIP\","
+	    "\"publishNotReadyAddresses\":true,\"sessionAffinityConfig\":{\"clientIP\":"
+	    "{\"timeoutSeconds\":600}},\"ipFamilies\":[\"IPv4\"],\"ipFamilyPolicy\":"
+	    "\"SingleStack\",\"allocateLoadBalancerNodePorts\":false,"
+	    "\"internalTrafficPolicy\":\"Local\"},\"status\":{\"loadBalancer\":"
+	    "{\"ingress\":[{\"ip\":\"192.0.2.1\",\"ipMode\":\"VIP\",\"ports\":"
+	    "[{\"port\":443,\"protocol\":\"TCP\"}]}]}}}");
+	kc_free(body);
+}
+END_TEST
+
 START_TEST(token_request_shapes)
 {
 	struct pbw w;
@@ -568,6 +693,7 @@ dc_protobuf2_suite(void)
 	tcase_add_test(tc, vectors_truncated);
 	tcase_add_test(tc, supports);
 	tcase_add_test(tc, quota_shapes);
+	tcase_add_test(tc, service_shapes);
 	tcase_add_test(tc, quota_bad_quantities);
 	tcase_add_test(tc, priority_class_shapes);
 	tcase_add_test(tc, pdb_shapes);
