@@ -740,16 +740,27 @@ svc_defaults(struct dc_write_ctx *wc, struct json_object *obj)
 	return 0;
 }
 
-/* A cluster IP (ip set) or node port being checked against the services. */
+/*
+ * A cluster IP (ip set) or node port being checked against the services;
+ * the Service 'self' (namespace/name, when set) does not count.
+ */
 struct used {
 	char		 ip[20];
 	int64_t		 port;
 	bool		 taken;
+	const char	*self_ns;
+	const char	*self_name;
 };
 
 static void
 svc_scan(const struct json_object *svc, struct used *u)
 {
+	const char *ns = kc_json_str(svc, "metadata", "namespace");
+	const char *name = kc_json_str(svc, "metadata", "name");
+
+	if (u->self_name != NULL && name != NULL && ns != NULL && u->self_ns != NULL &&
+	    strcmp(name, u->self_name) == 0 && strcmp(ns, u->self_ns) == 0)
+		return;
 	if (u->ip[0] != '\0') {
 		const char *ip = kc_json_str(svc, "spec", "clusterIP");
 
@@ -800,15 +811,26 @@ alloc_ip(struct dc *dc, char *buf, size_t size)
 	return -ENOSPC;
 }
 
+/* Whether a port of 'ports' already has node port 'np'. */
+static bool
+ports_have_node_port(const struct json_object *ports, int64_t np)
+{
+	for (size_t i = 0; i < arr_len(ports); i++)
+		if (kc_json_int(json_object_array_get_idx(ports, i), -1, "nodePort") == np)
+			return true;
+	return false;
+}
+
+/* A free node port, none of the other Services' nor of 'ports'. */
 static int64_t
-alloc_node_port(struct dc *dc)
+alloc_node_port(struct dc *dc, const struct json_object *ports)
 {
 	struct used u = { .port = 0 };
 
 	for (int tries = 0; tries < 64; tries++) {
 		u.port = NODE_PORT_MIN + (int64_t)(kc_random_u64() %
 		    (NODE_PORT_MAX - NODE_PORT_MIN + 1));
-		if (!svc_taken(dc, &u))
+		if (!ports_have_node_port(ports, u.port) && !svc_taken(dc, &u))
 			return u.port;
 	}
 	return -ENOSPC;
@@ -867,7 +889,7 @@ svc_fill(struct dc_write_ctx *wc, struct json_object *obj, const struct json_obj
 			if (kc_json_int(op, -1, "port") == kc_json_int(p, -2, "port"))
 				np = kc_json_int(op, -1, "nodePort");
 		}
-		if (np < 0 && (np = alloc_node_port(wc->dc)) < 0)
+		if (np < 0 && (np = alloc_node_port(wc->dc, ports)) < 0)
 			return (int)np;
 		if ((r = kc_json_set_int(p, "nodePort", np)) < 0)
 			return r;
@@ -889,11 +911,120 @@ svc_prepare_create(struct dc_write_ctx *wc, struct json_object *obj)
 	return kc_json_put(status, "loadBalancer", json_object_new_object());
 }
 
+static bool
+svc_needs_node_ports(const struct json_object *svc)
+{
+	const char *type = kc_json_str(svc, "spec", "type");
+
+	return type != NULL && (strcmp(type, "NodePort") == 0 ||
+	    strcmp(type, "LoadBalancer") == 0);
+}
+
+/* Whether every non-zero node port of 'a' is one of 'b' (as sets). */
+static bool
+node_ports_within(const struct json_object *a, const struct json_object *b)
+{
+	struct json_object *ap = kc_json_get(a, "spec", "ports");
+	struct json_object *bp = kc_json_get(b, "spec", "ports");
+
+	for (size_t i = 0; i < arr_len(ap); i++) {
+		int64_t np = kc_json_int(json_object_array_get_idx(ap, i), 0, "nodePort");
+
+		if (np != 0 && !ports_have_node_port(bp, np))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * An update away from NodePort or LoadBalancer drops the node ports the
+ * Service still holds unchanged (a kubectl apply merges them back from the
+ * live object), as the registry's dropTypeDependentFields() does; new ones
+ * stay, and validation refuses them.
+ */
+static void
+svc_drop_node_ports(struct json_object *obj, const struct json_object *old)
+{
+	struct json_object *ports = kc_json_get(obj, "spec", "ports");
+
+	if (old == NULL || !svc_needs_node_ports(old) || svc_needs_node_ports(obj) ||
+	    !node_ports_within(obj, old) || !node_ports_within(old, obj))
+		return;
+	for (size_t i = 0; i < arr_len(ports); i++)
+		json_object_object_del(json_object_array_get_idx(ports, i), "nodePort");
+}
+
 static int
 svc_prepare_update(struct dc_write_ctx *wc, struct json_object *obj,
     const struct json_object *old)
 {
+	svc_drop_node_ports(obj, old);
 	return svc_fill(wc, obj, old);
+}
+
+/*
+ * Node ports as ValidateService() sees them (forbidden on a ClusterIP
+ * Service, one per protocol within a Service), then, when the Service is
+ * otherwise valid, as the node port allocator does: in the range, and not
+ * held by another Service.
+ */
+static void
+svc_validate_node_ports(struct dc_write_ctx *wc, const struct json_object *obj,
+    struct dc_errs *errs)
+{
+	struct json_object *spec = kc_json_obj_of(obj, "spec");
+	struct json_object *ports = kc_json_arr_of(spec, "ports");
+	const char *type = kc_json_str(spec, "type");
+	bool cluster_ip = type == NULL || strcmp(type, "ClusterIP") == 0;
+	struct used u = {
+		.self_ns = kc_json_str(obj, "metadata", "namespace"),
+		.self_name = kc_json_str(obj, "metadata", "name"),
+	};
+	char f[96], v[32];
+
+	for (size_t i = 0; i < arr_len(ports); i++) {
+		struct json_object *p = json_object_array_get_idx(ports, i);
+		int64_t np = kc_json_int(p, 0, "nodePort");
+		const char *proto = kc_json_str(p, "protocol");
+
+		if (np == 0)
+			continue;
+		(void)snprintf(f, sizeof(f), "spec.ports[%zu].nodePort", i);
+		(void)snprintf(v, sizeof(v), "%" PRId64, np);
+		if (cluster_ip) {
+			errs_forbidden(errs, f, "may not be used when `type` is 'ClusterIP'");
+			continue;
+		}
+		for (size_t j = 0; j < i; j++) {
+			struct json_object *q = json_object_array_get_idx(ports, j);
+			const char *qproto = kc_json_str(q, "protocol");
+
+			if (kc_json_int(q, 0, "nodePort") == np &&
+			    strcmp(proto != NULL ? proto : "", qproto != NULL ? qproto : "") == 0) {
+				errs_duplicate(errs, f, v);
+				break;
+			}
+		}
+	}
+	if (errs->n > 0 || cluster_ip)
+		return;
+	for (size_t i = 0; i < arr_len(ports); i++) {
+		int64_t np = kc_json_int(json_object_array_get_idx(ports, i), 0, "nodePort");
+
+		if (np == 0)
+			continue;
+		(void)snprintf(f, sizeof(f), "spec.ports[%zu].nodePort", i);
+		(void)snprintf(v, sizeof(v), "%" PRId64, np);
+		u.port = np;
+		if (np < NODE_PORT_MIN || np > NODE_PORT_MAX) {
+			char d[128];
+
+			(void)snprintf(d, sizeof(d), "provided port is not in the valid range. "
+			    "The range of valid ports is %d-%d", NODE_PORT_MIN, NODE_PORT_MAX);
+			errs_invalid(errs, f, v, d);
+		} else if (svc_taken(wc->dc, &u))
+			errs_invalid(errs, f, v, "provided port is already allocated");
+	}
 }
 
 static int
@@ -934,6 +1065,7 @@ svc_validate(struct dc_write_ctx *wc, const struct json_object *obj,
 	if (old != NULL && !str_empty(oip) && ip != NULL && strcmp(ip, oip) != 0)
 		errs_invalid(errs, "spec.clusterIPs[0]", kc_sbuf_quoted(q, sizeof(q), ip),
 		    "may not change once set");
+	svc_validate_node_ports(wc, obj, errs);
 	return 0;
 }
 

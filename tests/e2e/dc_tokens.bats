@@ -171,7 +171,7 @@ YAML
 	fi
 }
 
-@test "kubectl 1.33 create service: every type (protobuf bodies)" {
+@test "kubectl 1.33 create service: every type (protobuf bodies); a node port held once" {
 	kubectl -n tok create service clusterip web --tcp=80:8080
 	run kubectl -n tok get svc web -o jsonpath='{.spec.type} {.spec.ports[0].name} {.spec.ports[0].port} {.spec.ports[0].targetPort} {.spec.selector.app} {.metadata.managedFields[0].manager}'
 	[ "$output" = "ClusterIP 80-8080 80 8080 web kubectl-create" ]
@@ -180,6 +180,9 @@ YAML
 	kubectl -n tok create service nodeport np --tcp=5678:8080 --node-port=30080
 	[ "$(kubectl -n tok get svc np -o jsonpath='{.spec.type} {.spec.ports[0].nodePort}')" = \
 	    "NodePort 30080" ]
+	run kubectl -n tok create service nodeport np2 --tcp=81:8080 --node-port=30080
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'Service "np2" is invalid: spec.ports[0].nodePort: Invalid value: 30080: provided port is already allocated'* ]]
 	kubectl -n tok create service loadbalancer lb --tcp=80:8080,443:8443
 	run kubectl -n tok get svc lb -o jsonpath='{.spec.type} {.spec.ports[*].port} {.spec.ports[*].targetPort}'
 	[ "$output" = "LoadBalancer 80 443 8080 8443" ]

@@ -736,6 +736,47 @@ START_TEST(services)
 	    "{\"metadata\":{\"name\":\"bad\"},\"spec\":{\"ports\":[{\"port\":0}]}}", 422);
 	expect(DC_POST, "/api/v1/namespaces/default/services",
 	    "{\"metadata\":{\"name\":\"bad\"},\"spec\":{}}", 422);
+
+	/* Node ports: one Service each, in the range, only where the type has them. */
+	expect(DC_POST, "/api/v1/namespaces/default/services",
+	    "{\"metadata\":{\"name\":\"fixed\"},\"spec\":{\"type\":\"NodePort\",\"ports\":"
+	    "[{\"port\":80,\"nodePort\":30080}]}}", 201);
+	o = do_call(DC_POST, "/api/v1/namespaces/kube-system/services",
+	    "{\"metadata\":{\"name\":\"again\"},\"spec\":{\"type\":\"LoadBalancer\",\"ports\":"
+	    "[{\"port\":81,\"nodePort\":30080}]}}", 422);
+	dct_expect_message(o, "Service \"again\" is invalid: spec.ports[0].nodePort: Invalid "
+	    "value: 30080: provided port is already allocated");
+	o = do_call(DC_POST, "/api/v1/namespaces/default/services",
+	    "{\"metadata\":{\"name\":\"low\"},\"spec\":{\"type\":\"NodePort\",\"ports\":"
+	    "[{\"port\":80,\"nodePort\":85}]}}", 422);
+	dct_expect_message(o, "Service \"low\" is invalid: spec.ports[0].nodePort: Invalid "
+	    "value: 85: provided port is not in the valid range. The range of valid ports is "
+	    "30000-32767");
+	o = do_call(DC_POST, "/api/v1/namespaces/default/services",
+	    "{\"metadata\":{\"name\":\"cip\"},\"spec\":{\"ports\":"
+	    "[{\"port\":80,\"nodePort\":30081}]}}", 422);
+	dct_expect_message(o, "Service \"cip\" is invalid: spec.ports[0].nodePort: Forbidden: "
+	    "may not be used when `type` is 'ClusterIP'");
+	o = do_call(DC_POST, "/api/v1/namespaces/default/services",
+	    "{\"metadata\":{\"name\":\"dup\"},\"spec\":{\"type\":\"NodePort\",\"ports\":"
+	    "[{\"name\":\"a\",\"port\":80,\"nodePort\":30082},"
+	    "{\"name\":\"b\",\"port\":81,\"nodePort\":30082},"
+	    "{\"name\":\"c\",\"port\":82,\"nodePort\":30082,\"protocol\":\"UDP\"}]}}", 422);
+	dct_expect_message(o, "Service \"dup\" is invalid: spec.ports[1].nodePort: Duplicate "
+	    "value: 30082");
+	/* Its own node port is not another's; leaving NodePort drops the ones it held. */
+	expect(DC_PUT, "/api/v1/namespaces/default/services/fixed",
+	    "{\"metadata\":{\"name\":\"fixed\"},\"spec\":{\"type\":\"NodePort\",\"ports\":"
+	    "[{\"port\":80,\"nodePort\":30080}]}}", 200);
+	o = do_call(DC_PUT, "/api/v1/namespaces/default/services/fixed",
+	    "{\"metadata\":{\"name\":\"fixed\"},\"spec\":{\"type\":\"ClusterIP\",\"ports\":"
+	    "[{\"port\":80,\"nodePort\":30080}]}}", 200);
+	ck_assert_ptr_null(kc_json_get(json_object_array_get_idx(kc_json_get(o, "spec", "ports"),
+	    0), "nodePort"));
+	json_object_put(o);
+	expect(DC_POST, "/api/v1/namespaces/kube-system/services",
+	    "{\"metadata\":{\"name\":\"again\"},\"spec\":{\"type\":\"LoadBalancer\",\"ports\":"
+	    "[{\"port\":81,\"nodePort\":30080}]}}", 201);
 }
 END_TEST
 
