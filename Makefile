@@ -367,9 +367,11 @@ $(SAN)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(SAN_FLAGS) $(TEST_CFLAGS) -c $< -o $@
 
-# The tests' own code (not the code under test) at -O1: it compiles in half
-# the time, and a third of what "make test" compiles is tests/.
-$(SAN)/tests/%.o: OPT = -O1 -g
+# The tests' own code (not the code under test) at -O0: it compiles in a
+# third of the time -O2 takes (half of -O1's), a third of what "make test"
+# compiles is tests/, and the unit suites run as fast (measured: 33.8 s
+# against 35.0 s at -O1).
+$(SAN)/tests/%.o: OPT = -O0 -g
 
 # Every sanitizer program links the sanitizers' defaults of the test builds
 # (a smaller quarantine: tests/sanitizer_options.c says why).
