@@ -702,6 +702,16 @@ svc_headless_or_external(const struct json_object *spec)
 	    (type != NULL && strcmp(type, "ExternalName") == 0);
 }
 
+/* NodePort and LoadBalancer Services have node ports. */
+static bool
+svc_needs_node_ports(const struct json_object *svc)
+{
+	const char *type = kc_json_str(svc, "spec", "type");
+
+	return type != NULL && (strcmp(type, "NodePort") == 0 ||
+	    strcmp(type, "LoadBalancer") == 0);
+}
+
 static int
 svc_defaults(struct dc_write_ctx *wc, struct json_object *obj)
 {
@@ -719,8 +729,7 @@ svc_defaults(struct dc_write_ctx *wc, struct json_object *obj)
 	if (type != NULL && strcmp(type, "ExternalName") != 0 &&
 	    (r = set_default_str(spec, "internalTrafficPolicy", "Cluster")) < 0)
 		return r;
-	if (type != NULL && (strcmp(type, "NodePort") == 0 ||
-	    strcmp(type, "LoadBalancer") == 0) &&
+	if (svc_needs_node_ports(obj) &&
 	    (r = set_default_str(spec, "externalTrafficPolicy", "Cluster")) < 0)
 		return r;
 	ports = kc_json_arr_of(spec, "ports");
@@ -873,7 +882,7 @@ svc_fill(struct dc_write_ctx *wc, struct json_object *obj, const struct json_obj
 	}
 	if ((r = set_default_str(spec, "ipFamilyPolicy", "SingleStack")) < 0)
 		return r;
-	if (type == NULL || (strcmp(type, "NodePort") != 0 && strcmp(type, "LoadBalancer") != 0))
+	if (!svc_needs_node_ports(obj))
 		return 0;
 	ports = kc_json_arr_of(spec, "ports");
 	for (size_t i = 0; i < arr_len(ports); i++) {
@@ -909,15 +918,6 @@ svc_prepare_create(struct dc_write_ctx *wc, struct json_object *obj)
 	if ((status = kc_json_ensure_obj(obj, "status")) == NULL)
 		return -ENOMEM;
 	return kc_json_put(status, "loadBalancer", json_object_new_object());
-}
-
-static bool
-svc_needs_node_ports(const struct json_object *svc)
-{
-	const char *type = kc_json_str(svc, "spec", "type");
-
-	return type != NULL && (strcmp(type, "NodePort") == 0 ||
-	    strcmp(type, "LoadBalancer") == 0);
 }
 
 /* Whether every non-zero node port of 'a' is one of 'b' (as sets). */
