@@ -761,28 +761,34 @@ struct used {
 	const char	*self_name;
 };
 
+/* Whether a port of 'ports' already has node port 'np'. */
+static bool
+ports_have_node_port(const struct json_object *ports, int64_t np)
+{
+	for (size_t i = 0; i < arr_len(ports); i++)
+		if (kc_json_int(json_object_array_get_idx(ports, i), -1, "nodePort") == np)
+			return true;
+	return false;
+}
+
 static void
 svc_scan(const struct json_object *svc, struct used *u)
 {
-	const char *ns = kc_json_str(svc, "metadata", "namespace");
-	const char *name = kc_json_str(svc, "metadata", "name");
+	if (u->self_name != NULL && u->self_ns != NULL) {
+		const char *ns = kc_json_str(svc, "metadata", "namespace");
+		const char *name = kc_json_str(svc, "metadata", "name");
 
-	if (u->self_name != NULL && name != NULL && ns != NULL && u->self_ns != NULL &&
-	    strcmp(name, u->self_name) == 0 && strcmp(ns, u->self_ns) == 0)
-		return;
+		if (name != NULL && ns != NULL && strcmp(name, u->self_name) == 0 &&
+		    strcmp(ns, u->self_ns) == 0)
+			return;
+	}
 	if (u->ip[0] != '\0') {
 		const char *ip = kc_json_str(svc, "spec", "clusterIP");
 
 		if (ip != NULL && strcmp(ip, u->ip) == 0)
 			u->taken = true;
-	} else {
-		struct json_object *ports = kc_json_get(svc, "spec", "ports");
-
-		for (size_t i = 0; i < arr_len(ports); i++)
-			if (kc_json_int(json_object_array_get_idx(ports, i), -1, "nodePort") ==
-			    u->port)
-				u->taken = true;
-	}
+	} else if (ports_have_node_port(kc_json_get(svc, "spec", "ports"), u->port))
+		u->taken = true;
 }
 
 static bool
@@ -818,16 +824,6 @@ alloc_ip(struct dc *dc, char *buf, size_t size)
 		}
 	}
 	return -ENOSPC;
-}
-
-/* Whether a port of 'ports' already has node port 'np'. */
-static bool
-ports_have_node_port(const struct json_object *ports, int64_t np)
-{
-	for (size_t i = 0; i < arr_len(ports); i++)
-		if (kc_json_int(json_object_array_get_idx(ports, i), -1, "nodePort") == np)
-			return true;
-	return false;
 }
 
 /* A free node port, none of the other Services' nor of 'ports'. */
