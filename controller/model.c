@@ -1385,7 +1385,7 @@ v_envelope(struct vctx *c)
 {
 	const struct json_object *csc = kc_json_get(c->rspec, "securityContext");
 	struct envelope e;
-	char text[sizeof(((struct ty_problem *)0)->message)], list[1024] = "";
+	char list[1024] = "";
 	struct kc_sbuf b;
 	unsigned n = 0;
 	int r;
@@ -1402,14 +1402,13 @@ v_envelope(struct vctx *c)
 		return r;
 	if (n == 0)
 		return 0;
-	if (c->spec->profile[0] != '\0')
-		snprintf(text, sizeof(text), "outside the security envelope of ResourceProfile "
-		    "\"%s\": %s", c->spec->profile, list);
-	else
-		snprintf(text, sizeof(text), "outside the default security envelope (no "
-		    "ResourceProfile): %s", list);
 	c->probs->envelope = c->probs->n < TY_PROBLEMS_MAX ? c->probs->n + 1 : 0;
-	model_problem(c->probs, "spec", "%s", text);
+	if (c->spec->profile[0] != '\0')
+		model_problem(c->probs, "spec", "outside the security envelope of "
+		    "ResourceProfile \"%s\": %s", c->spec->profile, list);
+	else
+		model_problem(c->probs, "spec", "outside the default security envelope "
+		    "(no ResourceProfile): %s", list);
 	return 0;
 }
 
