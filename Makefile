@@ -505,11 +505,13 @@ endif
 # The chaos suite (tests/chaos/chaos.sh, docs/reliability.md): every
 # scenario against the sanitizer builds; "make test" runs its short subset
 # (tests/e2e/ctl_chaos.bats). CHAOS_SEED replays the random choices of a run.
+# kubectl runs from memory, as in make e2e.
 CHAOS_SEED	?=
 CHAOS_SCENARIOS	?=
 
 chaos: $(SAN)/bin/trainyard-devcluster $(SAN)/bin/trainyard-controller
-	CHAOS_SEED=$(CHAOS_SEED) tests/chaos/chaos.sh $(CHAOS_SCENARIOS)
+	CHAOS_SEED=$(CHAOS_SEED) tests/e2e/kubectl-in-memory $(SAN)/kubectl \
+	    tests/chaos/chaos.sh $(CHAOS_SCENARIOS)
 
 # ---------------------------------------------------------------------------
 # Fuzzing (docs/reliability.md): libFuzzer targets, tests/fuzz/fuzz_<name>.c,
