@@ -9,7 +9,8 @@
  * the next suite no process sharing FILE has taken, until none is left, so
  * a process that drew short suites takes more of them. Such a process
  * prints Check's report of each suite that failed, then one line for all
- * it ran: "unit: S suites, N checks, F failures, E errors". The exit status is non-zero when any test failed.
+ * it ran: "unit: S suites, N checks, F failures, E errors". The exit status
+ * is non-zero when any test failed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <check.h>
 
 #include <kc/err.h>
+#include <kc/macro.h>
 
 #include "testutil.h"
 
@@ -54,7 +56,7 @@ queue_next(int fd, size_t *ret)
 static int
 run_queue(const char *path)
 {
-	const size_t n = sizeof(suites) / sizeof(suites[0]);
+	const size_t n = KC_ARRAY_SIZE(suites);
 	int fd, checks = 0, failures = 0, errors = 0;
 	unsigned suites_run = 0;
 	size_t i;
@@ -110,7 +112,7 @@ main(void)
 	if (queue != NULL && *queue != '\0')
 		return run_queue(queue);
 	sr = srunner_create(NULL);
-	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
+	for (size_t i = 0; i < KC_ARRAY_SIZE(suites); i++)
 		srunner_add_suite(sr, suites[i]());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
