@@ -312,7 +312,7 @@ ALL_SRCS	 = $(LIB_SRCS) $(UNIT_SRCS) $(DEVCLUSTER_SRCS) $(CONTROLLER_SRCS) $(CLI
 
 # ---------------------------------------------------------------------------
 
-.PHONY: all test test-build unit e2e check-style bench chaos clean demo image install
+.PHONY: all test test-build test-lane unit e2e check-style bench chaos clean demo image install
 .DEFAULT_GOAL := all
 
 BINS		 = $(BUILD)/bin/trainyard-devcluster $(BUILD)/bin/trainyard-controller \
@@ -447,11 +447,16 @@ unit: $(SAN)/tests/unit/check_main
 	exit $$st
 endif
 
-# make test builds everything its suites need first, on every CPU, and
-# checks the style meanwhile (cppcheck is single-threaded), so a plain
-# "make test" on a fresh checkout does not compile ~200 files one by one;
-# the unit suites then run UNIT_JOBS processes at once, the end-to-end
-# suites E2E_JOBS.
+# make test runs in two lanes. The end-to-end suites take most of the time
+# and leave part of both CPUs idle (their programs wait on each other, on
+# sleeps and on servers), so they start as soon as the programs they run are
+# built, on every CPU. Beside them, at the lowest priority (nice 19), so it
+# only takes what they leave idle, the second lane checks the style
+# (cppcheck is single-threaded), builds and runs the unit suites
+# (UNIT_JOBS processes) and the fuzz replays. Its output is saved in
+# $(SAN)/test-lane.log and printed once the end-to-end suites are done;
+# make test fails if either lane failed. TEST_LANES=1 runs it all one
+# step after the other, in the order above.
 NPROC		:= $(shell nproc 2>/dev/null || echo 2)
 UNIT_JOBS	?= $(NPROC)
 # What the end-to-end suites run (they also build it themselves when run
@@ -462,14 +467,32 @@ E2E_BUILD	 = $(SAN)/bin/trainyard-devcluster $(SAN)/bin/trainyard-controller \
 		   $(BUILD)/bin/ty-hostile
 TEST_BUILD	 = $(SAN)/tests/unit/check_main $(E2E_BUILD) $(FUZZ_REPLAYS)
 
+TEST_LANES	?= 2
+
 test-build:
 	$(MAKE) --no-print-directory -j$(NPROC) $(TEST_BUILD)
 
+ifeq ($(TEST_LANES),1)
+test: test-lane
+	$(MAKE) --no-print-directory e2e
+else
 test:
+	$(MAKE) --no-print-directory -j$(NPROC) $(E2E_BUILD)
+	@lane=$(SAN)/test-lane.log; start=$$(date +%s); \
+	echo "test: unit suites, fuzz replays and check-style beside the end-to-end suites, at nice 19 (output: $$lane)"; \
+	( nice -n 19 $(MAKE) --no-print-directory test-lane >$$lane 2>&1; \
+	  echo $$? >$$lane.status; echo $$(( $$(date +%s) - start )) >$$lane.took ) & \
+	st=0; $(MAKE) --no-print-directory e2e || st=$$?; \
+	wait; echo "test: the unit lane took $$(cat $$lane.took) s; its output:"; cat $$lane; \
+	[ "$$(cat $$lane.status)" = 0 ] || { echo "test: the unit lane failed (status $$(cat $$lane.status))"; st=1; }; \
+	exit $$st
+endif
+
+# The second lane of make test, one step after the other.
+test-lane:
 	$(MAKE) --no-print-directory -j$(NPROC) check-style $(TEST_BUILD)
 	$(MAKE) --no-print-directory unit
 	$(MAKE) --no-print-directory fuzz-replay
-	$(MAKE) --no-print-directory e2e
 
 demo: all
 	scripts/demo $(BUILD)
