@@ -479,12 +479,20 @@ else
 test:
 	$(MAKE) --no-print-directory -j$(NPROC) $(E2E_BUILD)
 	@lane=$(SAN)/test-lane.log; start=$$(date +%s); \
-	echo "test: unit suites, fuzz replays and check-style beside the end-to-end suites, at nice 19 (output: $$lane)"; \
+	rm -f $$lane $$lane.status $$lane.took; \
+	echo "test: check-style, unit suites and fuzz replays beside the" \
+	    "end-to-end suites, at nice 19 (output: $$lane)"; \
 	( nice -n 19 $(MAKE) --no-print-directory test-lane >$$lane 2>&1; \
-	  echo $$? >$$lane.status; echo $$(( $$(date +%s) - start )) >$$lane.took ) & \
+	  echo $$? >$$lane.status; \
+	  echo $$(( $$(date +%s) - start )) >$$lane.took ) & \
 	st=0; $(MAKE) --no-print-directory e2e || st=$$?; \
-	wait; echo "test: the unit lane took $$(cat $$lane.took) s; its output:"; cat $$lane; \
-	[ "$$(cat $$lane.status)" = 0 ] || { echo "test: the unit lane failed (status $$(cat $$lane.status))"; st=1; }; \
+	wait; \
+	echo "test: the unit lane took $$(cat $$lane.took) s; its output:"; \
+	cat $$lane; \
+	if [ "$$(cat $$lane.status)" != 0 ]; then \
+		echo "test: the unit lane failed (status $$(cat $$lane.status))"; \
+		st=1; \
+	fi; \
 	exit $$st
 endif
 
