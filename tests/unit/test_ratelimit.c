@@ -207,7 +207,17 @@ START_TEST(test_threads_share)
 	ck_assert_uint_ge(took, 98);
 	kc_ratelimit_stats(rl, &s);
 	ck_assert_uint_eq(s.acquired, 100);
-	ck_assert_uint_ge(s.waited, 90);
+	ck_assert_uint_eq(s.cancelled, 0);
+	/*
+	 * How many of them waited is the scheduler's doing, not the
+	 * limiter's: a thread descheduled for a millisecond finds a token
+	 * and goes at once (make test runs the unit suites at nice 19 beside
+	 * the end-to-end suites). The first token is free; every wait is
+	 * rounded up to a whole millisecond.
+	 */
+	ck_assert_uint_ge(s.waited, 1);
+	ck_assert_uint_le(s.waited, 99);
+	ck_assert_uint_ge(s.wait_ms, s.waited);
 	kc_ratelimit_free(rl);
 }
 END_TEST
