@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -752,6 +754,7 @@ struct chunks {
 	struct kc_buf	buf;
 	unsigned	calls;
 	int		stop_with;	/* returned on the first call when non-zero */
+	atomic_bool	got;		/* a chunk was appended (other threads read it) */
 };
 
 static int
@@ -759,10 +762,14 @@ on_chunk(void *arg, const char *data, size_t len)
 {
 	struct chunks *c = arg;
 
+	int r;
+
 	c->calls++;
 	if (c->stop_with != 0)
 		return c->stop_with;
-	return kc_buf_append(&c->buf, data, len);
+	if ((r = kc_buf_append(&c->buf, data, len)) == 0)
+		atomic_store(&c->got, true);
+	return r;
 }
 
 START_TEST(test_stream_chunks)
@@ -913,17 +920,27 @@ START_TEST(test_stream_not_capped)
 END_TEST
 
 struct canceller {
-	void		*t;
-	unsigned	 after_ms;
+	void			*t;
+	unsigned		 after_ms;
+	const atomic_bool	*first;		/* non-NULL: waits for it first */
+	_Atomic uint64_t	 at_ms;		/* when it cancelled */
 };
 
+/*
+ * Cancels 'after_ms' after 'first' is set (10 s at most), or after it
+ * started: a fixed delay from the start alone is not enough on a loaded
+ * machine for a chunk to have arrived.
+ */
 static void *
 cancel_later(void *arg)
 {
 	struct canceller *c = arg;
-	struct timespec ts = { 0, (long)c->after_ms * 1000000 };
+	struct timespec ts = { 0, (long)c->after_ms * 1000000 }, tick = { 0, 1000000 };
 
+	for (int i = 0; c->first != NULL && !atomic_load(c->first) && i < 10000; i++)
+		nanosleep(&tick, NULL);
 	nanosleep(&ts, NULL);
+	atomic_store(&c->at_ms, real_ms());
 	T->cancel(c->t);
 	return NULL;
 }
@@ -942,17 +959,15 @@ START_TEST(test_stream_cancel)
 	struct kc_http_resp resp;
 	struct kc_status st = { 0 };
 	struct chunks c = { 0 };
-	struct canceller cc = { t, 200 };
+	struct canceller cc = { .t = t, .after_ms = 200, .first = &c.got };
 	pthread_t th;
-	uint64_t t0;
 
 	kc_buf_init(&c.buf, 1 << 20);
 	ck_assert_int_eq(pthread_create(&th, NULL, cancel_later, &cc), 0);
-	t0 = real_ms();
 	ck_assert_int_eq(T->stream(t, &(struct kc_http_req){
 		.method = "GET", .path = "/watch",
 	}, &resp, on_chunk, &c, &st), -ECANCELED);
-	ck_assert_uint_lt(real_ms() - t0, 1000);
+	ck_assert_uint_lt(real_ms() - atomic_load(&cc.at_ms), 1000);
 	pthread_join(th, NULL);
 	ck_assert_str_eq(kc_buf_str(&c.buf), "{\"type\":\"ADDED\"}\n");
 	kc_buf_free(&c.buf);
@@ -962,10 +977,10 @@ START_TEST(test_stream_cancel)
 
 	/* A hanging plain request is cancelled as promptly. */
 	T->reset_cancel(t);
+	cc.first = NULL;
 	ck_assert_int_eq(pthread_create(&th, NULL, cancel_later, &cc), 0);
-	t0 = real_ms();
 	ck_assert_int_eq(get(t, "/hang", &resp, &st), -ECANCELED);
-	ck_assert_uint_lt(real_ms() - t0, 1000);
+	ck_assert_uint_lt(real_ms() - atomic_load(&cc.at_ms), 1000);
 	pthread_join(th, NULL);
 
 	T->reset_cancel(t);
