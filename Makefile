@@ -486,6 +486,7 @@ test:
 	  echo $$? >$$lane.status; \
 	  echo $$(( $$(date +%s) - start )) >$$lane.took ) & \
 	st=0; $(MAKE) --no-print-directory e2e || st=$$?; \
+	echo "test: the end-to-end suites took $$(( $$(date +%s) - start )) s"; \
 	wait; \
 	echo "test: the unit lane took $$(cat $$lane.took) s; its output:"; \
 	cat $$lane; \
@@ -498,8 +499,13 @@ endif
 
 # The second lane of make test, one step after the other.
 test-lane:
+	@mkdir -p $(SAN) && date +%s >$(SAN)/test-lane.start
 	$(MAKE) --no-print-directory -j$(NPROC) check-style $(TEST_BUILD)
+	@echo "test-lane: style check and build done after" \
+	    "$$(( $$(date +%s) - $$(cat $(SAN)/test-lane.start) )) s"
 	$(MAKE) --no-print-directory unit
+	@echo "test-lane: unit suites done after" \
+	    "$$(( $$(date +%s) - $$(cat $(SAN)/test-lane.start) )) s"
 	$(MAKE) --no-print-directory fuzz-replay
 
 demo: all
