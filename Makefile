@@ -447,16 +447,19 @@ unit: $(SAN)/tests/unit/check_main
 	exit $$st
 endif
 
-# make test runs in two lanes. The end-to-end suites take most of the time
-# and leave part of both CPUs idle (their programs wait on each other, on
-# sleeps and on servers), so they start as soon as the programs they run are
-# built, on every CPU. Beside them, at the lowest priority (nice 19), so it
-# only takes what they leave idle, the second lane checks the style
-# (cppcheck is single-threaded), builds and runs the unit suites
-# (UNIT_JOBS processes) and the fuzz replays. Its output is saved in
-# $(SAN)/test-lane.log and printed once the end-to-end suites are done;
-# make test fails if either lane failed. TEST_LANES=1 runs it all one
-# step after the other, in the order above.
+# make test runs in two lanes. The end-to-end suites take most of the time,
+# so they start as soon as the programs they run are built, on every CPU.
+# Beside them, at the lowest priority (nice 19), so that it takes only what
+# they leave idle, the second lane checks the style (cppcheck is
+# single-threaded), builds the unit suites and replays the fuzz inputs: work
+# that costs the same CPU time however long it waits for a CPU. Its output is
+# saved in $(SAN)/test-lane.log and printed once the end-to-end suites are
+# done. The unit suites run last, on every CPU (UNIT_JOBS processes): they
+# time servers, timeouts and cancels on the real clock, which a process
+# starved at nice 19 cannot keep (a request that waits seconds for a CPU
+# times out). make test fails if any step failed. TEST_LANES=1 runs it all
+# one step after the other: the style check and build, the fuzz replays, the
+# unit suites, the end-to-end suites.
 NPROC		:= $(shell nproc 2>/dev/null || echo 2)
 UNIT_JOBS	?= $(NPROC)
 # What the end-to-end suites run (they also build it themselves when run
@@ -474,38 +477,36 @@ test-build:
 
 ifeq ($(TEST_LANES),1)
 test: test-lane
+	$(MAKE) --no-print-directory unit
 	$(MAKE) --no-print-directory e2e
 else
 test:
 	$(MAKE) --no-print-directory -j$(NPROC) $(E2E_BUILD)
 	@lane=$(SAN)/test-lane.log; start=$$(date +%s); \
 	rm -f $$lane $$lane.status $$lane.took; \
-	echo "test: check-style, unit suites and fuzz replays beside the" \
-	    "end-to-end suites, at nice 19 (output: $$lane)"; \
+	echo "test: the style check, the unit suites' build and the fuzz replays" \
+	    "beside the end-to-end suites, at nice 19 (output: $$lane)"; \
 	( nice -n 19 $(MAKE) --no-print-directory test-lane >$$lane 2>&1; \
 	  echo $$? >$$lane.status; \
 	  echo $$(( $$(date +%s) - start )) >$$lane.took ) & \
 	st=0; $(MAKE) --no-print-directory e2e || st=$$?; \
 	echo "test: the end-to-end suites took $$(( $$(date +%s) - start )) s"; \
 	wait; \
-	echo "test: the unit lane took $$(cat $$lane.took) s; its output:"; \
+	echo "test: the second lane took $$(cat $$lane.took) s; its output:"; \
 	cat $$lane; \
 	if [ "$$(cat $$lane.status)" != 0 ]; then \
-		echo "test: the unit lane failed (status $$(cat $$lane.status))"; \
+		echo "test: the second lane failed (status $$(cat $$lane.status))"; \
 		st=1; \
 	fi; \
+	t=$$(date +%s); \
+	$(MAKE) --no-print-directory unit || st=1; \
+	echo "test: the unit suites took $$(( $$(date +%s) - t )) s"; \
 	exit $$st
 endif
 
 # The second lane of make test, one step after the other.
 test-lane:
-	@mkdir -p $(SAN) && date +%s >$(SAN)/test-lane.start
 	$(MAKE) --no-print-directory -j$(NPROC) check-style $(TEST_BUILD)
-	@echo "test-lane: style check and build done after" \
-	    "$$(( $$(date +%s) - $$(cat $(SAN)/test-lane.start) )) s"
-	$(MAKE) --no-print-directory unit
-	@echo "test-lane: unit suites done after" \
-	    "$$(( $$(date +%s) - $$(cat $(SAN)/test-lane.start) )) s"
 	$(MAKE) --no-print-directory fuzz-replay
 
 demo: all
