@@ -211,9 +211,9 @@ START_TEST(test_threads_share)
 	/*
 	 * How many of them waited is the scheduler's doing, not the
 	 * limiter's: a thread descheduled for a millisecond finds a token
-	 * and goes at once (make test runs the unit suites at nice 19 beside
-	 * the end-to-end suites). The first token is free; every wait is
-	 * rounded up to a whole millisecond.
+	 * and goes at once (it failed at nice 19 beside the end-to-end
+	 * suites). The first token is free; every wait is rounded up to a
+	 * whole millisecond.
 	 */
 	ck_assert_uint_ge(s.waited, 1);
 	ck_assert_uint_le(s.waited, 99);

@@ -761,7 +761,6 @@ static int
 on_chunk(void *arg, const char *data, size_t len)
 {
 	struct chunks *c = arg;
-
 	int r;
 
 	c->calls++;
